@@ -1,0 +1,67 @@
+/* A per-vCPU set-associative TLB with ghost entries (see tlb.h). */
+#include "tlb.h"
+#include "sim/util.h"
+
+#include <stdlib.h>
+
+#define WAYS 4
+
+void tlb_init(struct tlb *t, unsigned entries) {
+  t->sets = 1;
+  while (t->sets * 2 * WAYS <= (entries ? entries : WAYS)) t->sets *= 2;
+  t->e = xcalloc((size_t)t->sets * WAYS, sizeof *t->e);
+  t->next = xcalloc(t->sets, 1);
+}
+
+void tlb_free(struct tlb *t) {
+  free(t->e);
+  free(t->next);
+  t->e = NULL;
+  t->next = NULL;
+}
+
+static uint32_t set_of(const struct tlb *t, uint64_t vpn) {
+  return (uint32_t)((vpn ^ (vpn >> 11)) & (t->sets - 1));
+}
+
+static bool natively_valid(const struct tlb *t, const struct tlb_entry *e) {
+  return e->valid && e->gen_all == t->gen_all && (!e->space || e->gen_nonglobal == t->gen_nonglobal);
+}
+
+enum tlb_result tlb_access(struct tlb *t, uint64_t va, uint64_t space, bool global) {
+  uint64_t vpn = va >> 12, tag = global ? 0 : space;
+  uint32_t set = set_of(t, vpn);
+  struct tlb_entry *e = &t->e[(size_t)set * WAYS];
+  for (unsigned w = 0; w < WAYS; w++) {
+    if (e[w].vpn != vpn || e[w].space != tag || !natively_valid(t, &e[w])) continue;
+    if (e[w].gen_vm == t->gen_vm) return TLB_HIT;
+    e[w].gen_vm = t->gen_vm;                /* dropped by a VM transition: natively a hit */
+    return TLB_MISS_VIRT;
+  }
+  unsigned w = t->next[set];
+  t->next[set] = (uint8_t)((w + 1) % WAYS);
+  e[w] = (struct tlb_entry){ vpn, tag, t->gen_all, t->gen_nonglobal, t->gen_vm, true };
+  return TLB_MISS_NATIVE;
+}
+
+void tlb_invlpg(struct tlb *t, uint64_t va) {
+  uint64_t vpn = va >> 12;
+  struct tlb_entry *e = &t->e[(size_t)set_of(t, vpn) * WAYS];
+  for (unsigned w = 0; w < WAYS; w++)
+    if (e[w].vpn == vpn) e[w].valid = false;
+}
+
+void tlb_flush_nonglobal(struct tlb *t) { t->gen_nonglobal++; }
+void tlb_flush_all(struct tlb *t) { t->gen_all++; t->gen_nonglobal++; }
+void tlb_flush_vm(struct tlb *t) { t->gen_vm++; }
+
+void tlb_print(const struct tlb *t, FILE *f) {
+  unsigned valid = 0, dropped = 0, global = 0;
+  for (size_t i = 0; i < (size_t)t->sets * WAYS; i++) {
+    const struct tlb_entry *e = &t->e[i];
+    if (!natively_valid(t, e)) continue;
+    if (e->gen_vm == t->gen_vm) { valid++; global += !e->space; } else dropped++;
+  }
+  fprintf(f, "TLB: %u entries (%u sets x %d ways), %u valid (%u global), %u dropped by VM transitions\n",
+          t->sets * WAYS, t->sets, WAYS, valid, global, dropped);
+}

@@ -1,0 +1,50 @@
+/* A per-vCPU TLB: the right order of magnitude, not a cache simulator.
+**
+** Set-associative (4 ways, round-robin replacement within a set), entries
+** tagged with the address space unless global (kernel pages with CR4.PGE).
+** Since the trace's native cycles already include the misses the guest takes
+** natively, the model separates two kinds of miss: a *native* miss (the
+** entry was never there, or the guest itself flushed it: CR3 write, INVLPG,
+** CR4.PGE toggle) and a *virtualization* miss (the entry was dropped by a VM
+** exit/entry flush without VPID).  Dropped entries stay as "ghosts" so the
+** two can be told apart.
+*/
+#ifndef VMXSIM_TLB_H
+#define VMXSIM_TLB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum tlb_result { TLB_HIT, TLB_MISS_NATIVE, TLB_MISS_VIRT };
+
+/* Flushes are O(1): each bumps a generation, and an entry is valid only if
+** the generations it was filled in are still current. */
+struct tlb_entry {
+  uint64_t vpn;          /* virtual page number */
+  uint64_t space;        /* CR3 of the address space; 0 for global entries */
+  uint32_t gen_all, gen_nonglobal, gen_vm;
+  bool valid;            /* cleared by INVLPG */
+};
+
+struct tlb {
+  struct tlb_entry *e;   /* [sets * 4] */
+  uint32_t sets;
+  uint8_t *next;         /* [sets] round-robin way */
+  uint32_t gen_all;      /* flushes of everything (CR4.PGE toggle) */
+  uint32_t gen_nonglobal;/* flushes of non-global entries (CR3 write, and every full flush) */
+  uint32_t gen_vm;       /* VM transitions without VPID */
+};
+
+void tlb_init(struct tlb *t, unsigned entries);
+void tlb_free(struct tlb *t);
+/* Looks va up in address space `space`; on a miss fills the entry (global
+** when `global`) and says which kind of miss it was. */
+enum tlb_result tlb_access(struct tlb *t, uint64_t va, uint64_t space, bool global);
+void tlb_invlpg(struct tlb *t, uint64_t va);
+void tlb_flush_nonglobal(struct tlb *t);   /* MOV to CR3 without PCID */
+void tlb_flush_all(struct tlb *t);         /* CR4.PGE toggle */
+void tlb_flush_vm(struct tlb *t);          /* VM exit/entry without VPID: entries become ghosts */
+void tlb_print(const struct tlb *t, FILE *f);
+
+#endif

@@ -1,0 +1,187 @@
+/* Exit decisions, one small function per instruction class, each citing its SDM rule. */
+#include "exit.h"
+#include "controls.h"
+#include "exit_reason.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static struct exit_decision stay(unsigned why, uint64_t detail) {
+  return (struct exit_decision){ .exits = false, .why = (uint8_t)why, .detail = detail };
+}
+static struct exit_decision leave(unsigned reason, unsigned why, uint64_t qual, uint64_t detail) {
+  return (struct exit_decision){ .exits = true, .reason = (uint16_t)reason, .why = (uint8_t)why,
+                                 .qual = qual, .detail = detail };
+}
+/* Exit iff a processor-based control is set (SDM 26.1.3). */
+static struct exit_decision by_control(bool set, uint32_t bit, unsigned reason, uint64_t qual) {
+  return set ? leave(reason, WHY_CONTROL_SET, qual, bit) : stay(WHY_CONTROL_CLEAR, bit);
+}
+
+/* SDM 26.1.3 "MOV to CR0 / CR4": exits iff some bit set in the guest/host mask
+** has an operand value different from the read shadow. */
+static struct exit_decision mov_to_cr0_cr4(const struct vmcs *v, unsigned cr, uint64_t val, unsigned gpr) {
+  uint64_t mask = vmcs_peek(v, cr == 0 ? VMCS_CR0_GUEST_HOST_MASK : VMCS_CR4_GUEST_HOST_MASK);
+  uint64_t shadow = vmcs_peek(v, cr == 0 ? VMCS_CR0_READ_SHADOW : VMCS_CR4_READ_SHADOW);
+  uint64_t diff = mask & (val ^ shadow);
+  if (diff) return leave(EXIT_REASON_CR_ACCESS, WHY_CR_OWNED_DIFFERS, qual_cr(cr, CR_MOV_TO, gpr), diff);
+  return stay(WHY_CR_OWNED_SAME, 0);
+}
+
+/* SDM 26.1.3 "MOV to CR3": exits iff CR3-load exiting is 1 and the operand
+** equals none of the first CR3_TARGET_COUNT target values (full 64-bit compare;
+** count 0 means every MOV to CR3 exits). */
+static struct exit_decision mov_to_cr3(const struct vmcs *v, uint64_t val, unsigned gpr) {
+  if (!cpu_ctl(v, CPU_CR3_LOAD_EXITING)) return stay(WHY_CONTROL_CLEAR, CPU_CR3_LOAD_EXITING);
+  uint64_t count = vmcs_peek(v, VMCS_CR3_TARGET_COUNT);
+  for (uint64_t i = 0; i < count && i < VMCS_CR3_TARGET_FIELDS; i++)
+    if (vmcs_peek(v, (enum vmcs_field)(VMCS_CR3_TARGET_VALUE0 + i)) == val)
+      return stay(WHY_CR3_TARGET_HIT, i);
+  return leave(EXIT_REASON_CR_ACCESS, WHY_CR3_NO_TARGET, qual_cr(3, CR_MOV_TO, gpr), count);
+}
+
+/* SDM 26.1.3 "MOV to CR8": exits iff CR8-load exiting is 1.  With "use TPR
+** shadow" and no exit, a new TPR below TPR_THRESHOLD[3:0] traps afterwards
+** with TPR_BELOW_THRESHOLD (SDM 29.1.2). */
+static struct exit_decision mov_to_cr8(const struct vmcs *v, uint64_t val, unsigned gpr) {
+  if (cpu_ctl(v, CPU_CR8_LOAD_EXITING))
+    return leave(EXIT_REASON_CR_ACCESS, WHY_CONTROL_SET, qual_cr(8, CR_MOV_TO, gpr), CPU_CR8_LOAD_EXITING);
+  if (cpu_ctl(v, CPU_TPR_SHADOW) && (val & 0xf) < (vmcs_peek(v, VMCS_TPR_THRESHOLD) & 0xf))
+    return leave(EXIT_REASON_TPR_BELOW_THRESHOLD, WHY_TPR_BELOW_THRESHOLD, 0, val & 0xf);
+  return stay(WHY_CONTROL_CLEAR, CPU_CR8_LOAD_EXITING);
+}
+
+static struct exit_decision mov_to_cr(const struct vmcs *v, const struct trace_event *ev) {
+  unsigned gpr = (unsigned)ev->b;
+  switch (ev->aux) {
+  case 0: case 4: return mov_to_cr0_cr4(v, ev->aux, ev->a, gpr);
+  case 3: return mov_to_cr3(v, ev->a, gpr);
+  default: return mov_to_cr8(v, ev->a, gpr);
+  }
+}
+
+/* SDM 26.1.3: MOV from CR0/CR4 never exits; MOV from CR3 exits iff CR3-store
+** exiting; MOV from CR8 iff CR8-store exiting. */
+static struct exit_decision mov_from_cr(const struct vmcs *v, const struct trace_event *ev) {
+  unsigned gpr = (unsigned)ev->b;
+  uint64_t q = qual_cr(ev->aux, CR_MOV_FROM, gpr);
+  switch (ev->aux) {
+  case 3: return by_control(cpu_ctl(v, CPU_CR3_STORE_EXITING), CPU_CR3_STORE_EXITING, EXIT_REASON_CR_ACCESS, q);
+  case 8: return by_control(cpu_ctl(v, CPU_CR8_STORE_EXITING), CPU_CR8_STORE_EXITING, EXIT_REASON_CR_ACCESS, q);
+  default: return stay(WHY_CR_READ_NEVER, 0);
+  }
+}
+
+/* SDM 26.1.3 "CLTS": exits iff CR0 mask.TS = 1 and read shadow.TS = 1. */
+static struct exit_decision clts(const struct vmcs *v) {
+  bool owned = vmcs_peek(v, VMCS_CR0_GUEST_HOST_MASK) & CR0_TS;
+  bool shadow = vmcs_peek(v, VMCS_CR0_READ_SHADOW) & CR0_TS;
+  if (!owned) return stay(WHY_CLTS_TS_GUEST, 0);
+  if (!shadow) return stay(WHY_CLTS_TS_OWNED_CLEAR, 0);
+  return leave(EXIT_REASON_CR_ACCESS, WHY_CLTS_TS_OWNED_SET, qual_cr(0, CR_CLTS, 0), CR0_TS);
+}
+
+/* SDM 26.1.3 "LMSW": exits iff (mask.PE & src.PE & ~shadow.PE) or, for any of
+** bits 3:1, the bit is owned and the source differs from the shadow. */
+static struct exit_decision lmsw(const struct vmcs *v, uint16_t src, bool mem) {
+  uint64_t mask = vmcs_peek(v, VMCS_CR0_GUEST_HOST_MASK);
+  uint64_t shadow = vmcs_peek(v, VMCS_CR0_READ_SHADOW);
+  uint64_t sets_pe = mask & src & ~shadow & CR0_PE;
+  uint64_t diff = mask & (src ^ shadow) & 0xe;
+  if (sets_pe) return leave(EXIT_REASON_CR_ACCESS, WHY_LMSW_SETS_OWNED_PE, qual_lmsw(src, mem), CR0_PE);
+  if (diff) return leave(EXIT_REASON_CR_ACCESS, WHY_CR_OWNED_DIFFERS, qual_lmsw(src, mem), diff);
+  return stay(WHY_CR_OWNED_SAME, 0);
+}
+
+/* SDM 26.1.3 "MOV DR": exits iff MOV-DR exiting is 1; the exit has priority
+** over the #UD/#GP/#DB checks the instruction would make. */
+static struct exit_decision mov_dr(const struct vmcs *v, const struct trace_event *ev, bool from) {
+  return by_control(cpu_ctl(v, CPU_MOV_DR_EXITING), CPU_MOV_DR_EXITING, EXIT_REASON_DR_ACCESS,
+                    qual_dr(ev->aux, from, (unsigned)ev->b));
+}
+
+/* SDM 26.1.3 I/O: with "use I/O bitmaps" = 1 the bitmaps decide (any bit of
+** the accessed range set, or a range wrapping past FFFF, exits) and
+** unconditional I/O exiting is ignored; otherwise exits iff unconditional I/O
+** exiting.  Qualification (table 27-5): 2:0 size-1, 3 direction (1 = IN), 31:16 port. */
+static struct exit_decision io(const struct vmx_state *s, const struct trace_event *ev) {
+  unsigned size = IO_AUX_SIZE(ev->aux), port = (unsigned)ev->a & 0xffff;
+  bool in = !(ev->aux & IO_AUX_OUT);
+  uint64_t q = (uint64_t)((size ? size : 1) - 1) | (uint64_t)in << 3 | (uint64_t)port << 16;
+  if (!cpu_ctl(&s->vmcs, CPU_USE_IO_BITMAPS))
+    return by_control(cpu_ctl(&s->vmcs, CPU_UNCOND_IO_EXITING), CPU_UNCOND_IO_EXITING,
+                      EXIT_REASON_IO_INSTRUCTION, q);
+  for (unsigned p = port; p < port + (size ? size : 1); p++)
+    if (p > 0xffff || (s->io_bitmap[p >> 3] >> (p & 7) & 1))
+      return leave(EXIT_REASON_IO_INSTRUCTION, WHY_BITMAP_SET, q, p);
+  return stay(WHY_BITMAP_CLEAR, port);
+}
+
+/* SDM 26.1.3 RDMSR/WRMSR: without MSR bitmaps every access exits; with them,
+** MSRs 0-1FFF and C0000000-C0001FFF exit per their bit, all others exit. */
+static struct exit_decision msr(const struct vmx_state *s, uint32_t idx, bool write) {
+  unsigned reason = write ? EXIT_REASON_MSR_WRITE : EXIT_REASON_MSR_READ;
+  if (!cpu_ctl(&s->vmcs, CPU_USE_MSR_BITMAPS))
+    return leave(reason, WHY_CONTROL_CLEAR, 0, CPU_USE_MSR_BITMAPS);
+  unsigned base = write ? 2048 : 0, bit;
+  if (idx <= 0x1fff) bit = idx;
+  else if (idx >= 0xc0000000u && idx <= 0xc0001fffu) { bit = idx - 0xc0000000u; base += 1024; }
+  else return leave(reason, WHY_MSR_OUT_OF_RANGE, 0, idx);
+  if (s->msr_bitmap[base + (bit >> 3)] >> (bit & 7) & 1) return leave(reason, WHY_BITMAP_SET, 0, idx);
+  return stay(WHY_BITMAP_CLEAR, idx);
+}
+
+/* SDM 26.2 exceptions: exit iff the vector's exception-bitmap bit is 1, except
+** #PF (vector 14): when (PFEC & PFEC_MASK) == PFEC_MATCH it exits iff bit 14
+** is 1, otherwise iff bit 14 is 0. */
+static struct exit_decision exception(const struct vmcs *v, unsigned vec, uint32_t pfec) {
+  bool bit = vmcs_peek(v, VMCS_EXCEPTION_BITMAP) >> (vec & 31) & 1;
+  if (vec == 14) {
+    bool match = (pfec & vmcs_peek(v, VMCS_PAGE_FAULT_ERROR_CODE_MASK)) ==
+                 vmcs_peek(v, VMCS_PAGE_FAULT_ERROR_CODE_MATCH);
+    if (!match) return bit ? stay(WHY_PF_FILTERED, vec) : leave(EXIT_REASON_EXCEPTION_NMI, WHY_PF_FILTERED, 0, vec);
+  }
+  return bit ? leave(EXIT_REASON_EXCEPTION_NMI, WHY_EXC_BITMAP_SET, 0, vec) : stay(WHY_EXC_BITMAP_CLEAR, vec);
+}
+
+struct exit_decision vmx_decide(const struct vmx_state *s, const struct trace_event *ev) {
+  const struct vmcs *v = &s->vmcs;
+  switch (ev->type) {
+  case EV_CR_WRITE: return mov_to_cr(v, ev);
+  case EV_CR_READ:  return mov_from_cr(v, ev);
+  case EV_CLTS:     return clts(v);
+  case EV_LMSW:     return lmsw(v, (uint16_t)ev->a, ev->aux & 1);
+  case EV_DR_WRITE: return mov_dr(v, ev, false);
+  case EV_DR_READ:  return mov_dr(v, ev, true);
+  /* SDM 26.1.2: CPUID, INVD, GETSEC, XSETBV and VMCALL exit unconditionally. */
+  case EV_CPUID:    return leave(EXIT_REASON_CPUID, WHY_ALWAYS, 0, 0);
+  case EV_VMCALL:   return leave(EXIT_REASON_VMCALL, WHY_ALWAYS, 0, 0);
+  case EV_XSETBV:   return leave(EXIT_REASON_XSETBV, WHY_ALWAYS, 0, 0);
+  /* SDM 26.1.3: conditional on one processor-based control each. */
+  case EV_HLT:    return by_control(cpu_ctl(v, CPU_HLT_EXITING), CPU_HLT_EXITING, EXIT_REASON_HLT, 0);
+  case EV_INVLPG: return by_control(cpu_ctl(v, CPU_INVLPG_EXITING), CPU_INVLPG_EXITING, EXIT_REASON_INVLPG, ev->a);
+  case EV_RDTSC:  return by_control(cpu_ctl(v, CPU_RDTSC_EXITING), CPU_RDTSC_EXITING, EXIT_REASON_RDTSC, 0);
+  case EV_RDPMC:  return by_control(cpu_ctl(v, CPU_RDPMC_EXITING), CPU_RDPMC_EXITING, EXIT_REASON_RDPMC, 0);
+  case EV_PAUSE:  return by_control(cpu_ctl(v, CPU_PAUSE_EXITING), CPU_PAUSE_EXITING, EXIT_REASON_PAUSE_INSTRUCTION, 0);
+  case EV_WBINVD: return by_control(sec_ctl(v, SEC_WBINVD_EXITING), SEC_WBINVD_EXITING, EXIT_REASON_WBINVD, 0);
+  case EV_IO:     return io(s, ev);
+  case EV_RDMSR:  return msr(s, (uint32_t)ev->a, false);
+  case EV_WRMSR:  return msr(s, (uint32_t)ev->a, true);
+  case EV_EXC:    return exception(v, (unsigned)ev->a, (uint32_t)ev->b);
+  /* SDM 26.2: an external interrupt exits iff "external-interrupt exiting" is 1. */
+  case EV_INTR:   return by_control(pin_ctl(v, PIN_EXT_INTR_EXITING), PIN_EXT_INTR_EXITING, EXIT_REASON_EXTERNAL_INTERRUPT, 0);
+  default:        return stay(WHY_NOT_AN_INSTRUCTION, 0);
+  }
+}
+
+uint64_t clts_no_exit(uint64_t cr0, uint64_t mask) {
+  /* SDM 26.3: mask.TS = 0 clears TS; mask.TS = 1 (shadow.TS = 0) leaves it. */
+  return (mask & CR0_TS) ? cr0 : cr0 & ~CR0_TS;
+}
+
+uint64_t lmsw_no_exit(uint64_t cr0, uint64_t mask, uint16_t src) {
+  /* SDM 26.3: unowned bits 3:1 take the source; unowned PE can be set, never cleared. */
+  uint64_t lo = (cr0 & mask & 0xf) | ((uint64_t)src & ~mask & 0xe) | (cr0 & CR0_PE) |
+                ((uint64_t)src & ~mask & CR0_PE);
+  return (cr0 & ~0xfull) | lo;
+}

@@ -1,0 +1,111 @@
+/* Exit decisions: does a guest action exit to the hypervisor, with which reason
+** and qualification?  Pure functions of the processor's VMX state and the
+** operand (SDM Vol. 3C chapter 26, "VMX non-root operation").  Nothing here
+** charges cycles or changes state; the engine and the handlers do that.
+*/
+#ifndef VMXSIM_EXIT_H
+#define VMXSIM_EXIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "vmcs.h"
+#include "../../sim/event.h"
+
+/* What the processor consults besides the VMCS: the bitmaps it points to. */
+struct vmx_state {
+  struct vmcs vmcs;
+  uint8_t io_bitmap[8192];   /* bitmaps A (ports 0-7FFF) and B (8000-FFFF); 1 = exit */
+  uint8_t msr_bitmap[4096];  /* read low, read high, write low, write high; 1 = exit */
+};
+
+/* Which rule decided: lets the REPL and tests say *why*. */
+enum exit_why {
+  WHY_NOT_AN_INSTRUCTION,  /* run, mark, syscall, touch...: only the MMU can exit */
+  WHY_ALWAYS,              /* CPUID, VMCALL, INVD, XSETBV: unconditional (SDM 26.1.2) */
+  WHY_CONTROL_SET,         /* detail = control bit that is set */
+  WHY_CONTROL_CLEAR,       /* detail = control bit that is clear */
+  WHY_CR_OWNED_DIFFERS,    /* detail = host-owned bits where operand != read shadow */
+  WHY_CR_OWNED_SAME,       /* no owned bit differs from the shadow */
+  WHY_CR_READ_NEVER,       /* MOV from CR0/CR4 never exits; shadowed read */
+  WHY_CR3_TARGET_HIT,      /* detail = index of the matching target value */
+  WHY_CR3_NO_TARGET,       /* detail = CR3_TARGET_COUNT searched */
+  WHY_CLTS_TS_OWNED_SET,   /* mask.TS = 1 and shadow.TS = 1 */
+  WHY_CLTS_TS_OWNED_CLEAR, /* mask.TS = 1, shadow.TS = 0: no exit, TS unchanged */
+  WHY_CLTS_TS_GUEST,       /* mask.TS = 0: clears TS */
+  WHY_LMSW_SETS_OWNED_PE,  /* LMSW sets an owned PE that the shadow has clear */
+  WHY_BITMAP_SET,          /* I/O or MSR bitmap bit set */
+  WHY_BITMAP_CLEAR,
+  WHY_MSR_OUT_OF_RANGE,    /* MSR outside the bitmap ranges: always exits */
+  WHY_EXC_BITMAP_SET,      /* detail = vector */
+  WHY_EXC_BITMAP_CLEAR,
+  WHY_PF_FILTERED,         /* #PF: PFEC mask/match inverted the bitmap bit */
+  WHY_TPR_BELOW_THRESHOLD, /* MOV to CR8 with TPR shadow: trap after execution */
+};
+
+struct exit_decision {
+  bool     exits;
+  uint16_t reason;    /* enum exit_reason, valid when exits */
+  uint8_t  why;       /* enum exit_why */
+  uint64_t qual;      /* exit qualification (SDM 27.2.1) */
+  uint64_t detail;    /* see enum exit_why */
+};
+
+/* The decision for one trace event on a vCPU whose VMX state is s. */
+struct exit_decision vmx_decide(const struct vmx_state *s, const struct trace_event *ev);
+
+/* One sentence explaining d, e.g. "exits: CR4 bit PGE is host-owned and differs
+** from the read shadow".  Writes into buf (n bytes) and returns it. */
+const char *vmx_explain(const struct exit_decision *d, const struct trace_event *ev,
+                        char *buf, size_t n);
+
+/* --- What the guest sees when the instruction does not exit (SDM 26.3) --- */
+
+/* MOV to CR0/CR4 without exit: owned bits keep their value, the rest take the operand. */
+static inline uint64_t cr_write_no_exit(uint64_t cr, uint64_t mask, uint64_t val) {
+  return (cr & mask) | (val & ~mask);
+}
+/* MOV from CR0/CR4 (and SMSW): owned bits come from the read shadow. */
+static inline uint64_t cr_read_value(uint64_t cr, uint64_t mask, uint64_t shadow) {
+  return (cr & ~mask) | (shadow & mask);
+}
+uint64_t clts_no_exit(uint64_t cr0, uint64_t mask);
+uint64_t lmsw_no_exit(uint64_t cr0, uint64_t mask, uint16_t src);
+
+/* Exit-qualification layouts (SDM 27.2.1 tables 27-3 and 27-4):
+**   CR access: 3:0 CR number | 5:4 type (0 to CR, 1 from CR, 2 CLTS, 3 LMSW)
+**              | 6 LMSW operand (0 reg, 1 mem) | 11:8 GPR | 31:16 LMSW source
+**   MOV DR:    2:0 DR number | 4 direction (0 to DR, 1 from DR) | 11:8 GPR
+*/
+enum cr_access_type { CR_MOV_TO = 0, CR_MOV_FROM = 1, CR_CLTS = 2, CR_LMSW = 3 };
+static inline uint64_t qual_cr(unsigned cr, unsigned type, unsigned gpr) {
+  return (cr & 0xfu) | (type & 3u) << 4 | (gpr & 0xfu) << 8;
+}
+static inline uint64_t qual_lmsw(uint16_t src, bool mem) {
+  return (uint64_t)CR_LMSW << 4 | (uint64_t)mem << 6 | (uint64_t)src << 16;
+}
+static inline uint64_t qual_dr(unsigned dr, bool from, unsigned gpr) {
+  return (dr & 7u) | (uint64_t)from << 4 | (gpr & 0xfu) << 8;
+}
+
+/* Names of architectural CR0/CR4 bits, for explanations ("PGE"); NULL if reserved. */
+const char *cr0_bit_name(unsigned bit);
+const char *cr4_bit_name(unsigned bit);
+
+#define CR0_PE (1ull << 0)
+#define CR0_MP (1ull << 1)
+#define CR0_EM (1ull << 2)
+#define CR0_TS (1ull << 3)
+#define CR0_WP (1ull << 16)
+#define CR0_PG (1ull << 31)
+#define CR4_TSD (1ull << 2)
+#define CR4_DE  (1ull << 3)
+#define CR4_PSE (1ull << 4)
+#define CR4_PAE (1ull << 5)
+#define CR4_PGE (1ull << 7)
+#define CR4_PCE (1ull << 8)
+#define CR4_PCIDE (1ull << 17)
+#define CR4_SMEP (1ull << 20)
+#define DR7_RESET 0x400ull           /* value DR7 takes on every VM exit (SDM 28.3) */
+
+#endif

@@ -1,0 +1,121 @@
+/* Human-readable explanations of exit decisions, for the REPL and the tests. */
+#include "exit.h"
+#include "controls.h"
+#include "exit_reason.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *cr0_bit_name(unsigned bit) {
+  static const char *const n[32] = { [0] = "PE", [1] = "MP", [2] = "EM", [3] = "TS", [4] = "ET",
+    [5] = "NE", [16] = "WP", [18] = "AM", [29] = "NW", [30] = "CD", [31] = "PG" };
+  return bit < 32 ? n[bit] : NULL;
+}
+
+const char *cr4_bit_name(unsigned bit) {
+  static const char *const n[32] = { [0] = "VME", [1] = "PVI", [2] = "TSD", [3] = "DE",
+    [4] = "PSE", [5] = "PAE", [6] = "MCE", [7] = "PGE", [8] = "PCE", [9] = "OSFXSR",
+    [10] = "OSXMMEXCPT", [11] = "UMIP", [12] = "LA57", [13] = "VMXE", [14] = "SMXE",
+    [16] = "FSGSBASE", [17] = "PCIDE", [18] = "OSXSAVE", [20] = "SMEP", [21] = "SMAP",
+    [22] = "PKE", [23] = "CET", [24] = "PKS" };
+  return bit < 32 ? n[bit] : NULL;
+}
+
+static const char *control_name(uint64_t bit, unsigned type) {
+  if (type == EV_WBINVD) return "WBINVD exiting (secondary)";
+  if (type == EV_INTR) return "external-interrupt exiting (pin-based)";
+  switch (bit) {
+  case CPU_HLT_EXITING: return "HLT exiting";
+  case CPU_INVLPG_EXITING: return "INVLPG exiting";
+  case CPU_RDPMC_EXITING: return "RDPMC exiting";
+  case CPU_RDTSC_EXITING: return "RDTSC exiting";
+  case CPU_CR3_LOAD_EXITING: return "CR3-load exiting";
+  case CPU_CR3_STORE_EXITING: return "CR3-store exiting";
+  case CPU_CR8_LOAD_EXITING: return "CR8-load exiting";
+  case CPU_CR8_STORE_EXITING: return "CR8-store exiting";
+  case CPU_MOV_DR_EXITING: return "MOV-DR exiting";
+  case CPU_UNCOND_IO_EXITING: return "unconditional I/O exiting";
+  case CPU_USE_MSR_BITMAPS: return "use MSR bitmaps";
+  case CPU_PAUSE_EXITING: return "PAUSE exiting";
+  }
+  return "the control";
+}
+
+/* "PGE" or "PGE, PSE" for the set bits of a CR0/CR4 mask. */
+static void bit_list(uint64_t bits, unsigned cr, char *buf, size_t n) {
+  size_t used = 0;
+  buf[0] = 0;
+  for (unsigned b = 0; b < 64 && used < n; b++) {
+    if (!(bits >> b & 1)) continue;
+    const char *name = b < 32 ? (cr == 0 ? cr0_bit_name(b) : cr4_bit_name(b)) : NULL;
+    const char *sep = used ? ", " : "";
+    if (name) used += (size_t)snprintf(buf + used, n - used, "%s%s", sep, name);
+    else used += (size_t)snprintf(buf + used, n - used, "%sbit %u", sep, b);
+  }
+}
+
+static unsigned cr_of(const struct trace_event *ev) {
+  return ev->type == EV_CR_WRITE || ev->type == EV_CR_READ ? ev->aux : 0;
+}
+
+const char *vmx_explain(const struct exit_decision *d, const struct trace_event *ev, char *buf, size_t n) {
+  const char *verdict = d->exits ? "exits" : "no exit";
+  const char *reason = d->exits ? exit_reason_name(d->reason) : NULL;
+  char bits[160];
+  unsigned cr = cr_of(ev);
+  switch (d->why) {
+  case WHY_NOT_AN_INSTRUCTION:
+    snprintf(buf, n, "no exit: not an intercepted instruction (the MMU model decides faults)"); break;
+  case WHY_ALWAYS:
+    snprintf(buf, n, "exits (%s): this instruction always exits in VMX non-root operation", reason); break;
+  case WHY_CONTROL_SET:
+    snprintf(buf, n, "exits (%s): %s is set", reason, control_name(d->detail, ev->type)); break;
+  case WHY_CONTROL_CLEAR:
+    if (d->exits) snprintf(buf, n, "exits (%s): %s is clear, so every access exits", reason, control_name(d->detail, ev->type));
+    else snprintf(buf, n, "no exit: %s is clear", control_name(d->detail, ev->type));
+    break;
+  case WHY_CR_OWNED_DIFFERS:
+    bit_list(d->detail, cr, bits, sizeof bits);
+    snprintf(buf, n, "exits (CR_ACCESS): CR%u bit%s %s %s host-owned and differ%s from the read shadow",
+             cr, (d->detail & (d->detail - 1)) ? "s" : "", bits,
+             (d->detail & (d->detail - 1)) ? "are" : "is", (d->detail & (d->detail - 1)) ? "" : "s");
+    break;
+  case WHY_CR_OWNED_SAME:
+    snprintf(buf, n, "no exit: every host-owned CR%u bit of the operand equals the read shadow", cr); break;
+  case WHY_CR_READ_NEVER:
+    snprintf(buf, n, "no exit: MOV from CR%u never exits; owned bits read from the shadow", cr); break;
+  case WHY_CR3_TARGET_HIT:
+    snprintf(buf, n, "no exit: operand matches CR3_TARGET_VALUE%llu", (unsigned long long)d->detail); break;
+  case WHY_CR3_NO_TARGET:
+    snprintf(buf, n, "exits (CR_ACCESS): CR3-load exiting is set and the operand matches none of "
+             "the %llu CR3-target values", (unsigned long long)d->detail); break;
+  case WHY_CLTS_TS_OWNED_SET:
+    snprintf(buf, n, "exits (CR_ACCESS): CR0.TS is host-owned and set in the read shadow"); break;
+  case WHY_CLTS_TS_OWNED_CLEAR:
+    snprintf(buf, n, "no exit: CR0.TS is host-owned but clear in the read shadow; TS unchanged"); break;
+  case WHY_CLTS_TS_GUEST:
+    snprintf(buf, n, "no exit: CR0.TS is guest-owned; CLTS clears it"); break;
+  case WHY_LMSW_SETS_OWNED_PE:
+    snprintf(buf, n, "exits (CR_ACCESS): LMSW sets CR0.PE, which is host-owned and clear in the read shadow"); break;
+  case WHY_BITMAP_SET:
+    snprintf(buf, n, "exits (%s): the %s bitmap bit for 0x%llx is set", reason,
+             ev->type == EV_IO ? "I/O" : "MSR", (unsigned long long)d->detail); break;
+  case WHY_BITMAP_CLEAR:
+    snprintf(buf, n, "no exit: the %s bitmap bit for 0x%llx is clear", ev->type == EV_IO ? "I/O" : "MSR",
+             (unsigned long long)d->detail); break;
+  case WHY_MSR_OUT_OF_RANGE:
+    snprintf(buf, n, "exits (%s): MSR 0x%llx lies outside the MSR-bitmap ranges", reason,
+             (unsigned long long)d->detail); break;
+  case WHY_EXC_BITMAP_SET:
+    snprintf(buf, n, "exits (EXCEPTION_NMI): exception-bitmap bit %llu is set", (unsigned long long)d->detail); break;
+  case WHY_EXC_BITMAP_CLEAR:
+    snprintf(buf, n, "no exit: exception-bitmap bit %llu is clear", (unsigned long long)d->detail); break;
+  case WHY_PF_FILTERED:
+    snprintf(buf, n, "%s: #PF error code fails the PFEC mask/match test, inverting bitmap bit 14", verdict); break;
+  case WHY_TPR_BELOW_THRESHOLD:
+    snprintf(buf, n, "exits (TPR_BELOW_THRESHOLD): new TPR %llu is below TPR_THRESHOLD", (unsigned long long)d->detail); break;
+  default:
+    snprintf(buf, n, "%s", verdict);
+  }
+  return buf;
+}

@@ -1,0 +1,495 @@
+/* `vmxsim trace asm|dump|info`: assemble text traces, dump binary ones, summarise them. */
+#include "commands.h"
+#include "trace.h"
+#include "trace_text.h"
+#include "util.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char trace_usage[] =
+  "usage: vmxsim trace asm IN.txt -o OUT.bin         text trace -> binary trace\n"
+  "       vmxsim trace dump IN.bin [-o OUT.txt]      binary trace -> text (stdout by default)\n"
+  "       vmxsim trace info IN.bin [--format table|json]\n"
+  "\n"
+  "The text form has one guest event per line ('cr3w 0x1000', 'run 2400', ...);\n"
+  "traces/FORMAT.md specifies both forms. 'vmxsim trace SUBCOMMAND --help' for each.\n"
+  "\n"
+  "example:\n"
+  "  vmxsim trace asm traces/examples/basic.txt -o basic.bin\n"
+  "  vmxsim trace dump basic.bin | head\n"
+  "  vmxsim trace info basic.bin --format json\n";
+
+static const char asm_usage[] =
+  "usage: vmxsim trace asm IN.txt -o OUT.bin\n"
+  "\n"
+  "Assembles a text trace into a binary trace. IN may be - for standard input.\n"
+  "Header directives (@workload, @paging, @vcpus, @meta) come before the first\n"
+  "event; the vCPU count grows to cover every 'vcpu N' used. Errors are reported\n"
+  "as FILE:LINE: what, and leave no output file behind.\n"
+  "\n"
+  "example:\n"
+  "  printf '@workload demo\\n@init cr0=0x80050033 cr3=0x1000 cr4=0x6f0\\nrun 2400\\ncr3w 0x2000\\n' \\\n"
+  "    | vmxsim trace asm - -o demo.bin\n";
+
+static const char dump_usage[] =
+  "usage: vmxsim trace dump IN.bin [-o OUT.txt]\n"
+  "\n"
+  "Prints a binary trace as text: the header directives, then one event per line.\n"
+  "The output assembles back ('vmxsim trace asm') to a byte-identical binary.\n"
+  "\n"
+  "example:\n"
+  "  vmxsim trace dump lat_ctx.bin -o lat_ctx.txt\n";
+
+static const char info_usage[] =
+  "usage: vmxsim trace info IN.bin [--format table|json]\n"
+  "\n"
+  "Summarises a binary trace: header fields, metadata, record count, vCPUs, total\n"
+  "native cycles, marks, and event counts by type (CR and DR moves by register:\n"
+  "cr3w, cr4w, drw7, ...).\n"
+  "\n"
+  "example:\n"
+  "  vmxsim trace info lat_ctx.bin --format json\n";
+
+/* ---- arguments ---- */
+
+struct args {
+  const char *in;          /* the one positional argument */
+  const char *out;         /* -o */
+  const char *format;      /* --format */
+  bool help;
+};
+
+static bool is_opt(const char *arg, const char *s, const char *l) {
+  return strcmp(arg, s) == 0 || strcmp(arg, l) == 0;
+}
+
+/* Value of an option given as "--long V", "-s V" or "--long=V"; NULL if arg is not it. */
+static const char *opt_value(int argc, char **argv, int *i, const char *s, const char *l, bool *missing) {
+  size_t ln = strlen(l);
+  if (strncmp(argv[*i], l, ln) == 0 && argv[*i][ln] == '=') return argv[*i] + ln + 1;
+  if (!is_opt(argv[*i], s, l)) return NULL;
+  if (*i + 1 >= argc) { *missing = true; return NULL; }
+  return argv[++*i];
+}
+
+/* Parses "SUB [options] IN"; `outopt`/`fmtopt` say which options SUB takes.
+** Returns 0, or EXIT_USAGE after printing a one-line hint. */
+static int parse_args(int argc, char **argv, bool outopt, bool fmtopt, struct args *a) {
+  const char *sub = argv[0];
+  memset(a, 0, sizeof *a);
+  for (int i = 1; i < argc; i++) {
+    bool missing = false;
+    const char *v;
+    if (is_opt(argv[i], "-h", "--help")) { a->help = true; return 0; }
+    if (outopt && (v = opt_value(argc, argv, &i, "-o", "--output", &missing))) a->out = v;
+    else if (fmtopt && (v = opt_value(argc, argv, &i, "-f", "--format", &missing))) a->format = v;
+    else if (missing) {
+      errorf("trace %s: option '%s' needs a value; see 'vmxsim trace %s --help'", sub, argv[i], sub);
+      return EXIT_USAGE;
+    } else if (argv[i][0] == '-' && argv[i][1] != 0) {
+      errorf("trace %s: unknown option '%s'; see 'vmxsim trace %s --help'", sub, argv[i], sub);
+      return EXIT_USAGE;
+    } else if (a->in) {
+      errorf("trace %s: unexpected argument '%s' (one input file); see 'vmxsim trace %s --help'",
+             sub, argv[i], sub);
+      return EXIT_USAGE;
+    } else {
+      a->in = argv[i];
+    }
+  }
+  if (!a->in) {
+    errorf("trace %s: missing input file; see 'vmxsim trace %s --help'", sub, sub);
+    return EXIT_USAGE;
+  }
+  return 0;
+}
+
+/* ---- output files ---- */
+
+/*
+** Outputs are written to a temporary file beside the target and renamed over
+** it on success, so a failure leaves neither a partial file nor a clobbered
+** old one.  Targets that are not regular files (/dev/stdout, a FIFO) are
+** written in place: renaming over them would replace the device.
+*/
+struct output {
+  char *target;            /* where the result goes (symlinks resolved) */
+  char *tmp;               /* temporary file, NULL when writing in place */
+};
+
+/* Returns 0, or -1 after reporting why the output cannot be written. */
+static int output_begin(struct output *o, const char *path, bool need_regular) {
+  struct stat st;
+  memset(o, 0, sizeof *o);
+  char *real = realpath(path, NULL);           /* follow a symlink to its file */
+  o->target = real ? real : xstrdup(path);
+  if (stat(o->target, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (need_regular) {
+      errorf("%s: not a regular file (a binary trace needs a seekable file)", path);
+      return -1;
+    }
+    return 0;
+  }
+  size_t n = strlen(o->target) + 8;
+  o->tmp = xmalloc(n);
+  snprintf(o->tmp, n, "%s.XXXXXX", o->target);
+  int fd = mkstemp(o->tmp);
+  if (fd < 0) {
+    errorf("%s: cannot create: %s", path, strerror(errno));
+    free(o->tmp);
+    o->tmp = NULL;
+    return -1;
+  }
+  mode_t mask = umask(0);                      /* mkstemp makes 0600; give the usual 0666 & ~umask */
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
+  close(fd);
+  return 0;
+}
+
+/* The path to open for writing. */
+static const char *output_path(const struct output *o) { return o->tmp ? o->tmp : o->target; }
+
+/* ok: rename the temporary file into place; !ok: remove it.  Returns 0 or -1. */
+static int output_end(struct output *o, bool ok) {
+  int rc = 0;
+  if (o->tmp && ok && rename(o->tmp, o->target) != 0) {
+    errorf("%s: cannot rename into place: %s", o->target, strerror(errno));
+    rc = -1;
+  }
+  if (o->tmp && (!ok || rc)) remove(o->tmp);
+  free(o->tmp);
+  free(o->target);
+  o->tmp = o->target = NULL;
+  return rc;
+}
+
+/* ---- asm ---- */
+
+struct assembler {
+  struct trace_text_parser p;
+  struct output out;
+  struct trace_writer w;
+  bool open;               /* w created: at the first record, when the header is final */
+};
+
+static int asm_open(struct assembler *as) {
+  struct trace_text_parser *p = &as->p;
+  if (trace_create(&as->w, output_path(&as->out), p->workload, p->vcpus ? p->vcpus : 1,
+                   p->paging, p->metadata) != TRACE_OK) {
+    errorf("%s", as->w.err);
+    return EXIT_BADINPUT;
+  }
+  as->open = true;
+  return 0;
+}
+
+static int asm_emit(void *ctx, const struct trace_event *ev) {
+  struct assembler *as = ctx;
+  if (!as->open) {
+    int rc = asm_open(as);
+    if (rc) return rc;
+  }
+  if (trace_write(&as->w, ev) != TRACE_OK) {
+    errorf("%s", as->w.err);
+    return EXIT_BADINPUT;
+  }
+  return 0;
+}
+
+/* Feeds every line of f to the parser; returns 0 or an exit code (reported). */
+static int asm_lines(struct assembler *as, FILE *f, const char *name) {
+  char *line = NULL;
+  size_t cap = 0;
+  int rc = 0;
+  while (rc == 0 && getline(&line, &cap, f) >= 0) {
+    rc = trace_text_parse_line(&as->p, line, asm_emit, as);
+    if (rc == TEXT_ESYNTAX) errorf("%s:%lu: %s", name, as->p.err_line, as->p.err);
+  }
+  free(line);
+  if (rc == 0 && ferror(f)) {
+    errorf("%s: read failed: %s", name, strerror(errno));
+    rc = EXIT_BADINPUT;
+  }
+  if (rc == 0 && trace_text_parse_end(&as->p) == TEXT_ESYNTAX) {
+    errorf("%s:%lu: %s", name, as->p.err_line, as->p.err);
+    rc = TEXT_ESYNTAX;
+  }
+  if (rc == 0 && !as->open) rc = asm_open(as);      /* no records: still a valid, empty trace */
+  return rc == TEXT_ESYNTAX ? EXIT_BADINPUT : rc;
+}
+
+static int trace_asm(int argc, char **argv) {
+  struct args a;
+  int rc = parse_args(argc, argv, true, false, &a);
+  if (rc || a.help) return a.help ? (fputs(asm_usage, stdout), EXIT_OK) : rc;
+  if (!a.out) {
+    errorf("trace asm: missing -o OUT.bin; see 'vmxsim trace asm --help'");
+    return EXIT_USAGE;
+  }
+  bool is_stdin = strcmp(a.in, "-") == 0;
+  const char *name = is_stdin ? "<stdin>" : a.in;
+  FILE *f = is_stdin ? stdin : fopen(a.in, "r");
+  if (!f) {
+    errorf("%s: %s", a.in, strerror(errno));
+    return EXIT_BADINPUT;
+  }
+  struct assembler as = { .open = false };
+  trace_text_parser_init(&as.p);
+  rc = output_begin(&as.out, a.out, true) ? EXIT_BADINPUT : asm_lines(&as, f, name);
+  if (as.open) {
+    if (rc) trace_abort(&as.w);
+    else if (trace_finish(&as.w) != TRACE_OK) { errorf("%s", as.w.err); rc = EXIT_BADINPUT; }
+  }
+  if (as.out.target && output_end(&as.out, rc == 0) && rc == 0) rc = EXIT_BADINPUT;
+  trace_text_parser_free(&as.p);
+  if (!is_stdin) fclose(f);
+  return rc;
+}
+
+/* ---- dump ---- */
+
+/* Prints every record of r; returns 0 or EXIT_BADINPUT (reported). */
+static int dump_records(struct trace_reader *r, FILE *out) {
+  struct trace_text_printer pr;
+  const struct trace_event *ev;
+  trace_text_printer_init(&pr, out);
+  trace_text_print_header(&pr, &r->hdr);
+  while ((ev = trace_next(r))) trace_text_print(&pr, ev);
+  trace_text_print_end(&pr);
+  if (trace_failed(r)) {
+    errorf("%s", r->err);
+    return EXIT_BADINPUT;
+  }
+  return 0;
+}
+
+static int trace_dump(int argc, char **argv) {
+  struct args a;
+  int rc = parse_args(argc, argv, true, false, &a);
+  if (rc || a.help) return a.help ? (fputs(dump_usage, stdout), EXIT_OK) : rc;
+  struct trace_reader r;
+  if (trace_open(&r, a.in) != TRACE_OK) {
+    errorf("%s", r.err);
+    return EXIT_BADINPUT;
+  }
+  struct output o = { 0 };
+  FILE *out = stdout;
+  if (a.out) {
+    bool began = output_begin(&o, a.out, false) == 0;
+    if (!began || !(out = fopen(output_path(&o), "w"))) {
+      if (began) errorf("%s: %s", a.out, strerror(errno));
+      output_end(&o, false);
+      trace_close(&r);
+      return EXIT_BADINPUT;
+    }
+  }
+  rc = dump_records(&r, out);
+  if (fflush(out) != 0 || ferror(out)) {
+    errorf("%s: write failed: %s", a.out ? a.out : "<stdout>", strerror(errno));
+    rc = EXIT_BADINPUT;
+  }
+  if (a.out) {
+    if (fclose(out) != 0 && rc == 0) { errorf("%s: write failed: %s", a.out, strerror(errno)); rc = EXIT_BADINPUT; }
+    if (output_end(&o, rc == 0) && rc == 0) rc = EXIT_BADINPUT;
+  }
+  trace_close(&r);
+  return rc;
+}
+
+/* ---- info ---- */
+
+#define LABELS_MAX 64      /* distinct mark labels listed; the rest count as "(other)" */
+
+struct label_count { char label[MARK_LABEL_MAX + 1]; uint64_t n; };
+
+struct summary {
+  uint64_t records, cycles, marks;
+  uint64_t vcpu_cycles[TRACE_VCPU_MAX];
+  uint64_t by_type[EV_COUNT][256];      /* [type][aux]: aux only for CR/DR moves, else 0 */
+  struct label_count labels[LABELS_MAX + 1];
+  int nlabels;
+};
+
+static bool split_by_register(unsigned type) {
+  return type == EV_CR_WRITE || type == EV_CR_READ || type == EV_DR_WRITE || type == EV_DR_READ;
+}
+
+/* Counts type/aux's row under its display name: "cr3w", "drw7", "init", "hlt". */
+static void event_key(unsigned type, unsigned aux, char *buf, size_t n) {
+  switch (type) {
+  case EV_CR_WRITE: snprintf(buf, n, "cr%uw", aux); break;
+  case EV_CR_READ:  snprintf(buf, n, "cr%ur", aux); break;
+  case EV_DR_WRITE: snprintf(buf, n, "drw%u", aux); break;
+  case EV_DR_READ:  snprintf(buf, n, "drr%u", aux); break;
+  case EV_INIT:     snprintf(buf, n, "init"); break;
+  default:          snprintf(buf, n, "%s", event_mnemonic(type));
+  }
+}
+
+static void count_label(struct summary *s, const struct trace_event *ev) {
+  char label[MARK_LABEL_MAX + 1] = { 0 };
+  for (int i = 0; i < 8; i++) {
+    label[i] = (char)(ev->a >> (8 * i));
+    label[8 + i] = (char)(ev->b >> (8 * i));
+  }
+  int i;
+  for (i = 0; i < s->nlabels; i++)
+    if (strcmp(s->labels[i].label, label) == 0) break;
+  if (i == s->nlabels) {
+    if (s->nlabels == LABELS_MAX) snprintf(label, sizeof label, "(other)");
+    i = s->nlabels < LABELS_MAX ? s->nlabels++ : LABELS_MAX;
+    memcpy(s->labels[i].label, label, sizeof label);
+  }
+  s->labels[i].n++;
+}
+
+static int summarise(struct trace_reader *r, struct summary *s) {
+  const struct trace_event *ev;
+  while ((ev = trace_next(r))) {
+    s->records++;
+    s->cycles += ev->cycles;
+    s->vcpu_cycles[ev->vcpu] += ev->cycles;
+    s->by_type[ev->type][split_by_register(ev->type) ? ev->aux : 0]++;
+    if (ev->type == EV_MARK) { s->marks++; count_label(s, ev); }
+  }
+  if (trace_failed(r)) {
+    errorf("%s", r->err);
+    return EXIT_BADINPUT;
+  }
+  return 0;
+}
+
+/* Pretty-printed under its label; cJSON's tabs become two spaces (one after a key). */
+static void print_metadata_table(const char *meta) {
+  cJSON *j = cJSON_Parse(meta);
+  char *text = j ? cJSON_Print(j) : NULL;
+  bool line_start = true;
+  fputs("metadata:    ", stdout);
+  for (const char *s = text ? text : meta; *s; s++) {
+    if (*s == '\t') fputs(line_start ? "  " : " ", stdout);
+    else putchar(*s);
+    if (*s == '\n') fputs("             ", stdout);
+    line_start = *s == '\n' || (line_start && *s == '\t');
+  }
+  putchar('\n');
+  free(text);
+  cJSON_Delete(j);
+}
+
+static void print_table(const struct trace_reader *r, const struct summary *s) {
+  const struct trace_header *h = &r->hdr;
+  printf("file:        %s\n", r->path);
+  printf("format:      version %u, %u-byte records\n", h->version, h->record_size);
+  printf("workload:    %s\n", h->workload[0] ? h->workload : "(none)");
+  printf("paging:      %s\n", paging_name(h->paging));
+  printf("vcpus:       %u\n", h->vcpu_count);
+  printf("records:     %llu\n", (unsigned long long)s->records);
+  printf("cycles:      %llu native", (unsigned long long)s->cycles);
+  for (unsigned v = 0; h->vcpu_count > 1 && v < h->vcpu_count; v++)
+    printf("%svcpu %u: %llu", v ? ", " : " (", v, (unsigned long long)s->vcpu_cycles[v]);
+  printf("%s\n", h->vcpu_count > 1 ? ")" : "");
+  printf("marks:       %llu", (unsigned long long)s->marks);
+  for (int i = 0; i <= s->nlabels && i <= LABELS_MAX; i++)
+    if (s->labels[i].n) printf("%s%s %llu", i ? ", " : " (", s->labels[i].label, (unsigned long long)s->labels[i].n);
+  printf("%s\n", s->nlabels ? ")" : "");
+  if (h->metadata[0]) print_metadata_table(h->metadata);
+  printf("events:%s\n", s->records ? "" : "      (none)");
+  for (unsigned t = 0; t < EV_COUNT; t++)
+    for (unsigned aux = 0; aux < 256; aux++) {
+      char key[32];
+      if (!s->by_type[t][aux]) continue;
+      event_key(t, aux, key, sizeof key);
+      printf("  %-10s %llu\n", key, (unsigned long long)s->by_type[t][aux]);
+    }
+}
+
+/* Exact 64-bit integers (cJSON numbers are doubles, exact only to 2^53). */
+static void json_u64(cJSON *obj, const char *key, uint64_t v) {
+  char buf[24];
+  snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+  cJSON_AddRawToObject(obj, key, buf);
+}
+
+static void print_json(const struct trace_reader *r, const struct summary *s) {
+  const struct trace_header *h = &r->hdr;
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "file", r->path);
+  cJSON_AddNumberToObject(o, "version", h->version);
+  cJSON_AddNumberToObject(o, "record_size", h->record_size);
+  cJSON_AddStringToObject(o, "workload", h->workload);
+  cJSON_AddStringToObject(o, "paging", paging_name(h->paging));
+  cJSON_AddNumberToObject(o, "vcpus", h->vcpu_count);
+  json_u64(o, "records", s->records);
+  json_u64(o, "cycles", s->cycles);
+  cJSON *vc = cJSON_AddArrayToObject(o, "vcpu_cycles");
+  for (unsigned v = 0; v < h->vcpu_count; v++) {
+    char buf[24];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->vcpu_cycles[v]);
+    cJSON_AddItemToArray(vc, cJSON_CreateRaw(buf));
+  }
+  json_u64(o, "marks", s->marks);
+  cJSON *labels = cJSON_AddObjectToObject(o, "mark_labels");
+  for (int i = 0; i <= s->nlabels && i <= LABELS_MAX; i++)
+    if (s->labels[i].n) json_u64(labels, s->labels[i].label, s->labels[i].n);
+  cJSON *meta = h->metadata[0] ? cJSON_Parse(h->metadata) : NULL;
+  if (!meta) meta = h->metadata[0] ? cJSON_CreateString(h->metadata) : cJSON_CreateNull();
+  cJSON_AddItemToObject(o, "metadata", meta);
+  cJSON *events = cJSON_AddObjectToObject(o, "events");
+  for (unsigned t = 0; t < EV_COUNT; t++)
+    for (unsigned aux = 0; aux < 256; aux++) {
+      char key[32];
+      if (!s->by_type[t][aux]) continue;
+      event_key(t, aux, key, sizeof key);
+      json_u64(events, key, s->by_type[t][aux]);
+    }
+  char *text = cJSON_Print(o);
+  puts(text);
+  free(text);
+  cJSON_Delete(o);
+}
+
+static int trace_info(int argc, char **argv) {
+  struct args a;
+  int rc = parse_args(argc, argv, false, true, &a);
+  if (rc || a.help) return a.help ? (fputs(info_usage, stdout), EXIT_OK) : rc;
+  bool json = a.format && strcmp(a.format, "json") == 0;
+  if (a.format && !json && strcmp(a.format, "table") != 0) {
+    errorf("trace info: unknown format '%s' (table, json); see 'vmxsim trace info --help'", a.format);
+    return EXIT_USAGE;
+  }
+  struct trace_reader r;
+  if (trace_open(&r, a.in) != TRACE_OK) {
+    errorf("%s", r.err);
+    return EXIT_BADINPUT;
+  }
+  struct summary *s = xcalloc(1, sizeof *s);
+  rc = summarise(&r, s);
+  if (rc == 0) json ? print_json(&r, s) : print_table(&r, s);
+  free(s);
+  trace_close(&r);
+  return rc;
+}
+
+int cmd_trace(int argc, char **argv) {
+  if (argc < 2) {
+    fputs(trace_usage, stderr);
+    return EXIT_USAGE;
+  }
+  const char *sub = argv[1];
+  if (is_opt(sub, "-h", "--help") || strcmp(sub, "help") == 0) {
+    fputs(trace_usage, stdout);
+    return EXIT_OK;
+  }
+  if (strcmp(sub, "asm") == 0) return trace_asm(argc - 1, argv + 1);
+  if (strcmp(sub, "dump") == 0) return trace_dump(argc - 1, argv + 1);
+  if (strcmp(sub, "info") == 0) return trace_info(argc - 1, argv + 1);
+  errorf("trace: unknown subcommand '%s' (asm, dump, info); see 'vmxsim trace --help'", sub);
+  return EXIT_USAGE;
+}

@@ -1,0 +1,75 @@
+/* Trace events: the guest actions a trace records, one fixed-size record each. */
+#ifndef VMXSIM_EVENT_H
+#define VMXSIM_EVENT_H
+
+#include <stdint.h>
+#include <assert.h>
+
+/*
+** Every event type, with its text mnemonic.  The numeric value is part of the
+** binary format (traces/FORMAT.md): append new types, never renumber.
+**
+**   X(ENUM, mnemonic, operand summary for help/docs)
+*/
+#define EVENT_TYPES(X)                                                        \
+  X(RUN,     "run",     "CYCLES: guest runs natively")                        \
+  X(INIT,    "@init",   "aux=CR number, a=value: initial guest register")     \
+  X(CR_WRITE,"crw",     "aux=CR (0,3,4,8), a=value: MOV to CR")               \
+  X(CR_READ, "crr",     "aux=CR: MOV from CR")                                \
+  X(CLTS,    "clts",    "clear CR0.TS")                                       \
+  X(LMSW,    "lmsw",    "a=source operand (low 16 bits)")                     \
+  X(DR_WRITE,"drw",     "aux=DR number, a=value: MOV to DR")                  \
+  X(DR_READ, "drr",     "aux=DR number: MOV from DR")                         \
+  X(CPUID,   "cpuid",   "a=leaf, b=subleaf")                                  \
+  X(RDMSR,   "rdmsr",   "a=MSR index")                                        \
+  X(WRMSR,   "wrmsr",   "a=MSR index, b=value")                               \
+  X(HLT,     "hlt",     "halt until the next interrupt")                      \
+  X(INVLPG,  "invlpg",  "a=linear address")                                   \
+  X(IO,      "io",      "aux=bit0 out, bits 3:1 size; a=port")                \
+  X(VMCALL,  "vmcall",  "a=hypercall number")                                 \
+  X(TOUCH,   "touch",   "aux=bit0 write; a=address, b=pages")                 \
+  X(PTWRITE, "ptwrite", "aux=level; a=address the entry maps")                \
+  X(SYSCALL, "syscall", "a=system call number")                               \
+  X(SYSRET,  "sysret",  "return to user mode")                                \
+  X(MARK,    "mark",    "a,b=label (16 bytes, NUL padded)")                   \
+  X(RDTSC,   "rdtsc",   "read the time-stamp counter")                        \
+  X(RDPMC,   "rdpmc",   "a=counter")                                          \
+  X(PAUSE,   "pause",   "spin-loop hint")                                     \
+  X(WBINVD,  "wbinvd",  "write back and invalidate caches")                   \
+  X(INTR,    "intr",    "a=vector: external interrupt arrives")               \
+  X(EXC,     "exc",     "a=vector, b=error code: guest exception")            \
+  X(XSETBV,  "xsetbv",  "a=XCR index, b=value")
+
+enum event_type {
+#define X(e, m, d) EV_##e,
+  EVENT_TYPES(X)
+#undef X
+  EV_COUNT
+};
+
+/*
+** One trace record, 24 bytes, little-endian on disk.  On little-endian hosts
+** the in-memory struct is the on-disk layout, so records are copied between
+** file and memory without conversion.
+*/
+struct trace_event {
+  uint8_t  type;     /* enum event_type */
+  uint8_t  aux;      /* small operand: CR/DR number, level, I/O flags, ...  */
+  uint16_t vcpu;     /* vCPU the event runs on */
+  uint32_t cycles;   /* native guest cycles since this vCPU's previous event,
+                     ** including this event's own native execution */
+  uint64_t a;        /* first operand (see EVENT_TYPES) */
+  uint64_t b;        /* second operand */
+};
+static_assert(sizeof(struct trace_event) == 24, "trace record size is part of the format");
+
+#define IO_AUX_OUT       0x1u
+#define IO_AUX_SIZE(aux) (((aux) >> 1) & 0x7u)
+#define TOUCH_AUX_WRITE  0x1u
+#define MARK_LABEL_MAX   16
+
+const char *event_mnemonic(unsigned type);          /* "?" when unknown */
+const char *event_describe(unsigned type);
+int event_type_from_mnemonic(const char *m);         /* -1 when unknown */
+
+#endif

@@ -1,0 +1,63 @@
+/* vmxsim: command-line entry point and subcommand dispatch. */
+#include "commands.h"
+#include "util.h"
+#include "version.h"
+
+#include <string.h>
+
+static const char usage[] =
+  "vmxsim " VMXSIM_VERSION " - cycle-approximate Intel VT-x exit simulator\n"
+  "\n"
+  "usage: vmxsim --policy P [--cpu C] [--set K=V]... [--format table|json|csv] TRACE\n"
+  "       vmxsim COMMAND [ARGS]   ('vmxsim COMMAND --help' for each)\n"
+  "\n"
+  "commands:\n"
+  "  run         replay a trace under a policy (the default command)\n"
+  "  gen         generate a workload trace: lat_ctx, hackbench, syscalls, cr4toggle, debug\n"
+  "  trace       asm (text to binary), dump (binary to text), info (header and counts)\n"
+  "  policies    list policy presets and knobs\n"
+  "  cpus        list CPU cost profiles\n"
+  "\n"
+  "exit codes:\n"
+  "  0  success\n"
+  "  2  usage error (bad option, unknown command, policy, knob or CPU profile)\n"
+  "  3  bad input (unreadable, truncated or corrupt trace; malformed JSON or text)\n"
+  "  4  the configuration fails VM entry (e.g. CR3_TARGET_COUNT above what the CPU supports)\n"
+  "  5  results database error (the result was still printed)\n"
+  "  6  regression check failed\n"
+  " 70  internal error\n"
+  "130  interrupted\n"
+  "\n"
+  "example:\n"
+  "  vmxsim gen lat_ctx --procs 2 --size 0 --iters 1000 -o lat_ctx.bin\n"
+  "  vmxsim --policy shadowcache lat_ctx.bin\n";
+
+struct command {
+  const char *name;
+  int (*fn)(int argc, char **argv);
+};
+
+static const struct command commands[] = {
+  { "run", cmd_run },           { "gen", cmd_gen },   { "trace", cmd_trace },
+  { "policies", cmd_policies }, { "cpus", cmd_cpus },
+};
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fputs(usage, stderr);
+    return EXIT_USAGE;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    fputs(usage, stdout);
+    return EXIT_OK;
+  }
+  if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+    printf("vmxsim %s\n", VMXSIM_VERSION);
+    return EXIT_OK;
+  }
+  if (argv[1][0] == '-') return cmd_run(argc, argv);   /* vmxsim --policy P TRACE */
+  for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+    if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+  errorf("unknown command '%s'; see 'vmxsim --help'", argv[1]);
+  return EXIT_USAGE;
+}

@@ -1,0 +1,213 @@
+/* Hypervisor policies: knob table, preset loading, '+' composition and overrides. */
+#include "policy.h"
+#include "data.h"
+#include "util.h"
+
+#include <cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum knob_type { KNOB_B, KNOB_U, KNOB_X, KNOB_E };
+
+struct knob {
+  const char *name;
+  enum knob_type type;
+  const char *def;
+  size_t offset;
+  const char *desc;
+  const char *const *choices;   /* KNOB_E: NULL-terminated */
+};
+
+static const char *const paging_choices[] = { "shadow", "ept", NULL };
+static const char *const dr_choices[] = { "eager", "lazy", NULL };
+static const char *const evict_choices[] = { "fifo", "lru", NULL };
+
+static const char *const *choices_for(const char *name) {
+  if (strcmp(name, "paging") == 0) return paging_choices;
+  if (strcmp(name, "dr_switch") == 0) return dr_choices;
+  if (strcmp(name, "shadow_eviction") == 0) return evict_choices;
+  return NULL;
+}
+
+static const struct knob knobs[] = {
+#define X(n, t, d, field, desc) { #n, KNOB_##t, d, offsetof(struct policy, field), desc, NULL },
+  POLICY_KNOBS(X)
+#undef X
+};
+#define NKNOBS (sizeof knobs / sizeof knobs[0])
+
+static const struct knob *find_knob(const char *name) {
+  for (size_t i = 0; i < NKNOBS; i++)
+    if (strcmp(knobs[i].name, name) == 0) return &knobs[i];
+  return NULL;
+}
+
+static void list_knob_names(char *buf, size_t n) {
+  size_t used = 0;
+  for (size_t i = 0; i < NKNOBS && used < n; i++)
+    used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "", knobs[i].name);
+}
+
+static bool parse_bool(const char *s, bool *out) {
+  if (!strcmp(s, "true") || !strcmp(s, "1") || !strcmp(s, "on") || !strcmp(s, "yes")) { *out = true; return true; }
+  if (!strcmp(s, "false") || !strcmp(s, "0") || !strcmp(s, "off") || !strcmp(s, "no")) { *out = false; return true; }
+  return false;
+}
+
+static bool set_knob(struct policy *p, const struct knob *k, const char *value, char *err, size_t errlen) {
+  char *base = (char *)p + k->offset;
+  uint64_t u;
+  bool b;
+  switch (k->type) {
+  case KNOB_B:
+    if (!parse_bool(value, &b)) break;
+    *(bool *)base = b;
+    return true;
+  case KNOB_U:
+    if (!parse_u64(value, &u) || u > 0xffffffffu) break;
+    *(unsigned *)base = (unsigned)u;
+    return true;
+  case KNOB_X:
+    if (!parse_u64(value, &u)) break;
+    *(uint64_t *)base = u;
+    return true;
+  case KNOB_E: {
+    const char *const *c = choices_for(k->name);
+    for (int i = 0; c[i]; i++)
+      if (strcmp(c[i], value) == 0) { *(int *)base = i; return true; }
+    size_t used = (size_t)snprintf(err, errlen, "knob %s: '%s' is not one of: ", k->name, value);
+    for (int i = 0; c[i] && used < errlen; i++)
+      used += (size_t)snprintf(err + used, errlen - used, "%s%s", i ? ", " : "", c[i]);
+    return false;
+  }
+  }
+  static const char *const what[] = { "true or false", "an unsigned integer", "an integer (0x hex welcome)", "" };
+  snprintf(err, errlen, "knob %s: '%s' is not %s", k->name, value, what[k->type]);
+  return false;
+}
+
+bool policy_set(struct policy *p, const char *key, const char *value, char *err, size_t errlen) {
+  const struct knob *k = find_knob(key);
+  if (!k) {
+    char names[1024];
+    list_knob_names(names, sizeof names);
+    snprintf(err, errlen, "unknown knob '%s'; valid knobs: %s", key, names);
+    return false;
+  }
+  return set_knob(p, k, value, err, errlen);
+}
+
+static void policy_defaults(struct policy *p) {
+  char err[256];
+  memset(p, 0, sizeof *p);
+  for (size_t i = 0; i < NKNOBS; i++)
+    if (!set_knob(p, &knobs[i], knobs[i].def, err, sizeof err)) abort();   /* table bug */
+}
+
+/* A JSON knob value as the text policy_set accepts. */
+static bool json_value_text(const cJSON *v, char *buf, size_t n) {
+  if (cJSON_IsBool(v)) snprintf(buf, n, "%s", cJSON_IsTrue(v) ? "true" : "false");
+  else if (cJSON_IsString(v)) snprintf(buf, n, "%s", v->valuestring);
+  else if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 9007199254740992.0)
+    snprintf(buf, n, "%.0f", v->valuedouble);
+  else return false;
+  return true;
+}
+
+/* Applies one preset (and, first, the preset it names as "base"). */
+static bool apply_preset(struct policy *p, const char *name, int depth, char *err, size_t errlen) {
+  if (depth > 8) {
+    snprintf(err, errlen, "policy %s: \"base\" chain too deep (a cycle?)", name);
+    return false;
+  }
+  cJSON *j = data_load("policies", name, err, errlen);
+  if (!j) return false;
+  bool ok = true;
+  const cJSON *base = cJSON_GetObjectItemCaseSensitive(j, "base");
+  if (cJSON_IsString(base)) ok = apply_preset(p, base->valuestring, depth + 1, err, errlen);
+  const cJSON *ks = cJSON_GetObjectItemCaseSensitive(j, "knobs");
+  if (ok && !cJSON_IsObject(ks)) {
+    snprintf(err, errlen, "policy %s: missing \"knobs\" object", name);
+    ok = false;
+  }
+  for (const cJSON *k = ok ? ks->child : NULL; k && ok; k = k->next) {
+    char text[128], sub[512];
+    if (!json_value_text(k, text, sizeof text)) {
+      snprintf(err, errlen, "policy %s: knob %s: value must be a boolean, number or string", name, k->string);
+      ok = false;
+    } else if (!policy_set(p, k->string, text, sub, sizeof sub)) {
+      snprintf(err, errlen, "policy %s: %s", name, sub);
+      ok = false;
+    }
+  }
+  cJSON_Delete(j);
+  return ok;
+}
+
+bool policy_resolve(struct policy *p, const char *spec, char *const *sets, int nsets,
+                    char *err, size_t errlen) {
+  policy_defaults(p);
+  if (!spec || !*spec) {
+    snprintf(err, errlen, "empty policy name");
+    return false;
+  }
+  char *copy = xstrdup(spec), *save = NULL;
+  bool ok = true;
+  for (char *tok = strtok_r(copy, "+", &save); tok && ok; tok = strtok_r(NULL, "+", &save))
+    ok = apply_preset(p, tok, 0, err, errlen);
+  free(copy);
+  size_t used = (size_t)snprintf(p->name, sizeof p->name, "%s", spec);
+  for (int i = 0; i < nsets && ok; i++) {
+    char key[128];
+    const char *eq = strchr(sets[i], '=');
+    if (!eq || eq == sets[i] || (size_t)(eq - sets[i]) >= sizeof key) {
+      snprintf(err, errlen, "--set %s: expected KEY=VALUE", sets[i]);
+      return false;
+    }
+    memcpy(key, sets[i], (size_t)(eq - sets[i]));
+    key[eq - sets[i]] = 0;
+    ok = policy_set(p, key, eq + 1, err, errlen);
+    if (used < sizeof p->name)
+      used += (size_t)snprintf(p->name + used, sizeof p->name - used, ",%s", sets[i]);
+  }
+  return ok;
+}
+
+char *policy_to_json(const struct policy *p) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "name", p->name);
+  for (size_t i = 0; i < NKNOBS; i++) {
+    const struct knob *k = &knobs[i];
+    const char *base = (const char *)p + k->offset;
+    char hex[32];
+    switch (k->type) {
+    case KNOB_B: cJSON_AddBoolToObject(o, k->name, *(const bool *)base); break;
+    case KNOB_U: cJSON_AddNumberToObject(o, k->name, *(const unsigned *)base); break;
+    case KNOB_X:
+      snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)*(const uint64_t *)base);
+      cJSON_AddStringToObject(o, k->name, hex);
+      break;
+    case KNOB_E: cJSON_AddStringToObject(o, k->name, choices_for(k->name)[*(const int *)base]); break;
+    }
+  }
+  char *s = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  return s;
+}
+
+const char *const *policy_preset_names(void) { return data_names("policies"); }
+
+void policy_list(FILE *f, bool with_knobs) {
+  fprintf(f, "Policy presets (compose with '+', later ones override: --policy shadowcache+lazydr):\n");
+  for (const char *const *n = policy_preset_names(); *n; n++) {
+    char err[256];
+    cJSON *j = data_load("policies", *n, err, sizeof err);
+    const cJSON *d = j ? cJSON_GetObjectItemCaseSensitive(j, "description") : NULL;
+    fprintf(f, "  %-12s %s\n", *n, cJSON_IsString(d) ? d->valuestring : "");
+    cJSON_Delete(j);
+  }
+  if (!with_knobs) return;
+  fprintf(f, "\nKnobs (override with --set KEY=VALUE; defaults before any preset):\n");
+  for (size_t i = 0; i < NKNOBS; i++)
+    fprintf(f, "  %-20s %-8s %s\n", knobs[i].name, knobs[i].def, knobs[i].desc);
+}

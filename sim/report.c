@@ -1,0 +1,169 @@
+/* Run reports: table, JSON and CSV output of a struct report. */
+#include "report.h"
+#include "util.h"
+
+#include <cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+int report_format_from_name(const char *s) {
+  if (strcmp(s, "table") == 0) return FORMAT_TABLE;
+  if (strcmp(s, "json") == 0) return FORMAT_JSON;
+  if (strcmp(s, "csv") == 0) return FORMAT_CSV;
+  return -1;
+}
+
+static void fill_row(struct report_row *row, const struct stat_row *r, const char *name,
+                     const char *parent, unsigned reason) {
+  snprintf(row->name, sizeof row->name, "%s", name);
+  snprintf(row->parent, sizeof row->parent, "%s", parent);
+  row->reason = reason;
+  row->count = r->count;
+  row->cycles = r->cycles;
+  row->min = r->min;
+  row->max = r->max;
+  row->p5 = stats_percentile(r, 5);
+  row->p50 = stats_percentile(r, 50);
+  row->p95 = stats_percentile(r, 95);
+}
+
+void report_from_stats(struct report *rep, const struct stats *st) {
+  rep->events = st->events;
+  rep->total_exits = st->total_exits;
+  rep->guest_cycles = st->guest_cycles;
+  rep->vmm_cycles = st->vmm_cycles;
+  rep->marks = st->counter[CTR_MARKS];
+  rep->nrows = 0;
+  for (unsigned reason = 0; reason < EXIT_REASON_MAX; reason++) {
+    if (!st->row[reason].count) continue;
+    fill_row(&rep->rows[rep->nrows++], &st->row[reason], exit_reason_name(reason), "", reason);
+    if (reason != EXIT_REASON_CR_ACCESS && reason != EXIT_REASON_DR_ACCESS) continue;
+    unsigned lo = reason == EXIT_REASON_CR_ACCESS ? STAT_CR_BASE : STAT_DR_BASE;
+    unsigned hi = reason == EXIT_REASON_CR_ACCESS ? STAT_DR_BASE : STAT_KEYS;
+    for (unsigned k = lo; k < hi; k++)
+      if (st->row[k].count)
+        fill_row(&rep->rows[rep->nrows++], &st->row[k], stat_key_name(k), exit_reason_name(reason), reason);
+  }
+  rep->ncounters = 0;
+  for (unsigned c = 0; c < CTR_COUNT; c++)
+    rep->counters[rep->ncounters++] = (struct report_counter){ counter_name(c), st->counter[c] };
+}
+
+static double secs(const struct report *rep, uint64_t cycles) {
+  return (double)cycles / (rep->clock_ghz * 1e9);
+}
+static uint64_t avg(uint64_t cycles, uint64_t count) { return count ? (cycles + count / 2) / count : 0; }
+
+static void print_table(FILE *f, const struct report *rep) {
+  uint64_t total = rep->guest_cycles + rep->vmm_cycles;
+  fprintf(f, "trace %s (%s, %u vCPU%s, %s-bit paging), policy %s, cpu %s (%.2f GHz)\n",
+          rep->trace, rep->workload[0] ? rep->workload : "-", rep->vcpus, rep->vcpus == 1 ? "" : "s",
+          rep->paging, rep->policy, rep->cpu, rep->clock_ghz);
+  fprintf(f, "%" PRIu64 " events, %" PRIu64 " VM exits\n\n", rep->events, rep->total_exits);
+  fprintf(f, " %-22s %10s %10s %7s %9s {%8s|%8s|%8s}\n", "VM-EXIT", "count", "secs", "pct%", "avg cyc",
+          "p5", "p50", "p95");
+  for (unsigned i = 0; i < rep->nrows; i++) {
+    const struct report_row *r = &rep->rows[i];
+    char name[40];
+    snprintf(name, sizeof name, "%s%s", r->parent[0] ? "  " : "", r->name);
+    fprintf(f, " %-22s %10" PRIu64 " %10.6f %6.2f%% %9" PRIu64 " {%8" PRIu64 "|%8" PRIu64 "|%8" PRIu64 "}\n",
+            name, r->count, secs(rep, r->cycles), total ? 100.0 * (double)r->cycles / (double)total : 0.0,
+            avg(r->cycles, r->count), r->p5, r->p50, r->p95);
+  }
+  if (!rep->nrows) fprintf(f, " (no VM exits)\n");
+  fprintf(f, "\nTotal exits: %" PRIu64 ", hypervisor time %.6f s\n", rep->total_exits, secs(rep, rep->vmm_cycles));
+  fprintf(f, "cycles: total %" PRIu64 " = guest %" PRIu64 " (%.1f%%) + hypervisor %" PRIu64 " (%.1f%%)",
+          total, rep->guest_cycles, total ? 100.0 * (double)rep->guest_cycles / (double)total : 0.0,
+          rep->vmm_cycles, total ? 100.0 * (double)rep->vmm_cycles / (double)total : 0.0);
+  if (rep->vcpus > 1) fprintf(f, "; elapsed (busiest vCPU) %" PRIu64, rep->elapsed_cycles);
+  fprintf(f, "\n");
+  if (rep->marks) {
+    double per = (double)rep->marks;
+    fprintf(f, "per operation (%" PRIu64 " marks): %.3f exits, %.0f cycles, %.3f us (hypervisor %.3f us)\n",
+            rep->marks, (double)rep->total_exits / per, (double)total / per,
+            secs(rep, total) * 1e6 / per, secs(rep, rep->vmm_cycles) * 1e6 / per);
+  }
+  fprintf(f, "\ncounters:\n");
+  for (unsigned i = 0; i < rep->ncounters; i++)
+    if (rep->counters[i].value) fprintf(f, "  %-24s %" PRIu64 "\n", rep->counters[i].name, rep->counters[i].value);
+}
+
+static cJSON *row_json(const struct report_row *r) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "count", (double)r->count);
+  cJSON_AddNumberToObject(o, "cycles", (double)r->cycles);
+  cJSON_AddNumberToObject(o, "avg", (double)avg(r->cycles, r->count));
+  cJSON_AddNumberToObject(o, "min", (double)r->min);
+  cJSON_AddNumberToObject(o, "p5", (double)r->p5);
+  cJSON_AddNumberToObject(o, "p50", (double)r->p50);
+  cJSON_AddNumberToObject(o, "p95", (double)r->p95);
+  cJSON_AddNumberToObject(o, "max", (double)r->max);
+  return o;
+}
+
+char *report_json(const struct report *rep) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "trace", rep->trace);
+  cJSON_AddStringToObject(o, "workload", rep->workload);
+  cJSON_AddStringToObject(o, "policy", rep->policy);
+  cJSON_AddStringToObject(o, "cpu", rep->cpu);
+  cJSON_AddNumberToObject(o, "clock_ghz", rep->clock_ghz);
+  cJSON_AddNumberToObject(o, "vcpus", rep->vcpus);
+  cJSON_AddNumberToObject(o, "events", (double)rep->events);
+  cJSON_AddNumberToObject(o, "total_exits", (double)rep->total_exits);
+  cJSON *exits = cJSON_AddObjectToObject(o, "exits");
+  cJSON *breakdown = cJSON_AddObjectToObject(o, "breakdown");
+  for (unsigned i = 0; i < rep->nrows; i++) {
+    const struct report_row *r = &rep->rows[i];
+    if (!r->parent[0]) { cJSON_AddItemToObject(exits, r->name, row_json(r)); continue; }
+    cJSON *sub = cJSON_GetObjectItemCaseSensitive(breakdown, r->parent);
+    if (!sub) sub = cJSON_AddObjectToObject(breakdown, r->parent);
+    cJSON_AddItemToObject(sub, r->name, row_json(r));
+  }
+  cJSON *cy = cJSON_AddObjectToObject(o, "cycles");
+  cJSON_AddNumberToObject(cy, "total", (double)(rep->guest_cycles + rep->vmm_cycles));
+  cJSON_AddNumberToObject(cy, "guest", (double)rep->guest_cycles);
+  cJSON_AddNumberToObject(cy, "vmm", (double)rep->vmm_cycles);
+  cJSON_AddNumberToObject(cy, "elapsed", (double)rep->elapsed_cycles);
+  if (rep->marks) {
+    double per = (double)rep->marks, total = (double)(rep->guest_cycles + rep->vmm_cycles);
+    cJSON *op = cJSON_AddObjectToObject(o, "per_op");
+    cJSON_AddNumberToObject(op, "marks", per);
+    cJSON_AddNumberToObject(op, "exits", (double)rep->total_exits / per);
+    cJSON_AddNumberToObject(op, "cycles", total / per);
+    cJSON_AddNumberToObject(op, "us", total / per / (rep->clock_ghz * 1e3));
+  }
+  cJSON *ctr = cJSON_AddObjectToObject(o, "counters");
+  for (unsigned i = 0; i < rep->ncounters; i++)
+    cJSON_AddNumberToObject(ctr, rep->counters[i].name, (double)rep->counters[i].value);
+  char *s = cJSON_Print(o);
+  cJSON_Delete(o);
+  return s;
+}
+
+static void print_csv(FILE *f, const struct report *rep) {
+  fprintf(f, "section,name,parent,count,cycles,avg,min,p5,p50,p95,max\n");
+  for (unsigned i = 0; i < rep->nrows; i++) {
+    const struct report_row *r = &rep->rows[i];
+    fprintf(f, "%s,%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+            r->parent[0] ? "breakdown" : "exit", r->name, r->parent, r->count, r->cycles,
+            avg(r->cycles, r->count), r->min, r->p5, r->p50, r->p95, r->max);
+  }
+  fprintf(f, "total,exits,,%" PRIu64 ",%" PRIu64 ",,,,,,\n", rep->total_exits, rep->vmm_cycles);
+  fprintf(f, "total,guest,,,%" PRIu64 ",,,,,,\n", rep->guest_cycles);
+  fprintf(f, "total,events,,%" PRIu64 ",,,,,,,\n", rep->events);
+  for (unsigned i = 0; i < rep->ncounters; i++)
+    fprintf(f, "counter,%s,,%" PRIu64 ",,,,,,,\n", rep->counters[i].name, rep->counters[i].value);
+}
+
+void report_print(FILE *f, const struct report *rep, enum report_format fmt) {
+  if (fmt == FORMAT_JSON) {
+    char *s = report_json(rep);
+    fprintf(f, "%s\n", s);
+    free(s);
+  } else if (fmt == FORMAT_CSV) {
+    print_csv(f, rep);
+  } else {
+    print_table(f, rep);
+  }
+}

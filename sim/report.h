@@ -1,0 +1,51 @@
+/* Run reports: the table (read like xenalyze --summary), JSON and CSV.  A report
+** is plain data, built from a finished engine or read back from the database,
+** so both print identically. */
+#ifndef VMXSIM_REPORT_H
+#define VMXSIM_REPORT_H
+
+#include <stdbool.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "stats.h"
+
+struct report_row {
+  char name[32];             /* "CR_ACCESS" or a breakdown row ("cr3 write") */
+  char parent[32];           /* "" for a reason, the reason for a breakdown row */
+  unsigned reason;           /* SDM number of the reason (of the parent for a breakdown row) */
+  uint64_t count, cycles, min, p5, p50, p95, max;
+};
+
+struct report_counter {
+  const char *name;          /* static storage (counter_name) */
+  uint64_t value;
+};
+
+struct report {
+  char trace[256];           /* trace file name as given */
+  char workload[64];
+  char trace_hash[65];       /* SHA-256 of the trace file, hex ("" if unknown) */
+  char policy[256];
+  char cpu[64];
+  char paging[8];
+  unsigned vcpus;
+  double clock_ghz;
+  uint64_t events, total_exits, marks;
+  uint64_t guest_cycles, vmm_cycles, elapsed_cycles;
+  unsigned nrows;
+  struct report_row rows[STAT_KEYS];     /* reasons by SDM number, each followed by its breakdown */
+  unsigned ncounters;
+  struct report_counter counters[CTR_COUNT];
+};
+
+enum report_format { FORMAT_TABLE, FORMAT_JSON, FORMAT_CSV };
+int report_format_from_name(const char *s);   /* -1 when unknown */
+
+/* Fills the statistics part of rep from st (identity fields are the caller's). */
+void report_from_stats(struct report *rep, const struct stats *st);
+void report_print(FILE *f, const struct report *rep, enum report_format fmt);
+/* The JSON object as text (caller frees). */
+char *report_json(const struct report *rep);
+
+#endif

@@ -1,0 +1,274 @@
+/* Binary trace files: header, streaming reader and buffered writer (traces/FORMAT.md). */
+#include "trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "vmxsim reads records in place and needs a little-endian host"
+#endif
+
+#define WRITE_BUF_RECORDS 8192
+
+static const char *const event_mnemonics[] = {
+#define X(e, m, d) m,
+  EVENT_TYPES(X)
+#undef X
+};
+static const char *const event_descriptions[] = {
+#define X(e, m, d) d,
+  EVENT_TYPES(X)
+#undef X
+};
+
+const char *event_mnemonic(unsigned type) {
+  return type < EV_COUNT ? event_mnemonics[type] : "?";
+}
+const char *event_describe(unsigned type) {
+  return type < EV_COUNT ? event_descriptions[type] : "unknown event";
+}
+int event_type_from_mnemonic(const char *m) {
+  for (int i = 0; i < EV_COUNT; i++)
+    if (strcmp(event_mnemonics[i], m) == 0) return i;
+  return -1;
+}
+
+const char *paging_name(unsigned paging) {
+  switch (paging) {
+  case PAGING_32: return "32";
+  case PAGING_PAE: return "pae";
+  case PAGING_64: return "64";
+  }
+  return NULL;
+}
+int paging_from_name(const char *s) {
+  if (strcmp(s, "32") == 0) return PAGING_32;
+  if (strcmp(s, "pae") == 0) return PAGING_PAE;
+  if (strcmp(s, "64") == 0) return PAGING_64;
+  return -1;
+}
+
+static uint16_t get16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t get32(const unsigned char *p) { return (uint32_t)get16(p) | (uint32_t)get16(p + 2) << 16; }
+static uint64_t get64(const unsigned char *p) { return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32; }
+static void put16(unsigned char *p, uint16_t v) { p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); }
+static void put32(unsigned char *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
+static void put64(unsigned char *p, uint64_t v) { put32(p, (uint32_t)v); put32(p + 4, (uint32_t)(v >> 32)); }
+
+static int fail(char *err, int rc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, 512, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+/* Header layout (offsets in bytes), see traces/FORMAT.md. */
+enum {
+  H_MAGIC = 0, H_VERSION = 8, H_RECSIZE = 10, H_VCPUS = 12, H_PAGING = 14,
+  H_FLAGS = 15, H_COUNT = 16, H_METALEN = 24, H_RESERVED = 28, H_WORKLOAD = 32
+};
+
+static int parse_header(struct trace_reader *r) {
+  const unsigned char *p = r->map;
+  struct trace_header *h = &r->hdr;
+  if (r->map_len < 8 || memcmp(p, TRACE_MAGIC, 8) != 0)
+    return fail(r->err, TRACE_EFORMAT, "%s: byte 0: not a vmxsim trace (bad magic; "
+                "text traces must first be assembled with 'vmxsim trace asm')", r->path);
+  if (r->map_len < TRACE_HEADER_SIZE)
+    return fail(r->err, TRACE_EFORMAT, "%s: byte %zu: truncated header (%d bytes needed)",
+                r->path, r->map_len, TRACE_HEADER_SIZE);
+  h->version = get16(p + H_VERSION);
+  h->record_size = get16(p + H_RECSIZE);
+  h->vcpu_count = get16(p + H_VCPUS);
+  h->paging = p[H_PAGING];
+  h->event_count = get64(p + H_COUNT);
+  h->metadata_len = get32(p + H_METALEN);
+  memcpy(h->workload, p + H_WORKLOAD, TRACE_WORKLOAD_MAX);
+  h->workload[TRACE_WORKLOAD_MAX] = 0;
+  if (h->version > TRACE_VERSION)
+    return fail(r->err, TRACE_EFORMAT, "%s: byte %d: format version %u is newer than this "
+                "vmxsim understands (%d); upgrade vmxsim", r->path, H_VERSION, h->version, TRACE_VERSION);
+  if (h->version == 0)
+    return fail(r->err, TRACE_EFORMAT, "%s: byte %d: format version 0 is invalid", r->path, H_VERSION);
+  if (h->record_size != sizeof(struct trace_event))
+    return fail(r->err, TRACE_EFORMAT, "%s: byte %d: record size %u, expected %zu",
+                r->path, H_RECSIZE, h->record_size, sizeof(struct trace_event));
+  if (h->vcpu_count == 0 || h->vcpu_count > TRACE_VCPU_MAX)
+    return fail(r->err, TRACE_EFORMAT, "%s: byte %d: vCPU count %u out of range 1..%d",
+                r->path, H_VCPUS, h->vcpu_count, TRACE_VCPU_MAX);
+  if (!paging_name(h->paging))
+    return fail(r->err, TRACE_EFORMAT, "%s: byte %d: unknown paging mode %u (32, 36=pae, 64)",
+                r->path, H_PAGING, h->paging);
+  if (h->metadata_len > TRACE_METADATA_MAX || h->metadata_len > r->map_len - TRACE_HEADER_SIZE)
+    return fail(r->err, TRACE_EFORMAT, "%s: byte %d: metadata length %u exceeds the file "
+                "(%zu bytes) or the %u-byte limit", r->path, H_METALEN, h->metadata_len,
+                r->map_len, TRACE_METADATA_MAX);
+  r->data_off = TRACE_HEADER_SIZE + h->metadata_len;
+  size_t body = r->map_len - r->data_off;
+  if (body % sizeof(struct trace_event) != 0)
+    return fail(r->err, TRACE_EFORMAT, "%s: byte %zu: truncated record (file ends %zu bytes "
+                "into record %zu)", r->path, r->data_off + body / 24 * 24,
+                body % sizeof(struct trace_event), body / sizeof(struct trace_event));
+  if (body / sizeof(struct trace_event) != h->event_count)
+    return fail(r->err, TRACE_EFORMAT, "%s: byte %d: header says %llu records but the file "
+                "holds %zu (truncated or unfinished trace)", r->path, H_COUNT,
+                (unsigned long long)h->event_count, body / sizeof(struct trace_event));
+  h->metadata = malloc(h->metadata_len + 1);
+  if (!h->metadata) return fail(r->err, TRACE_EIO, "%s: out of memory", r->path);
+  memcpy(h->metadata, p + TRACE_HEADER_SIZE, h->metadata_len);
+  h->metadata[h->metadata_len] = 0;
+  return TRACE_OK;
+}
+
+int trace_open(struct trace_reader *r, const char *path) {
+  memset(r, 0, sizeof *r);
+  r->path = path;
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return fail(r->err, TRACE_EIO, "%s: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return fail(r->err, TRACE_EIO, "%s: not a regular file", path);
+  }
+  r->map_len = (size_t)st.st_size;
+  if (r->map_len == 0) {
+    close(fd);
+    return fail(r->err, TRACE_EFORMAT, "%s: byte 0: empty file, not a vmxsim trace", path);
+  }
+  void *m = mmap(NULL, r->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) return fail(r->err, TRACE_EIO, "%s: mmap: %s", path, strerror(errno));
+  r->map = m;
+  madvise(m, r->map_len, MADV_SEQUENTIAL);
+  int rc = parse_header(r);
+  if (rc != TRACE_OK) {
+    munmap(m, r->map_len);
+    r->map = NULL;
+  }
+  return rc;
+}
+
+void trace_close(struct trace_reader *r) {
+  if (r->map) munmap((void *)r->map, r->map_len);
+  free(r->hdr.metadata);
+  r->map = NULL;
+  r->hdr.metadata = NULL;
+}
+
+size_t trace_record_offset(const struct trace_reader *r, uint64_t i) {
+  return r->data_off + (size_t)i * sizeof(struct trace_event);
+}
+
+const struct trace_event *trace_next(struct trace_reader *r) {
+  if (r->next >= r->hdr.event_count) return NULL;
+  /* Records start right after the metadata, at any byte offset: copy one out
+  ** rather than read it in place, which would be a misaligned access. */
+  struct trace_event *ev = &r->cur;
+  memcpy(ev, r->map + trace_record_offset(r, r->next), sizeof *ev);
+  if (ev->type >= EV_COUNT || ev->vcpu >= r->hdr.vcpu_count) {
+    fail(r->err, TRACE_EFORMAT, "%s: byte %zu: record %llu: %s %u", r->path,
+         trace_record_offset(r, r->next), (unsigned long long)r->next,
+         ev->type >= EV_COUNT ? "unknown event type" : "vCPU beyond the header's count",
+         ev->type >= EV_COUNT ? ev->type : ev->vcpu);
+    return NULL;
+  }
+  r->next++;
+  return ev;
+}
+
+int trace_failed(const struct trace_reader *r) { return r->err[0] != 0; }
+void trace_rewind(struct trace_reader *r) { r->next = 0; r->err[0] = 0; }
+
+/* ---- writer ---- */
+
+static void encode_header(const struct trace_header *h, unsigned char *p) {
+  memset(p, 0, TRACE_HEADER_SIZE);
+  memcpy(p + H_MAGIC, TRACE_MAGIC, 8);
+  put16(p + H_VERSION, TRACE_VERSION);
+  put16(p + H_RECSIZE, sizeof(struct trace_event));
+  put16(p + H_VCPUS, h->vcpu_count);
+  p[H_PAGING] = h->paging;
+  put64(p + H_COUNT, h->event_count);
+  put32(p + H_METALEN, h->metadata_len);
+  memcpy(p + H_WORKLOAD, h->workload, strnlen(h->workload, TRACE_WORKLOAD_MAX));
+}
+
+int trace_create(struct trace_writer *w, const char *path, const char *workload,
+                 unsigned vcpu_count, unsigned paging, const char *metadata) {
+  memset(w, 0, sizeof *w);
+  if (vcpu_count == 0 || vcpu_count > TRACE_VCPU_MAX)
+    return fail(w->err, TRACE_EFORMAT, "vCPU count %u out of range 1..%d", vcpu_count, TRACE_VCPU_MAX);
+  if (!paging_name(paging))
+    return fail(w->err, TRACE_EFORMAT, "unknown paging mode %u", paging);
+  size_t mlen = metadata ? strlen(metadata) : 0;
+  if (mlen > TRACE_METADATA_MAX)
+    return fail(w->err, TRACE_EFORMAT, "metadata of %zu bytes exceeds the limit", mlen);
+  w->hdr.vcpu_count = (uint16_t)vcpu_count;
+  w->hdr.paging = (uint8_t)paging;
+  w->hdr.metadata_len = (uint32_t)mlen;
+  snprintf(w->hdr.workload, sizeof w->hdr.workload, "%s", workload ? workload : "");
+  w->path = strdup(path);
+  w->buf = malloc(WRITE_BUF_RECORDS * sizeof *w->buf);
+  if (!w->path || !w->buf) { trace_abort(w); return fail(w->err, TRACE_EIO, "out of memory"); }
+  w->f = fopen(path, "wb");
+  if (!w->f) {
+    int e = errno;
+    free(w->path); free(w->buf); w->path = NULL; w->buf = NULL;
+    return fail(w->err, TRACE_EIO, "%s: %s", path, strerror(e));
+  }
+  unsigned char hb[TRACE_HEADER_SIZE];
+  encode_header(&w->hdr, hb);
+  if (fwrite(hb, 1, sizeof hb, w->f) != sizeof hb || (mlen && fwrite(metadata, 1, mlen, w->f) != mlen)) {
+    trace_abort(w);
+    return fail(w->err, TRACE_EIO, "%s: write failed: %s", path, strerror(errno));
+  }
+  return TRACE_OK;
+}
+
+static int flush_buf(struct trace_writer *w) {
+  if (w->nbuf && fwrite(w->buf, sizeof *w->buf, w->nbuf, w->f) != w->nbuf)
+    return fail(w->err, TRACE_EIO, "%s: write failed: %s", w->path, strerror(errno));
+  w->nbuf = 0;
+  return TRACE_OK;
+}
+
+int trace_write(struct trace_writer *w, const struct trace_event *ev) {
+  if (ev->vcpu >= w->hdr.vcpu_count) {
+    if (ev->vcpu >= TRACE_VCPU_MAX)
+      return fail(w->err, TRACE_EFORMAT, "vCPU %u beyond the limit of %d", ev->vcpu, TRACE_VCPU_MAX);
+    w->hdr.vcpu_count = (uint16_t)(ev->vcpu + 1);   /* the header grows to cover it */
+  }
+  w->buf[w->nbuf++] = *ev;
+  w->hdr.event_count++;
+  return w->nbuf == WRITE_BUF_RECORDS ? flush_buf(w) : TRACE_OK;
+}
+
+int trace_finish(struct trace_writer *w) {
+  unsigned char hb[TRACE_HEADER_SIZE];
+  int rc = flush_buf(w);
+  if (rc == TRACE_OK) {
+    encode_header(&w->hdr, hb);
+    if (fseek(w->f, 0, SEEK_SET) != 0 || fwrite(hb, 1, sizeof hb, w->f) != sizeof hb)
+      rc = fail(w->err, TRACE_EIO, "%s: write failed: %s", w->path, strerror(errno));
+  }
+  if (fclose(w->f) != 0 && rc == TRACE_OK)
+    rc = fail(w->err, TRACE_EIO, "%s: write failed: %s", w->path, strerror(errno));
+  w->f = NULL;
+  if (rc != TRACE_OK) remove(w->path);
+  free(w->path); free(w->buf);
+  w->path = NULL; w->buf = NULL;
+  return rc;
+}
+
+void trace_abort(struct trace_writer *w) {
+  if (w->f) { fclose(w->f); remove(w->path); }
+  free(w->path); free(w->buf);
+  w->f = NULL; w->path = NULL; w->buf = NULL;
+}

@@ -1,0 +1,83 @@
+/* Binary trace files: header, streaming reader and buffered writer (traces/FORMAT.md). */
+#ifndef VMXSIM_TRACE_H
+#define VMXSIM_TRACE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stddef.h>
+#include "event.h"
+
+#define TRACE_MAGIC        "VMXTRACE"
+#define TRACE_VERSION      1
+#define TRACE_HEADER_SIZE  64
+#define TRACE_WORKLOAD_MAX 32          /* bytes, NUL padded, not necessarily terminated */
+#define TRACE_METADATA_MAX (16u << 20) /* refuse absurd metadata lengths */
+#define TRACE_VCPU_MAX     256
+
+/* Guest paging modes, as stored in the header's paging byte. */
+enum paging_mode { PAGING_32 = 32, PAGING_PAE = 36, PAGING_64 = 64 };
+
+/* Parsed header.  The caller owns metadata (malloc'd, NUL terminated). */
+struct trace_header {
+  uint16_t version;
+  uint16_t record_size;
+  uint16_t vcpu_count;
+  uint8_t  paging;                 /* enum paging_mode */
+  uint64_t event_count;
+  char     workload[TRACE_WORKLOAD_MAX + 1];
+  char    *metadata;               /* JSON text, "" when none */
+  uint32_t metadata_len;
+};
+
+/* Error codes shared by the reader and writer. */
+enum trace_rc {
+  TRACE_OK = 0,
+  TRACE_EIO,          /* open/read/write failed: see errno text in msg */
+  TRACE_EFORMAT,      /* not a vmxsim trace or corrupt */
+};
+
+/* Reader: maps the file and copies out one record at a time, so memory use
+** does not grow with trace length (the kernel pages the mapping in and out). */
+struct trace_reader {
+  const char *path;
+  struct trace_header hdr;
+  const unsigned char *map;        /* whole file */
+  size_t map_len;
+  size_t data_off;                 /* byte offset of record 0 */
+  uint64_t next;                   /* index of the next record to return */
+  struct trace_event cur;          /* the record trace_next returned */
+  char err[512];                   /* message of the last failure */
+};
+
+int  trace_open(struct trace_reader *r, const char *path);      /* enum trace_rc */
+void trace_close(struct trace_reader *r);
+/* Next record, or NULL at the end.  Validates type and vCPU; on a bad record
+** returns NULL and sets r->err (check trace_failed()). */
+const struct trace_event *trace_next(struct trace_reader *r);
+int  trace_failed(const struct trace_reader *r);
+void trace_rewind(struct trace_reader *r);
+/* Byte offset of record i, for messages. */
+size_t trace_record_offset(const struct trace_reader *r, uint64_t i);
+
+/* Writer: buffered; the header is rewritten with the final count on close. */
+struct trace_writer {
+  FILE *f;
+  char *path;
+  struct trace_header hdr;
+  struct trace_event *buf;
+  size_t nbuf;
+  char err[512];
+};
+
+/* workload and metadata (JSON text, may be NULL) are copied into the header. */
+int  trace_create(struct trace_writer *w, const char *path, const char *workload,
+                  unsigned vcpu_count, unsigned paging, const char *metadata);
+int  trace_write(struct trace_writer *w, const struct trace_event *ev);
+/* Flushes and finalises; on failure the partial file is removed. */
+int  trace_finish(struct trace_writer *w);
+void trace_abort(struct trace_writer *w);   /* close and remove the file */
+
+const char *paging_name(unsigned paging);   /* "32", "pae", "64" or NULL */
+int paging_from_name(const char *s);        /* -1 when unknown */
+
+#endif

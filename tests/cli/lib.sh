@@ -1,0 +1,42 @@
+# Helpers for CLI tests: each check prints "ok"/"FAIL" with actual beside expected.
+# Sourced by tests/cli/run.sh; every test file runs in its own scratch directory ($T).
+
+check_eq() { # name expected actual
+  if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected: $2" "actual:   $3"; fi
+}
+
+# run CMD...: runs it, capturing $out, $err and $rc
+run() {
+  "$@" >"$T/.out" 2>"$T/.err"
+  rc=$?
+  out=$(cat "$T/.out")
+  err=$(cat "$T/.err")
+  return 0
+}
+
+check_rc() { # name expected-rc   (uses $rc from the last run)
+  if [ "$rc" = "$2" ]; then pass "$1"; else fail "$1" "expected exit code: $2" "actual exit code:   $rc" "stderr: $err"; fi
+}
+
+check_contains() { # name haystack needle
+  case "$2" in
+    *"$3"*) pass "$1" ;;
+    *) fail "$1" "expected to contain: $3" "actual: $2" ;;
+  esac
+}
+
+check_not_contains() { # name haystack needle
+  case "$2" in
+    *"$3"*) fail "$1" "expected not to contain: $3" "actual: $2" ;;
+    *) pass "$1" ;;
+  esac
+}
+
+pass() { PASSED=$((PASSED + 1)); [ -n "$VERBOSE" ] && echo "  ok    $1"; return 0; }
+fail() {
+  FAILED=$((FAILED + 1))
+  echo "  FAIL  $CASE: $1"
+  shift
+  for l in "$@"; do printf '          %s\n' "$l" | head -20; done
+  return 0
+}

@@ -1,0 +1,171 @@
+/* Shared machinery of the workload generators: option parsing, the guest address layout, metadata and fast event emission. */
+#ifndef VMXSIM_GENUTIL_H
+#define VMXSIM_GENUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cJSON.h>
+#include "sim/event.h"
+#include "sim/trace.h"
+
+/* Results of the gen_* functions (the CLI maps them to exit codes). */
+enum gen_rc {
+  GEN_OK = 0,
+  GEN_EINVAL,       /* a parameter is out of range: the message names the option */
+  GEN_EIO,          /* the output could not be written */
+};
+
+/* Every generator caps its task count so that the direct-map regions below
+** never overlap and 32-bit CR3 values stay below 4 GiB. */
+#define GEN_TASKS_MAX    4096u
+#define GEN_DEFAULT_GHZ  2.4
+#define GEN_MAX_GHZ      10.0
+
+/* ---- guest address layout (workloads/README.md, "Address-space conventions") ---- */
+
+/* Kernel text pages (offsets from the kernel text base), one per code path. */
+enum gen_ktext {
+  KTEXT_ENTRY = 0x000000,   /* system call entry/exit (arch/x86/entry) */
+  KTEXT_MM    = 0x040000,   /* TLB flushing (arch/x86/mm/tlb.c) */
+  KTEXT_SCHED = 0x080000,   /* schedule(), try_to_wake_up(), context_switch() */
+  KTEXT_PIPE  = 0x200000,   /* fs/pipe.c: pipe_read(), pipe_write() */
+  KTEXT_UNIX  = 0x600000,   /* net/unix/af_unix.c and skb handling */
+};
+
+struct gen_layout {
+  unsigned paging;          /* enum paging_mode */
+  uint64_t user_code;       /* the workload's loop */
+  uint64_t user_data;       /* buffers: lat_ctx's KB buffer, hackbench's message */
+  uint64_t user_stack;      /* the page holding the loop's locals */
+  uint64_t ktext;           /* kernel text base */
+  uint64_t kdirect;         /* kernel direct map base */
+  uint64_t nr_read, nr_write, nr_getppid;   /* system call numbers */
+  uint64_t cr0, cr4;        /* initial control registers */
+};
+
+void gen_layout_init(struct gen_layout *l, unsigned paging);
+
+/* Distinct, page-aligned, never reused: one address space per pid. */
+static inline uint64_t gen_cr3(unsigned pid) { return 0x10000000ull + (uint64_t)pid * 0x100000; }
+static inline uint64_t gen_ktext(const struct gen_layout *l, enum gen_ktext t) { return l->ktext + t; }
+/* Direct-map pages: a task_struct, the top page of an 8 KB kernel stack, a pipe or socket buffer page. */
+static inline uint64_t gen_task_struct(const struct gen_layout *l, unsigned task) {
+  return l->kdirect + 0x01000000 + (uint64_t)task * 0x1000;
+}
+static inline uint64_t gen_kstack(const struct gen_layout *l, unsigned task) {
+  return l->kdirect + 0x02000000 + (uint64_t)task * 0x2000 + 0x1000;
+}
+static inline uint64_t gen_kbuf(const struct gen_layout *l, unsigned index) {
+  return l->kdirect + 0x04000000 + (uint64_t)index * 0x1000;
+}
+
+/* ---- writing a trace ---- */
+
+struct gen {
+  struct trace_writer w;
+  char *target;             /* the file asked for */
+  char *tmp;                /* written here, renamed over target on success */
+  int rc;                   /* first failure (enum gen_rc); later events are dropped */
+  char *err;
+  size_t errlen;
+};
+
+/* Creates the output with the header and the metadata (serialised and freed
+** here).  Returns GEN_OK or GEN_EIO with the message in err. */
+int gen_open(struct gen *g, const char *path, const char *workload, unsigned vcpus,
+             unsigned paging, cJSON *meta, char *err, size_t errlen);
+/* Finishes the trace and renames it into place; on an earlier failure removes it. */
+int gen_close(struct gen *g);
+
+void gen_write_failed(struct gen *g);
+
+/* Appends one record.  Native cycles live in `run` records; every other record
+** carries 0 (see workloads/README.md), so most callers leave cycles 0. */
+static inline void gen_ev(struct gen *g, unsigned vcpu, unsigned type, unsigned aux,
+                          uint64_t a, uint64_t b, uint32_t cycles) {
+  struct trace_event ev = { (uint8_t)type, (uint8_t)aux, (uint16_t)vcpu, cycles, a, b };
+  if (g->rc == GEN_OK && trace_write(&g->w, &ev) != TRACE_OK) gen_write_failed(g);
+}
+
+/* `run N`, split into several records when N exceeds a record's 32 bits. */
+void gen_run(struct gen *g, unsigned vcpu, uint64_t cycles);
+
+static inline void gen_touch(struct gen *g, unsigned vcpu, uint64_t va, uint64_t pages, bool write) {
+  if (pages) gen_ev(g, vcpu, EV_TOUCH, write ? TOUCH_AUX_WRITE : 0, va, pages, 0);
+}
+static inline void gen_cr3w(struct gen *g, unsigned vcpu, uint64_t cr3) {
+  gen_ev(g, vcpu, EV_CR_WRITE, 3, cr3, 0, 0);
+}
+
+/* A mark label packed as the record stores it (bytes little-endian in a, then b). */
+struct gen_label { uint64_t a, b; };
+struct gen_label gen_label_make(const char *text);
+static inline void gen_mark(struct gen *g, unsigned vcpu, struct gen_label l) {
+  gen_ev(g, vcpu, EV_MARK, 0, l.a, l.b, 0);
+}
+
+/* @init CR0, CR3, CR4 for vCPUs 0..nvcpu-1. */
+void gen_init_vcpus(struct gen *g, const struct gen_layout *l, unsigned nvcpu, uint64_t cr3);
+
+/* ---- native time ---- */
+
+/* Microseconds at the given clock to whole cycles (round to nearest). */
+uint64_t gen_us_to_cycles(double us, double ghz);
+/* Piecewise-linear interpolation through (xs[i], ys[i]), xs ascending; held
+** constant outside [xs[0], xs[n-1]]. */
+double gen_interp(const double *xs, const double *ys, size_t n, double x);
+
+/* Deterministic pseudo-random numbers (splitmix64) for optional jitter. */
+static inline uint64_t gen_random(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* ---- metadata ---- */
+
+/* {"generator": name, "model_version": v, ...}; the caller adds parameters. */
+cJSON *gen_meta_new(const char *generator, int model_version);
+void gen_meta_num(cJSON *meta, const char *key, double value);
+void gen_meta_str(cJSON *meta, const char *key, const char *value);
+void gen_meta_sources(cJSON *meta, const char *const *sources);   /* NULL-terminated */
+
+/* ---- validation helpers (messages name the option, as the CLI spells it) ---- */
+
+bool gen_check_range(char *err, size_t errlen, const char *opt, uint64_t v, uint64_t lo, uint64_t hi);
+bool gen_check_ghz(char *err, size_t errlen, double ghz);
+bool gen_check_paging(char *err, size_t errlen, unsigned paging);
+void gen_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- command-line options ---- */
+
+enum gen_opt_kind {
+  GO_UINT,      /* uint64_t *: whole number */
+  GO_DOUBLE,    /* double *: positive number */
+  GO_CHOICE,    /* int *: index into choices */
+  GO_PAGING,    /* unsigned *: 32 | pae | 64 */
+  GO_FLAG,      /* bool *: present or not */
+  GO_STRING,    /* const char **: any text (the output file) */
+};
+
+struct gen_opt {
+  const char *name;               /* "--procs" */
+  const char *short_name;         /* "-o", or NULL */
+  enum gen_opt_kind kind;
+  void *dest;
+  const char *const *choices;     /* GO_CHOICE: NULL-terminated */
+  bool required;
+};
+
+#define GEN_PARSE_HELP (-1)
+/* Parses argv[1..] (argv[0] is the generator name) against opts (ended by a
+** zero entry).  Returns 0; GEN_PARSE_HELP after printing usage to stdout; or
+** EXIT_USAGE after printing an error naming the option. */
+int gen_parse_args(int argc, char **argv, const struct gen_opt *opts, const char *usage);
+
+/* Maps a gen_* result to the process exit code, printing err when it failed. */
+int gen_exit_code(const char *generator, int rc, const char *err);
+
+#endif
