@@ -1,0 +1,49 @@
+#!/bin/sh
+# `make bench`: events/s per policy on large generated traces, beside a raw
+# sequential read of the same file in the same run, plus generator speed.
+# Speed goals (issues): >= 100 M events/s for a policy without MMU work,
+# >= 25 M events/s for shadowcache on lat_ctx, >= 50 M events/s generated.
+set -eu
+VMXSIM=${1:-./vmxsim}
+DIR=${BENCH_DIR:-bench}
+EVENTS=${BENCH_EVENTS:-50000000}
+mkdir -p "$DIR"
+
+now() { date +%s.%N; }
+rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { t = b - a; printf "%8.1f M events/s  (%.2f s)", n / t / 1e6, t }'; }
+rss() { # max resident set size of a command, in MiB, where GNU time exists
+  if [ -x /usr/bin/time ]; then /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1 | awk '{ printf "%.0f MiB", $1 / 1024 }'; else echo "n/a"; fi
+}
+count() { "$VMXSIM" trace info "$1" --format json | sed -n 's/.*"events":[^0-9]*\([0-9]*\).*/\1/p' | head -1; }
+
+bench_trace() { # name, generator args...
+  name=$1; shift
+  f="$DIR/$name.bin"
+  t0=$(now); "$VMXSIM" gen "$@" -o "$f"; t1=$(now)
+  n=$(count "$f")
+  echo "trace $name: $n events ($(du -h "$f" | cut -f1)); generated at $(rate "$n" "$t0" "$t1")"
+  t0=$(now); cat "$f" > /dev/null; t1=$(now)
+  echo "  raw read (cat)             $(rate "$n" "$t0" "$t1")"
+  t0=$(now); "$VMXSIM" trace info "$f" > /dev/null; t1=$(now)
+  echo "  record scan (trace info)   $(rate "$n" "$t0" "$t1")"
+}
+
+bench_policy() { # trace name, policy
+  f="$DIR/$1.bin"
+  n=$(count "$f")
+  t0=$(now); "$VMXSIM" --policy "$2" --no-db --quiet --format csv "$f" > /dev/null; t1=$(now)
+  printf '  %-24s %s  max RSS %s\n' "$2" "$(rate "$n" "$t0" "$t1")" "$(rss "$VMXSIM" --policy "$2" --no-db --quiet "$f")"
+}
+
+# System calls under EPT: no MMU work beyond the TLB, so the loop itself is measured.
+per=$((EVENTS / 6 + 1))
+bench_trace syscalls syscalls --count "$per" --mode hvm
+for p in ept shadowcache; do bench_policy syscalls "$p"; done
+# lat_ctx: the shadow policies with MMU work on every switch.
+bench_trace lat_ctx lat_ctx --procs 8 --size 0 --iters $((EVENTS / 8 / 20 + 1))
+for p in nocache shadowcache cr3cache prevroots ept; do bench_policy lat_ctx "$p"; done
+# memory must not grow with trace length: the same policy on a trace 1/10 as long
+bench_trace lat_ctx_small lat_ctx --procs 8 --size 0 --iters $((EVENTS / 8 / 200 + 1))
+bench_policy lat_ctx_small shadowcache
+if [ -x scripts/bench-import.sh ]; then scripts/bench-import.sh "$VMXSIM" "$DIR"; fi
+rm -f "$DIR"/*.bin

@@ -1,0 +1,405 @@
+/* Unit tests of the MMU models: shadow pool, roots, CR3 cache, flooding, EPT. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "models/mmu/gpt.h"
+#include "models/mmu/spt.h"
+#include "models/mmu/tlb.h"
+#include "sim/engine.h"
+
+#define KERNEL_TEXT 0xffffffff81000000ull
+#define USER_CODE   0x400000ull
+
+/* ---- a tiny VM driven by hand-made events ---- */
+
+struct vm {
+  struct policy pol;
+  struct profile prof;
+  struct engine e;
+};
+
+static void vm_start(struct vm *vm, const char *policy, const char *const *sets, int nsets, unsigned paging) {
+  char err[512];
+  assert_true(policy_resolve(&vm->pol, policy, (char *const *)sets, nsets, err, sizeof err));
+  assert_true(profile_load(&vm->prof, "core2-2007", err, sizeof err));
+  assert_true(engine_init(&vm->e, &vm->pol, &vm->prof, 1, paging, err, sizeof err));
+}
+
+static void vm_stop(struct vm *vm) {
+  engine_free(&vm->e);
+  profile_free(&vm->prof);
+}
+
+static void ev(struct vm *vm, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
+  struct trace_event e = { .type = (uint8_t)type, .aux = (uint8_t)aux, .a = a, .b = b };
+  engine_step(&vm->e, &e);
+}
+
+static void init_cr3(struct vm *vm, uint64_t cr3) { ev(vm, EV_INIT, 3, cr3, 0); }
+static void cr3w(struct vm *vm, uint64_t cr3) { ev(vm, EV_CR_WRITE, 3, cr3, 0); }
+static void touch(struct vm *vm, uint64_t va, uint64_t pages) { ev(vm, EV_TOUCH, 0, va, pages); }
+static uint64_t ctr(const struct vm *vm, enum counter c) { return vm->e.st.counter[c]; }
+static uint64_t exits(const struct vm *vm, unsigned reason) { return vm->e.st.row[reason].count; }
+static uint64_t cr3_exits(const struct vm *vm) { return vm->e.st.row[STAT_CR_BASE + CRSUB_CR3W].count; }
+
+static uint64_t space(unsigned i) { return 0x10000000ull + (uint64_t)i * 0x100000; }
+
+/* ---- geometry ---- */
+
+static void kernel_tables_are_shared_and_user_tables_private(void **state) {
+  (void)state;
+  struct gpt_key a = gpt_table_of(PAGING_64, space(1), KERNEL_TEXT, 1);
+  struct gpt_key b = gpt_table_of(PAGING_64, space(2), KERNEL_TEXT, 1);
+  struct gpt_key c = gpt_table_of(PAGING_64, space(1), USER_CODE, 1);
+  struct gpt_key d = gpt_table_of(PAGING_64, space(2), USER_CODE, 1);
+  assert_true(gpt_key_eq(&a, &b));
+  assert_false(gpt_key_eq(&c, &d));
+  struct gpt_key r1 = gpt_table_of(PAGING_64, space(1), KERNEL_TEXT, 4);
+  struct gpt_key r2 = gpt_table_of(PAGING_64, space(2), KERNEL_TEXT, 4);
+  assert_false(gpt_key_eq(&r1, &r2));          /* every address space has its own root */
+  assert_true(gpt_is_kernel(PAGING_32, 0xc0100000));
+  assert_false(gpt_is_kernel(PAGING_32, 0xbfff0000));
+}
+
+static void paging_modes_have_their_levels_and_roots(void **state) {
+  (void)state;
+  assert_int_equal(gpt_shadow_levels(PAGING_64), 4);
+  assert_int_equal(gpt_guest_levels(PAGING_64), 4);
+  assert_int_equal(gpt_guest_levels(PAGING_PAE), 3);
+  assert_int_equal(gpt_guest_levels(PAGING_32), 2);
+  assert_int_equal(gpt_roots(PAGING_64), 1);
+  assert_int_equal(gpt_roots(PAGING_32), 4);
+  /* a 32-bit guest page table (4 MiB) is shadowed by two pages: quadrant = va[21] */
+  struct gpt_step lo[GPT_MAX_LEVELS], hi[GPT_MAX_LEVELS];
+  gpt_walk(PAGING_32, space(1), 0x00400000, lo);
+  gpt_walk(PAGING_32, space(1), 0x00600000, hi);
+  assert_true(gpt_key_eq(&lo[1].gkey, &hi[1].gkey));
+  assert_int_equal(lo[1].quadrant, 0);
+  assert_int_equal(hi[1].quadrant, 1);
+}
+
+/* ---- the pool ---- */
+
+static struct gpt_key key(uint64_t i) { return (struct gpt_key){ .owner = 1, .index = i, .level = 1 }; }
+
+static uint32_t evicted[64];
+static unsigned nevicted;
+static void record_evict(void *arg, struct spt_pool *p, uint32_t slot) {
+  (void)arg;
+  evicted[nevicted++] = (uint32_t)p->page[slot].gkey.index;
+}
+
+static void pool_evicts_oldest_allocation_first(void **state) {
+  (void)state;
+  struct spt_pool p;
+  nevicted = 0;
+  spt_init(&p, 4, false, false, 0, 0, record_evict, NULL);
+  for (uint64_t i = 0; i < 4; i++) spt_alloc(&p, &(struct gpt_key){ key(i).owner, i, 1 }, 1, 0);
+  spt_touch(&p, spt_find(&p, &(struct gpt_key){ 1, 0, 1 }, 1, 0));   /* FIFO: use does not matter */
+  for (uint64_t i = 4; i < 7; i++) {
+    spt_reserve(&p, 1);
+    assert_int_not_equal(spt_alloc(&p, &(struct gpt_key){ 1, i, 1 }, 1, 0), SPT_NONE);
+  }
+  assert_int_equal(p.used, 4);
+  assert_int_equal(nevicted, 3);
+  assert_int_equal(evicted[0], 0);
+  assert_int_equal(evicted[1], 1);
+  assert_int_equal(evicted[2], 2);
+  spt_destroy(&p);
+}
+
+static void lru_pool_keeps_recently_used_pages(void **state) {
+  (void)state;
+  struct spt_pool p;
+  nevicted = 0;
+  spt_init(&p, 3, true, false, 0, 0, record_evict, NULL);
+  for (uint64_t i = 0; i < 3; i++) spt_alloc(&p, &(struct gpt_key){ 1, i, 1 }, 1, 0);
+  spt_touch(&p, spt_find(&p, &(struct gpt_key){ 1, 0, 1 }, 1, 0));
+  spt_reserve(&p, 1);
+  spt_alloc(&p, &(struct gpt_key){ 1, 3, 1 }, 1, 0);
+  assert_int_equal(nevicted, 1);
+  assert_int_equal(evicted[0], 1);
+  spt_destroy(&p);
+}
+
+static void pinned_pages_are_never_evicted(void **state) {
+  (void)state;
+  struct spt_pool p;
+  nevicted = 0;
+  spt_init(&p, 3, false, false, 0, 0, record_evict, NULL);
+  uint32_t root = spt_alloc(&p, &(struct gpt_key){ 1, 0, 4 }, 4, 0);
+  p.page[root].pins = 1;
+  for (uint64_t i = 1; i < 10; i++) {
+    spt_reserve(&p, 1);
+    spt_alloc(&p, &(struct gpt_key){ 1, i, 1 }, 1, 0);
+  }
+  assert_int_not_equal(spt_find(&p, &(struct gpt_key){ 1, 0, 4 }, 4, 0), SPT_NONE);
+  for (unsigned i = 0; i < nevicted; i++) assert_int_not_equal(evicted[i], 0);
+  spt_destroy(&p);
+}
+
+static void refill_zaps_until_high_water_mark(void **state) {
+  (void)state;
+  struct spt_pool p;
+  nevicted = 0;
+  spt_init(&p, 40, false, true, 5, 25, record_evict, NULL);
+  for (uint64_t i = 0; i < 36; i++) { spt_reserve(&p, 1); spt_alloc(&p, &(struct gpt_key){ 1, i, 1 }, 1, 0); }
+  assert_int_equal(nevicted, 0);               /* 4 free: below 5 only now */
+  spt_reserve(&p, 1);
+  assert_int_equal(p.cap - p.used, 25);        /* 2007 KVM: zap oldest until 25 free */
+  assert_int_equal(nevicted, 21);
+  assert_int_equal(evicted[0], 0);
+  spt_destroy(&p);
+}
+
+static void a_link_to_a_reused_slot_is_absent(void **state) {
+  (void)state;
+  struct spt_pool p;
+  spt_init(&p, 4, false, false, 0, 0, NULL, NULL);
+  uint32_t parent = spt_alloc(&p, &(struct gpt_key){ 1, 0, 2 }, 2, 0);
+  uint32_t child = spt_alloc(&p, &(struct gpt_key){ 1, 0, 1 }, 1, 0);
+  spt_link(&p, parent, 7, child);
+  assert_true(spt_linked(&p, parent, 7, child));
+  spt_free(&p, child);
+  uint32_t again = spt_alloc(&p, &(struct gpt_key){ 1, 9, 1 }, 1, 0);
+  assert_int_equal(again, child);              /* same slot, new page */
+  assert_false(spt_linked(&p, parent, 7, again));
+  spt_destroy(&p);
+}
+
+/* ---- policies on small traces ---- */
+
+static void second_touch_of_a_page_costs_nothing_extra(void **state) {
+  (void)state;
+  struct vm vm;
+  vm_start(&vm, "shadowcache", NULL, 0, PAGING_64);
+  init_cr3(&vm, space(1));
+  touch(&vm, USER_CODE, 1);
+  uint64_t faults = ctr(&vm, CTR_SHADOW_FAULTS), allocs = ctr(&vm, CTR_SHADOW_ALLOCATED);
+  assert_int_equal(faults, 1);
+  assert_int_equal(allocs, 4);                 /* root, L3, L2, L1 */
+  touch(&vm, USER_CODE, 1);
+  assert_int_equal(ctr(&vm, CTR_SHADOW_FAULTS), faults);
+  assert_int_equal(ctr(&vm, CTR_SHADOW_ALLOCATED), allocs);
+  vm_stop(&vm);
+}
+
+static void shared_kernel_tables_are_shadowed_once(void **state) {
+  (void)state;
+  struct vm vm;
+  vm_start(&vm, "shadowcache", NULL, 0, PAGING_64);
+  init_cr3(&vm, space(0));
+  touch(&vm, KERNEL_TEXT, 1);
+  assert_int_equal(ctr(&vm, CTR_SHADOW_ALLOCATED), 4);
+  for (unsigned i = 1; i <= 5; i++) {
+    cr3w(&vm, space(i));
+    touch(&vm, KERNEL_TEXT, 1);
+  }
+  /* each new address space adds its root only; kernel L3-L1 stay shared */
+  assert_int_equal(ctr(&vm, CTR_SHADOW_ALLOCATED), 4 + 5);
+  assert_int_equal(ctr(&vm, CTR_SHADOW_FAULTS), 1 + 5);   /* one fault per root to link the shared L3 */
+  vm_stop(&vm);
+}
+
+static void nocache_discards_everything_on_each_switch(void **state) {
+  (void)state;
+  struct vm vm;
+  vm_start(&vm, "nocache", NULL, 0, PAGING_64);
+  init_cr3(&vm, space(0));
+  touch(&vm, KERNEL_TEXT, 2);
+  touch(&vm, USER_CODE, 1);
+  uint64_t allocs = ctr(&vm, CTR_SHADOW_ALLOCATED);
+  for (unsigned i = 0; i < 4; i++) {
+    cr3w(&vm, space(i % 2 ? 0 : 1));
+    assert_int_equal(vm.e.mmu ? ctr(&vm, CTR_SHADOW_ZAPPED) : 0, allocs + (uint64_t)i * allocs);
+    touch(&vm, KERNEL_TEXT, 2);
+    touch(&vm, USER_CODE, 1);
+  }
+  assert_int_equal(ctr(&vm, CTR_SHADOW_FAULTS), 5 * 3);
+  assert_int_equal(ctr(&vm, CTR_ROOT_HITS), 0);
+  vm_stop(&vm);
+}
+
+static void shadowcache_keeps_pages_across_switches(void **state) {
+  (void)state;
+  struct vm vm;
+  vm_start(&vm, "shadowcache", NULL, 0, PAGING_64);
+  init_cr3(&vm, space(0));
+  for (unsigned i = 0; i < 10; i++) {
+    cr3w(&vm, space(i % 2));
+    touch(&vm, KERNEL_TEXT, 2);
+    touch(&vm, USER_CODE, 1);
+  }
+  assert_int_equal(ctr(&vm, CTR_SHADOW_ZAPPED), 0);
+  assert_int_equal(cr3_exits(&vm), 10);
+  /* roots load lazily at the first entry that needs them, so the first
+  ** switch to each address space builds its root */
+  assert_int_equal(ctr(&vm, CTR_ROOT_MISSES), 2);
+  assert_int_equal(ctr(&vm, CTR_ROOT_HITS), 8);
+  vm_stop(&vm);
+}
+
+static void cycle(struct vm *vm, unsigned n, unsigned switches) {
+  for (unsigned i = 0; i < switches; i++) {
+    cr3w(vm, space(i % n));
+    touch(vm, USER_CODE, 1);
+  }
+}
+
+static void cr3_cache_of_four_removes_switch_exits_for_up_to_four_spaces(void **state) {
+  (void)state;
+  for (unsigned n = 1; n <= 6; n++) {
+    struct vm vm;
+    vm_start(&vm, "cr3cache", NULL, 0, PAGING_64);
+    init_cr3(&vm, space(100));
+    cycle(&vm, n, 4 * n);                          /* warm-up */
+    uint64_t before = cr3_exits(&vm);
+    cycle(&vm, n, 8 * n);
+    uint64_t steady = cr3_exits(&vm) - before;
+    print_message("%u address spaces: %llu CR3 exits in %u switches after warm-up (expected %u)\n", n,
+                  (unsigned long long)steady, 8 * n, n <= 4 ? 0 : 8 * n);
+    /* round-robin replacement: N <= 4 all hit; N > 4 every switch misses */
+    assert_int_equal(steady, n <= 4 ? 0 : 8 * n);
+    vm_stop(&vm);
+  }
+}
+
+static void shadowcache_exits_on_every_cr3_write_and_ept_on_none(void **state) {
+  (void)state;
+  struct vm vm;
+  vm_start(&vm, "shadowcache", NULL, 0, PAGING_64);
+  init_cr3(&vm, space(0));
+  cycle(&vm, 3, 30);
+  assert_int_equal(cr3_exits(&vm), 30);
+  vm_stop(&vm);
+  vm_start(&vm, "ept", NULL, 0, PAGING_64);
+  init_cr3(&vm, space(0));
+  cycle(&vm, 3, 30);
+  assert_int_equal(cr3_exits(&vm), 0);
+  assert_int_equal(exits(&vm, EXIT_REASON_EXCEPTION_NMI), 0);
+  /* first touch of each guest-physical page (3 data pages + their table pages) */
+  assert_true(ctr(&vm, CTR_EPT_VIOLATIONS) > 0);
+  uint64_t v = ctr(&vm, CTR_EPT_VIOLATIONS);
+  cycle(&vm, 3, 30);
+  assert_int_equal(ctr(&vm, CTR_EPT_VIOLATIONS), v);
+  vm_stop(&vm);
+}
+
+static void prevroots_serves_recent_spaces_from_its_cache(void **state) {
+  (void)state;
+  struct vm vm;
+  vm_start(&vm, "prevroots", NULL, 0, PAGING_64);
+  init_cr3(&vm, space(0));
+  cycle(&vm, 4, 40);                               /* current + 3 previous cover 4 spaces */
+  assert_int_equal(cr3_exits(&vm), 40);            /* CR3 writes still exit */
+  assert_int_equal(ctr(&vm, CTR_ROOT_MISSES), 4);  /* the first switch to each space */
+  assert_int_equal(ctr(&vm, CTR_PREV_ROOT_HITS), 40 - 4);
+  vm_stop(&vm);
+}
+
+static void repeated_page_table_writes_zap_the_page(void **state) {
+  (void)state;
+  struct vm vm;
+  vm_start(&vm, "cr3cache", NULL, 0, PAGING_64);
+  init_cr3(&vm, space(0));
+  cycle(&vm, 2, 4);
+  touch(&vm, USER_CODE, 1);
+  uint64_t clears = ctr(&vm, CTR_CR3_CACHE_CLEARS);
+  for (int i = 0; i < 3; i++) ev(&vm, EV_PTWRITE, 1, USER_CODE, 0);
+  assert_int_equal(ctr(&vm, CTR_PTE_WRITES_EMULATED), 3);
+  assert_int_equal(exits(&vm, EXIT_REASON_EXCEPTION_NMI), ctr(&vm, CTR_SHADOW_FAULTS) + 3);
+  assert_int_equal(ctr(&vm, CTR_FLOOD_ZAPS), 1);
+  assert_int_equal(ctr(&vm, CTR_CR3_CACHE_CLEARS), clears + 1);
+  ev(&vm, EV_PTWRITE, 1, USER_CODE, 0);            /* no longer shadowed: a plain write */
+  assert_int_equal(ctr(&vm, CTR_PTE_WRITES_EMULATED), 3);
+  uint64_t faults = ctr(&vm, CTR_SHADOW_FAULTS);
+  touch(&vm, USER_CODE, 1);          /* the exits flushed the TLB and the table is no longer shadowed */
+  assert_int_equal(ctr(&vm, CTR_SHADOW_FAULTS), faults + 1);
+  touch(&vm, USER_CODE, 1);          /* shadowed again: no fault */
+  assert_int_equal(ctr(&vm, CTR_SHADOW_FAULTS), faults + 1);
+  ev(&vm, EV_INVLPG, 0, USER_CODE, 0);   /* KVM drops the shadow leaf entry */
+  touch(&vm, USER_CODE, 1);
+  assert_int_equal(ctr(&vm, CTR_SHADOW_FAULTS), faults + 2);
+  vm_stop(&vm);
+}
+
+static void small_pool_evicts_but_never_the_current_root(void **state) {
+  (void)state;
+  const char *sets[] = { "shadow_pages_max=8", "shadow_refill=false" };
+  struct vm vm;
+  vm_start(&vm, "shadowcache", sets, 2, PAGING_64);
+  init_cr3(&vm, space(0));
+  for (unsigned i = 0; i < 64; i++) touch(&vm, USER_CODE + ((uint64_t)i << 21), 1);   /* a new L1 each */
+  assert_true(ctr(&vm, CTR_SHADOW_EVICTED) > 0);
+  assert_true(vm.e.mmu != NULL);
+  touch(&vm, USER_CODE, 1);
+  assert_int_equal(ctr(&vm, CTR_ROOT_MISSES), 0);
+  vm_stop(&vm);
+}
+
+static void counters_are_deterministic(void **state) {
+  (void)state;
+  uint64_t first[CTR_COUNT], vmm = 0;
+  for (int run = 0; run < 2; run++) {
+    struct vm vm;
+    vm_start(&vm, "shadowcache", NULL, 0, PAGING_32);
+    init_cr3(&vm, space(0));
+    for (unsigned i = 0; i < 200; i++) {
+      cr3w(&vm, space(i % 7));
+      touch(&vm, 0xc1000000 + ((uint64_t)(i % 13) << 12), 1);
+      touch(&vm, 0x08048000 + ((uint64_t)(i % 5) << 22), 3);
+    }
+    if (run == 0) { memcpy(first, vm.e.st.counter, sizeof first); vmm = vm.e.st.vmm_cycles; }
+    else {
+      assert_memory_equal(first, vm.e.st.counter, sizeof first);
+      assert_int_equal(vmm, vm.e.st.vmm_cycles);
+    }
+    vm_stop(&vm);
+  }
+}
+
+static void vm_transitions_flush_the_tlb_unless_vpid(void **state) {
+  (void)state;
+  struct tlb t;
+  tlb_init(&t, 64);
+  assert_int_equal(tlb_access(&t, 0x1000, 1, false), TLB_MISS_NATIVE);
+  assert_int_equal(tlb_access(&t, 0x1000, 1, false), TLB_HIT);
+  tlb_flush_vm(&t);
+  assert_int_equal(tlb_access(&t, 0x1000, 1, false), TLB_MISS_VIRT);
+  assert_int_equal(tlb_access(&t, KERNEL_TEXT, 1, true), TLB_MISS_NATIVE);
+  tlb_flush_nonglobal(&t);
+  assert_int_equal(tlb_access(&t, KERNEL_TEXT, 2, true), TLB_HIT);     /* global survives CR3 writes */
+  assert_int_equal(tlb_access(&t, 0x1000, 1, false), TLB_MISS_NATIVE);
+  tlb_flush_all(&t);
+  assert_int_equal(tlb_access(&t, KERNEL_TEXT, 2, true), TLB_MISS_NATIVE);
+  tlb_free(&t);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(kernel_tables_are_shared_and_user_tables_private),
+    cmocka_unit_test(paging_modes_have_their_levels_and_roots),
+    cmocka_unit_test(pool_evicts_oldest_allocation_first),
+    cmocka_unit_test(lru_pool_keeps_recently_used_pages),
+    cmocka_unit_test(pinned_pages_are_never_evicted),
+    cmocka_unit_test(refill_zaps_until_high_water_mark),
+    cmocka_unit_test(a_link_to_a_reused_slot_is_absent),
+    cmocka_unit_test(second_touch_of_a_page_costs_nothing_extra),
+    cmocka_unit_test(shared_kernel_tables_are_shadowed_once),
+    cmocka_unit_test(nocache_discards_everything_on_each_switch),
+    cmocka_unit_test(shadowcache_keeps_pages_across_switches),
+    cmocka_unit_test(cr3_cache_of_four_removes_switch_exits_for_up_to_four_spaces),
+    cmocka_unit_test(shadowcache_exits_on_every_cr3_write_and_ept_on_none),
+    cmocka_unit_test(prevroots_serves_recent_spaces_from_its_cache),
+    cmocka_unit_test(repeated_page_table_writes_zap_the_page),
+    cmocka_unit_test(small_pool_evicts_but_never_the_current_root),
+    cmocka_unit_test(counters_are_deterministic),
+    cmocka_unit_test(vm_transitions_flush_the_tlb_unless_vpid),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
