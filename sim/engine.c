@@ -150,8 +150,10 @@ void engine_step(struct engine *e, const struct trace_event *ev) {
   struct exit_decision d = vmx_decide(&v->vmx, &op);
   e->last.decision = d;
   if (op.type == EV_CR_WRITE && op.aux == 3) count_cr3_target(e, v, &d);
+  uint64_t mismatches = v->dr_mismatches;
   if (d.exits) exit_event(e, v, &op, &d);
   else no_exit_event(e, v, &op, ev->a);
+  e->st.counter[CTR_DR_MISMATCHES] += v->dr_mismatches - mismatches;
 }
 
 bool engine_run(struct engine *e, struct trace_reader *r, bool (*progress)(struct engine *, void *), void *arg) {

@@ -54,6 +54,27 @@ static double secs(const struct report *rep, uint64_t cycles) {
 }
 static uint64_t avg(uint64_t cycles, uint64_t count) { return count ? (cycles + count / 2) / count : 0; }
 
+/* The MMU counters run from shadow_pages_allocated to tlb_misses_virt. */
+static bool mmu_counter(const char *name) {
+  int lo = -1, hi = -1, at = -1;
+  for (unsigned c = 0; c < CTR_COUNT; c++) {
+    if (c == CTR_SHADOW_ALLOCATED) lo = (int)c;
+    if (c == CTR_TLB_MISSES_VIRT) hi = (int)c;
+    if (!strcmp(counter_name(c), name)) at = (int)c;
+  }
+  return at >= lo && at <= hi;
+}
+
+static void print_counters(FILE *f, const struct report *rep, const char *title, bool mmu) {
+  bool any = false;
+  for (unsigned i = 0; i < rep->ncounters; i++) {
+    if (!rep->counters[i].value || mmu_counter(rep->counters[i].name) != mmu) continue;
+    if (!any) fprintf(f, "\n%s:\n", title);
+    any = true;
+    fprintf(f, "  %-24s %" PRIu64 "\n", rep->counters[i].name, rep->counters[i].value);
+  }
+}
+
 static void print_table(FILE *f, const struct report *rep) {
   uint64_t total = rep->guest_cycles + rep->vmm_cycles;
   fprintf(f, "trace %s (%s, %u vCPU%s, %s-bit paging), policy %s, cpu %s (%.2f GHz)\n",
@@ -83,9 +104,8 @@ static void print_table(FILE *f, const struct report *rep) {
             rep->marks, (double)rep->total_exits / per, (double)total / per,
             secs(rep, total) * 1e6 / per, secs(rep, rep->vmm_cycles) * 1e6 / per);
   }
-  fprintf(f, "\ncounters:\n");
-  for (unsigned i = 0; i < rep->ncounters; i++)
-    if (rep->counters[i].value) fprintf(f, "  %-24s %" PRIu64 "\n", rep->counters[i].name, rep->counters[i].value);
+  print_counters(f, rep, "MMU", true);
+  print_counters(f, rep, "other counters", false);
 }
 
 static cJSON *row_json(const struct report_row *r) {

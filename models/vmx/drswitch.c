@@ -9,16 +9,20 @@ static const unsigned switched[] = { 0, 1, 2, 3, 6 };
 
 void dr_hw_exit(struct vcpu *v) {
   struct vmcs *c = &v->vmx.vmcs;
-  if (save_debug_controls(c)) {          /* SDM 28.3.1: save DR7 before loading 0x400 */
+  if (save_debug_controls(c)) {          /* SDM 28.3.1: save DR7 and DEBUGCTL first */
     vmcs_poke(c, VMCS_GUEST_DR7, v->hw_dr[7]);
+    vmcs_poke(c, VMCS_GUEST_IA32_DEBUGCTL, v->hw_debugctl);
     v->guest_dr[7] = v->hw_dr[7];
   }
   v->hw_dr[7] = DR7_RESET;               /* SDM 28.3.1: every VM exit loads DR7 = 0x400 */
+  v->hw_debugctl = 0;                    /* ... and IA32_DEBUGCTL = 0 */
 }
 
 void dr_hw_entry(struct vcpu *v) {
-  if (load_debug_controls(&v->vmx.vmcs)) /* SDM 27.3.1.1: DR7 from GUEST_DR7 */
-    v->hw_dr[7] = vmcs_peek(&v->vmx.vmcs, VMCS_GUEST_DR7) & 0xffffffffull;
+  if (load_debug_controls(&v->vmx.vmcs)) { /* SDM 27.3.1.1: DR7 and DEBUGCTL from the VMCS */
+    v->hw_dr[7] = vmcs_peek(&v->vmx.vmcs, VMCS_GUEST_DR7);
+    v->hw_debugctl = vmcs_peek(&v->vmx.vmcs, VMCS_GUEST_IA32_DEBUGCTL);
+  }
 }
 
 static void read_back_guest(struct vcpu *v, struct work *w, uint64_t counters[]) {

@@ -193,6 +193,7 @@ void vcpu_no_exit(struct vcpu *v, const struct trace_event *ev, struct vcpu_resu
     break;
   case EV_DR_WRITE: dr_guest_write(v, ev->aux, ev->a); break;
   case EV_DR_READ: dr_guest_read(v, ev->aux); break;
+  case EV_WRMSR: if (ev->a == 0x1d9) v->hw_debugctl = ev->b; break;   /* IA32_DEBUGCTL */
   case EV_INVLPG: r->mmu = MMU_INVLPG; r->mmu_arg = ev->a; break;
   case EV_HLT: r->halted = true; break;
   default: break;
@@ -266,6 +267,12 @@ static void emulate_dr(struct vcpu *v, const struct trace_event *ev, struct vcpu
   }
   if (ev->type == EV_DR_WRITE) {
     unsigned n = ev->aux & 7;
+    if ((n == 6 || n == 7) && (ev->a >> 32)) {
+      /* SDM: MOV to DR6/DR7 with bits 63:32 set is #GP; KVM injects it (and so
+      ** GUEST_DR7 never holds high bits, which would fail VM entry). */
+      vmcs_write(c, VMCS_VM_ENTRY_INTR_INFO_FIELD, 13u | (3u << 8) | (1u << 11) | (1u << 31));
+      return;
+    }
     v->guest_dr[n] = ev->a;
     if (n == 7) vmcs_write(c, VMCS_GUEST_DR7, ev->a);
   }
@@ -299,6 +306,11 @@ static void emulate(struct vcpu *v, const struct trace_event *ev, const struct e
     break;
   case EXIT_REASON_IO_INSTRUCTION:
     vmcs_read(c, VMCS_EXIT_QUALIFICATION);
+    skip_instruction(c);
+    break;
+  case EXIT_REASON_MSR_WRITE:
+    /* KVM keeps the guest's IA32_DEBUGCTL in GUEST_IA32_DEBUGCTL, loaded at entry. */
+    if (ev->a == 0x1d9) vmcs_write(c, VMCS_GUEST_IA32_DEBUGCTL, ev->b);
     skip_instruction(c);
     break;
   default:                          /* CPUID, MSRs, VMCALL, RDTSC...: emulate and skip */

@@ -24,6 +24,7 @@ struct vcpu {
   uint64_t guest_dr[8];      /* the guest's architectural debug registers */
   uint64_t host_dr[8];       /* the host thread's debug registers */
   uint64_t hw_dr[8];         /* what the physical debug registers hold now */
+  uint64_t hw_debugctl;      /* the physical IA32_DEBUGCTL */
   bool guest_dr_live;        /* hw_dr[0..3,6] hold the guest's values */
   bool dr_wont_exit;         /* KVM: MOV-DR exiting cleared until the next exit */
   uint64_t cr4_forced;       /* CR4 bits shadow paging forces host-owned */

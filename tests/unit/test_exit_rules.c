@@ -206,6 +206,51 @@ static void cr4_write_without_exit_updates_guest_cr4_but_not_the_shadow(void **s
   assert_int_equal(vmcs_peek(&v.vmx.vmcs, VMCS_CR4_READ_SHADOW), shadow);
 }
 
+/* kvm-unit-tests vmx_tests.c cr_shadowing, stage by stage: the host owns
+** CR0.TS|MP and CR4.TSD|DE; the guest reads and writes both registers. */
+static void cr_shadowing_sequence_as_in_kvm_unit_tests(void **state) {
+  (void)state;
+  const uint64_t cr0 = CR0_PG | CR0_PE | CR0_WP | (1ull << 5) | CR0_MP;   /* MP = 1, TS = 0 */
+  const uint64_t cr4 = CR4_PAE | CR4_PGE | (1ull << 13);                 /* TSD = DE = 0 */
+  const uint64_t own0 = CR0_TS | CR0_MP, own4 = CR4_TSD | CR4_DE;
+  set(VMCS_GUEST_CR0, cr0);
+  set(VMCS_GUEST_CR4, cr4);
+  set(VMCS_CR0_GUEST_HOST_MASK, own0);
+  set(VMCS_CR4_GUEST_HOST_MASK, own4);
+  /* stage 1: shadows equal the real owned bits: reads see the truth, writes
+  ** of the same value do not exit */
+  set(VMCS_CR0_READ_SHADOW, cr0 & own0);
+  set(VMCS_CR4_READ_SHADOW, cr4 & own4);
+  assert_int_equal(cr_read_value(cr0, own0, cr0 & own0), cr0);
+  assert_int_equal(cr_read_value(cr4, own4, cr4 & own4), cr4);
+  assert_false(decide(EV_CR_WRITE, 0, cr0, GPR_RSI).exits);
+  assert_false(decide(EV_CR_WRITE, 4, cr4, GPR_RSI).exits);
+  /* stage 2: the host flips the shadows of the owned bits */
+  uint64_t sh0 = (cr0 ^ own0) & own0, sh4 = (cr4 ^ own4) & own4;
+  set(VMCS_CR0_READ_SHADOW, sh0);
+  set(VMCS_CR4_READ_SHADOW, sh4);
+  assert_int_equal(cr_read_value(cr0, own0, sh0), (cr0 & ~own0) | sh0);
+  assert_int_equal(cr_read_value(cr4, own4, sh4), (cr4 & ~own4) | sh4);
+  /* writing back the real value now differs from the shadow: exits */
+  struct exit_decision d = decide(EV_CR_WRITE, 0, cr0, GPR_RSI);
+  assert_true(d.exits);
+  assert_int_equal(d.qual, 0x600);
+  assert_int_equal(d.detail, own0);
+  d = decide(EV_CR_WRITE, 4, cr4, GPR_RSI);
+  assert_true(d.exits);
+  assert_int_equal(d.qual, 0x604);
+  assert_int_equal(d.detail, own4);
+  /* writing back what it read (shadow bits) does not exit */
+  assert_false(decide(EV_CR_WRITE, 0, (cr0 & ~own0) | sh0, GPR_RSI).exits);
+  assert_false(decide(EV_CR_WRITE, 4, (cr4 & ~own4) | sh4, GPR_RSI).exits);
+  /* flipping a single owned bit (TS alone, DE alone) exits */
+  assert_true(decide(EV_CR_WRITE, 0, ((cr0 & ~own0) | sh0) ^ CR0_TS, GPR_RSI).exits);
+  assert_true(decide(EV_CR_WRITE, 4, ((cr4 & ~own4) | sh4) ^ CR4_DE, GPR_RSI).exits);
+  /* MOV from CR0/CR4 never exits */
+  assert_false(decide(EV_CR_READ, 0, 0, GPR_RSI).exits);
+  assert_false(decide(EV_CR_READ, 4, 0, GPR_RSI).exits);
+}
+
 /* ------------------------------------------------------------------------ */
 /* MOV to/from CR3 and CR8 qualifications                                   */
 
@@ -554,6 +599,7 @@ int main(void) {
     T(cr_write_exits_on_an_owned_bit_above_bit_31),
     T(cr_write_without_exit_keeps_owned_bits_and_takes_the_rest),
     T(cr4_write_without_exit_updates_guest_cr4_but_not_the_shadow),
+    T(cr_shadowing_sequence_as_in_kvm_unit_tests),
     T(mov_rax_to_cr3_exit_qualification_is_0x3),
     T(mov_cr3_to_rax_exit_qualification_is_0x13),
     T(mov_rax_to_cr8_exit_qualification_is_0x8),

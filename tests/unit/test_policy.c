@@ -1,0 +1,546 @@
+/* Policies (presets, '+' composition, --set overrides, errors), the VMCS they
+** program (EPT vs shadow paging, forced CR4 bits), and CPU profiles
+** (every shipped profile loads; malformed ones name the file and key). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "models/vmx/controls.h"
+#include "models/vmx/exit.h"
+#include "models/vmx/vcpu.h"
+#include "sim/policy.h"
+#include "sim/profile.h"
+
+static struct policy P;
+static struct vcpu V;
+static char err[2048];
+
+static void assert_contains(const char *haystack, const char *needle) {
+  if (!strstr(haystack, needle)) fail_msg("expected \"%s\" in: \"%s\"", needle, haystack);
+}
+
+static void resolve(const char *spec) {
+  err[0] = 0;
+  if (!policy_resolve(&P, spec, NULL, 0, err, sizeof err)) fail_msg("policy %s: %s", spec, err);
+}
+
+/* policy_resolve is expected to fail; returns the message. */
+static const char *resolve_error(const char *spec, const char *set1) {
+  char *sets[1] = { (char *)set1 };
+  err[0] = 0;
+  if (policy_resolve(&P, spec, sets, set1 ? 1 : 0, err, sizeof err))
+    fail_msg("policy %s %s resolved, expected an error", spec, set1 ? set1 : "");
+  if (!err[0]) fail_msg("policy %s %s: empty error message", spec, set1 ? set1 : "");
+  return err;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Presets                                                                   */
+
+static void every_preset_resolves_on_its_own(void **state) {
+  (void)state;
+  int n = 0;
+  for (const char *const *name = policy_preset_names(); *name; name++, n++) resolve(*name);
+  assert_in_range(n, 7, 64);   /* the seven documented presets, plus any added later */
+}
+
+static void nocache_preset_is_2007_kvm_shadow_paging_without_cache(void **state) {
+  (void)state;
+  resolve("nocache");
+  assert_int_equal(P.paging, PAGING_SHADOW);
+  assert_false(P.shadow_cache);
+  assert_int_equal(P.shadow_pages_max, 256);
+  assert_int_equal(P.cr3_target_count, 0);
+  assert_int_equal(P.cr0_mask, 0xffffffffffffffffull);
+  assert_int_equal(P.cr4_mask, 0xffffffffffffffffull);
+  assert_true(P.mov_dr_exiting);
+  assert_int_equal(P.dr_switch, DR_EAGER);
+  assert_false(P.cr3_cache);
+  assert_string_equal(P.name, "nocache");
+}
+
+static void shadowcache_preset_keeps_a_256_page_fifo_pool_with_refill_5_25(void **state) {
+  (void)state;
+  resolve("shadowcache");
+  assert_int_equal(P.paging, PAGING_SHADOW);
+  assert_true(P.shadow_cache);
+  assert_int_equal(P.shadow_pages_max, 256);
+  assert_int_equal(P.shadow_eviction, EVICT_FIFO);
+  assert_true(P.shadow_refill);
+  assert_int_equal(P.refill_low, 5);
+  assert_int_equal(P.refill_high, 25);
+  assert_int_equal(P.dr_switch, DR_EAGER);   /* from its base, nocache */
+  assert_int_equal(P.cr3_target_count, 0);
+}
+
+static void cr3cache_preset_uses_four_cr3_target_values(void **state) {
+  (void)state;
+  resolve("cr3cache");
+  assert_true(P.cr3_cache);
+  assert_int_equal(P.cr3_target_count, 4);
+  assert_true(P.shadow_cache);               /* base shadowcache */
+  assert_int_equal(P.paging, PAGING_SHADOW);
+}
+
+static void prevroots_preset_keeps_three_previous_roots(void **state) {
+  (void)state;
+  resolve("prevroots");
+  assert_int_equal(P.prev_roots, 3);
+  assert_true(P.shadow_cache);
+  assert_int_equal(P.cr3_target_count, 0);
+}
+
+static void ept_preset_enables_ept_and_vpid_and_lets_the_guest_own_cr0_ts_and_wp(void **state) {
+  (void)state;
+  resolve("ept");
+  assert_int_equal(P.paging, PAGING_EPT);
+  assert_true(P.vpid);
+  assert_int_equal(P.cr0_mask, 0xfffffffffffefff7ull);
+  assert_int_equal(~P.cr0_mask, CR0_TS | CR0_WP);
+}
+
+static void cr4mask_preset_gives_the_guest_kvm_5x_cr4_bits(void **state) {
+  (void)state;
+  resolve("cr4mask");
+  assert_int_equal(P.cr4_mask, 0xfffffffffffef871ull);
+  /* PVI, TSD, DE, PGE, PCE, OSFXSR, OSXMMEXCPT, FSGSBASE */
+  assert_int_equal(~P.cr4_mask, (1ull << 1) | CR4_TSD | CR4_DE | CR4_PGE | CR4_PCE | (1ull << 9) |
+                                (1ull << 10) | (1ull << 16));
+}
+
+static void lazydr_preset_switches_debug_registers_lazily(void **state) {
+  (void)state;
+  resolve("lazydr");
+  assert_int_equal(P.dr_switch, DR_LAZY);
+  assert_true(P.mov_dr_exiting);
+}
+
+static void knob_defaults_apply_before_any_preset(void **state) {
+  (void)state;
+  resolve("lazydr");   /* sets only dr_switch and mov_dr_exiting */
+  assert_int_equal(P.paging, PAGING_SHADOW);
+  assert_true(P.shadow_cache);
+  assert_true(P.hlt_exiting);
+  assert_false(P.rdtsc_exiting);
+  assert_true(P.msr_bitmaps);
+  assert_false(P.io_bitmaps);
+  assert_int_equal(P.flood_threshold, 3);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Composition and overrides                                                 */
+
+static void plus_composes_presets_with_later_ones_overriding(void **state) {
+  (void)state;
+  resolve("shadowcache+lazydr");
+  assert_true(P.shadow_cache);
+  assert_int_equal(P.dr_switch, DR_LAZY);
+  assert_string_equal(P.name, "shadowcache+lazydr");
+  /* the other order: shadowcache's base (nocache) sets eager again */
+  resolve("lazydr+shadowcache");
+  assert_int_equal(P.dr_switch, DR_EAGER);
+}
+
+static void plus_composes_three_presets(void **state) {
+  (void)state;
+  resolve("ept+cr4mask+lazydr");
+  assert_int_equal(P.paging, PAGING_EPT);
+  assert_int_equal(P.cr4_mask, 0xfffffffffffef871ull);
+  assert_int_equal(P.cr0_mask, 0xfffffffffffefff7ull);
+  assert_int_equal(P.dr_switch, DR_LAZY);
+}
+
+static void set_overrides_apply_after_every_preset(void **state) {
+  (void)state;
+  char *sets[] = { "dr_switch=eager", "cr3_target_count=2", "cr4_guest_host_mask=0x20", "rdtsc_exiting=on" };
+  assert_true(policy_resolve(&P, "cr3cache+lazydr", sets, 4, err, sizeof err));
+  assert_int_equal(P.dr_switch, DR_EAGER);
+  assert_int_equal(P.cr3_target_count, 2);
+  assert_int_equal(P.cr4_mask, 0x20);
+  assert_true(P.rdtsc_exiting);
+  assert_true(P.cr3_cache);
+  assert_string_equal(P.name, "cr3cache+lazydr,dr_switch=eager,cr3_target_count=2,"
+                              "cr4_guest_host_mask=0x20,rdtsc_exiting=on");
+}
+
+static void later_set_overrides_an_earlier_one(void **state) {
+  (void)state;
+  char *sets[] = { "prev_roots=1", "prev_roots=2" };
+  assert_true(policy_resolve(&P, "nocache", sets, 2, err, sizeof err));
+  assert_int_equal(P.prev_roots, 2);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+
+static void unknown_preset_error_lists_the_valid_presets(void **state) {
+  (void)state;
+  const char *e = resolve_error("sideways", NULL);
+  assert_contains(e, "sideways");
+  for (const char *const *n = policy_preset_names(); *n; n++) assert_contains(e, *n);
+}
+
+static void unknown_preset_in_a_composition_is_reported(void **state) {
+  (void)state;
+  const char *e = resolve_error("shadowcache+bogus", NULL);
+  assert_contains(e, "bogus");
+  assert_contains(e, "lazydr");
+}
+
+static void unknown_knob_error_lists_the_valid_knobs(void **state) {
+  (void)state;
+  const char *e = resolve_error("nocache", "shadow_cach=true");
+  assert_contains(e, "shadow_cach");
+  static const char *const knobs[] = { "paging", "shadow_cache", "cr3_target_count", "cr4_guest_host_mask",
+                                       "mov_dr_exiting", "dr_switch", "host_debugged", "tpr_shadow" };
+  for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) assert_contains(e, knobs[i]);
+}
+
+static void bool_knob_rejects_maybe(void **state) {
+  (void)state;
+  const char *e = resolve_error("nocache", "hlt_exiting=maybe");
+  assert_contains(e, "hlt_exiting");
+  assert_contains(e, "maybe");
+  assert_contains(e, "true or false");
+}
+
+static void enum_knob_rejects_sideways_and_lists_the_choices(void **state) {
+  (void)state;
+  const char *e = resolve_error("nocache", "paging=sideways");
+  assert_contains(e, "paging");
+  assert_contains(e, "sideways");
+  assert_contains(e, "shadow");
+  assert_contains(e, "ept");
+  e = resolve_error("nocache", "dr_switch=sideways");
+  assert_contains(e, "eager");
+  assert_contains(e, "lazy");
+}
+
+static void unsigned_knob_rejects_minus_one(void **state) {
+  (void)state;
+  const char *e = resolve_error("nocache", "cr3_target_count=-1");
+  assert_contains(e, "cr3_target_count");
+  assert_contains(e, "-1");
+  assert_contains(e, "unsigned");
+}
+
+static void unsigned_knob_rejects_junk_and_overflow(void **state) {
+  (void)state;
+  assert_contains(resolve_error("nocache", "refill_low=5x"), "refill_low");
+  assert_contains(resolve_error("nocache", "refill_low=4294967296"), "refill_low");
+  assert_contains(resolve_error("nocache", "refill_low="), "refill_low");
+  assert_contains(resolve_error("nocache", "cr0_guest_host_mask=0xfffffffffffffffff"), "cr0_guest_host_mask");
+}
+
+static void set_without_equals_sign_is_an_error(void **state) {
+  (void)state;
+  assert_contains(resolve_error("nocache", "paging"), "KEY=VALUE");
+  assert_contains(resolve_error("nocache", "=ept"), "KEY=VALUE");
+}
+
+static void empty_policy_name_is_an_error(void **state) {
+  (void)state;
+  assert_false(policy_resolve(&P, "", NULL, 0, err, sizeof err));
+  assert_contains(err, "empty");
+}
+
+/* ------------------------------------------------------------------------ */
+/* The VMCS a policy programs                                                */
+
+static uint64_t setup_vcpu(const char *spec) {
+  resolve(spec);
+  return vcpu_setup(&V, 0, &P);
+}
+
+static void ept_preset_turns_off_cr3_and_invlpg_exiting_and_enables_ept(void **state) {
+  (void)state;
+  setup_vcpu("ept");
+  const struct vmcs *c = &V.vmx.vmcs;
+  assert_false(cpu_ctl(c, CPU_CR3_LOAD_EXITING));
+  assert_false(cpu_ctl(c, CPU_CR3_STORE_EXITING));
+  assert_false(cpu_ctl(c, CPU_INVLPG_EXITING));
+  assert_true(cpu_ctl(c, CPU_ACTIVATE_SECONDARY));
+  assert_true(ept_enabled(c));
+  assert_true(vpid_enabled(c));
+  assert_int_equal(vmcs_peek(c, VMCS_EXCEPTION_BITMAP) & (1u << 14), 0);   /* #PF not intercepted */
+  assert_int_equal(vmcs_peek(c, VMCS_VIRTUAL_PROCESSOR_ID), 1);
+}
+
+static void shadow_paging_turns_on_cr3_and_invlpg_exiting_and_intercepts_page_faults(void **state) {
+  (void)state;
+  setup_vcpu("nocache");
+  const struct vmcs *c = &V.vmx.vmcs;
+  assert_true(cpu_ctl(c, CPU_CR3_LOAD_EXITING));
+  assert_true(cpu_ctl(c, CPU_CR3_STORE_EXITING));
+  assert_true(cpu_ctl(c, CPU_INVLPG_EXITING));
+  assert_false(ept_enabled(c));
+  assert_int_equal(vmcs_peek(c, VMCS_EXCEPTION_BITMAP) & (1u << 14), 1u << 14);
+  assert_int_equal(vmcs_peek(c, VMCS_CR3_TARGET_COUNT), 0);
+}
+
+static void cr3cache_programs_cr3_target_count_4(void **state) {
+  (void)state;
+  setup_vcpu("cr3cache");
+  assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_CR3_TARGET_COUNT), 4);
+}
+
+static void policy_masks_reach_the_vmcs(void **state) {
+  (void)state;
+  setup_vcpu("ept+cr4mask");
+  assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_CR0_GUEST_HOST_MASK), 0xfffffffffffefff7ull);
+  assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_CR4_GUEST_HOST_MASK), 0xfffffffffffef871ull);
+}
+
+static void shadow_paging_forces_cr4_pge_host_owned_even_with_cr4mask(void **state) {
+  (void)state;
+  uint64_t forced = setup_vcpu("nocache+cr4mask");
+  assert_int_equal(forced, 1);
+  assert_int_equal(V.cr4_forced, CR4_PGE);
+  uint64_t mask = vmcs_peek(&V.vmx.vmcs, VMCS_CR4_GUEST_HOST_MASK);
+  assert_int_equal(mask & CR4_PGE, CR4_PGE);
+  assert_int_equal(mask, 0xfffffffffffef871ull | CR4_PGE);
+  /* so a guest toggling PGE exits */
+  uint64_t shadow = vmcs_peek(&V.vmx.vmcs, VMCS_CR4_READ_SHADOW);
+  struct trace_event ev = { .type = EV_CR_WRITE, .aux = 4, .a = shadow ^ CR4_PGE, .b = 6 };
+  assert_true(vmx_decide(&V.vmx, &ev).exits);
+  forced = setup_vcpu("shadowcache+cr4mask");
+  assert_int_equal(forced, 1);
+}
+
+static void shadow_paging_forces_nothing_when_the_mask_already_owns_the_bits(void **state) {
+  (void)state;
+  assert_int_equal(setup_vcpu("nocache"), 0);
+  assert_int_equal(V.cr4_forced, 0);
+}
+
+static void shadow_paging_counts_every_forced_cr4_bit(void **state) {
+  (void)state;
+  char *sets[] = { "cr4_guest_host_mask=0" };
+  assert_true(policy_resolve(&P, "nocache", sets, 1, err, sizeof err));
+  assert_int_equal(vcpu_setup(&V, 0, &P), 5);   /* PGE, PCIDE, PAE, PSE, SMEP */
+  assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_CR4_GUEST_HOST_MASK),
+                   CR4_PGE | CR4_PCIDE | CR4_PAE | CR4_PSE | CR4_SMEP);
+}
+
+static void ept_with_cr4mask_leaves_pge_guest_owned(void **state) {
+  (void)state;
+  assert_int_equal(setup_vcpu("ept+cr4mask"), 0);
+  assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_CR4_GUEST_HOST_MASK) & CR4_PGE, 0);
+  uint64_t shadow = vmcs_peek(&V.vmx.vmcs, VMCS_CR4_READ_SHADOW);
+  struct trace_event ev = { .type = EV_CR_WRITE, .aux = 4, .a = shadow ^ CR4_PGE, .b = 6 };
+  assert_false(vmx_decide(&V.vmx, &ev).exits);
+}
+
+/* ------------------------------------------------------------------------ */
+/* CPU profiles                                                              */
+
+static void every_shipped_profile_loads(void **state) {
+  (void)state;
+  static struct profile pr;
+  int n = 0;
+  for (const char *const *name = profile_names(); *name; name++, n++) {
+    err[0] = 0;
+    if (!profile_load(&pr, *name, err, sizeof err)) fail_msg("profile %s: %s", *name, err);
+    assert_string_equal(pr.name, *name);
+    assert_true(pr.clock_ghz > 0);
+    assert_int_equal(pr.p[PP_CR3_TARGETS], 4);
+    assert_true(pr.p[PP_VM_ROUNDTRIP] > 0);
+    profile_free(&pr);
+  }
+  assert_in_range(n, 5, 64);
+}
+
+static void unknown_profile_error_lists_the_valid_profiles(void **state) {
+  (void)state;
+  static struct profile pr;
+  assert_false(profile_load(&pr, "pentium-1993", err, sizeof err));
+  assert_contains(err, "pentium-1993");
+  for (const char *const *n = profile_names(); *n; n++) assert_contains(err, *n);
+}
+
+static const char *const param_names[] = {
+#define X(e, n, d) n,
+  PROFILE_PARAMS(X)
+#undef X
+};
+#define NPARAMS (sizeof param_names / sizeof param_names[0])   /* the JSON parameters */
+
+/* Writes a profile with every parameter to dir/file; `skip` is left out,
+** `bad` gets the entry text `bad_entry` instead of a valid one. */
+static void write_profile(const char *path, const char *skip, const char *bad, const char *bad_entry) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, "{\n  \"name\": \"test\",\n  \"params\": {\n");
+  const char *sep = "";
+  for (unsigned i = 0; i < NPARAMS; i++) {
+    if (skip && strcmp(param_names[i], skip) == 0) continue;
+    fprintf(f, "%s    \"%s\": ", sep, param_names[i]);
+    if (bad && strcmp(param_names[i], bad) == 0) fprintf(f, "%s", bad_entry);
+    else if (i == PP_CLOCK_GHZ) fprintf(f, "{ \"value\": 2.5, \"kind\": \"estimated\", \"source\": \"test\" }");
+    else if (i == PP_CR3_TARGETS) fprintf(f, "{ \"value\": 4, \"kind\": \"measured\", \"source\": \"test\" }");
+    else fprintf(f, "{ \"value\": %u, \"kind\": \"estimated\", \"source\": \"test\" }", 100 + i);
+    sep = ",\n";
+  }
+  fprintf(f, "\n  }\n}\n");
+  fclose(f);
+}
+
+static char tmpdir[64];
+
+static int make_tmpdir(void **state) {
+  (void)state;
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/vmxsim-test-policy-XXXXXX");
+  return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int remove_tmpdir(void **state) {
+  (void)state;
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Loads a malformed profile and returns the error message. */
+static const char *load_bad(const char *file, const char *skip, const char *bad, const char *bad_entry) {
+  static char path[256];
+  static struct profile pr;
+  snprintf(path, sizeof path, "%s/%s", tmpdir, file);
+  write_profile(path, skip, bad, bad_entry);
+  err[0] = 0;
+  if (profile_load(&pr, path, err, sizeof err)) {
+    profile_free(&pr);
+    fail_msg("%s loaded, expected an error", path);
+  }
+  assert_contains(err, path);
+  return err;
+}
+
+static void a_generated_complete_profile_loads(void **state) {
+  (void)state;
+  static struct profile pr;
+  char path[256];
+  snprintf(path, sizeof path, "%s/good.json", tmpdir);
+  write_profile(path, NULL, NULL, NULL);
+  if (!profile_load(&pr, path, err, sizeof err)) fail_msg("%s", err);
+  assert_int_equal(pr.p[PP_VMREAD], 100 + PP_VMREAD);
+  profile_free(&pr);
+}
+
+static void profile_entry_without_source_names_the_file_and_key(void **state) {
+  (void)state;
+  const char *e = load_bad("nosource.json", NULL, "vmread", "{ \"value\": 50, \"kind\": \"estimated\" }");
+  assert_contains(e, "params.vmread");
+  assert_contains(e, "source");
+}
+
+static void profile_entry_with_bad_kind_names_the_file_and_key(void **state) {
+  (void)state;
+  const char *e = load_bad("badkind.json", NULL, "dr_write", "{ \"value\": 29, \"kind\": \"guessed\", \"source\": \"x\" }");
+  assert_contains(e, "params.dr_write");
+  assert_contains(e, "kind");
+}
+
+static void profile_with_non_integer_cycles_names_the_file_and_key(void **state) {
+  (void)state;
+  const char *e = load_bad("fraction.json", NULL, "vm_roundtrip",
+                           "{ \"value\": 1862.5, \"kind\": \"derived\", \"source\": \"x\" }");
+  assert_contains(e, "params.vm_roundtrip");
+  assert_contains(e, "1862.5");
+}
+
+static void profile_with_a_string_value_names_the_file_and_key(void **state) {
+  (void)state;
+  const char *e = load_bad("string.json", NULL, "shadow_zap",
+                           "{ \"value\": \"1500\", \"kind\": \"estimated\", \"source\": \"x\" }");
+  assert_contains(e, "params.shadow_zap");
+}
+
+static void profile_missing_a_parameter_names_the_file_and_key(void **state) {
+  (void)state;
+  const char *e = load_bad("missing.json", "tlb_miss_2d", NULL, NULL);
+  assert_contains(e, "tlb_miss_2d");
+  assert_contains(e, "missing");
+  e = load_bad("missing2.json", "cr3_targets_supported", NULL, NULL);
+  assert_contains(e, "cr3_targets_supported");
+}
+
+static void profile_with_unknown_handler_reason_names_the_file_and_key(void **state) {
+  (void)state;
+  static struct profile pr;
+  char path[256];
+  snprintf(path, sizeof path, "%s/handler.json", tmpdir);
+  write_profile(path, NULL, "handler.default",
+                "{ \"value\": 300, \"kind\": \"estimated\", \"source\": \"x\" },\n"
+                "    \"handler.CR_ACESS\": { \"value\": 1, \"kind\": \"estimated\", \"source\": \"x\" }");
+  assert_false(profile_load(&pr, path, err, sizeof err));
+  assert_contains(err, path);
+  assert_contains(err, "handler.CR_ACESS");
+}
+
+static void malformed_profile_json_names_the_file_and_line(void **state) {
+  (void)state;
+  static struct profile pr;
+  char path[256];
+  snprintf(path, sizeof path, "%s/broken.json", tmpdir);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, "{\n  \"params\": {\n    \"vmread\": { \"value\": 50,, }\n  }\n}\n");
+  fclose(f);
+  assert_false(profile_load(&pr, path, err, sizeof err));
+  assert_contains(err, path);
+  assert_contains(err, ":3:");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(every_preset_resolves_on_its_own),
+    cmocka_unit_test(nocache_preset_is_2007_kvm_shadow_paging_without_cache),
+    cmocka_unit_test(shadowcache_preset_keeps_a_256_page_fifo_pool_with_refill_5_25),
+    cmocka_unit_test(cr3cache_preset_uses_four_cr3_target_values),
+    cmocka_unit_test(prevroots_preset_keeps_three_previous_roots),
+    cmocka_unit_test(ept_preset_enables_ept_and_vpid_and_lets_the_guest_own_cr0_ts_and_wp),
+    cmocka_unit_test(cr4mask_preset_gives_the_guest_kvm_5x_cr4_bits),
+    cmocka_unit_test(lazydr_preset_switches_debug_registers_lazily),
+    cmocka_unit_test(knob_defaults_apply_before_any_preset),
+    cmocka_unit_test(plus_composes_presets_with_later_ones_overriding),
+    cmocka_unit_test(plus_composes_three_presets),
+    cmocka_unit_test(set_overrides_apply_after_every_preset),
+    cmocka_unit_test(later_set_overrides_an_earlier_one),
+    cmocka_unit_test(unknown_preset_error_lists_the_valid_presets),
+    cmocka_unit_test(unknown_preset_in_a_composition_is_reported),
+    cmocka_unit_test(unknown_knob_error_lists_the_valid_knobs),
+    cmocka_unit_test(bool_knob_rejects_maybe),
+    cmocka_unit_test(enum_knob_rejects_sideways_and_lists_the_choices),
+    cmocka_unit_test(unsigned_knob_rejects_minus_one),
+    cmocka_unit_test(unsigned_knob_rejects_junk_and_overflow),
+    cmocka_unit_test(set_without_equals_sign_is_an_error),
+    cmocka_unit_test(empty_policy_name_is_an_error),
+    cmocka_unit_test(ept_preset_turns_off_cr3_and_invlpg_exiting_and_enables_ept),
+    cmocka_unit_test(shadow_paging_turns_on_cr3_and_invlpg_exiting_and_intercepts_page_faults),
+    cmocka_unit_test(cr3cache_programs_cr3_target_count_4),
+    cmocka_unit_test(policy_masks_reach_the_vmcs),
+    cmocka_unit_test(shadow_paging_forces_cr4_pge_host_owned_even_with_cr4mask),
+    cmocka_unit_test(shadow_paging_forces_nothing_when_the_mask_already_owns_the_bits),
+    cmocka_unit_test(shadow_paging_counts_every_forced_cr4_bit),
+    cmocka_unit_test(ept_with_cr4mask_leaves_pge_guest_owned),
+    cmocka_unit_test(every_shipped_profile_loads),
+    cmocka_unit_test(unknown_profile_error_lists_the_valid_profiles),
+    cmocka_unit_test(a_generated_complete_profile_loads),
+    cmocka_unit_test(profile_entry_without_source_names_the_file_and_key),
+    cmocka_unit_test(profile_entry_with_bad_kind_names_the_file_and_key),
+    cmocka_unit_test(profile_with_non_integer_cycles_names_the_file_and_key),
+    cmocka_unit_test(profile_with_a_string_value_names_the_file_and_key),
+    cmocka_unit_test(profile_missing_a_parameter_names_the_file_and_key),
+    cmocka_unit_test(profile_with_unknown_handler_reason_names_the_file_and_key),
+    cmocka_unit_test(malformed_profile_json_names_the_file_and_line),
+  };
+  /* the group set-up makes the temporary directory the profile-file tests write to */
+  return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+}
