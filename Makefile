@@ -78,6 +78,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libvmxsim.a | $(BUILD)/.deps-ok
 check: all $(TEST_BINS)
 	$(Q)tests/run-unit.sh $(TEST_BINS)
 	$(Q)VMXSIM=$(CURDIR)/$(PROG) tests/cli/run.sh
+	$(Q)$(PROG) regress -q tests/regress
 
 unit: $(TEST_BINS)
 	$(Q)tests/run-unit.sh $(TEST_BINS)
@@ -92,6 +93,15 @@ demo: all
 ## bench: events/s per policy on a 50-million-event trace (needs ~1.2 GB of disk)
 bench: all
 	$(Q)scripts/bench.sh $(PROG)
+
+## plots: PNGs from the results database into plots/ (DB=vmxsim.db, TRACE=latest, PARAM=procs)
+.PHONY: plots
+plots:
+	$(Q)mkdir -p plots
+	$(Q)scripts/plot/plot.sh exits --db $(or $(DB),vmxsim.db) $(if $(TRACE),--trace $(TRACE)) -o plots/exits.png
+	$(Q)scripts/plot/plot.sh cycles --db $(or $(DB),vmxsim.db) $(if $(TRACE),--trace $(TRACE)) -o plots/cycles.png
+	$(Q)scripts/plot/plot.sh param --db $(or $(DB),vmxsim.db) --param $(or $(PARAM),procs) \
+	  -o plots/param-$(or $(PARAM),procs).png || echo "  (no $(or $(PARAM),procs) in the traces' metadata: PARAM=key)"
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1

@@ -2,12 +2,14 @@
 #include "commands.h"
 #include "engine.h"
 #include "report.h"
+#include "store.h"
 #include "util.h"
 
 #include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_SETS 64
@@ -114,6 +116,25 @@ static void fill_identity(struct report *rep, const struct run_opts *o, const st
   rep->clock_ghz = pr->clock_ghz;
 }
 
+/* Stores the printed result unless --no-db; EXIT_DB (with a message) on failure. */
+static int store_result(const struct run_opts *o, const struct report *rep, const struct trace_reader *r,
+                        const struct policy *pol, const struct profile *prof, const struct timespec *t0) {
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  char *pjson = policy_to_json(pol), err[1024];
+  struct store_run run = {
+    .rep = rep, .trace_path = o->trace, .trace_metadata = r->hdr.metadata, .trace_events = r->hdr.event_count,
+    .policy_json = pjson, .profile_json = prof->json,
+    .wall_seconds = (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9,
+  };
+  int64_t id = 0;
+  int rc = store_save(o->db, &run, &id, err, sizeof err);
+  free(pjson);
+  if (rc) errorf("%s", err);
+  else if (!o->quiet && isatty(2)) fprintf(stderr, "run %lld stored in %s\n", (long long)id, o->db);
+  return rc;
+}
+
 int cmd_run(int argc, char **argv) {
   struct run_opts o;
   int rc = parse_run_opts(argc, argv, &o);
@@ -142,6 +163,8 @@ int cmd_run(int argc, char **argv) {
   }
   bool tty = !o.quiet && isatty(2) && r.hdr.event_count > (1u << 23);
   signal(SIGINT, on_sigint);
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   bool ok = engine_run(&e, &r, tty ? show_progress : check_interrupt, &r);
   signal(SIGINT, SIG_DFL);
   if (tty) fprintf(stderr, "\r%60s\r", "");
@@ -157,6 +180,8 @@ int cmd_run(int argc, char **argv) {
     report_from_stats(rep, &e.st);
     rep->elapsed_cycles = engine_elapsed(&e);
     report_print(stdout, rep, (enum report_format)o.format);
+    fflush(stdout);   /* the result stays printed whatever happens to the database */
+    if (!o.no_db) rc = store_result(&o, rep, &r, &pol, &prof, &t0);
     free(rep);
   }
   engine_free(&e);

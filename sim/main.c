@@ -17,6 +17,11 @@ static const char usage[] =
   "  trace       asm (text to binary), dump (binary to text), info (header and counts)\n"
   "  policies    list policy presets and knobs\n"
   "  cpus        list CPU cost profiles\n"
+  "  regress     check regression cases: exit counts and cycles per trace and policy (CI)\n"
+  "  import      convert a recording (perf-script, kvm-ftrace, xentrace) into a trace\n"
+  "  runs, report, compare   stored results (vmxsim.db): list runs, reprint one, compare several\n"
+  "  repl        step through a trace: breakpoints, VMCS, registers, shadow MMU, why it exited\n"
+  "  reproduce   run the classic exit-cost experiments (2007-2018) and print their tables\n"
   "\n"
   "exit codes:\n"
   "  0  success\n"
@@ -40,6 +45,13 @@ struct command {
 static const struct command commands[] = {
   { "run", cmd_run },           { "gen", cmd_gen },   { "trace", cmd_trace },
   { "policies", cmd_policies }, { "cpus", cmd_cpus },
+  { "regress", cmd_regress },
+  { "repl", cmd_repl },
+  { "runs", cmd_runs },
+  { "report", cmd_report },
+  { "compare", cmd_compare },
+  { "import", cmd_import },
+  { "reproduce", cmd_reproduce },
 };
 
 int main(int argc, char **argv) {

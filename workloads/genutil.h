@@ -39,8 +39,9 @@ struct gen_layout {
   uint64_t user_data;       /* buffers: lat_ctx's KB buffer, hackbench's message */
   uint64_t user_stack;      /* the page holding the loop's locals */
   uint64_t ktext;           /* kernel text base */
+  uint64_t entry_area;      /* PTI's cpu_entry_area: entry code mapped in the user tables too */
   uint64_t kdirect;         /* kernel direct map base */
-  uint64_t nr_read, nr_write, nr_getppid;   /* system call numbers */
+  uint64_t nr_read, nr_write, nr_getppid, nr_exit_group;   /* system call numbers */
   uint64_t cr0, cr4;        /* initial control registers */
 };
 
@@ -49,15 +50,17 @@ void gen_layout_init(struct gen_layout *l, unsigned paging);
 /* Distinct, page-aligned, never reused: one address space per pid. */
 static inline uint64_t gen_cr3(unsigned pid) { return 0x10000000ull + (uint64_t)pid * 0x100000; }
 static inline uint64_t gen_ktext(const struct gen_layout *l, enum gen_ktext t) { return l->ktext + t; }
-/* Direct-map pages: a task_struct, the top page of an 8 KB kernel stack, a pipe or socket buffer page. */
+/* Direct-map pages: a task_struct, the top page of an 8 KB kernel stack, a pipe
+** or socket buffer page.  They start 128 MB into the direct map because a 32-bit
+** kernel's own image sits at 16 MB there (text at 0xC1000000). */
 static inline uint64_t gen_task_struct(const struct gen_layout *l, unsigned task) {
-  return l->kdirect + 0x01000000 + (uint64_t)task * 0x1000;
+  return l->kdirect + 0x08000000 + (uint64_t)task * 0x1000;
 }
 static inline uint64_t gen_kstack(const struct gen_layout *l, unsigned task) {
-  return l->kdirect + 0x02000000 + (uint64_t)task * 0x2000 + 0x1000;
+  return l->kdirect + 0x0A000000 + (uint64_t)task * 0x2000 + 0x1000;
 }
 static inline uint64_t gen_kbuf(const struct gen_layout *l, unsigned index) {
-  return l->kdirect + 0x04000000 + (uint64_t)index * 0x1000;
+  return l->kdirect + 0x0C000000 + (uint64_t)index * 0x1000;
 }
 
 /* ---- writing a trace ---- */
@@ -72,7 +75,7 @@ struct gen {
 };
 
 /* Creates the output with the header and the metadata (serialised and freed
-** here).  Returns GEN_OK or GEN_EIO with the message in err. */
+** here).  Returns GEN_OK, GEN_EINVAL (no path) or GEN_EIO, the message in err. */
 int gen_open(struct gen *g, const char *path, const char *workload, unsigned vcpus,
              unsigned paging, cJSON *meta, char *err, size_t errlen);
 /* Finishes the trace and renames it into place; on an earlier failure removes it. */
@@ -105,7 +108,8 @@ static inline void gen_mark(struct gen *g, unsigned vcpu, struct gen_label l) {
   gen_ev(g, vcpu, EV_MARK, 0, l.a, l.b, 0);
 }
 
-/* @init CR0, CR3, CR4 for vCPUs 0..nvcpu-1. */
+/* @init CR0, CR3, CR4 for one vCPU, or for vCPUs 0..nvcpu-1 with the same CR3. */
+void gen_init_vcpu(struct gen *g, const struct gen_layout *l, unsigned vcpu, uint64_t cr3);
 void gen_init_vcpus(struct gen *g, const struct gen_layout *l, unsigned nvcpu, uint64_t cr3);
 
 /* ---- native time ---- */
@@ -130,6 +134,7 @@ static inline uint64_t gen_random(uint64_t *state) {
 cJSON *gen_meta_new(const char *generator, int model_version);
 void gen_meta_num(cJSON *meta, const char *key, double value);
 void gen_meta_str(cJSON *meta, const char *key, const char *value);
+void gen_meta_bool(cJSON *meta, const char *key, bool value);
 void gen_meta_sources(cJSON *meta, const char *const *sources);   /* NULL-terminated */
 
 /* ---- validation helpers (messages name the option, as the CLI spells it) ---- */

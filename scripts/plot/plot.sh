@@ -1,0 +1,170 @@
+#!/bin/sh
+# Plots vmxsim results from the SQLite database as PNG files: it queries the
+# database with the sqlite3 tool into tab-separated files and hands them to
+# the gnuplot scripts beside it.  See scripts/plot/README.md.
+set -eu
+
+usage() {
+  cat <<'USAGE'
+usage: scripts/plot/plot.sh exits  [--db FILE] [--trace T] [--cpu C] [-o OUT.png]
+       scripts/plot/plot.sh cycles [--db FILE] [--trace T] [--cpu C] [-o OUT.png]
+       scripts/plot/plot.sh param  --param KEY [--db FILE] [--workload W] [--cpu C] [-o OUT.png]
+
+  exits    VM exits by reason, one stacked bar per policy (per operation when the
+           trace has marks), from the latest run of trace T under each policy
+  cycles   cycles split into guest and hypervisor, one stacked bar per policy
+           (microseconds per operation when the trace has marks)
+  param    microseconds per operation against the trace metadata parameter KEY
+           (e.g. procs for lat_ctx traces), one line per policy
+
+  --db FILE      results database (default vmxsim.db)
+  --trace T      trace name as given to vmxsim, or its last path component
+                 (default: the trace of the latest run)
+  --cpu C        CPU profile (default: that of the latest matching run)
+  --workload W   param: traces of workload W (default: that of the latest run with KEY)
+  -o OUT.png     output file (default: exits.png, cycles.png, param-KEY.png)
+
+example:
+  for p in 2 4 8 16; do vmxsim gen lat_ctx --procs $p --iters 200 -o lat_ctx-$p.bin
+    for pol in nocache shadowcache cr3cache; do vmxsim --policy $pol lat_ctx-$p.bin >/dev/null; done
+  done
+  scripts/plot/plot.sh exits --trace lat_ctx-4.bin
+  scripts/plot/plot.sh param --param procs
+USAGE
+}
+
+die() { echo "plot.sh: $*" >&2; exit "${rc:-1}"; }
+usage_error() { rc=2 die "$* (see --help)"; }
+
+here=$(cd "$(dirname "$0")" && pwd)
+[ $# -ge 1 ] || { usage >&2; exit 2; }
+kind=$1; shift
+case $kind in
+  exits|cycles|param) ;;
+  -h|--help) usage; exit 0 ;;
+  *) usage_error "unknown plot '$kind': exits, cycles or param" ;;
+esac
+
+db=vmxsim.db trace= cpu= param= workload= out=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --db) db=${2?}; shift ;;
+    --trace) trace=${2?}; shift ;;
+    --cpu) cpu=${2?}; shift ;;
+    --param) param=${2?}; shift ;;
+    --workload) workload=${2?}; shift ;;
+    -o|--output) out=${2?}; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage_error "unknown option '$1'" ;;
+  esac
+  shift
+done
+
+command -v sqlite3 >/dev/null || die "needs the sqlite3 tool (Debian package sqlite3; scripts/setup.sh installs it)"
+command -v gnuplot >/dev/null || die "needs gnuplot (Debian package gnuplot-nox; scripts/setup.sh installs it)"
+[ -f "$db" ] || die "results database $db does not exist (vmxsim stores runs there; --db chooses another)"
+
+# SQL string literal of $1.
+sq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/''/g")"; }
+# gnuplot string literal of $1.
+gq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/''/g")"; }
+query() { sqlite3 -batch -noheader -separator "$(printf '\t')" "$db" "$1"; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# ---- bars: the latest run of one trace under each policy ----
+
+# Sets $ids (comma-separated run ids) and $title for exits and cycles.
+select_runs() {
+  if [ -n "$trace" ]; then
+    hash=$(query "SELECT trace_hash FROM run_summary WHERE trace = $(sq "$trace")
+                  OR substr(trace, -length($(sq "$trace")) - 1) = '/' || $(sq "$trace") ORDER BY id DESC LIMIT 1")
+    [ -n "$hash" ] || die "no stored run of trace $trace in $db"
+  else
+    hash=$(query "SELECT trace_hash FROM run_summary ORDER BY id DESC LIMIT 1")
+    [ -n "$hash" ] || die "no runs stored in $db"
+  fi
+  [ -n "$cpu" ] || cpu=$(query "SELECT cpu FROM run_summary WHERE trace_hash = $(sq "$hash") ORDER BY id DESC LIMIT 1")
+  ids=$(query "SELECT group_concat(id) FROM (SELECT max(id) AS id FROM run_summary
+               WHERE trace_hash = $(sq "$hash") AND cpu = $(sq "$cpu") GROUP BY policy ORDER BY min(id))")
+  [ -n "$ids" ] || die "no stored run of that trace on cpu $cpu"
+  title=$(query "SELECT trace || ' (' || workload || '), cpu ' || cpu FROM run_summary WHERE id IN ($ids) LIMIT 1")
+  per_op=$(query "SELECT min(marks) > 0 FROM run_summary WHERE id IN ($ids)")
+}
+
+plot_exits() {
+  select_runs
+  if [ "$per_op" = 1 ]; then value="e.count * 1.0 / r.marks"; ylabel="VM exits per operation"
+  else value="e.count"; ylabel="VM exits"; fi
+  # Long form (policy, reason, value), pivoted to one column per reason for gnuplot.
+  query "SELECT name FROM exits WHERE run_id IN ($ids) AND parent IS NULL GROUP BY name ORDER BY min(reason)" \
+    > "$tmp/reasons"
+  query "SELECT r.policy, e.name, $value FROM exits e JOIN run_summary r ON r.id = e.run_id
+         WHERE e.run_id IN ($ids) AND e.parent IS NULL ORDER BY r.id" > "$tmp/long"
+  awk -F '\t' -v OFS='\t' '
+    NR == FNR { reason[++nr] = $1; next }
+    !($1 in seen) { seen[$1] = 1; pol[++np] = $1 }
+    { v[$1, $2] = $3 }
+    END {
+      line = "policy"; for (i = 1; i <= nr; i++) line = line OFS reason[i]; print line
+      for (p = 1; p <= np; p++) {
+        line = pol[p]; for (i = 1; i <= nr; i++) line = line OFS ((pol[p], reason[i]) in v ? v[pol[p], reason[i]] : 0)
+        print line
+      }
+    }' "$tmp/reasons" "$tmp/long" > "$tmp/data.tsv"
+  ncols=$(head -1 "$tmp/data.tsv" | awk -F '\t' '{ print NF }')
+  [ "$ncols" -gt 1 ] || die "the selected runs have no VM exits"
+  gnuplot -e "dir=$(gq "$here/"); datafile=$(gq "$tmp/data.tsv"); outfile=$(gq "$out"); ncols=$ncols;
+              ylab=$(gq "$ylabel"); ttl=$(gq "VM exits by reason: $title")" "$here/exits.gp"
+}
+
+plot_cycles() {
+  select_runs
+  if [ "$per_op" = 1 ]; then scale="(r.marks * r.clock_ghz * 1000.0)"; ylabel="microseconds per operation"
+  else scale="1e6"; ylabel="million cycles"; fi
+  { printf 'policy\tguest\thypervisor\n'
+    query "SELECT policy, guest_cycles / $scale, vmm_cycles / $scale FROM run_summary r WHERE id IN ($ids) ORDER BY id"
+  } > "$tmp/data.tsv"
+  gnuplot -e "dir=$(gq "$here/"); datafile=$(gq "$tmp/data.tsv"); outfile=$(gq "$out");
+              ylab=$(gq "$ylabel"); ttl=$(gq "Guest and hypervisor time: $title")" "$here/cycles.gp"
+}
+
+# ---- lines: us/op against a metadata parameter, one line per policy ----
+
+plot_param() {
+  [ -n "$param" ] || usage_error "param needs --param KEY (a key of the trace metadata, e.g. procs)"
+  case $param in *[!A-Za-z0-9_.]*) usage_error "--param $param: letters, digits, '_' and '.' only" ;; esac
+  x="CASE WHEN json_valid(metadata) THEN json_extract(metadata, '\$.$param') END"
+  has="$x IS NOT NULL AND us_per_op IS NOT NULL"
+  [ -n "$workload" ] || workload=$(query "SELECT workload FROM run_summary WHERE $has ORDER BY id DESC LIMIT 1")
+  [ -n "$workload" ] || die "no stored run of a trace whose metadata has '$param' and marks"
+  [ -n "$cpu" ] || cpu=$(query "SELECT cpu FROM run_summary WHERE $has AND workload = $(sq "$workload") ORDER BY id DESC LIMIT 1")
+  where="$has AND workload = $(sq "$workload") AND cpu = $(sq "$cpu")"
+  # The latest run of each (trace, policy); one file per policy, in order of first appearance.
+  query "SELECT policy, $x, us_per_op FROM run_summary WHERE id IN
+           (SELECT max(id) FROM run_summary WHERE $where GROUP BY trace_hash, policy)
+         ORDER BY policy, 2" > "$tmp/long"
+  [ -s "$tmp/long" ] || die "no stored run of workload $workload on cpu $cpu has '$param' in its metadata"
+  query "SELECT policy FROM run_summary WHERE $where GROUP BY policy ORDER BY min(id)" > "$tmp/policies"
+  files= titles= i=0
+  while IFS= read -r pol; do
+    i=$((i + 1))
+    awk -F '\t' -v p="$pol" -v OFS='\t' '$1 == p { print $2, $3 }' "$tmp/long" | sort -g > "$tmp/p$i.tsv"
+    files="$files $tmp/p$i.tsv"
+    titles="$titles $(printf '%s' "$pol" | tr -s ' \t' '__')"
+  done < "$tmp/policies"
+  # A logarithmic x axis when the values are positive and span a factor of 8 or more.
+  logx=$(awk -F '\t' 'NR == 1 || $2 < lo { lo = $2 } NR == 1 || $2 > hi { hi = $2 }
+                      END { print (lo > 0 && hi >= 8 * lo) ? 1 : 0 }' "$tmp/long")
+  gnuplot -e "dir=$(gq "$here/"); files=$(gq "$files"); titles=$(gq "$titles"); outfile=$(gq "$out"); logx=$logx;
+              xlab=$(gq "$param"); ttl=$(gq "$workload: microseconds per operation against $param (cpu $cpu)")" \
+    "$here/param.gp"
+}
+
+case $kind in
+  exits) out=${out:-exits.png}; plot_exits ;;
+  cycles) out=${out:-cycles.png}; plot_cycles ;;
+  param) out=${out:-param-$param.png}; plot_param ;;
+esac
+echo "$out"

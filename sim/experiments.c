@@ -1,0 +1,296 @@
+/* The six classic exit-cost experiments of `vmxsim reproduce` (docs/experiments.md). */
+#include "reproduce.h"
+#include "profile.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+static double clock_of(const char *cpu) {
+  struct profile p;
+  char err[512];
+  double ghz = profile_load(&p, cpu, err, sizeof err) ? p.clock_ghz : 2.4;
+  profile_free(&p);
+  return ghz;
+}
+
+static const char *num(char *buf, double v) {
+  snprintf(buf, 32, "%g", v);
+  return buf;
+}
+
+static uint64_t counter(const struct xp_result *r, const char *name) {
+  for (unsigned i = 0; i < r->rep.ncounters; i++)
+    if (!strcmp(r->rep.counters[i].name, name)) return r->rep.counters[i].value;
+  return 0;
+}
+
+static const struct report_row *row_of(const struct xp_result *r, const char *name) {
+  for (unsigned i = 0; i < r->rep.nrows; i++)
+    if (!strcmp(r->rep.rows[i].name, name)) return &r->rep.rows[i];
+  return NULL;
+}
+
+static double per_op(const struct xp_result *r, uint64_t n) { return r->marks ? (double)n / (double)r->marks : 0; }
+static double count_per_op(const struct xp_result *r, const char *row) {
+  const struct report_row *x = row_of(r, row);
+  return x ? per_op(r, x->count) : 0;
+}
+static double avg_cycles(const struct xp_result *r, const char *row) {
+  const struct report_row *x = row_of(r, row);
+  return x && x->count ? (double)x->cycles / (double)x->count : 0;
+}
+
+/* 1. lat_ctx on a 32-bit uniprocessor guest, 2007: native, nocache, shadowcache. */
+static bool shadow_cache_2007(struct xp_ctx *c, struct xp_table *t, unsigned n) {
+  (void)n;
+  static const unsigned sizes[] = { 0, 1000 }, procs[] = { 2, 20, 50 };
+  char ghz[32], p[16], s[16], it[16];
+  num(ghz, clock_of("core2-2007"));
+  t->name = "shadow-cache-2007";
+  t->title = "lmbench lat_ctx, 32-bit uniprocessor Core 2 guest, KVM January 2007";
+  t->unit = "microseconds per context switch";
+  const char *cols[] = { "native", "nocache", "shadowcache", "nocache/shadowcache", "shadowcache/native" };
+  memcpy(t->cols, cols, sizeof cols);
+  t->ncols = 5;
+  t->plot_log = true;
+  for (unsigned si = 0; si < 2; si++)
+    for (unsigned pi = 0; pi < 3; pi++) {
+      snprintf(p, sizeof p, "%u", procs[pi]);
+      snprintf(s, sizeof s, "%u", sizes[si]);
+      snprintf(it, sizeof it, "%u", c->quick ? 2 : (sizes[si] ? 1200 : 4000) / procs[pi] + 1);
+      const char *tr = xp_gen(c, ARGS("lat_ctx", "--procs", p, "--size", s, "--iters", it, "--paging", "32", "--cpu-ghz", ghz));
+      struct xp_result nc, sc;
+      if (!tr || !xp_run(c, tr, "nocache", "core2-2007", NULL, &nc) || !xp_run(c, tr, "shadowcache", "core2-2007", NULL, &sc))
+        return false;
+      struct xp_row *r = xp_add_row(t, "-s %u, %u procs", sizes[si], procs[pi]);
+      double v[] = { sc.native_us_per_op, nc.us_per_op, sc.us_per_op, nc.us_per_op / sc.us_per_op,
+                     sc.us_per_op / sc.native_us_per_op };
+      memcpy(r->v, v, sizeof v);
+      r->calibrated[1] = r->calibrated[2] = sizes[si] == 0 && procs[pi] == 2;
+    }
+  snprintf(t->notes, sizeof t->notes,
+           "Calibrated (*): the -s 0, 2-process nocache (180.91 us) and shadowcache (9.19 us) values, fitted "
+           "by scripts/calibrate.py; native times are the generator's inputs (the 2007 anchors). Every other "
+           "simulated value is a prediction.");
+  return true;
+}
+
+/* 2. The 2008 CR3 cache: lat_ctx on a 4-vCPU 64-bit guest, and hackbench. */
+static bool cr3_cache_2008(struct xp_ctx *c, struct xp_table *t, unsigned n) {
+  (void)n;
+  static const unsigned procs[] = { 2, 4, 8 };
+  char ghz[32], p[16], it[16], loops[16];
+  num(ghz, clock_of("core2-2008"));
+  t[0].name = "cr3-cache-2008";
+  t[0].title = "lmbench lat_ctx -s 0, 4-vCPU 64-bit guest, KVM January 2008";
+  t[0].unit = "microseconds per context switch (exits per switch)";
+  const char *cols[] = { "native", "shadowcache", "cr3cache", "saving", "exits sc", "exits cc" };
+  memcpy(t[0].cols, cols, sizeof cols);
+  t[0].ncols = 6;
+  for (unsigned i = 0; i < 3; i++) {
+    snprintf(p, sizeof p, "%u", procs[i]);
+    snprintf(it, sizeof it, "%u", c->quick ? 3 : 4000 / procs[i]);
+    /* The 2008 machine's native 2-process figure is ~5.2 us; other ring sizes
+    ** follow the shape of the 2007 curve (workloads/README.md). */
+    const char *tr = xp_gen(c, ARGS("lat_ctx", "--procs", p, "--size", "0", "--iters", it, "--vcpus", "4",
+                                    "--paging", "64", "--cpu-ghz", ghz, "--native-scale", "2.574257"));
+    struct xp_result sc, cc;
+    if (!tr || !xp_run(c, tr, "shadowcache", "core2-2008", NULL, &sc) || !xp_run(c, tr, "cr3cache", "core2-2008", NULL, &cc))
+      return false;
+    struct xp_row *r = xp_add_row(&t[0], "%u procs", procs[i]);
+    double v[] = { sc.native_us_per_op, sc.us_per_op, cc.us_per_op, sc.us_per_op - cc.us_per_op,
+                   sc.exits_per_op, cc.exits_per_op };
+    memcpy(r->v, v, sizeof v);
+    r->calibrated[3] = procs[i] == 2;
+  }
+  snprintf(t[0].notes, sizeof t[0].notes,
+           "Calibrated (*): the 2-process saving (10.02 - 6.63 = 3.39 us) fixes the 2008 CR3-exit handler cost. "
+           "Predicted: the absolute times, and the 4- and 8-process rows: with more address spaces than the 4 "
+           "CR3-target values, round-robin replacement misses on every switch and the saving disappears.");
+  t[1].name = "cr3-cache-2008-hackbench";
+  t[1].title = "hackbench 1 process 50000 (1 group of 20+20 processes), 4-vCPU 64-bit guest, 2008";
+  t[1].unit = "seconds (exits per message)";
+  const char *cols2[] = { "shadowcache", "cr3cache", "cr3cache/shadowcache", "exits sc", "exits cc" };
+  memcpy(t[1].cols, cols2, sizeof cols2);
+  t[1].ncols = 5;
+  t[1].plot_n = 2;
+  unsigned full = 50000, run = c->quick ? 5 : full;
+  snprintf(loops, sizeof loops, "%u", run);
+  const char *tr = xp_gen(c, ARGS("hackbench", "--groups", "1", "--loops", loops, "--vcpus", "4"));
+  struct xp_result sc, cc;
+  if (!tr || !xp_run(c, tr, "shadowcache", "core2-2008", NULL, &sc) || !xp_run(c, tr, "cr3cache", "core2-2008", NULL, &cc))
+    return false;
+  double scale = (double)full / run;   /* quick runs are scaled to 50000 loops */
+  struct xp_row *r = xp_add_row(&t[1], "1 group, %u loops%s", full, run == full ? "" : " (scaled)");
+  double v[] = { sc.seconds * scale, cc.seconds * scale, cc.seconds / sc.seconds, sc.exits_per_op, cc.exits_per_op };
+  memcpy(r->v, v, sizeof v);
+  snprintf(t[1].notes, sizeof t[1].notes, "All predicted. 40 address spaces cycle through a 4-entry cache.");
+  return true;
+}
+
+/* 3. A 64-bit Xen-PV-style guest: two CR3 switches per system call. */
+static bool xen_pv_syscalls(struct xp_ctx *c, struct xp_table *t, unsigned n) {
+  (void)n;
+  char count[16];
+  snprintf(count, sizeof count, "%u", c->quick ? 200 : 200000);
+  t->name = "xen-pv-syscalls";
+  t->title = "null system calls in a 64-bit Xen-PV-style guest (kernel and user on separate page tables), 2008 costs";
+  t->unit = "per system call";
+  const char *cols[] = { "exits", "CR3 exits", "us", "us over hvm" };
+  memcpy(t->cols, cols, sizeof cols);
+  t->ncols = 4;
+  t->plot_first = 2;
+  t->plot_n = 1;
+  const char *hvm = xp_gen(c, ARGS("syscalls", "--count", count, "--mode", "hvm"));
+  const char *pv = xp_gen(c, ARGS("syscalls", "--count", count, "--mode", "pv64"));
+  struct xp_result base;
+  if (!hvm || !pv || !xp_run(c, hvm, "shadowcache", "core2-2008", NULL, &base)) return false;
+  static const char *const policies[] = { "shadowcache", "cr3cache", "prevroots", "ept" };
+  for (unsigned i = 0; i < 4; i++) {
+    struct xp_result r;
+    if (!xp_run(c, pv, policies[i], "core2-2008", NULL, &r)) return false;
+    struct xp_row *row = xp_add_row(t, "pv64, %s", policies[i]);
+    double v[] = { r.exits_per_op, count_per_op(&r, "cr3 write"), r.us_per_op, r.us_per_op - base.us_per_op };
+    memcpy(row->v, v, sizeof v);
+  }
+  struct xp_row *row = xp_add_row(t, "hvm, shadowcache");
+  double v[] = { base.exits_per_op, count_per_op(&base, "cr3 write"), base.us_per_op, 0 };
+  memcpy(row->v, v, sizeof v);
+  snprintf(t->notes, sizeof t->notes, "All predicted: two address spaces fit the CR3 cache, so after warm-up "
+           "the paravirtual guest switches without exits; prevroots still exits on every switch.");
+  return true;
+}
+
+/* 4. CR4 toggling on a hot path: trap every CR4 bit vs only host-owned bits. */
+static bool cr4_mask_2018(struct xp_ctx *c, struct xp_table *t, unsigned n) {
+  (void)n;
+  char count[16];
+  snprintf(count, sizeof count, "%u", c->quick ? 200 : 100000);
+  t->name = "cr4-mask-2018";
+  t->title = "a PV-shim-style guest toggling CR4 (global TLB flush via PGE, or TSD), Xen-2018 costs";
+  t->unit = "per toggle operation";
+  const char *cols[] = { "CR_ACCESS exits", "cycles in CR exits", "us" };
+  memcpy(t->cols, cols, sizeof cols);
+  t->ncols = 3;
+  t->plot_first = 2;
+  t->plot_n = 1;
+  static const char *const bits[] = { "pge", "tsd" };
+  static const char *const policies[][2] = {
+    { "ept", "HAP, every CR4 bit trapped" }, { "ept+cr4mask", "HAP, host-owned bits only" },
+    { "shadowcache", "shadow, every bit trapped" }, { "shadowcache+cr4mask", "shadow, host-owned bits only" } };
+  for (unsigned b = 0; b < 2; b++) {
+    const char *tr = xp_gen(c, ARGS("cr4toggle", "--count", count, "--bit", bits[b]));
+    if (!tr) return false;
+    for (unsigned i = 0; i < 4; i++) {
+      struct xp_result r;
+      if (!xp_run(c, tr, policies[i][0], "skylake-xen-2018", NULL, &r)) return false;
+      const struct report_row *cr = row_of(&r, "CR_ACCESS");
+      struct xp_row *row = xp_add_row(t, "%s: %s", bits[b], policies[i][1]);
+      double v[] = { count_per_op(&r, "CR_ACCESS"), cr ? per_op(&r, cr->cycles) : 0, r.us_per_op };
+      memcpy(row->v, v, sizeof v);
+    }
+  }
+  snprintf(t->notes, sizeof t->notes, "All predicted from the xenalyze handler costs (inputs). Under shadow "
+           "paging PGE must stay host-owned, so the narrowed mask helps TSD toggles but not PGE flushes.");
+  return true;
+}
+
+/* 5. Debug registers: eager vs lazy switching on a lightweight exit, and a debugged guest. */
+static bool debugreg_2009(struct xp_ctx *c, struct xp_table *t, unsigned n) {
+  (void)n;
+  char count[16], iters[16];
+  snprintf(count, sizeof count, "%u", c->quick ? 200 : 200000);
+  snprintf(iters, sizeof iters, "%u", c->quick ? 20 : 20000);
+  t[0].name = "debugreg-2009";
+  t[0].title = "lightweight exit (CPUID loop), Nehalem, KVM September 2009";
+  t[0].unit = "cycles per exit";
+  const char *cols[] = { "cycles/exit", "saving", "saving %" };
+  memcpy(t[0].cols, cols, sizeof cols);
+  t[0].ncols = 3;
+  t[0].plot_n = 1;
+  const char *tr = xp_gen(c, ARGS("cpuid", "--count", count));
+  struct xp_result eager, lazy;
+  if (!tr || !xp_run(c, tr, "shadowcache", "nehalem-2009", NULL, &eager) ||
+      !xp_run(c, tr, "shadowcache+lazydr", "nehalem-2009", NULL, &lazy))
+    return false;
+  double e = avg_cycles(&eager, "CPUID"), l = avg_cycles(&lazy, "CPUID");
+  struct xp_row *r = xp_add_row(&t[0], "eager (host DRs every round trip)");
+  r->v[0] = e;
+  r = xp_add_row(&t[0], "lazy (only when used)");
+  r->v[0] = l;
+  r->v[1] = e - l;
+  r->v[2] = 100.0 * (e - l) / e;
+  snprintf(t[0].notes, sizeof t[0].notes, "The DR read/write costs are derived from this anchor (350 cycles), "
+           "so the saving in cycles restates an input; the relative saving depends on the round trip (SplitX) "
+           "and handler costs and is a prediction (reported: 11%%).");
+  t[1].name = "debugreg-2009-debugger";
+  t[1].title = "two processes under a debugger (DR0-3, DR7 loaded on each switch), Nehalem 2009";
+  t[1].unit = "per context switch";
+  const char *cols2[] = { "us", "exits", "DR exits", "dr mismatches" };
+  memcpy(t[1].cols, cols2, sizeof cols2);
+  t[1].ncols = 4;
+  t[1].plot_n = 1;
+  const char *dbg = xp_gen(c, ARGS("debug", "--procs", "2", "--iters", iters));
+  static const char *const pol[][3] = { { "shadowcache", NULL, "eager" }, { "shadowcache+lazydr", NULL, "lazy" },
+                                        { "shadowcache+lazydr", "host_debugged=true", "lazy, host debugger attached" } };
+  for (unsigned i = 0; i < 3; i++) {
+    struct xp_result x;
+    const char *const sets[] = { pol[i][1], NULL };
+    if (!dbg || !xp_run(c, dbg, pol[i][0], "nehalem-2009", pol[i][1] ? sets : NULL, &x)) return false;
+    struct xp_row *row = xp_add_row(&t[1], "%s", pol[i][2]);
+    double v[] = { x.us_per_op, x.exits_per_op, count_per_op(&x, "DR_ACCESS"), (double)counter(&x, "dr_mismatches") };
+    memcpy(row->v, v, sizeof v);
+  }
+  snprintf(t[1].notes, sizeof t[1].notes, "dr mismatches counts guest DR reads that returned a value the guest "
+           "did not write: it must be 0 under every scheme (lazy switching still restores correctly).");
+  return true;
+}
+
+/* 6. The 2011 guest page-table walk optimisation. */
+static bool guest_walk_2011(struct xp_ctx *c, struct xp_table *t, unsigned n) {
+  (void)n;
+  char iters[16];
+  snprintf(iters, sizeof iters, "%u", c->quick ? 2 : 200);
+  t->name = "guest-walk-2011";
+  t->title = "shadow page faults with and without the memory-slot hint (lat_ctx -s 1000, nocache), Nehalem costs";
+  t->unit = "cycles";
+  const char *cols[] = { "per walk", "per fault", "faults/switch", "us/switch" };
+  memcpy(t->cols, cols, sizeof cols);
+  t->ncols = 4;
+  t->plot_n = 2;
+  static const char *const modes[] = { "64", "32" };
+  for (unsigned m = 0; m < 2; m++) {
+    const char *tr = xp_gen(c, ARGS("lat_ctx", "--procs", "2", "--size", "1000", "--iters", iters, "--paging", modes[m]));
+    for (unsigned hint = 0; hint < 2; hint++) {
+      struct xp_result r;
+      const char *const sets[] = { hint ? "memslot_hint=true" : "memslot_hint=false", NULL };
+      if (!tr || !xp_run(c, tr, "nocache", "nehalem-2009", sets, &r)) return false;
+      struct profile p;
+      char err[256];
+      profile_load(&p, "nehalem-2009", err, sizeof err);
+      unsigned levels = m == 0 ? 4 : 2;
+      double walk = (double)levels * (double)(hint ? p.p[PP_GUEST_PTE_READ_FAST] + p.p[PP_MEMSLOT_LOOKUP_FAST]
+                                                   : p.p[PP_GUEST_PTE_READ] + p.p[PP_MEMSLOT_LOOKUP]);
+      profile_free(&p);
+      struct xp_row *row = xp_add_row(t, "%s-bit guest, %s", modes[m], hint ? "memslot hint" : "no hint");
+      double v[] = { walk, avg_cycles(&r, "EXCEPTION_NMI"), count_per_op(&r, "EXCEPTION_NMI"), r.us_per_op };
+      memcpy(row->v, v, sizeof v);
+    }
+  }
+  snprintf(t->notes, sizeof t->notes, "Cycles per walk are derived from the 2011 measurement (an input); cycles "
+           "per fault, per switch and the 32-bit rows (shallower walks) are predictions.");
+  return true;
+}
+
+const struct experiment experiments[] = {
+  { "shadow-cache-2007", "lat_ctx: discarding vs caching shadow page tables (2007)", shadow_cache_2007, 1 },
+  { "cr3-cache-2008", "lat_ctx and hackbench: the 4-entry paravirtual CR3 cache (2008)", cr3_cache_2008, 2 },
+  { "xen-pv-syscalls", "system calls in a 64-bit Xen-PV-style guest with and without the CR3 cache", xen_pv_syscalls, 1 },
+  { "cr4-mask-2018", "CR4 toggles: trapping every bit vs only host-owned bits (2018)", cr4_mask_2018, 1 },
+  { "debugreg-2009", "eager vs lazy debug-register switching (2009)", debugreg_2009, 2 },
+  { "guest-walk-2011", "the memory-slot hint in the shadow MMU's guest walk (2011)", guest_walk_2011, 1 },
+};
+const unsigned nexperiments = sizeof experiments / sizeof experiments[0];

@@ -1,0 +1,112 @@
+/* XXH64 (Yann Collet's xxHash, 64-bit, seed 0): a fast, well-known hash, so a
+** stored trace hash can be checked with `xxhsum -H1 FILE`. */
+#include "hash.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define P1 0x9E3779B185EBCA87ULL
+#define P2 0xC2B2AE3D27D4EB4FULL
+#define P3 0x165667B19E3779F9ULL
+#define P4 0x85EBCA77C2B2AE63ULL
+#define P5 0x27D4EB2F165667C5ULL
+
+static uint64_t rotl(uint64_t x, unsigned r) { return (x << r) | (x >> (64 - r)); }
+
+/* Little-endian loads whatever the host order (traces are little-endian files). */
+static uint64_t rd64(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
+static uint32_t rd32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t round1(uint64_t acc, uint64_t in) { return rotl(acc + in * P2, 31) * P1; }
+static uint64_t merge(uint64_t acc, uint64_t v) { return (acc ^ round1(0, v)) * P1 + P4; }
+
+static void stripe(struct xxh64 *h, const unsigned char *p) {
+  for (int i = 0; i < 4; i++) h->v[i] = round1(h->v[i], rd64(p + 8 * i));
+}
+
+void xxh64_init(struct xxh64 *h) {
+  memset(h, 0, sizeof *h);
+  h->v[0] = P1 + P2;
+  h->v[1] = P2;
+  h->v[2] = 0;
+  h->v[3] = -P1;
+}
+
+void xxh64_update(struct xxh64 *h, const void *data, size_t len) {
+  const unsigned char *p = data;
+  h->total += len;
+  if (h->nbuf) {                       /* complete the pending stripe first */
+    size_t take = 32 - h->nbuf < len ? 32 - h->nbuf : len;
+    memcpy(h->buf + h->nbuf, p, take);
+    h->nbuf += (unsigned)take;
+    p += take;
+    len -= take;
+    if (h->nbuf < 32) return;
+    stripe(h, h->buf);
+    h->nbuf = 0;
+  }
+  for (; len >= 32; p += 32, len -= 32) stripe(h, p);
+  memcpy(h->buf, p, len);
+  h->nbuf = (unsigned)len;
+}
+
+uint64_t xxh64_final(const struct xxh64 *h) {
+  uint64_t acc;
+  if (h->total >= 32) {
+    acc = rotl(h->v[0], 1) + rotl(h->v[1], 7) + rotl(h->v[2], 12) + rotl(h->v[3], 18);
+    for (int i = 0; i < 4; i++) acc = merge(acc, h->v[i]);
+  } else {
+    acc = P5;                          /* seed 0 */
+  }
+  acc += h->total;
+  const unsigned char *p = h->buf;
+  unsigned n = h->nbuf;
+  for (; n >= 8; p += 8, n -= 8) acc = rotl(acc ^ round1(0, rd64(p)), 27) * P1 + P4;
+  if (n >= 4) {
+    acc = rotl(acc ^ (uint64_t)rd32(p) * P1, 23) * P2 + P3;
+    p += 4;
+    n -= 4;
+  }
+  for (; n; p++, n--) acc = rotl(acc ^ *p * P5, 11) * P1;
+  acc ^= acc >> 33;
+  acc *= P2;
+  acc ^= acc >> 29;
+  acc *= P3;
+  acc ^= acc >> 32;
+  return acc;
+}
+
+uint64_t xxh64(const void *data, size_t len) {
+  struct xxh64 h;
+  xxh64_init(&h);
+  xxh64_update(&h, data, len);
+  return xxh64_final(&h);
+}
+
+bool hash_file(const char *path, char hex[HASH_HEX_LEN + 1], char *err, size_t errlen) {
+  enum { CHUNK = 1 << 20 };
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    snprintf(err, errlen, "%s: cannot read to hash it: %s", path, strerror(errno));
+    return false;
+  }
+  unsigned char *buf = malloc(CHUNK);
+  struct xxh64 h;
+  xxh64_init(&h);
+  size_t got;
+  while (buf && (got = fread(buf, 1, CHUNK, f)) > 0) xxh64_update(&h, buf, got);
+  bool ok = buf && !ferror(f);
+  if (!ok) snprintf(err, errlen, "%s: cannot read to hash it: %s", path, buf ? strerror(errno) : "out of memory");
+  free(buf);
+  fclose(f);
+  if (ok) snprintf(hex, HASH_HEX_LEN + 1, "%016llx", (unsigned long long)xxh64_final(&h));
+  return ok;
+}

@@ -1,0 +1,141 @@
+/* Importers of real recordings (perf script, KVM ftrace text, xentrace): shared state and output. */
+#ifndef VMXSIM_IMPORT_H
+#define VMXSIM_IMPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "event.h"
+#include "trace.h"
+
+/*
+** How an import runs.  An importer reads the whole input (a memory buffer),
+** turns each recorded line or record into trace events and hands them to
+** struct import's emit callback; cmd_import.c writes them to a temporary file
+** and, at the end, assembles the trace: header, metadata (counts are only
+** known at the end), one @init group per vCPU, then the events.  The unit
+** tests pass a callback that collects the events in memory instead.
+**
+** Ownership: struct import owns `meta` and the maps; import_free releases them.
+*/
+
+#define IMPORT_BAD_KEEP   5      /* unparseable lines quoted in messages and metadata */
+#define IMPORT_TEXT_MAX   160    /* bytes of a bad line quoted */
+#define IMPORT_NAMES_MAX  24     /* distinct skipped-event names counted separately */
+#define IMPORT_GHZ_DEFAULT 2.4
+
+/* Guest state every imported trace starts from (the generators use the same). */
+#define IMPORT_CR0_INIT   0x80050033ull
+#define IMPORT_CR3_BASE   0x10000000ull  /* CR3 of process n: BASE + n * STRIDE (page aligned) */
+#define IMPORT_CR3_STRIDE 0x100000ull
+
+typedef int (*import_emit_fn)(void *ctx, const struct trace_event *ev);
+
+struct import_opts {
+  double cpu_ghz;            /* cycles per nanosecond of recorded time (perf, kvm) */
+  unsigned paging;           /* enum paging_mode */
+  bool skip_bad;             /* count unparseable input instead of failing */
+  const char *input;         /* the input's name in messages */
+};
+
+/* One unparseable line (or xentrace record) kept for messages and metadata. */
+struct import_bad {
+  uint64_t where;            /* line number, or byte offset for binary input */
+  char why[96];
+  char text[IMPORT_TEXT_MAX + 1];
+};
+
+/* A counted name: a skipped event type, an exit reason left unmapped. */
+struct import_name { char name[48]; uint64_t n; };
+
+/* Open-addressing map from u32 keys to int64 values (task ids, CPUs). */
+struct import_map {
+  uint32_t *keys;
+  int64_t *vals;
+  uint8_t *used;
+  size_t cap, n;
+};
+
+/* Initial control registers of one vCPU, written as its @init records. */
+struct import_init { uint64_t cr0, cr3, cr4; bool cr3_known; };
+
+struct import {
+  struct import_opts opt;
+  import_emit_fn emit;       /* where events go */
+  void *emit_ctx;
+  bool binary;               /* input positions are byte offsets, not line numbers */
+
+  /* Counts of input units (lines or records). */
+  uint64_t units, used, skipped, bad, ignored;
+  struct import_bad first_bad[IMPORT_BAD_KEEP];
+  unsigned nbad_kept;
+  struct import_name skipped_names[IMPORT_NAMES_MAX + 1];   /* last one: "(other)" */
+  unsigned nskipped_names;
+
+  /* vCPUs: native CPUs (perf, xentrace) are renumbered densely in order of appearance. */
+  unsigned nvcpus;
+  struct import_init init[TRACE_VCPU_MAX];
+  int64_t native_cpu[TRACE_VCPU_MAX];   /* the native CPU behind each vCPU, -1 if none */
+  struct import_map cpu_map;            /* native CPU -> vCPU */
+
+  uint64_t events;           /* records emitted (not counting @init) */
+  struct cJSON *meta;        /* importer-specific metadata members */
+  char err[640];             /* the failure message when an importer returns non-zero */
+};
+
+/* ---- setup and output (sim/cmd_import.c) ---- */
+void import_init(struct import *im, const struct import_opts *opt, import_emit_fn emit, void *ctx);
+void import_free(struct import *im);
+
+/* vCPU for native CPU `cpu`, allocated on first sight; -1 beyond TRACE_VCPU_MAX. */
+int import_vcpu_of_cpu(struct import *im, int64_t cpu);
+/* Marks vCPU v (0..TRACE_VCPU_MAX-1) as used, so that the header covers it. */
+void import_use_vcpu(struct import *im, unsigned v);
+/* Default @init values for the paging mode (CR3: process 0's). */
+void import_default_init(const struct import *im, struct import_init *init);
+
+/* Emit one event with no native cycles of its own; 0 or EXIT_INTERNAL-style rc from emit. */
+int import_emit(struct import *im, unsigned vcpu, unsigned type, unsigned aux, uint64_t a, uint64_t b);
+/* `run` records for `cycles` (split at 2^32-1); nothing for 0. */
+int import_run(struct import *im, unsigned vcpu, uint64_t cycles);
+int import_mark(struct import *im, unsigned vcpu, const char *label);
+/* Nanoseconds of recorded time as guest cycles at opt.cpu_ghz. */
+uint64_t import_ns_to_cycles(const struct import *im, uint64_t ns);
+/* CR3 value of imported process n. */
+uint64_t import_cr3_of(unsigned n);
+
+/*
+** An unparseable unit: counted and kept; returns 0 to go on (--skip-bad) or
+** EXIT_BADINPUT with im->err set to "INPUT:LINE: why: 'text'".
+*/
+int import_bad(struct import *im, uint64_t where, const char *text, size_t len, const char *why);
+/* A unit understood but not turned into events (other tracepoints, ...). */
+void import_skip(struct import *im, const char *name, size_t len);
+/* Counts `name` in a name table (unmapped exit reasons, ...). */
+void import_count_name(struct import_name *tab, unsigned *n, unsigned max, const char *name);
+
+/* Metadata JSON (caller frees): source, command, counts, bad lines, importer members. */
+char *import_metadata(const struct import *im, const char *source, const char *command);
+
+/* ---- small parsing helpers shared by the text importers ---- */
+/* Next line of buf from *pos (without "\n" or "\r\n"); false at the end. */
+bool import_next_line(const char *buf, size_t len, size_t *pos, const char **line, size_t *n);
+/* "SECS[.FRACTION]" at s (n bytes) as nanoseconds. */
+bool import_parse_secs(const char *s, size_t n, uint64_t *ns);
+/* Finds "name" (e.g. "next_pid=") in s[0..n) at a field start; returns the value's start or NULL. */
+const char *import_field(const char *s, size_t n, const char *name);
+/* Parses an unsigned decimal (dec) or hex number (0x optional when hex) at s, up to end. */
+bool import_num(const char *s, const char *end, bool hex, uint64_t *v, const char **stop);
+bool import_snum(const char *s, const char *end, int64_t *v, const char **stop);
+
+/* ---- maps ---- */
+void import_map_free(struct import_map *m);
+int64_t *import_map_get(const struct import_map *m, uint32_t key);   /* NULL when absent */
+int64_t *import_map_put(struct import_map *m, uint32_t key, int64_t init); /* existing or new slot */
+
+/* ---- the importers: each returns 0, or EXIT_BADINPUT with im->err set ---- */
+int import_perf_script(struct import *im, const char *buf, size_t len);   /* sim/import_perf.c */
+int import_kvm_ftrace(struct import *im, const char *buf, size_t len);    /* sim/import_ftrace.c */
+int import_xentrace(struct import *im, const unsigned char *buf, size_t len); /* sim/import_xen.c */
+
+#endif

@@ -1,0 +1,479 @@
+/* ftrace / trace-cmd text of KVM's host tracepoints -> trace of the guest actions that caused each exit. */
+#include "import.h"
+#include "util.h"
+#include "models/vmx/exit_reason.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+** A line is "COMM-PID [CPU] FLAGS SECS.FRAC: EVENT: fields" (trace-cmd report
+** drops FLAGS; perf script's "COMM TID [CPU] SECS: kvm:EVENT:" also parses).
+** kvm_exit opens an exit on its vCPU; a detail line from the same host thread
+** (kvm_cr, kvm_msr, ...) says what the guest did; kvm_entry closes it.  An exit
+** that no detail line explained is decoded from its reason and qualification
+** (info1) where that says enough.  Fields are found by name: their set changed
+** in Linux 5.10 (info -> info1/info2/intr_info/error_code) and kvm_entry
+** gained "rip".  SVM hosts' exit names (write_cr3, msr, npf, ...) are mapped
+** onto the VMX reasons.
+*/
+
+enum kvm_event {
+  KE_OTHER, KE_EXIT, KE_ENTRY, KE_CR, KE_MSR, KE_CPUID, KE_PF, KE_HYPERCALL, KE_PIO
+};
+
+static const struct { const char *name; enum kvm_event ev; } event_names[] = {
+  { "kvm_exit", KE_EXIT }, { "kvm_entry", KE_ENTRY }, { "kvm_cr", KE_CR }, { "kvm_msr", KE_MSR },
+  { "kvm_cpuid", KE_CPUID }, { "kvm_page_fault", KE_PF }, { "kvm_hypercall", KE_HYPERCALL },
+  { "kvm_pio", KE_PIO },
+};
+
+/* An exit waiting for its detail line. */
+struct kexit {
+  int reason;               /* VMX basic exit reason, -1 unknown */
+  char name[40];            /* as printed */
+  uint64_t info1, info2;    /* info1: exit qualification */
+  uint32_t intr_info, error_code;
+  bool svm;                 /* SVM host: info1/info2 are exit_info_1/2 */
+};
+
+struct kvcpu {
+  bool in_guest;            /* a kvm_entry was seen and no exit since */
+  uint64_t entry_ns;
+  bool pending;
+  struct kexit x;
+};
+
+struct kvm {
+  struct import *im;
+  struct import_map vcpu_of;   /* host thread -> vCPU */
+  struct kvcpu v[TRACE_VCPU_MAX];
+  uint64_t exits, entries;
+  struct import_name reasons[IMPORT_NAMES_MAX + 1], unmapped[IMPORT_NAMES_MAX + 1];
+  unsigned nreasons, nunmapped;
+};
+
+/* The parsed line. */
+struct kline {
+  int64_t host_pid;
+  uint64_t ns;
+  enum kvm_event ev;
+  const char *event; size_t event_len;
+  const char *f; size_t n;     /* fields */
+};
+
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+static bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+/* ---- the line prefix ---- */
+
+/* Host PID from "COMM-PID" (ftrace) or "PID" / "PID/TID" (perf) ending at te. */
+static bool host_pid(const char *ts, const char *te, int64_t *pid) {
+  const char *d = te;
+  while (d > ts && (is_digit(d[-1]) || d[-1] == '/')) d--;
+  if (d == te || !(d == ts || d[-1] == '-')) return false;
+  const char *slash = memchr(d, '/', (size_t)(te - d));
+  uint64_t v;
+  if (!import_num(slash ? slash + 1 : d, te, false, &v, NULL)) return false;
+  *pid = (int64_t)v;
+  return true;
+}
+
+static const char *find_cpu(const char *s, const char *end, int64_t *pid) {
+  for (const char *q = s; (q = memchr(q, '[', (size_t)(end - q))); q++) {
+    if (q == s || !is_blank(q[-1])) continue;
+    const char *d = q + 1;
+    while (d < end && is_digit(*d)) d++;
+    if (d == q + 1 || d >= end || *d != ']') continue;
+    const char *te = q;
+    while (te > s && is_blank(te[-1])) te--;
+    const char *ts = te;
+    while (ts > s && !is_blank(ts[-1])) ts--;
+    if (ts < te && host_pid(ts, te, pid)) return d + 1;
+  }
+  return NULL;
+}
+
+static const char *token(const char *p, const char *end, const char **ts) {
+  while (p < end && is_blank(*p)) p++;
+  *ts = p;
+  while (p < end && !is_blank(*p)) p++;
+  return p;
+}
+
+static enum kvm_event event_kind(const char *s, size_t n) {
+  if (n > 4 && memcmp(s, "kvm:", 4) == 0) { s += 4; n -= 4; }   /* perf's SUBSYS:EVENT */
+  for (size_t i = 0; i < sizeof event_names / sizeof *event_names; i++)
+    if (strlen(event_names[i].name) == n && memcmp(event_names[i].name, s, n) == 0) return event_names[i].ev;
+  return KE_OTHER;
+}
+
+static const char *parse_line(const char *s, size_t n, struct kline *k) {
+  const char *end = s + n, *ts, *te = find_cpu(s, end, &k->host_pid);
+  if (!te) return "no 'COMM-PID [CPU]' columns (expected ftrace or trace-cmd report text)";
+  bool have_ts = false;
+  for (int i = 0; i < 3 && !have_ts; i++) {        /* FLAGS ("d..2.") may come first */
+    te = token(te, end, &ts);
+    have_ts = te - ts > 1 && te[-1] == ':' && import_parse_secs(ts, (size_t)(te - ts - 1), &k->ns);
+  }
+  if (!have_ts) return "no 'SECS.FRACTION:' timestamp after the CPU";
+  te = token(te, end, &ts);
+  if (!(te - ts > 1 && te[-1] == ':')) return "no 'EVENT:' name after the timestamp";
+  k->event = ts;
+  k->event_len = (size_t)(te - ts - 1);
+  k->ev = event_kind(k->event, k->event_len);
+  while (te < end && is_blank(*te)) te++;
+  k->f = te;
+  k->n = (size_t)(end - te);
+  return NULL;
+}
+
+/* ---- fields ---- */
+
+static bool fnum(const struct kline *k, const char *name, bool hex, uint64_t *v) {
+  const char *p = import_field(k->f, k->n, name);
+  return p && import_num(p, k->f + k->n, hex, v, NULL);
+}
+
+static int svm_reason(const char *name, struct kexit *x) {
+  static const struct { const char *name; int reason; } t[] = {
+    { "cpuid", EXIT_REASON_CPUID }, { "hlt", EXIT_REASON_HLT }, { "invlpg", EXIT_REASON_INVLPG },
+    { "io", EXIT_REASON_IO_INSTRUCTION }, { "vmmcall", EXIT_REASON_VMCALL },
+    { "hypercall", EXIT_REASON_VMCALL }, { "npf", EXIT_REASON_EPT_VIOLATION },
+    { "PF excp", EXIT_REASON_EXCEPTION_NMI }, { "interrupt", EXIT_REASON_EXTERNAL_INTERRUPT },
+    { "pause", EXIT_REASON_PAUSE_INSTRUCTION }, { "rdtsc", EXIT_REASON_RDTSC },
+    { "rdpmc", EXIT_REASON_RDPMC }, { "wbinvd", EXIT_REASON_WBINVD }, { "xsetbv", EXIT_REASON_XSETBV },
+  };
+  unsigned n;
+  x->svm = true;
+  /* read_cr3 / write_dr7: rebuild a VMX qualification (number, bit 4 = read). */
+  if (sscanf(name, "read_cr%u", &n) == 1 || sscanf(name, "write_cr%u", &n) == 1) {
+    x->info1 = n | (name[0] == 'r' ? 0x10u : 0);
+    return EXIT_REASON_CR_ACCESS;
+  }
+  if (sscanf(name, "read_dr%u", &n) == 1 || sscanf(name, "write_dr%u", &n) == 1) {
+    x->info1 = n | (name[0] == 'r' ? 0x10u : 0);
+    return EXIT_REASON_DR_ACCESS;
+  }
+  if (strcmp(name, "msr") == 0) return x->info1 ? EXIT_REASON_MSR_WRITE : EXIT_REASON_MSR_READ;
+  for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+    if (strcmp(name, t[i].name) == 0) {
+      if (t[i].reason == EXIT_REASON_EXCEPTION_NMI) x->intr_info = 0x80000300u | 14;  /* #PF */
+      return t[i].reason;
+    }
+  x->svm = false;
+  return -1;
+}
+
+/* kvm_exit: "[vcpu N ]reason NAME rip 0x.. info1 0x.. info2 0x.. intr_info 0x.. error_code 0x.."
+** or before 5.10 "reason NAME rip 0x.. info Q I". */
+static const char *parse_exit(const struct kline *k, struct kexit *x, int64_t *vcpu) {
+  const char *end = k->f + k->n, *r = import_field(k->f, k->n, "reason ");
+  uint64_t v;
+  memset(x, 0, sizeof *x);
+  if (!r) return "kvm_exit: no 'reason' field";
+  const char *re = import_field(r, (size_t)(end - r), "rip ");
+  re = re ? re - 4 : end;
+  while (re > r && is_blank(re[-1])) re--;
+  snprintf(x->name, sizeof x->name, "%.*s", (int)(re - r), r);
+  char *fail = strstr(x->name, " FAILED_VMENTRY");
+  if (fail) *fail = 0;
+  *vcpu = fnum(k, "vcpu ", false, &v) ? (int64_t)v : -1;
+  const char *old = import_field(k->f, k->n, "info ");
+  if (old) {                                       /* before 5.10: info QUALIFICATION INTR_INFO */
+    const char *stop;
+    if (!import_num(old, end, true, &x->info1, &stop) || !import_num(stop + 1, end, true, &x->info2, NULL))
+      return "kvm_exit: 'info' needs two numbers";
+    x->intr_info = (uint32_t)x->info2;
+  } else {
+    uint64_t ii = 0, ec = 0;
+    fnum(k, "info1 ", true, &x->info1);
+    fnum(k, "info2 ", true, &x->info2);
+    fnum(k, "intr_info ", true, &ii);
+    fnum(k, "error_code ", true, &ec);
+    x->intr_info = (uint32_t)ii;
+    x->error_code = (uint32_t)ec;
+  }
+  x->reason = exit_reason_by_name(x->name);
+  if (x->reason < 0 && import_num(x->name, x->name + strlen(x->name), false, &v, NULL) && v < EXIT_REASON_MAX)
+    x->reason = (int)v;                            /* printed as a number */
+  if (x->reason < 0) x->reason = svm_reason(x->name, x);
+  return NULL;
+}
+
+/* ---- events ---- */
+
+static int skip(struct import *im, const char *why) {
+  import_skip(im, why, strlen(why));
+  return 0;
+}
+
+static int emit(struct kvm *K, unsigned v, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
+  return import_emit(K->im, v, type, aux, a, b);
+}
+
+static bool cr_ok(uint64_t cr) { return cr == 0 || cr == 3 || cr == 4 || cr == 8; }
+
+static int unmapped(struct kvm *K, const struct kexit *x, const char *why) {
+  char name[80];
+  snprintf(name, sizeof name, "%s%s", x->name, why);
+  import_count_name(K->unmapped, &K->nunmapped, IMPORT_NAMES_MAX, name);
+  return 0;
+}
+
+/* CR_ACCESS qualification: bits 3:0 CR, 5:4 type (0 mov to, 1 mov from, 2 clts, 3 lmsw), 31:16 lmsw data. */
+static int cr_alone(struct kvm *K, unsigned v, const struct kexit *x) {
+  uint64_t q = x->info1, cr = q & 0xf;
+  switch ((q >> 4) & 3) {
+  case 1: return cr_ok(cr) ? emit(K, v, EV_CR_READ, (unsigned)cr, 0, (q >> 8) & 0xf) : unmapped(K, x, " (other CR)");
+  case 2: return emit(K, v, EV_CLTS, 0, 0, 0);
+  case 3: return emit(K, v, EV_LMSW, 0, (q >> 16) & 0xffff, 0);
+  }
+  return unmapped(K, x, " without kvm_cr");
+}
+
+/* EXCEPTION_NMI: interruption info bits 7:0 vector, 10:8 type (2 = NMI). */
+static int exception_alone(struct kvm *K, unsigned v, const struct kexit *x) {
+  unsigned vector = x->intr_info & 0xff, type = (x->intr_info >> 8) & 7;
+  if (!(x->intr_info & 0x80000000u) || type == 2) return unmapped(K, x, " (NMI)");
+  if (vector == 14) {
+    uint64_t addr = x->svm ? x->info2 : x->info1;  /* #PF: qualification = linear address */
+    uint64_t ec = x->svm ? x->info1 : x->error_code;
+    return emit(K, v, EV_TOUCH, (ec & 2) ? TOUCH_AUX_WRITE : 0, addr & ~0xfffull, 1);
+  }
+  return emit(K, v, EV_EXC, 0, vector, x->error_code);
+}
+
+/* IO qualification: bits 2:0 size-1, bit 3 in, 31:16 port. */
+static int io_alone(struct kvm *K, unsigned v, const struct kexit *x) {
+  unsigned size = (unsigned)(x->info1 & 7) + 1;
+  if (x->svm || (size != 1 && size != 2 && size != 4)) return unmapped(K, x, " without kvm_pio");
+  unsigned aux = ((x->info1 >> 3) & 1 ? 0 : IO_AUX_OUT) | size << 1;
+  return emit(K, v, EV_IO, aux, (x->info1 >> 16) & 0xffff, 0);
+}
+
+/* An exit no detail line explained: what its reason and qualification say. */
+static int exit_alone(struct kvm *K, unsigned v, const struct kexit *x) {
+  switch (x->reason) {
+  case EXIT_REASON_CR_ACCESS: return cr_alone(K, v, x);
+  case EXIT_REASON_HLT: return emit(K, v, EV_HLT, 0, 0, 0);
+  case EXIT_REASON_INVLPG: return emit(K, v, EV_INVLPG, 0, x->info1, 0);
+  case EXIT_REASON_DR_ACCESS:              /* bits 2:0 DR, bit 4 direction (1 = MOV from DR) */
+    return (x->info1 & 0x10) ? emit(K, v, EV_DR_READ, (unsigned)(x->info1 & 7), 0, (x->info1 >> 8) & 0xf)
+                             : emit(K, v, EV_DR_WRITE, (unsigned)(x->info1 & 7), 0, (x->info1 >> 8) & 0xf);
+  case EXIT_REASON_EXTERNAL_INTERRUPT: return emit(K, v, EV_INTR, 0, x->intr_info & 0xff, 0);
+  case EXIT_REASON_EXCEPTION_NMI: return exception_alone(K, v, x);
+  case EXIT_REASON_IO_INSTRUCTION: return io_alone(K, v, x);
+  case EXIT_REASON_CPUID: return emit(K, v, EV_CPUID, 0, 0, 0);      /* leaf not recorded */
+  case EXIT_REASON_VMCALL: return emit(K, v, EV_VMCALL, 0, 0, 0);    /* number not recorded */
+  case EXIT_REASON_RDTSC: return emit(K, v, EV_RDTSC, 0, 0, 0);
+  case EXIT_REASON_PAUSE_INSTRUCTION: return emit(K, v, EV_PAUSE, 0, 0, 0);
+  case EXIT_REASON_WBINVD: return emit(K, v, EV_WBINVD, 0, 0, 0);
+  case EXIT_REASON_RDPMC: return emit(K, v, EV_RDPMC, 0, 0, 0);
+  }
+  return unmapped(K, x, "");
+}
+
+static int settle(struct kvm *K, unsigned v) {
+  if (!K->v[v].pending) return 0;
+  K->v[v].pending = false;
+  return exit_alone(K, v, &K->v[v].x);
+}
+
+/* vCPU of a line: its "vcpu N" field, else its host thread's last one. */
+static int vcpu_of(struct kvm *K, int64_t field, int64_t host_pid, bool allocate) {
+  int64_t *slot = import_map_get(&K->vcpu_of, (uint32_t)host_pid);
+  if (field >= 0) {
+    if (field >= TRACE_VCPU_MAX) return -2;
+    *import_map_put(&K->vcpu_of, (uint32_t)host_pid, field) = field;
+    import_use_vcpu(K->im, (unsigned)field);
+    return (int)field;
+  }
+  if (slot) return (int)*slot;
+  if (!allocate) return -1;
+  if (K->im->nvcpus >= TRACE_VCPU_MAX) return -2;
+  int v = (int)K->im->nvcpus;                       /* old kvm_exit without "vcpu": one per thread */
+  import_use_vcpu(K->im, (unsigned)v);
+  *import_map_put(&K->vcpu_of, (uint32_t)host_pid, v) = v;
+  return v;
+}
+
+static int exit_begins(struct kvm *K, unsigned v, const struct kline *k, const struct kexit *x) {
+  struct kvcpu *c = &K->v[v];
+  int rc = settle(K, v);                              /* an exit whose entry was not recorded */
+  if (!rc && c->in_guest && k->ns > c->entry_ns)
+    rc = import_run(K->im, v, import_ns_to_cycles(K->im, k->ns - c->entry_ns));
+  c->in_guest = false;
+  c->pending = true;
+  c->x = *x;
+  K->exits++;
+  import_count_name(K->reasons, &K->nreasons, IMPORT_NAMES_MAX, x->name);
+  return rc;
+}
+
+static int entry_seen(struct kvm *K, unsigned v, const struct kline *k) {
+  struct kvcpu *c = &K->v[v];
+  int rc = settle(K, v);
+  c->in_guest = true;
+  c->entry_ns = k->ns;
+  K->entries++;
+  return rc;
+}
+
+/* Does a detail event of kind ev explain an exit with this reason? */
+static bool explains(enum kvm_event ev, int reason) {
+  switch (ev) {
+  case KE_CR: return reason == EXIT_REASON_CR_ACCESS;
+  case KE_MSR: return reason == EXIT_REASON_MSR_READ || reason == EXIT_REASON_MSR_WRITE;
+  case KE_CPUID: return reason == EXIT_REASON_CPUID;
+  case KE_PF: return reason == EXIT_REASON_EXCEPTION_NMI || reason == EXIT_REASON_EPT_VIOLATION;
+  case KE_HYPERCALL: return reason == EXIT_REASON_VMCALL;
+  case KE_PIO: return reason == EXIT_REASON_IO_INSTRUCTION;
+  default: return false;
+  }
+}
+
+static const char *detail_cr(struct kvm *K, unsigned v, const struct kline *k, int *rc) {
+  const char *end = k->f + k->n, *stop;
+  bool w = k->n > 8 && memcmp(k->f, "cr_write", 8) == 0;
+  uint64_t cr, val;
+  if (!(w || (k->n > 7 && memcmp(k->f, "cr_read", 7) == 0)) ||
+      !import_num(k->f + (w ? 9 : 8), end, true, &cr, &stop) ||
+      !(stop + 3 < end && memcmp(stop, " = ", 3) == 0) || !import_num(stop + 3, end, true, &val, NULL))
+    return "kvm_cr: expected 'cr_read|cr_write N = VALUE'";
+  if (!cr_ok(cr)) { skip(K->im, "kvm_cr (not CR0/3/4/8)"); *rc = -1; return NULL; }
+  struct import_init *init = &K->im->init[v];
+  if (cr == 3 && !init->cr3_known) {   /* the first CR3 seen stands for the initial address space */
+    init->cr3 = val;
+    init->cr3_known = true;
+  }
+  *rc = w ? emit(K, v, EV_CR_WRITE, (unsigned)cr, val, 0) : emit(K, v, EV_CR_READ, (unsigned)cr, 0, 0);
+  return NULL;
+}
+
+static const char *detail_msr(struct kvm *K, unsigned v, const struct kline *k, int *rc) {
+  const char *end = k->f + k->n, *stop;
+  bool w = k->n > 9 && memcmp(k->f, "msr_write", 9) == 0;
+  uint64_t idx, val;
+  if (!(w || (k->n > 8 && memcmp(k->f, "msr_read", 8) == 0)) ||
+      !import_num(k->f + (w ? 10 : 9), end, true, &idx, &stop) ||
+      !(stop + 3 < end && memcmp(stop, " = ", 3) == 0) || !import_num(stop + 3, end, true, &val, NULL))
+    return "kvm_msr: expected 'msr_read|msr_write INDEX = VALUE'";
+  *rc = w ? emit(K, v, EV_WRMSR, 0, idx, val) : emit(K, v, EV_RDMSR, 0, idx, 0);
+  return NULL;
+}
+
+static const char *detail_pio(struct kvm *K, unsigned v, const struct kline *k, int *rc) {
+  uint64_t port, size;
+  bool out = k->n > 9 && memcmp(k->f, "pio_write", 9) == 0;
+  if (!(out || (k->n > 8 && memcmp(k->f, "pio_read", 8) == 0)) || !fnum(k, "at ", true, &port) ||
+      !fnum(k, "size ", false, &size))
+    return "kvm_pio: expected 'pio_read|pio_write at PORT size N ...'";
+  if ((size != 1 && size != 2 && size != 4) || port > 0xffff) return "kvm_pio: size not 1, 2 or 4, or port beyond 0xffff";
+  *rc = emit(K, v, EV_IO, (out ? IO_AUX_OUT : 0) | (unsigned)size << 1, port, 0);
+  return NULL;
+}
+
+/* Turns a detail line into its event; returns what is wrong, or NULL with *rc set. */
+static const char *detail_event(struct kvm *K, unsigned v, const struct kline *k, int *rc) {
+  uint64_t a, b = 0;
+  switch (k->ev) {
+  case KE_CR: return detail_cr(K, v, k, rc);
+  case KE_MSR: return detail_msr(K, v, k, rc);
+  case KE_PIO: return detail_pio(K, v, k, rc);
+  case KE_CPUID:
+    if (!fnum(k, "func ", true, &a)) return "kvm_cpuid: no 'func' field";
+    fnum(k, "idx ", true, &b);                    /* absent before Linux 2.6.3x */
+    *rc = emit(K, v, EV_CPUID, 0, a & 0xffffffff, b & 0xffffffff);
+    return NULL;
+  case KE_PF:
+    if (!fnum(k, "address ", true, &a) || !fnum(k, "error_code ", true, &b))
+      return "kvm_page_fault: no 'address' or 'error_code' field";
+    *rc = emit(K, v, EV_TOUCH, (b & 2) ? TOUCH_AUX_WRITE : 0, a & ~0xfffull, 1);
+    return NULL;
+  case KE_HYPERCALL:
+    if (!fnum(k, "nr ", true, &a)) return "kvm_hypercall: no 'nr' field";
+    *rc = emit(K, v, EV_VMCALL, 0, a, 0);
+    return NULL;
+  default: return NULL;
+  }
+}
+
+static int on_detail(struct kvm *K, const struct kline *k, uint64_t lineno, const char *s, size_t n) {
+  uint64_t fv;
+  int64_t field = k->ev == KE_PF && fnum(k, "vcpu ", false, &fv) ? (int64_t)fv : -1;
+  int v = vcpu_of(K, field, k->host_pid, false);
+  if (v == -2) return import_bad(K->im, lineno, s, n, "vcpu number beyond 255");
+  struct kvcpu *c = v >= 0 ? &K->v[v] : NULL;
+  if (!c || !c->pending || !explains(k->ev, c->x.reason)) {
+    /* Also traced for emulated instructions and userspace exits: not an exit of its own. */
+    char name[48];
+    snprintf(name, sizeof name, "%.*s (no matching exit)", (int)(k->event_len > 20 ? 20 : k->event_len), k->event);
+    return skip(K->im, name);
+  }
+  int rc = 0;
+  const char *why = detail_event(K, (unsigned)v, k, &rc);
+  if (why) return import_bad(K->im, lineno, s, n, why);
+  c->pending = false;
+  if (rc < 0) return 0;                                /* understood, skipped */
+  K->im->used++;
+  return rc;
+}
+
+static int kvm_line(struct kvm *K, const char *s, size_t n, uint64_t lineno) {
+  struct import *im = K->im;
+  struct kline k;
+  struct kexit x;
+  int64_t field;
+  im->units++;
+  const char *t = s;
+  while (t < s + n && is_blank(*t)) t++;
+  if (t == s + n || *t == '#' || (s + n - t >= 5 && (memcmp(t, "cpus=", 5) == 0 || memcmp(t, "CPU ", 4) == 0 ||
+                                                     memcmp(t, "versi", 5) == 0))) {
+    im->ignored++;                                 /* comments and trace-cmd report headers */
+    return 0;
+  }
+  if (s + n - t >= 4 && memcmp(t, "CPU:", 4) == 0) return skip(im, "lost events");
+  const char *why = parse_line(s, n, &k);
+  if (why) return import_bad(im, lineno, s, n, why);
+  if (k.ev == KE_OTHER) { import_skip(im, k.event, k.event_len); return 0; }
+  if (k.ev != KE_EXIT && k.ev != KE_ENTRY) return on_detail(K, &k, lineno, s, n);
+  uint64_t fv;
+  if (k.ev == KE_EXIT && (why = parse_exit(&k, &x, &field))) return import_bad(im, lineno, s, n, why);
+  if (k.ev == KE_ENTRY) field = fnum(&k, "vcpu ", false, &fv) ? (int64_t)fv : -1;
+  int v = vcpu_of(K, field, k.host_pid, true);
+  if (v < 0) return import_bad(im, lineno, s, n, "vcpu number beyond 255");
+  im->used++;
+  return k.ev == KE_EXIT ? exit_begins(K, (unsigned)v, &k, &x) : entry_seen(K, (unsigned)v, &k);
+}
+
+static void add_names(cJSON *m, const char *key, const struct import_name *t, unsigned n) {
+  cJSON *o = cJSON_AddObjectToObject(m, key);
+  for (unsigned i = 0; i <= n && i <= IMPORT_NAMES_MAX; i++)
+    if (t[i].n) cJSON_AddNumberToObject(o, t[i].name, (double)t[i].n);
+}
+
+static void add_metadata(struct kvm *K) {
+  cJSON *m = K->im->meta;
+  cJSON_AddNumberToObject(m, "exits", (double)K->exits);
+  cJSON_AddNumberToObject(m, "entries", (double)K->entries);
+  add_names(m, "exit_reasons", K->reasons, K->nreasons);
+  add_names(m, "exits_unmapped", K->unmapped, K->nunmapped);
+}
+
+int import_kvm_ftrace(struct import *im, const char *buf, size_t len) {
+  struct kvm *K = xcalloc(1, sizeof *K);
+  K->im = im;
+  const char *s;
+  size_t n, pos = 0;
+  uint64_t lineno = 0;
+  int rc = 0;
+  while (rc == 0 && import_next_line(buf, len, &pos, &s, &n)) rc = kvm_line(K, s, n, ++lineno);
+  for (unsigned v = 0; rc == 0 && v < im->nvcpus; v++) rc = settle(K, v);
+  if (rc == 0) add_metadata(K);
+  import_map_free(&K->vcpu_of);
+  free(K);
+  return rc;
+}

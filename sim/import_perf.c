@@ -1,0 +1,486 @@
+/* `perf script` text of a native Linux recording -> trace of what the guest kernel would do (workloads/record/README.md). */
+#include "import.h"
+#include "util.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+** A line is "COMM PID/TID [CPU] SECS.FRAC: SUBSYS:EVENT: fields" ('perf script
+** -F +pid'; without +pid just "COMM TID").  COMM may hold blanks, so the line
+** is anchored on the "[CPU]" token, and the fields are found by name because
+** their order and spelling drift between kernels.
+**
+** Two passes over the text: the first learns which process (thread group)
+** each thread belongs to and which tasks are kernel threads, because a
+** sched_switch names the next task by TID before any line of that task shows
+** its PID; the second converts.
+*/
+
+enum perf_event {
+  PE_OTHER, PE_SWITCH, PE_FORK, PE_SYS_ENTER, PE_SYS_EXIT, PE_PF_USER, PE_PF_KERNEL, PE_TLB
+};
+
+static const struct { const char *name; enum perf_event ev; } event_names[] = {
+  { "sched:sched_switch", PE_SWITCH },         { "sched:sched_process_fork", PE_FORK },
+  { "raw_syscalls:sys_enter", PE_SYS_ENTER },  { "raw_syscalls:sys_exit", PE_SYS_EXIT },
+  { "exceptions:page_fault_user", PE_PF_USER }, { "exceptions:page_fault_kernel", PE_PF_KERNEL },
+  { "tlb:tlb_flush", PE_TLB },
+};
+
+/* The fixed part of a line. */
+struct prefix {
+  const char *comm; size_t comm_len;
+  int64_t pid;              /* thread group id; -1 when the line has no PID column */
+  int64_t tid;
+  int64_t cpu;
+  uint64_t ns;              /* timestamp */
+  const char *event; size_t event_len;
+  enum perf_event ev;
+  const char *fields; size_t fields_len;
+};
+
+/* What the event-specific fields say. */
+struct fields {
+  int64_t next_pid;         /* sched_switch */
+  const char *next_comm; size_t next_comm_len;
+  int64_t parent, child;    /* sched_process_fork */
+  int64_t nr;               /* sys_enter */
+  uint64_t address;         /* page faults */
+  bool address_known;       /* false when perf printed a symbol instead of a number */
+  uint64_t error_code;
+  int64_t pages, reason;    /* tlb_flush */
+};
+
+struct perf_cpu {
+  uint64_t last_ns;
+  bool seen;                /* last_ns is valid */
+  int32_t mm;               /* process whose address space is loaded; -1 none yet */
+  bool switched;            /* the last sched_switch loaded a new CR3 not yet matched by its flush */
+};
+
+struct perf {
+  struct import *im;
+  struct import_map tgid_of;   /* tid -> thread group (pass 1, from PID/TID columns) */
+  struct import_map kthreads;  /* tid -> 1 for children of kthreadd (pass 1, fork records) */
+  struct import_map proc_of;   /* thread group -> process number (CR3 index) */
+  struct import_map class_of;  /* tid -> process number, or -1 for a kernel thread (cache) */
+  unsigned nprocs;
+  bool pid_column;
+  struct perf_cpu cpu[TRACE_VCPU_MAX];
+  uint64_t switches, cr3_switches, inferred, flushes, flushes_merged, syscalls, faults;
+  cJSON *recording;            /* "# key : value" header lines of 'perf script --header' */
+};
+
+/* ---- the line prefix ---- */
+
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+static bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+/* True if [s, e) is "N" or "N/N". */
+static bool is_task_token(const char *s, const char *e) {
+  const char *p = s;
+  while (p < e && is_digit(*p)) p++;
+  if (p == s) return false;
+  if (p == e) return true;
+  if (*p++ != '/' || p == e) return false;
+  while (p < e && is_digit(*p)) p++;
+  return p == e;
+}
+
+/* Finds "[CPU]" preceded by the task token; sets [*tok, *tok_end) to that token. */
+static const char *find_cpu(const char *s, const char *end, const char **tok, const char **tok_end) {
+  for (const char *q = s; (q = memchr(q, '[', (size_t)(end - q))); q++) {
+    if (q == s || !is_blank(q[-1])) continue;
+    const char *d = q + 1;
+    while (d < end && is_digit(*d)) d++;
+    if (d == q + 1 || d >= end || *d != ']') continue;
+    const char *te = q;
+    while (te > s && is_blank(te[-1])) te--;
+    const char *ts = te;
+    while (ts > s && !is_blank(ts[-1])) ts--;
+    if (ts < te && is_task_token(ts, te)) { *tok = ts; *tok_end = te; return q; }
+  }
+  return NULL;
+}
+
+static void parse_task(const char *s, const char *e, struct prefix *p) {
+  const char *stop;
+  uint64_t a, b;
+  import_num(s, e, false, &a, &stop);
+  if (stop < e && *stop == '/') {
+    import_num(stop + 1, e, false, &b, NULL);
+    p->pid = (int64_t)a;
+    p->tid = (int64_t)b;
+  } else {
+    p->pid = -1;
+    p->tid = (int64_t)a;
+  }
+}
+
+static const char *skip_blanks(const char *p, const char *end) {
+  while (p < end && is_blank(*p)) p++;
+  return p;
+}
+
+/* Next blank-separated token at p: [*ts, return). */
+static const char *token(const char *p, const char *end, const char **ts) {
+  p = skip_blanks(p, end);
+  *ts = p;
+  while (p < end && !is_blank(*p)) p++;
+  return p;
+}
+
+static enum perf_event event_kind(const char *s, size_t n) {
+  for (size_t i = 0; i < sizeof event_names / sizeof *event_names; i++)
+    if (strlen(event_names[i].name) == n && memcmp(event_names[i].name, s, n) == 0) return event_names[i].ev;
+  return PE_OTHER;
+}
+
+/* Parses the fixed part; returns NULL or what is wrong. */
+static const char *parse_prefix(const char *s, size_t n, struct prefix *p) {
+  const char *end = s + n, *tok, *tok_end, *ts, *te;
+  const char *br = find_cpu(s, end, &tok, &tok_end);
+  if (!br) return "no 'TID [CPU]' or 'PID/TID [CPU]' columns (expected perf script output)";
+  const char *c = skip_blanks(s, tok), *ce = tok;
+  while (ce > c && is_blank(ce[-1])) ce--;
+  p->comm = c;
+  p->comm_len = (size_t)(ce - c);
+  parse_task(tok, tok_end, p);
+  uint64_t cpu;
+  import_num(br + 1, end, false, &cpu, &te);
+  p->cpu = (int64_t)cpu;
+  te++;                                            /* past ']' */
+  bool have_ts = false;
+  for (int i = 0; i < 3 && !have_ts; i++) {        /* skip optional columns before the time */
+    te = token(te, end, &ts);
+    have_ts = te - ts > 1 && te[-1] == ':' && import_parse_secs(ts, (size_t)(te - ts - 1), &p->ns);
+  }
+  if (!have_ts) return "no 'SECS.FRACTION:' timestamp after the CPU";
+  for (int i = 0; i < 3; i++) {                    /* the event, perhaps after a period column */
+    te = token(te, end, &ts);
+    if (te - ts > 1 && te[-1] == ':') break;
+    if (ts == te || !is_digit(*ts)) return "no 'SUBSYS:EVENT:' name after the timestamp";
+  }
+  if (!(te - ts > 1 && te[-1] == ':')) return "no 'SUBSYS:EVENT:' name after the timestamp";
+  p->event = ts;
+  p->event_len = (size_t)(te - ts - 1);
+  p->ev = event_kind(p->event, p->event_len);
+  p->fields = skip_blanks(te, end);
+  p->fields_len = (size_t)(end - p->fields);
+  return NULL;
+}
+
+/* ---- event fields ---- */
+
+static int skip(struct import *im, const char *why) {
+  import_skip(im, why, strlen(why));
+  return 0;
+}
+
+static bool field_snum(const struct prefix *p, const char *name, int64_t *v) {
+  const char *f = import_field(p->fields, p->fields_len, name);
+  return f && import_snum(f, p->fields + p->fields_len, v, NULL);
+}
+
+/* Old perf's sched_switch plugin: "prev:PID [PRIO] S ==> next:PID [PRIO]". */
+static const char *parse_switch_plugin(const struct prefix *p, struct fields *f) {
+  const char *end = p->fields + p->fields_len;
+  const char *arrow = import_field(p->fields, p->fields_len, "==> ");
+  if (!arrow) return "sched_switch: no next_pid= field";
+  const char *br = arrow;
+  while (br < end && !(br[0] == ' ' && br + 1 < end && br[1] == '[')) br++;
+  const char *colon = br;
+  while (colon > arrow && colon[-1] != ':') colon--;
+  if (colon == arrow || !import_snum(colon, br, &f->next_pid, NULL))
+    return "sched_switch: no next_pid= field";
+  f->next_comm = arrow;
+  f->next_comm_len = (size_t)(colon - 1 - arrow);
+  return NULL;
+}
+
+static const char *parse_switch(const struct prefix *p, struct fields *f) {
+  const char *nc = import_field(p->fields, p->fields_len, "next_comm=");
+  if (!field_snum(p, "next_pid=", &f->next_pid)) return parse_switch_plugin(p, f);
+  const char *np = import_field(p->fields, p->fields_len, "next_pid=");
+  f->next_comm = nc ? nc : "";
+  f->next_comm_len = nc && np - nc > 10 ? (size_t)(np - nc - 10) : 0;   /* up to " next_pid=" */
+  return NULL;
+}
+
+static const char *parse_fault(const struct prefix *p, struct fields *f) {
+  const char *end = p->fields + p->fields_len, *a = import_field(p->fields, p->fields_len, "address="), *stop;
+  const char *e = import_field(p->fields, p->fields_len, "error_code=");
+  if (!a) return "page fault: no address= field";
+  if (!e || !import_num(e, end, true, &f->error_code, NULL)) return "page fault: no error_code= field";
+  /* %ps prints a symbol ("copy_user_generic+0x2c") for kernel text addresses. */
+  f->address_known = a[0] == '0' && a[1] == 'x' && import_num(a, end, true, &f->address, &stop) &&
+                     (stop == end || is_blank(*stop));
+  return NULL;
+}
+
+static const char *parse_tlb(const struct prefix *p, struct fields *f) {
+  const char *end = p->fields + p->fields_len, *open = NULL;
+  if (!field_snum(p, "pages:", &f->pages)) return "tlb_flush: no pages: field";
+  for (const char *q = end; q > p->fields; q--)       /* the reason number: the last "(N)" */
+    if (q[-1] == '(') { open = q; break; }
+  if (!open || !import_snum(open, end, &f->reason, NULL)) return "tlb_flush: no '(REASON)' number";
+  return NULL;
+}
+
+static const char *parse_fields(const struct prefix *p, struct fields *f) {
+  memset(f, 0, sizeof *f);
+  switch (p->ev) {
+  case PE_SWITCH: return parse_switch(p, f);
+  case PE_FORK:
+    if (!field_snum(p, "pid=", &f->parent) || !field_snum(p, "child_pid=", &f->child))
+      return "sched_process_fork: no pid= or child_pid= field";
+    return NULL;
+  case PE_SYS_ENTER:
+    return field_snum(p, "NR ", &f->nr) ? NULL : "sys_enter: no 'NR n' field";
+  case PE_SYS_EXIT:
+    return field_snum(p, "NR ", &f->nr) ? NULL : "sys_exit: no 'NR n' field";
+  case PE_PF_USER: case PE_PF_KERNEL: return parse_fault(p, f);
+  case PE_TLB: return parse_tlb(p, f);
+  case PE_OTHER: break;
+  }
+  return NULL;
+}
+
+/* ---- tasks and address spaces ---- */
+
+/* Kernel threads named by the kernel: per-CPU "name/N" ones and the usual daemons. */
+static bool kernel_thread_name(const char *c, size_t n) {
+  static const char *const prefixes[] = {
+    "kworker/", "ksoftirqd/", "migration/", "rcu_", "rcuc/", "rcuop/", "rcuos/", "rcuog/",
+    "cpuhp/", "idle_inject/", "watchdog/", "irq/", "kthreadd", "kswapd", "kcompactd",
+    "khugepaged", "ksmd", "kauditd", "khungtaskd", "oom_reaper", "kblockd", "kdevtmpfs",
+    "kintegrityd", "writeback", "jbd2/", "kthrotld", "scsi_eh_", "scsi_tmf_", "xfsaild/",
+    "swapper", "pool_workqueue_", "psimon", "ext4-rsv-conver", "kvm-pit/", "kvm-nx-lpage",
+  };
+  if (n >= 2 && c[0] == '[' && c[n - 1] == ']') return true;
+  for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
+    size_t k = strlen(prefixes[i]);
+    if (n >= k && memcmp(c, prefixes[i], k) == 0) return true;
+  }
+  return false;
+}
+
+/* Process number of task tid (allocated on first sight), or -1 for idle and kernel threads. */
+static int32_t task_proc(struct perf *P, int64_t tid, const char *comm, size_t comm_len) {
+  int64_t *c = import_map_get(&P->class_of, (uint32_t)tid);
+  if (c) return (int32_t)*c;
+  int32_t proc = -1;
+  if (tid != 0 && tid != 2 && !import_map_get(&P->kthreads, (uint32_t)tid) &&
+      !kernel_thread_name(comm, comm_len)) {
+    int64_t *g = import_map_get(&P->tgid_of, (uint32_t)tid);
+    int64_t *pr = import_map_put(&P->proc_of, (uint32_t)(g ? *g : tid), -1);
+    if (*pr < 0) *pr = P->nprocs++;
+    proc = (int32_t)*pr;
+  }
+  *import_map_put(&P->class_of, (uint32_t)tid, proc) = proc;
+  return proc;
+}
+
+/* Loads process proc's address space on vCPU v: the vCPU's first one becomes its
+** @init CR3; a later change is a CR3 write.  Returns 1 if it wrote CR3. */
+static int load_mm(struct perf *P, unsigned v, int32_t proc, int *rc) {
+  struct perf_cpu *c = &P->cpu[v];
+  *rc = 0;
+  if (proc < 0 || proc == c->mm) return 0;
+  bool first = c->mm < 0;
+  c->mm = proc;
+  if (first) {
+    P->im->init[v].cr3 = import_cr3_of((unsigned)proc);
+    P->im->init[v].cr3_known = true;
+    return 0;
+  }
+  *rc = import_emit(P->im, v, EV_CR_WRITE, 3, import_cr3_of((unsigned)proc), 0);
+  return 1;
+}
+
+/* A line of a task whose address space is not loaded: the switch to it was not
+** recorded (perf follows only the workload's tasks), so it happened just before. */
+static int infer_switch(struct perf *P, unsigned v, const struct prefix *p) {
+  int32_t proc = task_proc(P, p->tid, p->comm, p->comm_len);
+  int rc = 0;
+  if (proc < 0 || proc == P->cpu[v].mm) return 0;
+  if (P->cpu[v].mm < 0) {                      /* the vCPU's first process: its @init CR3 */
+    load_mm(P, v, proc, &rc);
+    return rc;
+  }
+  rc = import_mark(P->im, v, "switch");
+  if (rc) return rc;
+  P->inferred++;
+  load_mm(P, v, proc, &rc);
+  return rc;
+}
+
+static int do_switch(struct perf *P, unsigned v, const struct fields *f) {
+  int rc = import_mark(P->im, v, "switch");
+  P->switches++;
+  P->cpu[v].switched = false;
+  if (rc) return rc;
+  int32_t proc = task_proc(P, f->next_pid, f->next_comm, f->next_comm_len);
+  if (load_mm(P, v, proc, &rc)) {
+    P->cr3_switches++;
+    P->cpu[v].switched = true;
+  }
+  return rc;
+}
+
+static int do_fault(struct perf *P, unsigned v, const struct fields *f) {
+  if (!f->address_known) return skip(P->im, "page fault at a symbol address");
+  if (P->im->opt.paging != PAGING_64 && f->address > UINT32_MAX) return skip(P->im, "page fault beyond 32 bits");
+  P->faults++;
+  P->im->used++;
+  return import_emit(P->im, v, EV_TOUCH, (f->error_code & 2) ? TOUCH_AUX_WRITE : 0, f->address & ~0xfffull, 1);
+}
+
+/*
+** tlb:tlb_flush reasons: 0 the flush switch_mm does when it loads a CR3 (the
+** switch's cr3w already stands for it, unless the switch kept the address
+** space: then it is a reload), 1 this CPU flushing for a remote request, 2/3
+** local flushes; 4 (and later ones) only report sending IPIs.  The tracepoint
+** has no address, so every flush becomes a full one: a cr3w of the current CR3.
+*/
+static int do_tlb(struct perf *P, unsigned v, const struct fields *f) {
+  struct perf_cpu *c = &P->cpu[v];
+  if (f->reason == 0 && c->switched) {
+    c->switched = false;
+    P->flushes_merged++;
+    P->im->used++;
+    return 0;
+  }
+  if (f->reason > 3 || f->reason < 0 || f->pages == 0) return skip(P->im, "tlb:tlb_flush (no local flush)");
+  if (c->mm < 0) return skip(P->im, "tlb:tlb_flush (no process yet)");
+  P->flushes++;
+  P->im->used++;
+  return import_emit(P->im, v, EV_CR_WRITE, 3, import_cr3_of((unsigned)c->mm), 0);
+}
+
+static int advance_time(struct perf *P, unsigned v, uint64_t ns) {
+  struct perf_cpu *c = &P->cpu[v];
+  uint64_t dt = c->seen && ns > c->last_ns ? ns - c->last_ns : 0;
+  if (!c->seen || ns > c->last_ns) c->last_ns = ns;
+  c->seen = true;
+  return dt ? import_run(P->im, v, import_ns_to_cycles(P->im, dt)) : 0;
+}
+
+/* Events of one parsed line on vCPU v. */
+static int convert(struct perf *P, unsigned v, const struct prefix *p, const struct fields *f) {
+  struct import *im = P->im;
+  if (p->ev == PE_SYS_ENTER && f->nr < 0) return skip(im, "raw_syscalls:sys_enter NR < 0");
+  int rc = advance_time(P, v, p->ns);
+  if (!rc && !(p->ev == PE_TLB && f->reason == 0)) rc = infer_switch(P, v, p);
+  if (rc) return rc;
+  switch (p->ev) {
+  case PE_SWITCH: im->used++; return do_switch(P, v, f);
+  case PE_FORK: im->used++; return 0;
+  case PE_SYS_ENTER: im->used++; P->syscalls++; return import_emit(im, v, EV_SYSCALL, 0, (uint64_t)f->nr, 0);
+  case PE_SYS_EXIT: im->used++; return import_emit(im, v, EV_SYSRET, 0, 0, 0);
+  case PE_PF_USER: case PE_PF_KERNEL: return do_fault(P, v, f);
+  case PE_TLB: return do_tlb(P, v, f);
+  case PE_OTHER: break;
+  }
+  return 0;
+}
+
+/* "# os release : 6.1.0" header lines of 'perf script --header' go into the metadata. */
+static void header_comment(struct perf *P, const char *s, size_t n) {
+  static const char *const keys[] = { "captured on", "hostname", "os release", "perf version",
+                                      "arch", "nrcpus avail", "cpudesc", "cmdline", "total memory" };
+  const char *sep = n > 4 ? memchr(s, ':', n) : NULL;
+  if (!sep || s[1] != ' ') return;
+  for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+    size_t k = strlen(keys[i]);
+    if ((size_t)(sep - s) < k + 2 || memcmp(s + 2, keys[i], k) != 0) continue;
+    const char *v = skip_blanks(sep + 1, s + n);
+    char buf[512];
+    snprintf(buf, sizeof buf, "%.*s", (int)(s + n - v), v);
+    if (!P->recording) P->recording = cJSON_CreateObject();
+    if (!cJSON_GetObjectItemCaseSensitive(P->recording, keys[i]))
+      cJSON_AddStringToObject(P->recording, keys[i], buf);
+  }
+}
+
+static int perf_line(struct perf *P, const char *s, size_t n, uint64_t lineno) {
+  struct import *im = P->im;
+  struct prefix p;
+  struct fields f;
+  im->units++;
+  const char *t = skip_blanks(s, s + n);
+  if (t == s + n || *t == '#') {
+    if (t < s + n) header_comment(P, t, (size_t)(s + n - t));
+    im->ignored++;
+    return 0;
+  }
+  const char *why = parse_prefix(s, n, &p);
+  if (why) return import_bad(im, lineno, s, n, why);
+  if (p.ev == PE_OTHER) { import_skip(im, p.event, p.event_len); return 0; }
+  if ((why = parse_fields(&p, &f))) return import_bad(im, lineno, s, n, why);
+  int v = import_vcpu_of_cpu(im, p.cpu);
+  if (v < 0) return import_bad(im, lineno, s, n, "more than 256 CPUs");
+  return convert(P, (unsigned)v, &p, &f);
+}
+
+/* Pass 1: thread groups from PID/TID columns, kernel threads from kthreadd's forks. */
+static void learn(struct perf *P, const char *buf, size_t len) {
+  const char *s;
+  size_t n, pos = 0;
+  while (import_next_line(buf, len, &pos, &s, &n)) {
+    struct prefix p;
+    struct fields f;
+    if (n == 0 || *skip_blanks(s, s + n) == '#' || parse_prefix(s, n, &p)) continue;
+    if (p.pid >= 0) {
+      P->pid_column = true;
+      *import_map_put(&P->tgid_of, (uint32_t)p.tid, p.pid) = p.pid;
+    }
+    if (p.ev == PE_FORK && !parse_fields(&p, &f) &&
+        (f.parent == 2 || import_map_get(&P->kthreads, (uint32_t)f.parent)))
+      *import_map_put(&P->kthreads, (uint32_t)f.child, 1) = 1;
+  }
+}
+
+static void add_metadata(struct perf *P) {
+  cJSON *m = P->im->meta;
+  cJSON_AddBoolToObject(m, "pid_column", P->pid_column);
+  cJSON_AddNumberToObject(m, "processes", P->nprocs);
+  cJSON *cpus = cJSON_AddArrayToObject(m, "cpus");
+  for (unsigned v = 0; v < P->im->nvcpus; v++)
+    cJSON_AddItemToArray(cpus, cJSON_CreateNumber((double)P->im->native_cpu[v]));
+  cJSON *c = cJSON_AddObjectToObject(m, "converted");
+  cJSON_AddNumberToObject(c, "context_switches", (double)P->switches);
+  cJSON_AddNumberToObject(c, "cr3_switches", (double)P->cr3_switches);
+  cJSON_AddNumberToObject(c, "switches_inferred", (double)P->inferred);
+  cJSON_AddNumberToObject(c, "tlb_flushes", (double)P->flushes);
+  cJSON_AddNumberToObject(c, "tlb_flushes_in_switch", (double)P->flushes_merged);
+  cJSON_AddNumberToObject(c, "syscalls", (double)P->syscalls);
+  cJSON_AddNumberToObject(c, "page_faults", (double)P->faults);
+  if (P->recording) { cJSON_AddItemToObject(m, "recording", P->recording); P->recording = NULL; }
+}
+
+int import_perf_script(struct import *im, const char *buf, size_t len) {
+  struct perf *P = xcalloc(1, sizeof *P);
+  P->im = im;
+  for (unsigned v = 0; v < TRACE_VCPU_MAX; v++) P->cpu[v].mm = -1;
+  learn(P, buf, len);
+  if (!P->pid_column && len)
+    errorf("import: %s has no PID column (record with 'perf script -F +pid'): "
+           "each thread is treated as its own process", im->opt.input);
+  const char *s;
+  size_t n, pos = 0;
+  uint64_t lineno = 0;
+  int rc = 0;
+  while (rc == 0 && import_next_line(buf, len, &pos, &s, &n)) rc = perf_line(P, s, n, ++lineno);
+  if (rc == 0) add_metadata(P);
+  cJSON_Delete(P->recording);
+  import_map_free(&P->tgid_of);
+  import_map_free(&P->kthreads);
+  import_map_free(&P->proc_of);
+  import_map_free(&P->class_of);
+  free(P);
+  return rc;
+}

@@ -1,0 +1,832 @@
+/* `vmxsim regress`: replay regression cases and compare exit counts, counters
+** and cycles with their expectations; --update records the current results.
+** The case file format is in regress_case.h. */
+#include "commands.h"
+#include "regress_case.h"
+#include "runner.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_DIR "tests/regress"
+
+static const char regress_usage[] =
+  "usage: vmxsim regress [DIR|FILE...] [--update] [--format table|json|junit] [-o FILE]\n"
+  "\n"
+  "Replays regression cases and checks their results: exit counts per reason and\n"
+  "per breakdown row (\"cr3 write\") and counters must match exactly, total cycles\n"
+  "within the case's tolerance.  A case is a JSON file; DIRs are searched\n"
+  "recursively for *.json (default: " DEFAULT_DIR ").  Prints one line per case\n"
+  "and, for each failure, expected vs actual vs delta.\n"
+  "\n"
+  "  -u, --update        record the current results as each case's \"expect\" (the rest\n"
+  "                      of the file is kept; keys sorted, 2-space indentation) and\n"
+  "                      print what changed; files that did not change are not touched\n"
+  "  -f, --format F      table (default), json (one object for scripts) or junit\n"
+  "                      (JUnit XML: testsuite/testcase/failure, for CI systems)\n"
+  "  -o, --output FILE   write the --format output to FILE; the table still goes to stdout\n"
+  "  -q, --quiet         table: leave out the lines of passing cases\n"
+  "\n"
+  "A case file (paths relative to it; only \"policy\" and one of \"trace\" or\n"
+  "\"generate\" are required; --update writes \"expect\"):\n"
+  "  {\n"
+  "    \"description\": \"lat_ctx, 2 processes, under shadowcache with lazy DRs\",\n"
+  "    \"generate\": [\"lat_ctx\", \"--procs\", \"2\", \"--size\", \"0\", \"--iters\", \"50\"],\n"
+  "    \"policy\": \"shadowcache+lazydr\",\n"
+  "    \"cpu\": \"core2-2007\",\n"
+  "    \"set\": {\"shadow_pages_max\": 64},\n"
+  "    \"cycles_tolerance\": 0.001,\n"
+  "    \"expect\": {\n"
+  "      \"exits\": {\"CR_ACCESS\": 100, \"cr3 write\": 100, \"EXCEPTION_NMI\": 15},\n"
+  "      \"counters\": {\"root_hits\": 99, \"root_misses\": 1, ...},\n"
+  "      \"events\": 2003, \"total_exits\": 115, \"cycles\": 2825320\n"
+  "    }\n"
+  "  }\n"
+  "\"trace\": \"my.bin\" replays a binary trace (a .txt trace is assembled first);\n"
+  "\"generate\" runs 'vmxsim gen' with those arguments into a temporary file.  Every\n"
+  "section of \"expect\" is checked completely (reasons and counters not listed are\n"
+  "expected to be 0); sections left out are not checked.  cycles_tolerance is\n"
+  "relative (0.001 = 0.1%; default 0, exact).\n"
+  "\n"
+  "exit status: 0 all cases passed; 6 a case failed; 3 a case could not be run\n"
+  "(malformed case file, missing trace, unknown policy: the message names the file);\n"
+  "2 usage error.\n"
+  "\n"
+  "examples:\n"
+  "  vmxsim regress tests/regress\n"
+  "  vmxsim regress --format junit -o vmxsim-regress.xml ci/vmxsim/\n"
+  "  vmxsim regress --update ci/vmxsim/ && git diff ci/vmxsim/\n";
+
+enum out_format { OUT_TABLE, OUT_JSON, OUT_JUNIT };
+
+struct opts {
+  bool update, quiet;
+  enum out_format format;
+  const char *output;
+  char **paths;
+  int npaths;
+};
+
+enum status { ST_PASS, ST_FAIL, ST_ERROR, ST_UNCHANGED, ST_UPDATED, ST_RECORDED };
+static const char *const status_names[] = { "pass", "fail", "error", "unchanged", "updated", "recorded" };
+
+struct result {
+  char *file;
+  enum status status;
+  char *error;                  /* ST_ERROR */
+  struct regress_diff *diffs;
+  size_t ndiffs;
+  double tolerance;
+  char *policy, *cpu, *source;  /* as resolved, for the JSON output */
+  double seconds;
+  char *dropped;                /* update: expectation names dropped */
+};
+
+/* ---- small helpers ---- */
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xasprintf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *s = xmalloc((size_t)n + 1);
+  va_start(ap, fmt);
+  vsnprintf(s, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+struct strbuf {
+  char *s;
+  size_t len, cap;
+};
+
+static void sb_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(struct strbuf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (b->len + (size_t)n + 1 > b->cap) {
+    b->cap = (b->len + (size_t)n + 1) * 2;
+    b->s = xrealloc(b->s, b->cap);
+  }
+  va_start(ap, fmt);
+  vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->len += (size_t)n;
+}
+
+static volatile sig_atomic_t interrupted;
+static void on_signal(int sig) { (void)sig; interrupted = 1; }
+static bool keep_going(struct engine *e, const struct trace_reader *r, void *arg) {
+  (void)e; (void)r; (void)arg;
+  return !interrupted;
+}
+
+/* ---- options ---- */
+
+static int parse_opts(int argc, char **argv, struct opts *o) {
+  memset(o, 0, sizeof *o);
+  o->paths = xcalloc((size_t)argc + 1, sizeof *o->paths);
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = NULL;
+    bool takes = !strcmp(a, "-f") || !strcmp(a, "--format") || !strcmp(a, "-o") || !strcmp(a, "--output");
+    if (takes) {
+      if (i + 1 >= argc) {
+        errorf("regress: option '%s' needs a value; see 'vmxsim regress --help'", a);
+        return EXIT_USAGE;
+      }
+      v = argv[++i];
+    } else if (!strncmp(a, "--format=", 9) || !strncmp(a, "--output=", 9)) {
+      v = a + 9;
+    }
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      fputs(regress_usage, stdout);
+      return -1;
+    } else if (!strcmp(a, "-u") || !strcmp(a, "--update")) {
+      o->update = true;
+    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+      o->quiet = true;
+    } else if (v && (a[1] == 'f' || !strncmp(a, "--format", 8))) {
+      if (!strcmp(v, "table")) o->format = OUT_TABLE;
+      else if (!strcmp(v, "json")) o->format = OUT_JSON;
+      else if (!strcmp(v, "junit")) o->format = OUT_JUNIT;
+      else {
+        errorf("regress: unknown format '%s' (table, json, junit)", v);
+        return EXIT_USAGE;
+      }
+    } else if (v) {
+      if (!*v) {
+        errorf("regress: -o needs a file name");
+        return EXIT_USAGE;
+      }
+      o->output = v;
+    } else if (a[0] == '-' && a[1]) {
+      errorf("regress: unknown option '%s'; see 'vmxsim regress --help'", a);
+      return EXIT_USAGE;
+    } else {
+      o->paths[o->npaths++] = argv[i];
+    }
+  }
+  return EXIT_OK;
+}
+
+/* ---- finding case files ---- */
+
+struct files {
+  char **v;
+  size_t n, cap;
+};
+
+static void files_add(struct files *f, char *path) {
+  if (f->n == f->cap) {
+    f->cap = f->cap ? f->cap * 2 : 64;
+    f->v = xrealloc(f->v, f->cap * sizeof *f->v);
+  }
+  f->v[f->n++] = path;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static bool has_suffix(const char *s, const char *suf) {
+  size_t n = strlen(s), m = strlen(suf);
+  return n >= m && !strcmp(s + n - m, suf);
+}
+
+/* Adds every *.json under dir (recursively, dot-files skipped), sorted. */
+static int scan_dir(struct files *f, const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) {
+    errorf("%s: %s", dir, strerror(errno));
+    return EXIT_BADINPUT;
+  }
+  struct files here = { 0 };
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    if (!strcmp(dir, ".")) files_add(&here, xstrdup(e->d_name));
+    else files_add(&here, xasprintf("%s%s%s", dir, has_suffix(dir, "/") ? "" : "/", e->d_name));
+  }
+  closedir(d);
+  qsort(here.v, here.n, sizeof *here.v, cmp_str);
+  int rc = EXIT_OK;
+  for (size_t i = 0; i < here.n; i++) {
+    struct stat st;
+    if (rc == EXIT_OK && stat(here.v[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+      rc = scan_dir(f, here.v[i]);
+    } else if (rc == EXIT_OK && has_suffix(here.v[i], ".json")) {
+      files_add(f, here.v[i]);
+      continue;
+    }
+    free(here.v[i]);
+  }
+  free(here.v);
+  return rc;
+}
+
+static int find_cases(struct files *f, char **paths, int npaths) {
+  static char *dflt[] = { DEFAULT_DIR };
+  if (!npaths) {
+    paths = dflt;
+    npaths = 1;
+  }
+  for (int i = 0; i < npaths; i++) {
+    struct stat st;
+    if (stat(paths[i], &st) != 0) {
+      errorf("%s: %s%s", paths[i], strerror(errno),
+             npaths == 1 && paths == dflt ? " (give case files or directories; see 'vmxsim regress --help')" : "");
+      return EXIT_BADINPUT;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      files_add(f, xstrdup(paths[i]));
+      continue;
+    }
+    size_t before = f->n;
+    int rc = scan_dir(f, paths[i]);
+    if (rc) return rc;
+    if (f->n == before) {
+      errorf("%s: no case files (*.json) in this directory", paths[i]);
+      return EXIT_BADINPUT;
+    }
+  }
+  return EXIT_OK;
+}
+
+/* ---- traces: generated or assembled into a temporary directory, once per run ---- */
+
+struct trace_cache {
+  char *dir;                    /* mkdtemp'd, NULL until needed */
+  char **key, **path;
+  size_t n, cap;
+};
+
+/* Runs fn(argc, argv) with stderr captured; returns its exit code, messages in *msg. */
+static int call_captured(int (*fn)(int, char **), int argc, char **argv, char **msg) {
+  fflush(stderr);
+  FILE *cap = tmpfile();
+  int saved = cap ? dup(2) : -1;
+  if (saved >= 0) dup2(fileno(cap), 2);
+  int rc = fn(argc, argv);
+  *msg = NULL;
+  if (saved < 0) {
+    if (cap) fclose(cap);
+    return rc;
+  }
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  struct strbuf b = { 0 };
+  char line[1024];
+  rewind(cap);
+  while (fgets(line, sizeof line, cap)) {
+    line[strcspn(line, "\n")] = 0;
+    const char *l = strncmp(line, "vmxsim: ", 8) ? line : line + 8;
+    if (*l) sb_printf(&b, "%s%s", b.len ? "; " : "", l);
+  }
+  fclose(cap);
+  *msg = b.s ? b.s : xstrdup("(no message)");
+  return rc;
+}
+
+static const char *cache_get(struct trace_cache *tc, const char *key, char *err, size_t errlen) {
+  for (size_t i = 0; i < tc->n; i++)
+    if (!strcmp(tc->key[i], key)) return tc->path[i];
+  if (!tc->dir) {
+    const char *tmp = getenv("TMPDIR");
+    char *templ = xasprintf("%s/vmxsim-regress.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(templ)) {
+      snprintf(err, errlen, "cannot create a temporary directory (%s): %s", templ, strerror(errno));
+      free(templ);
+      return NULL;
+    }
+    tc->dir = templ;
+  }
+  if (tc->n == tc->cap) {
+    tc->cap = tc->cap ? tc->cap * 2 : 16;
+    tc->key = xrealloc(tc->key, tc->cap * sizeof *tc->key);
+    tc->path = xrealloc(tc->path, tc->cap * sizeof *tc->path);
+  }
+  tc->key[tc->n] = xstrdup(key);
+  tc->path[tc->n] = xasprintf("%s/trace-%zu.bin", tc->dir, tc->n);
+  return tc->path[tc->n++];
+}
+
+/* The cache entry just added by cache_get did not get its file: forget it. */
+static void cache_drop_last(struct trace_cache *tc) {
+  tc->n--;
+  remove(tc->path[tc->n]);
+  free(tc->key[tc->n]);
+  free(tc->path[tc->n]);
+}
+
+static void cache_free(struct trace_cache *tc) {
+  for (size_t i = 0; i < tc->n; i++) {
+    remove(tc->path[i]);
+    free(tc->key[i]);
+    free(tc->path[i]);
+  }
+  if (tc->dir) rmdir(tc->dir);
+  free(tc->key);
+  free(tc->path);
+  free(tc->dir);
+  memset(tc, 0, sizeof *tc);
+}
+
+static char *gen_command(const struct regress_case *c) {
+  struct strbuf b = { 0 };
+  for (int i = 0; i < c->ngen; i++) sb_printf(&b, "%s%s", i ? " " : "", c->gen[i]);
+  return b.s;
+}
+
+/* The binary trace a case replays: its own file, or a generated or assembled temporary one. */
+static const char *case_trace(const struct regress_case *c, struct trace_cache *tc, char *err, size_t errlen) {
+  bool text = c->trace && has_suffix(c->trace, ".txt");
+  if (c->trace) {
+    struct stat st;
+    if (stat(c->trace, &st) != 0) {
+      const cJSON *t = cJSON_GetObjectItemCaseSensitive(c->json, "trace");
+      if (cJSON_IsString(t) && strcmp(t->valuestring, c->trace))
+        snprintf(err, errlen, "%s: trace %s (%s, relative to the case file): %s", c->path, t->valuestring, c->trace,
+                 strerror(errno));
+      else
+        snprintf(err, errlen, "%s: trace %s: %s", c->path, c->trace, strerror(errno));
+      return NULL;
+    }
+    if (!text) return c->trace;
+  }
+  char *cmd = c->trace ? xasprintf("asm %s", c->trace) : gen_command(c);
+  size_t known = tc->n;
+  const char *out = cache_get(tc, cmd, err, errlen);
+  if (!out || tc->n == known) {
+    if (!out) { size_t n = strlen(err); snprintf(err + n, errlen - n, " (case %s)", c->path); }
+    free(cmd);
+    return out;
+  }
+  char *msg = NULL;
+  int rc;
+  if (text) {
+    char *argv[] = { "trace", "asm", c->trace, "-o", (char *)out, NULL };
+    rc = call_captured(cmd_trace, 5, argv, &msg);
+  } else {
+    char **argv = xcalloc((size_t)c->ngen + 4, sizeof *argv);
+    argv[0] = "gen";
+    for (int i = 0; i < c->ngen; i++) argv[i + 1] = c->gen[i];
+    argv[c->ngen + 1] = "-o";
+    argv[c->ngen + 2] = (char *)out;
+    rc = call_captured(cmd_gen, c->ngen + 3, argv, &msg);
+    free(argv);
+  }
+  if (rc != EXIT_OK) {
+    snprintf(err, errlen, "%s: %s %s failed: %s", c->path, text ? "trace asm" : "generate", text ? c->trace : cmd, msg);
+    cache_drop_last(tc);
+    out = NULL;
+  }
+  free(msg);
+  free(cmd);
+  return out;
+}
+
+/* ---- one case ---- */
+
+struct result_extra {
+  bool cycles_checked;
+  uint64_t cycles_expected, cycles_actual;
+};
+
+static void set_error(struct result *r, const char *msg) {
+  r->status = ST_ERROR;
+  r->error = xstrdup(msg);
+}
+
+/* Writes text to path through a temporary file renamed over it (a symlink's target is replaced). */
+static bool write_file(const char *path, const char *text, char *err, size_t errlen) {
+  char *real = realpath(path, NULL);
+  const char *target = real ? real : path;
+  struct stat st;
+  mode_t mode = stat(target, &st) == 0 ? st.st_mode & 07777 : 0644;
+  char *tmp = xasprintf("%s.XXXXXX", target);
+  int fd = mkstemp(tmp);
+  bool ok = fd >= 0;
+  if (ok) {
+    size_t n = strlen(text), off = 0;
+    while (ok && off < n) {
+      ssize_t w = write(fd, text + off, n - off);
+      if (w < 0 && errno == EINTR) continue;
+      ok = w > 0;
+      if (ok) off += (size_t)w;
+    }
+    if (fchmod(fd, mode) != 0) { /* keeps mkstemp's 0600: harmless */ }
+    if (close(fd) != 0) ok = false;
+    if (ok && rename(tmp, target) != 0) ok = false;
+    if (!ok) remove(tmp);
+  }
+  if (!ok) snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+  free(tmp);
+  free(real);
+  return ok;
+}
+
+static void run_case(const char *file, const struct opts *o, struct trace_cache *tc, struct result *res,
+                     struct result_extra *x) {
+  static const struct regress_values nothing;     /* no section: every value is new */
+  char err[4096];
+  struct regress_case c;
+  struct run_output *ro = NULL;
+  memset(res, 0, sizeof *res);
+  memset(x, 0, sizeof *x);
+  res->file = xstrdup(file);
+  if (!regress_case_load(&c, file, o->update, err, sizeof err)) {
+    set_error(res, err);
+    goto done;
+  }
+  res->policy = xstrdup(c.policy);
+  res->cpu = xstrdup(c.cpu ? c.cpu : PROFILE_DEFAULT);
+  res->source = c.trace ? xstrdup(c.trace) : gen_command(&c);
+  res->tolerance = c.cycles_tolerance;
+  if (!o->update && !c.has_expect) {
+    snprintf(err, sizeof err, "%s: no \"expect\" yet; record the current results with 'vmxsim regress --update %s'",
+             file, file);
+    set_error(res, err);
+    goto done;
+  }
+  const char *trace = case_trace(&c, tc, err, sizeof err);
+  if (!trace) {
+    set_error(res, err);
+    goto done;
+  }
+  struct run_spec spec = { .trace = trace, .policy = c.policy, .cpu = c.cpu, .sets = c.sets, .nsets = c.nsets,
+                           .progress = keep_going };
+  ro = xmalloc(sizeof *ro);
+  char rerr[2048];
+  int rc = run_trace(&spec, ro, rerr, sizeof rerr);
+  if (rc != EXIT_OK || ro->interrupted) {
+    snprintf(err, sizeof err, "%s: %s", file, rc != EXIT_OK ? rerr : "interrupted");
+    set_error(res, err);
+    goto done;
+  }
+  struct regress_values act;
+  regress_values_from_report(&act, &ro->rep);
+  if (!o->update) {
+    res->ndiffs = regress_compare(&c.expect, &act, c.cycles_tolerance, false, &res->diffs);
+    res->status = res->ndiffs ? ST_FAIL : ST_PASS;
+    x->cycles_checked = c.expect.has_cycles;
+    x->cycles_expected = c.expect.cycles;
+    x->cycles_actual = act.cycles;
+    goto done;
+  }
+  res->ndiffs = regress_compare(c.has_expect ? &c.expect : &nothing, &act, 0, true, &res->diffs);
+  if (c.dropped[0]) res->dropped = xstrdup(c.dropped);
+  char *text = regress_case_update(&c, &act, rerr, sizeof rerr);
+  if (!text) {
+    snprintf(err, sizeof err, "%s: %s", file, rerr);
+    set_error(res, err);
+  } else if (!strcmp(text, c.text)) {
+    res->status = ST_UNCHANGED;
+  } else if (!write_file(file, text, err, sizeof err)) {
+    set_error(res, err);
+  } else {
+    res->status = c.has_expect ? ST_UPDATED : ST_RECORDED;
+  }
+  free(text);
+done:
+  if (ro) run_output_free(ro);
+  free(ro);
+  regress_case_free(&c);
+}
+
+static void result_free(struct result *r) {
+  free(r->file);
+  free(r->error);
+  free(r->diffs);
+  free(r->policy);
+  free(r->cpu);
+  free(r->source);
+  free(r->dropped);
+}
+
+/* ---- the table ---- */
+
+static void fmt_delta(char *s, size_t n, const struct regress_diff *d) {
+  if (d->absent) { snprintf(s, n, "new"); return; }
+  unsigned long long mag = d->actual >= d->expected ? d->actual - d->expected : d->expected - d->actual;
+  int len = snprintf(s, n, "%c%llu", d->actual >= d->expected ? '+' : '-', mag);
+  if (d->kind == DIFF_CYCLES && d->expected && len > 0 && (size_t)len < n)
+    snprintf(s + len, n - (size_t)len, " (%+.3f%%)", 100.0 * ((double)d->actual - (double)d->expected) / (double)d->expected);
+}
+
+static void fmt_tolerance(char *s, size_t n, double tol) {
+  if (tol > 0) snprintf(s, n, "total (tolerance %g%%)", tol * 100);
+  else snprintf(s, n, "total (exact)");
+}
+
+/* Expected vs actual vs delta, one row per difference. */
+static void diff_table(struct strbuf *b, const struct result *r, bool update) {
+  sb_printf(b, "       %-11s %-30s %14s %14s  %s\n", "section", "name", update ? "was" : "expected",
+            update ? "now" : "actual", "delta");
+  for (size_t i = 0; i < r->ndiffs; i++) {
+    const struct regress_diff *d = &r->diffs[i];
+    char name[64], exp[24], delta[64];
+    if (d->kind == DIFF_CYCLES && !update) fmt_tolerance(name, sizeof name, r->tolerance);
+    else if (d->kind == DIFF_CYCLES) snprintf(name, sizeof name, "total");
+    else if (d->kind == DIFF_EXIT && stat_key_is_sub(d->key)) snprintf(name, sizeof name, "  %s", regress_diff_name(d));
+    else if (d->kind == DIFF_EVENTS || d->kind == DIFF_TOTAL_EXITS) name[0] = 0;
+    else snprintf(name, sizeof name, "%s", regress_diff_name(d));
+    if (d->absent) snprintf(exp, sizeof exp, "-");
+    else snprintf(exp, sizeof exp, "%llu", (unsigned long long)d->expected);
+    fmt_delta(delta, sizeof delta, d);
+    sb_printf(b, "       %-11s %-30s %14s %14llu  %s\n", regress_diff_section(d), name, exp,
+              (unsigned long long)d->actual, delta);
+  }
+  if (r->dropped) sb_printf(b, "       dropped (unknown to this vmxsim): %s\n", r->dropped);
+}
+
+static void table_line(struct strbuf *b, const struct result *r, const struct result_extra *x, bool quiet) {
+  switch (r->status) {
+  case ST_PASS:
+  case ST_UNCHANGED:
+    if (quiet) return;
+    sb_printf(b, "%-9s %s", r->status == ST_PASS ? "PASS" : "unchanged", r->file);
+    if (x->cycles_checked && x->cycles_actual != x->cycles_expected && x->cycles_expected)
+      sb_printf(b, "  (cycles %+.4f%%, within %g%%)",
+                100.0 * ((double)x->cycles_actual - (double)x->cycles_expected) / (double)x->cycles_expected,
+                r->tolerance * 100);
+    sb_printf(b, "\n");
+    return;
+  case ST_FAIL:
+    sb_printf(b, "%-9s %s  (%zu difference%s)\n", "FAIL", r->file, r->ndiffs, r->ndiffs == 1 ? "" : "s");
+    diff_table(b, r, false);
+    return;
+  case ST_ERROR:
+    sb_printf(b, "%-9s %s\n", "ERROR", r->file);
+    return;
+  case ST_UPDATED:
+    if (!r->ndiffs && !r->dropped) {
+      sb_printf(b, "%-9s %s  (layout only: sorted keys, 2-space indentation)\n", "updated", r->file);
+      return;
+    }
+    sb_printf(b, "%-9s %s  (%zu change%s)\n", "updated", r->file, r->ndiffs, r->ndiffs == 1 ? "" : "s");
+    diff_table(b, r, true);
+    return;
+  case ST_RECORDED:
+    sb_printf(b, "%-9s %s\n", "recorded", r->file);
+    return;
+  }
+}
+
+/* ---- JSON and JUnit ---- */
+
+static char *results_json(const struct result *rs, size_t n, const unsigned *count, double secs) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON *cases = cJSON_AddArrayToObject(o, "cases");
+  for (size_t i = 0; i < n; i++) {
+    const struct result *r = &rs[i];
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "file", r->file);
+    cJSON_AddStringToObject(c, "status", status_names[r->status]);
+    cJSON_AddNumberToObject(c, "seconds", round(r->seconds * 1e6) / 1e6);
+    if (r->error) cJSON_AddStringToObject(c, "error", r->error);
+    if (r->policy) cJSON_AddStringToObject(c, "policy", r->policy);
+    if (r->cpu) cJSON_AddStringToObject(c, "cpu", r->cpu);
+    if (r->source) cJSON_AddStringToObject(c, "source", r->source);
+    if (r->policy) cJSON_AddNumberToObject(c, "cycles_tolerance", r->tolerance);
+    if (r->dropped) cJSON_AddStringToObject(c, "dropped", r->dropped);
+    if (r->status != ST_ERROR) {
+      cJSON *ds = cJSON_AddArrayToObject(c, "differences");
+      for (size_t k = 0; k < r->ndiffs; k++) {
+        const struct regress_diff *d = &r->diffs[k];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "section", regress_diff_section(d));
+        cJSON_AddStringToObject(e, "name", regress_diff_name(d));
+        if (d->absent) cJSON_AddNullToObject(e, "expected");
+        else cJSON_AddNumberToObject(e, "expected", (double)d->expected);
+        cJSON_AddNumberToObject(e, "actual", (double)d->actual);
+        cJSON_AddNumberToObject(e, "delta", (double)d->actual - (double)(d->absent ? 0 : d->expected));
+        cJSON_AddItemToArray(ds, e);
+      }
+    }
+    cJSON_AddItemToArray(cases, c);
+  }
+  cJSON *s = cJSON_AddObjectToObject(o, "summary");
+  cJSON_AddNumberToObject(s, "cases", (double)n);
+  for (int st = 0; st <= ST_RECORDED; st++) {
+    static const char *const keys[] = { "passed", "failed", "errors", "unchanged", "updated", "recorded" };
+    cJSON_AddNumberToObject(s, keys[st], count[st]);
+  }
+  cJSON_AddNumberToObject(s, "seconds", round(secs * 1e3) / 1e3);
+  char *text = json_canonical(o);
+  cJSON_Delete(o);
+  return text;
+}
+
+/* Text as XML character data or attribute value: markup escaped, characters XML 1.0
+** forbids (most controls) and bytes that are not UTF-8 replaced with '?'. */
+static void xml_text(struct strbuf *b, const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    unsigned c = *p;
+    size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    bool valid = len > 0 && !(len == 2 && c < 0xc2) && !(len == 4 && c > 0xf4);
+    for (size_t k = 1; valid && k < len; k++) valid = (p[k] & 0xc0) == 0x80;
+    if (valid && len == 3) {
+      unsigned cp = ((c & 0x0fu) << 12) | ((p[1] & 0x3fu) << 6) | (p[2] & 0x3fu);
+      valid = cp >= 0x800 && !(cp >= 0xd800 && cp <= 0xdfff) && cp != 0xfffe && cp != 0xffff;
+    }
+    if (valid && len == 4) {
+      unsigned cp = ((c & 0x07u) << 18) | ((p[1] & 0x3fu) << 12);
+      valid = cp >= 0x10000 && cp <= 0x10ffff;
+    }
+    if (!valid) { sb_printf(b, "?"); p++; continue; }
+    if (len > 1) { sb_printf(b, "%.*s", (int)len, (const char *)p); p += len; continue; }
+    switch (c) {
+    case '&': sb_printf(b, "&amp;"); break;
+    case '<': sb_printf(b, "&lt;"); break;
+    case '>': sb_printf(b, "&gt;"); break;
+    case '"': sb_printf(b, "&quot;"); break;
+    case '\'': sb_printf(b, "&apos;"); break;
+    case '\t': case '\n': sb_printf(b, "%c", (char)c); break;
+    default: sb_printf(b, "%c", c < 0x20 || c == 0x7f ? '?' : (char)c);
+    }
+    p++;
+  }
+}
+
+static char *junit_xml(const struct result *rs, size_t n, const unsigned *count, double secs) {
+  struct strbuf b = { 0 };
+  unsigned fails = count[ST_FAIL], errs = count[ST_ERROR];
+  sb_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+  sb_printf(&b, "<testsuites name=\"vmxsim regress\" tests=\"%zu\" failures=\"%u\" errors=\"%u\" time=\"%.3f\">\n",
+            n, fails, errs, secs);
+  sb_printf(&b, "  <testsuite name=\"vmxsim regress\" tests=\"%zu\" failures=\"%u\" errors=\"%u\" skipped=\"0\" "
+            "time=\"%.3f\">\n", n, fails, errs, secs);
+  for (size_t i = 0; i < n; i++) {
+    const struct result *r = &rs[i];
+    const char *slash = strrchr(r->file, '/');
+    const char *base = slash ? slash + 1 : r->file;
+    size_t blen = has_suffix(base, ".json") ? strlen(base) - 5 : strlen(base);
+    char *cls = slash ? xasprintf("%.*s", (int)(slash - r->file), r->file) : xstrdup("regress");
+    for (char *p = cls; *p; p++)
+      if (*p == '/') *p = '.';
+    const char *clsp = cls;
+    while (*clsp == '.') clsp++;
+    char *name = xasprintf("%.*s", (int)blen, base);
+    sb_printf(&b, "    <testcase classname=\"");
+    xml_text(&b, *clsp ? clsp : "regress");
+    sb_printf(&b, "\" name=\"");
+    xml_text(&b, name);
+    sb_printf(&b, "\" file=\"");
+    xml_text(&b, r->file);
+    sb_printf(&b, "\" time=\"%.6f\"", r->seconds);
+    free(cls);
+    free(name);
+    if (r->status == ST_FAIL) {
+      struct strbuf t = { 0 };
+      diff_table(&t, r, false);
+      char msg[256];
+      const struct regress_diff *d = &r->diffs[0];
+      snprintf(msg, sizeof msg, "%zu difference%s: %s %s expected %llu, got %llu%s", r->ndiffs,
+               r->ndiffs == 1 ? "" : "s", regress_diff_section(d), regress_diff_name(d),
+               (unsigned long long)d->expected, (unsigned long long)d->actual, r->ndiffs > 1 ? ", ..." : "");
+      sb_printf(&b, ">\n      <failure type=\"regression\" message=\"");
+      xml_text(&b, msg);
+      sb_printf(&b, "\">");
+      xml_text(&b, t.s);
+      sb_printf(&b, "</failure>\n    </testcase>\n");
+      free(t.s);
+    } else if (r->status == ST_ERROR) {
+      sb_printf(&b, ">\n      <error type=\"error\" message=\"");
+      xml_text(&b, r->error);
+      sb_printf(&b, "\">");
+      xml_text(&b, r->error);
+      sb_printf(&b, "</error>\n    </testcase>\n");
+    } else if (r->status == ST_UPDATED || r->status == ST_RECORDED) {
+      sb_printf(&b, ">\n      <system-out>%s</system-out>\n    </testcase>\n", status_names[r->status]);
+    } else {
+      sb_printf(&b, "/>\n");
+    }
+  }
+  sb_printf(&b, "  </testsuite>\n</testsuites>\n");
+  return b.s;
+}
+
+/* ---- the command ---- */
+
+static void emit_table(struct strbuf *all, bool to_stdout, const struct strbuf *part) {
+  if (!part->len) return;
+  if (to_stdout) {
+    fputs(part->s, stdout);
+    fflush(stdout);
+  }
+  sb_printf(all, "%s", part->s);
+}
+
+int cmd_regress(int argc, char **argv) {
+  struct opts o;
+  int rc = parse_opts(argc, argv, &o);
+  if (rc) {
+    free(o.paths);
+    return rc < 0 ? EXIT_OK : rc;
+  }
+  struct files f = { 0 };
+  rc = find_cases(&f, o.paths, o.npaths);
+  FILE *out = NULL;
+  if (rc == EXIT_OK && o.output && !(out = fopen(o.output, "w"))) {
+    errorf("%s: %s", o.output, strerror(errno));
+    rc = EXIT_BADINPUT;
+  }
+  if (rc != EXIT_OK) {
+    for (size_t i = 0; i < f.n; i++) free(f.v[i]);
+    free(f.v);
+    free(o.paths);
+    return rc;
+  }
+  bool table_stdout = o.format == OUT_TABLE || o.output;
+  struct sigaction sa = { 0 }, old_int, old_term;
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+
+  struct result *rs = xcalloc(f.n ? f.n : 1, sizeof *rs);
+  unsigned count[ST_RECORDED + 1] = { 0 };
+  struct trace_cache tc = { 0 };
+  struct strbuf table = { 0 };
+  double t0 = now();
+  size_t n = 0;
+  for (; n < f.n && !interrupted; n++) {
+    struct result_extra x;
+    double t = now();
+    run_case(f.v[n], &o, &tc, &rs[n], &x);
+    rs[n].seconds = now() - t;
+    count[rs[n].status]++;
+    if (rs[n].status == ST_ERROR) {
+      fflush(stdout);
+      errorf("%s", rs[n].error);
+    }
+    struct strbuf line = { 0 };
+    table_line(&line, &rs[n], &x, o.quiet);
+    emit_table(&table, table_stdout, &line);
+    free(line.s);
+  }
+  double secs = now() - t0;
+  cache_free(&tc);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+
+  struct strbuf sum = { 0 };
+  if (o.update)
+    sb_printf(&sum, "regress --update: %u updated, %u recorded, %u unchanged, %u error%s (%zu case%s, %.2f s)\n",
+              count[ST_UPDATED], count[ST_RECORDED], count[ST_UNCHANGED], count[ST_ERROR],
+              count[ST_ERROR] == 1 ? "" : "s", n, n == 1 ? "" : "s", secs);
+  else
+    sb_printf(&sum, "regress: %u passed, %u failed, %u error%s (%zu case%s, %.2f s)\n", count[ST_PASS],
+              count[ST_FAIL], count[ST_ERROR], count[ST_ERROR] == 1 ? "" : "s", n, n == 1 ? "" : "s", secs);
+  emit_table(&table, table_stdout, &sum);
+  free(sum.s);
+
+  char *doc = o.format == OUT_JSON ? results_json(rs, n, count, secs)
+            : o.format == OUT_JUNIT ? junit_xml(rs, n, count, secs) : xstrdup(table.s ? table.s : "");
+  if (out) {
+    fputs(doc, out);
+    if (fclose(out) != 0 || ferror(stdout)) {
+      errorf("%s: write failed: %s", o.output, strerror(errno));
+      if (!rc) rc = EXIT_BADINPUT;
+    }
+  } else if (o.format != OUT_TABLE) {
+    fputs(doc, stdout);
+  }
+  free(doc);
+  free(table.s);
+
+  if (interrupted) {
+    errorf("regress: interrupted after %zu of %zu cases", n, f.n);
+    rc = 130;
+  } else if (count[ST_ERROR]) {
+    rc = EXIT_BADINPUT;
+  } else if (count[ST_FAIL]) {
+    rc = EXIT_REGRESS;
+  }
+  for (size_t i = 0; i < n; i++) result_free(&rs[i]);
+  for (size_t i = 0; i < f.n; i++) free(f.v[i]);
+  free(rs);
+  free(f.v);
+  free(o.paths);
+  return rc;
+}

@@ -1,0 +1,385 @@
+/* `vmxsim reproduce`: runs the classic exit-cost experiments and prints, stores
+** and plots their tables (the experiments themselves are in experiments.c). */
+#include "reproduce.h"
+#include "commands.h"
+#include "runner.h"
+#include "store.h"
+#include "texttable.h"
+#include "trace.h"
+#include "util.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_TRACES 64
+
+static const char usage[] =
+  "usage: vmxsim reproduce [--only NAME[,NAME]] [--format table|json|md] [--db FILE | --no-db]\n"
+  "                        [--plots DIR] [--quick] [--keep DIR]\n"
+  "\n"
+  "Runs the classic exit-cost experiments with the 2007/2008/2009 (and 2018) CPU profiles:\n"
+  "generates each workload, replays it under each policy, and prints one table per\n"
+  "experiment. Values marked * were fitted on a calibration point; every other simulated\n"
+  "value is a prediction (docs/experiments.md says which inputs come from where).\n"
+  "\n"
+  "  --only NAMES   run only these experiments (comma-separated; see the list below)\n"
+  "  --format F     table (default), md (Markdown), json\n"
+  "  --db FILE      store every run in FILE (default vmxsim.db); --no-db to skip\n"
+  "  --plots DIR    draw one PNG per experiment into DIR (needs gnuplot)\n"
+  "  --quick        reduced sizes (seconds instead of minutes; for tests)\n"
+  "  --keep DIR     keep the generated traces in DIR\n"
+  "\n"
+  "experiments:\n";
+
+/* ---- generating and running ---- */
+
+struct gen_cache {
+  char key[512];
+  char path[300];
+  uint64_t native_cycles;
+};
+static struct gen_cache traces[MAX_TRACES];
+static unsigned ntraces;
+
+static uint64_t native_cycles(const char *path) {
+  struct trace_reader r;
+  uint64_t sum = 0;
+  if (trace_open(&r, path) != TRACE_OK) return 0;
+  const struct trace_event *ev;
+  while ((ev = trace_next(&r))) sum += ev->cycles;
+  trace_close(&r);
+  return sum;
+}
+
+const char *xp_gen(struct xp_ctx *c, const char *const *args) {
+  char key[512] = "";
+  size_t used = 0;
+  for (unsigned i = 0; args[i] && used < sizeof key; i++)
+    used += (size_t)snprintf(key + used, sizeof key - used, "%s ", args[i]);
+  for (unsigned i = 0; i < ntraces; i++)
+    if (!strcmp(traces[i].key, key)) return traces[i].path;
+  if (ntraces == MAX_TRACES) {
+    snprintf(c->err, sizeof c->err, "too many traces");
+    return NULL;
+  }
+  struct gen_cache *g = &traces[ntraces];
+  snprintf(g->key, sizeof g->key, "%s", key);
+  snprintf(g->path, sizeof g->path, "%s/%02u-%s.bin", c->dir, ntraces, args[0]);
+  char *argv[40];
+  int argc = 0;
+  argv[argc++] = (char *)"gen";
+  for (unsigned i = 0; args[i] && argc < 36; i++) argv[argc++] = (char *)args[i];
+  argv[argc++] = (char *)"-o";
+  argv[argc++] = g->path;
+  argv[argc] = NULL;
+  int rc = cmd_gen(argc, argv);
+  if (rc != EXIT_OK) {
+    snprintf(c->err, sizeof c->err, "vmxsim gen %s failed", key);
+    c->rc = rc;
+    return NULL;
+  }
+  g->native_cycles = native_cycles(g->path);
+  ntraces++;
+  return g->path;
+}
+
+static const struct gen_cache *cached(const char *path) {
+  for (unsigned i = 0; i < ntraces; i++)
+    if (!strcmp(traces[i].path, path)) return &traces[i];
+  return NULL;
+}
+
+static void store(struct xp_ctx *c, const struct run_output *o, const char *trace) {
+  if (!c->db) return;
+  struct store_run sr = { .rep = &o->rep, .trace_path = trace, .trace_metadata = o->metadata,
+                          .trace_events = o->trace_events, .policy_json = o->policy_json,
+                          .profile_json = o->profile_json, .wall_seconds = o->wall_seconds };
+  int64_t id;
+  char err[1024];
+  if (store_save(c->db, &sr, &id, err, sizeof err) != EXIT_OK) {
+    errorf("%s (results are still printed)", err);
+    c->db = NULL;                    /* say it once */
+    c->rc = EXIT_DB;
+  }
+}
+
+bool xp_run(struct xp_ctx *c, const char *trace, const char *policy, const char *cpu,
+            const char *const *sets, struct xp_result *out) {
+  int nsets = 0;
+  while (sets && sets[nsets]) nsets++;
+  struct run_spec spec = { .trace = trace, .policy = policy, .cpu = cpu, .sets = (char *const *)sets, .nsets = nsets };
+  struct run_output o;
+  int rc = run_trace(&spec, &o, c->err, sizeof c->err);
+  if (rc == EXIT_OK) {
+    const struct report *r = &o.rep;
+    const struct gen_cache *g = cached(trace);
+    double per = r->marks ? (double)r->marks : 1.0, hz = r->clock_ghz * 1e9;
+    memset(out, 0, sizeof *out);
+    out->rep = *r;
+    out->marks = r->marks;
+    out->total_exits = r->total_exits;
+    out->exits_per_op = (double)r->total_exits / per;
+    out->us_per_op = (double)(r->guest_cycles + r->vmm_cycles) / per / hz * 1e6;
+    out->native_us_per_op = g ? (double)g->native_cycles / per / hz * 1e6 : 0;
+    out->seconds = (double)r->elapsed_cycles / hz;
+    store(c, &o, trace);
+  } else {
+    c->rc = rc;
+  }
+  run_output_free(&o);
+  return rc == EXIT_OK;
+}
+
+struct xp_row *xp_add_row(struct xp_table *t, const char *fmt, ...) {
+  struct xp_row *r = &t->row[t->nrows < XP_MAX_ROWS ? t->nrows++ : XP_MAX_ROWS - 1];
+  memset(r, 0, sizeof *r);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->label, sizeof r->label, fmt, ap);
+  va_end(ap);
+  return r;
+}
+
+/* ---- output ---- */
+
+static void fmt_value(char *buf, size_t n, double v, bool calibrated) {
+  double a = v < 0 ? -v : v;
+  const char *mark = calibrated ? "*" : "";
+  if (a >= 1000) snprintf(buf, n, "%.0f%s", v, mark);
+  else if (a >= 100) snprintf(buf, n, "%.1f%s", v, mark);
+  else if (a >= 1 || a == 0) snprintf(buf, n, "%.2f%s", v, mark);
+  else snprintf(buf, n, "%.3f%s", v, mark);
+}
+
+static void print_text(FILE *f, const struct xp_table *t, bool md) {
+  char buf[64];
+  if (md) fprintf(f, "### %s\n\n%s (%s)\n\n", t->name, t->title, t->unit);
+  else fprintf(f, "== %s: %s\n   (%s)\n\n", t->name, t->title, t->unit);
+  if (md) {
+    fprintf(f, "| |");
+    for (unsigned c = 0; c < t->ncols; c++) fprintf(f, " %s |", t->cols[c]);
+    fprintf(f, "\n|---|");
+    for (unsigned c = 0; c < t->ncols; c++) fprintf(f, "---:|");
+    fprintf(f, "\n");
+    for (unsigned r = 0; r < t->nrows; r++) {
+      fprintf(f, "| %s |", t->row[r].label);
+      for (unsigned c = 0; c < t->ncols; c++) {
+        fmt_value(buf, sizeof buf, t->row[r].v[c], t->row[r].calibrated[c]);
+        fprintf(f, " %s |", buf);
+      }
+      fprintf(f, "\n");
+    }
+    fprintf(f, "\n%s\n\n", t->notes);
+    return;
+  }
+  struct texttable tt;
+  tt_init(&tt, t->ncols + 1);
+  tt_cell(&tt, "%s", "");
+  for (unsigned c = 0; c < t->ncols; c++) tt_cell(&tt, "%s", t->cols[c]);
+  for (unsigned r = 0; r < t->nrows; r++) {
+    tt_cell(&tt, "%s", t->row[r].label);
+    for (unsigned c = 0; c < t->ncols; c++) {
+      fmt_value(buf, sizeof buf, t->row[r].v[c], t->row[r].calibrated[c]);
+      tt_cell(&tt, "%s", buf);
+    }
+  }
+  char align[XP_MAX_COLS + 2] = "l";
+  for (unsigned c = 0; c < t->ncols; c++) strcat(align, "r");
+  tt_print(f, &tt, align, 2);
+  tt_free(&tt);
+  fprintf(f, "\n   %s\n\n", t->notes);
+}
+
+static cJSON *table_json(const struct xp_table *t) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "name", t->name);
+  cJSON_AddStringToObject(o, "title", t->title);
+  cJSON_AddStringToObject(o, "unit", t->unit);
+  cJSON *cols = cJSON_AddArrayToObject(o, "columns");
+  for (unsigned c = 0; c < t->ncols; c++) cJSON_AddItemToArray(cols, cJSON_CreateString(t->cols[c]));
+  cJSON *rows = cJSON_AddArrayToObject(o, "rows");
+  for (unsigned r = 0; r < t->nrows; r++) {
+    cJSON *row = cJSON_CreateObject(), *vals = cJSON_CreateObject(), *cal = cJSON_CreateArray();
+    cJSON_AddStringToObject(row, "label", t->row[r].label);
+    for (unsigned c = 0; c < t->ncols; c++) {
+      cJSON_AddNumberToObject(vals, t->cols[c], t->row[r].v[c]);
+      if (t->row[r].calibrated[c]) cJSON_AddItemToArray(cal, cJSON_CreateString(t->cols[c]));
+    }
+    cJSON_AddItemToObject(row, "values", vals);
+    cJSON_AddItemToObject(row, "calibrated", cal);
+    cJSON_AddItemToArray(rows, row);
+  }
+  cJSON_AddStringToObject(o, "notes", t->notes);
+  return o;
+}
+
+/* One PNG per table: the plotted columns as clustered bars, one cluster per row. */
+static void plot(const struct xp_table *t, const char *dir) {
+  char dat[512], gp[512], png[512];
+  snprintf(dat, sizeof dat, "%s/%s.dat", dir, t->name);
+  snprintf(gp, sizeof gp, "%s/%s.gp", dir, t->name);
+  snprintf(png, sizeof png, "%s/%s.png", dir, t->name);
+  unsigned first = t->plot_first, n = t->plot_n ? t->plot_n : (t->ncols < 3 ? t->ncols : 3);
+  FILE *d = fopen(dat, "w"), *g = fopen(gp, "w");
+  if (!d || !g) {
+    errorf("%s: %s", dir, strerror(errno));
+    if (d) fclose(d);
+    if (g) fclose(g);
+    return;
+  }
+  fprintf(d, "label");
+  for (unsigned c = first; c < first + n; c++) fprintf(d, "\t\"%s\"", t->cols[c]);
+  fprintf(d, "\n");
+  for (unsigned r = 0; r < t->nrows; r++) {
+    fprintf(d, "\"%s\"", t->row[r].label);
+    for (unsigned c = first; c < first + n; c++) fprintf(d, "\t%g", t->row[r].v[c]);
+    fprintf(d, "\n");
+  }
+  fclose(d);
+  fprintf(g, "set terminal pngcairo size 1000,560 noenhanced font ',10'\nset output '%s'\n", png);
+  fprintf(g, "set title '%s: %s'\nset ylabel '%s'\n", t->name, t->title, t->unit);
+  fprintf(g, "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n");
+  fprintf(g, "set key top left\nset xtics rotate by -25\nset grid ytics\nset yrange [0:*]\n%s",
+          t->plot_log ? "set logscale y\nset yrange [0.5:*]\n" : "");
+  fprintf(g, "plot '%s' using 2:xtic(1) title columnheader(2)", dat);
+  for (unsigned c = 1; c < n; c++) fprintf(g, ", '' using %u title columnheader(%u)", c + 2, c + 2);
+  fprintf(g, "\n");
+  fclose(g);
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>/dev/null", gp);
+  if (system(cmd) != 0) errorf("%s: gnuplot failed or is not installed (scripts/setup.sh installs it)", png);
+  else fprintf(stderr, "vmxsim: wrote %s\n", png);
+}
+
+/* ---- the command ---- */
+
+struct repro_opts {
+  const char *only, *db, *plots, *keep;
+  int format;                 /* 0 table, 1 md, 2 json */
+  bool quick;
+};
+
+static int parse_opts(int argc, char **argv, struct repro_opts *o) {
+  static const struct option longopts[] = {
+    { "only", required_argument, 0, 'O' }, { "format", required_argument, 0, 'f' },
+    { "db", required_argument, 0, 'D' },   { "no-db", no_argument, 0, 'N' },
+    { "plots", required_argument, 0, 'P' }, { "quick", no_argument, 0, 'Q' },
+    { "keep", required_argument, 0, 'K' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+  memset(o, 0, sizeof *o);
+  o->db = STORE_DEFAULT_PATH;
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "f:h", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'O': o->only = optarg; break;
+    case 'f':
+      if (!strcmp(optarg, "table")) o->format = 0;
+      else if (!strcmp(optarg, "md")) o->format = 1;
+      else if (!strcmp(optarg, "json")) o->format = 2;
+      else { errorf("--format %s: expected table, md or json", optarg); return EXIT_USAGE; }
+      break;
+    case 'D': o->db = optarg; break;
+    case 'N': o->db = NULL; break;
+    case 'P': o->plots = optarg; break;
+    case 'Q': o->quick = true; break;
+    case 'K': o->keep = optarg; break;
+    case 'h':
+      fputs(usage, stdout);
+      for (unsigned i = 0; i < nexperiments; i++) printf("  %-18s %s\n", experiments[i].name, experiments[i].summary);
+      printf("\nexample: vmxsim reproduce --only cr3-cache-2008 --plots plots\n");
+      return -1;
+    default:
+      errorf("%s: unknown option or missing argument; see 'vmxsim reproduce --help'", argv[optind - 1]);
+      return EXIT_USAGE;
+    }
+  }
+  if (optind < argc) {
+    errorf("unexpected argument '%s'; see 'vmxsim reproduce --help'", argv[optind]);
+    return EXIT_USAGE;
+  }
+  return EXIT_OK;
+}
+
+static bool selected(const char *only, const char *name) {
+  if (!only) return true;
+  size_t n = strlen(name);
+  for (const char *p = only; (p = strstr(p, name)); p += n)
+    if ((p == only || p[-1] == ',') && (p[n] == 0 || p[n] == ',')) return true;
+  return false;
+}
+
+static int check_only(const char *only) {
+  if (!only) return EXIT_OK;
+  char *copy = xstrdup(only), *save = NULL;
+  int rc = EXIT_OK;
+  for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    bool known = false;
+    for (unsigned i = 0; i < nexperiments; i++) known |= !strcmp(experiments[i].name, tok);
+    if (!known) {
+      errorf("unknown experiment '%s'; 'vmxsim reproduce --help' lists them", tok);
+      rc = EXIT_USAGE;
+    }
+  }
+  free(copy);
+  return rc;
+}
+
+static bool make_dir(const char *dir) {
+  if (mkdir(dir, 0777) == 0 || errno == EEXIST) return true;
+  errorf("%s: %s", dir, strerror(errno));
+  return false;
+}
+
+static void cleanup(const struct xp_ctx *c, bool keep) {
+  for (unsigned i = 0; i < ntraces; i++)
+    if (!keep) remove(traces[i].path);
+  if (!keep) rmdir(c->dir);
+  ntraces = 0;
+}
+
+int cmd_reproduce(int argc, char **argv) {
+  struct repro_opts o;
+  int rc = parse_opts(argc, argv, &o);
+  if (rc) return rc < 0 ? EXIT_OK : rc;
+  if ((rc = check_only(o.only)) != EXIT_OK) return rc;
+  if ((o.plots && !make_dir(o.plots)) || (o.keep && !make_dir(o.keep))) return EXIT_BADINPUT;
+  struct xp_ctx c = { .quick = o.quick, .db = o.db };
+  if (o.keep) snprintf(c.dir, sizeof c.dir, "%s", o.keep);
+  else {
+    snprintf(c.dir, sizeof c.dir, "%s/vmxsim-reproduce-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(c.dir)) { errorf("%s: %s", c.dir, strerror(errno)); return EXIT_INTERNAL; }
+  }
+  cJSON *all = cJSON_CreateArray();
+  for (unsigned i = 0; i < nexperiments && c.rc == EXIT_OK; i++) {
+    const struct experiment *x = &experiments[i];
+    if (!selected(o.only, x->name)) continue;
+    struct xp_table *t = xcalloc(x->ntables, sizeof *t);
+    if (!x->run(&c, t, x->ntables)) {
+      errorf("%s: %s", x->name, c.err);
+      if (c.rc == EXIT_OK) c.rc = EXIT_INTERNAL;
+    } else {
+      for (unsigned k = 0; k < x->ntables; k++) {
+        if (o.format == 2) cJSON_AddItemToArray(all, table_json(&t[k]));
+        else print_text(stdout, &t[k], o.format == 1);
+        if (o.plots) plot(&t[k], o.plots);
+      }
+      fflush(stdout);
+    }
+    free(t);
+  }
+  if (o.format == 2) {
+    char *s = cJSON_Print(all);
+    printf("%s\n", s);
+    free(s);
+  }
+  cJSON_Delete(all);
+  cleanup(&c, o.keep != NULL);
+  return c.rc;
+}

@@ -1,0 +1,69 @@
+/* `vmxsim reproduce`: the classic exit-cost experiments, run from the project's
+** own generators, policies and CPU profiles (docs/experiments.md). */
+#ifndef VMXSIM_REPRODUCE_H
+#define VMXSIM_REPRODUCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "report.h"
+
+#define XP_MAX_COLS 10
+#define XP_MAX_ROWS 24
+
+/* One simulated run's figures. */
+struct xp_result {
+  double us_per_op;          /* (guest + hypervisor) microseconds per mark */
+  double native_us_per_op;   /* the trace's native microseconds per mark */
+  double exits_per_op;
+  double seconds;            /* elapsed (busiest vCPU) seconds */
+  uint64_t marks, total_exits;
+  struct report rep;
+};
+
+/* One row of an experiment's table. */
+struct xp_row {
+  char label[64];
+  double v[XP_MAX_COLS];
+  bool calibrated[XP_MAX_COLS];   /* the value was fitted on a calibration point */
+};
+
+struct xp_table {
+  const char *name, *title, *unit;
+  const char *cols[XP_MAX_COLS];
+  unsigned ncols, nrows;
+  unsigned plot_first, plot_n;    /* columns drawn as clustered bars (plot_n 0: the first 3) */
+  bool plot_log;                  /* logarithmic y axis */
+  struct xp_row row[XP_MAX_ROWS];
+  char notes[1024];
+};
+
+/* The context experiments run in: scratch directory, size, store. */
+struct xp_ctx {
+  char dir[256];             /* scratch directory for generated traces */
+  bool quick;                /* reduced sizes for tests */
+  const char *db;            /* results database, NULL = do not store */
+  unsigned traces;           /* traces generated so far (names) */
+  int rc;                    /* first failure's exit code */
+  char err[1024];
+};
+
+/* Generates a trace with `vmxsim gen` arguments (NULL-terminated); returns its
+** path (static storage per call: copy it) or NULL on failure (ctx->err). */
+const char *xp_gen(struct xp_ctx *c, const char *const *args);
+/* Runs trace under policy/cpu with optional KEY=VALUE sets (NULL-terminated). */
+bool xp_run(struct xp_ctx *c, const char *trace, const char *policy, const char *cpu,
+            const char *const *sets, struct xp_result *out);
+struct xp_row *xp_add_row(struct xp_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The experiments (sim/experiments.c); each fills its table(s). */
+typedef bool (*xp_fn)(struct xp_ctx *c, struct xp_table *t, unsigned ntables);
+struct experiment {
+  const char *name;
+  const char *summary;
+  xp_fn run;
+  unsigned ntables;
+};
+extern const struct experiment experiments[];
+extern const unsigned nexperiments;
+
+#endif

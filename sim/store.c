@@ -1,0 +1,561 @@
+/* The results database: opening it (WAL, busy timeout, schema migrations), storing a run in one transaction, and loading it back. */
+#include "store.h"
+#include "hash.h"
+#include "util.h"
+#include "version.h"
+
+#include <sqlite3.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* Long enough for a few writers storing runs back to back; a run's
+** transaction lasts milliseconds. */
+#define BUSY_TIMEOUT_MS 10000
+
+/* ---- schema ---- */
+
+/* Version 1.  SQLite keeps the comments inside each CREATE in sqlite_master,
+** so `sqlite3 vmxsim.db .schema` explains the columns too.  docs/schema.md
+** is the full description; keep the two in step. */
+static const char schema_v1[] =
+  "PRAGMA application_id = 1986885747;\n"   /* STORE_APPLICATION_ID, "vmxs" */
+  "CREATE TABLE traces (\n"
+  "  id        INTEGER PRIMARY KEY,\n"
+  "  hash      TEXT NOT NULL UNIQUE,  -- XXH64 of the whole file, 16 hex digits (xxhsum -H1)\n"
+  "  name      TEXT NOT NULL,         -- file name when first stored\n"
+  "  workload  TEXT NOT NULL,         -- header workload name ('' if none)\n"
+  "  paging    TEXT NOT NULL,         -- guest paging: '32', 'pae' or '64'\n"
+  "  vcpus     INTEGER NOT NULL,\n"
+  "  events    INTEGER NOT NULL,      -- records in the file\n"
+  "  metadata  TEXT                   -- header metadata JSON (generator parameters), NULL if none\n"
+  ");\n"
+  "CREATE TABLE runs (\n"
+  "  id             INTEGER PRIMARY KEY,\n"
+  "  trace_id       INTEGER NOT NULL REFERENCES traces(id),\n"
+  "  trace_name     TEXT NOT NULL,     -- the trace path as given on the command line\n"
+  "  policy         TEXT NOT NULL,     -- policy name as printed: presets joined by '+', then ',knob=value'\n"
+  "  policy_json    TEXT NOT NULL,     -- every knob, resolved (a file usable as --policy)\n"
+  "  cpu            TEXT NOT NULL,     -- CPU profile name\n"
+  "  cpu_json       TEXT NOT NULL,     -- the profile as loaded (a file usable as --cpu)\n"
+  "  clock_ghz      REAL NOT NULL,\n"
+  "  vmxsim_version TEXT NOT NULL,\n"
+  "  started_at     TEXT NOT NULL,     -- UTC, 'YYYY-MM-DD HH:MM:SS'\n"
+  "  wall_seconds   REAL NOT NULL,     -- replay wall time\n"
+  "  events_per_sec REAL,              -- NULL when the wall time was too short to measure\n"
+  "  events         INTEGER NOT NULL,  -- events replayed\n"
+  "  partial        INTEGER NOT NULL DEFAULT 0,  -- 1: stored by the REPL before the end of the trace\n"
+  "  total_exits    INTEGER NOT NULL,\n"
+  "  marks          INTEGER NOT NULL,  -- workload operations (mark events)\n"
+  "  guest_cycles   INTEGER NOT NULL,\n"
+  "  vmm_cycles     INTEGER NOT NULL,  -- hypervisor: every exit's round trip and handler\n"
+  "  elapsed_cycles INTEGER NOT NULL   -- the busiest vCPU's guest + hypervisor cycles\n"
+  ");\n"
+  "CREATE INDEX runs_by_trace ON runs(trace_id, policy, cpu);\n"
+  "CREATE TABLE exits (\n"
+  "  run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+  "  seq     INTEGER NOT NULL,  -- position in the report\n"
+  "  reason  INTEGER NOT NULL,  -- SDM basic exit reason (the parent's for a breakdown row)\n"
+  "  name    TEXT NOT NULL,     -- 'CR_ACCESS', or a breakdown row such as 'cr3 write'\n"
+  "  parent  TEXT,              -- NULL for a reason; the reason's name for a breakdown row\n"
+  "  count   INTEGER NOT NULL,\n"
+  "  cycles  INTEGER NOT NULL,  -- hypervisor cycles of these exits\n"
+  "  min     INTEGER NOT NULL,  -- per-exit cycles: minimum, percentiles (nearest rank), maximum\n"
+  "  p5      INTEGER NOT NULL,\n"
+  "  p50     INTEGER NOT NULL,\n"
+  "  p95     INTEGER NOT NULL,\n"
+  "  max     INTEGER NOT NULL,\n"
+  "  PRIMARY KEY (run_id, seq)\n"
+  ") WITHOUT ROWID;\n"
+  "CREATE TABLE counters (\n"
+  "  run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+  "  seq     INTEGER NOT NULL,  -- position in the report\n"
+  "  name    TEXT NOT NULL,     -- e.g. 'shadow_pages_allocated' (COUNTERS in sim/stats.h)\n"
+  "  value   INTEGER NOT NULL,\n"
+  "  PRIMARY KEY (run_id, seq)\n"
+  ") WITHOUT ROWID;\n"
+  "CREATE VIEW run_summary AS\n"
+  "  SELECT r.id, r.started_at, r.trace_name AS trace, t.hash AS trace_hash, t.workload, t.metadata,\n"
+  "         r.policy, r.cpu, r.clock_ghz, r.events, r.total_exits AS exits, r.marks,\n"
+  "         r.guest_cycles, r.vmm_cycles, r.guest_cycles + r.vmm_cycles AS cycles,\n"
+  "         CASE WHEN r.marks > 0 THEN (r.guest_cycles + r.vmm_cycles) / (r.marks * r.clock_ghz * 1000.0) END\n"
+  "           AS us_per_op,  -- microseconds per workload operation\n"
+  "         r.wall_seconds, r.events_per_sec, r.partial\n"
+  "  FROM runs r JOIN traces t ON t.id = r.trace_id;\n";
+
+const struct store_migration store_migrations[] = {
+  { 1, schema_v1 },
+  /* { 2, "ALTER TABLE runs ADD COLUMN ...;" }: append, never edit a released step. */
+};
+const size_t store_nmigrations = sizeof store_migrations / sizeof *store_migrations;
+
+/* ---- errors ---- */
+
+/* Formats "results database PATH: WHAT: sqlite's message (hint)" and returns EXIT_DB. */
+static int db_error(sqlite3 *db, const char *path, const char *what, char *err, size_t errlen) {
+  int code = db ? sqlite3_extended_errcode(db) & 0xff : SQLITE_NOMEM;
+  int sys = db ? sqlite3_system_errno(db) : 0;
+  const char *hint = "";
+  switch (code) {
+  case SQLITE_NOTADB: hint = " (not an SQLite database; choose another file with --db)"; break;
+  case SQLITE_READONLY: hint = " (the file or its directory is read-only; choose another file with --db)"; break;
+  case SQLITE_FULL: hint = " (no space left on the device)"; break;
+  case SQLITE_BUSY: hint = " (other processes kept it locked for more than 10 s)"; break;
+  case SQLITE_CORRUPT: hint = " (the database is damaged; choose another file with --db)"; break;
+  default: break;
+  }
+  char sysmsg[160] = "";
+  if (sys && (code == SQLITE_CANTOPEN || code == SQLITE_IOERR))
+    snprintf(sysmsg, sizeof sysmsg, " (%s)", strerror(sys));
+  snprintf(err, errlen, "results database %s: %s: %s%s%s", path, what,
+           db ? sqlite3_errmsg(db) : "out of memory", hint, sysmsg);
+  return EXIT_DB;
+}
+
+static int exec(sqlite3 *db, const char *sql) { return sqlite3_exec(db, sql, NULL, NULL, NULL); }
+
+/* Runs a one-integer query; -1 on error (sqlite's message stays on db). */
+static int64_t query_int(sqlite3 *db, const char *sql) {
+  sqlite3_stmt *st = NULL;
+  int64_t v = -1;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+/* ---- opening and migrating ---- */
+
+/* Refuses what sqlite3_open would misreport: an empty name, a directory, a missing file. */
+static int check_path(const char *path, bool create, char *err, size_t errlen) {
+  struct stat sb;
+  if (!path || !*path) {
+    snprintf(err, errlen, "results database: empty file name (use --db FILE)");
+    return EXIT_DB;
+  }
+  if (stat(path, &sb) == 0) {
+    if (S_ISDIR(sb.st_mode)) {
+      snprintf(err, errlen, "results database %s: is a directory, not a database file (use --db FILE)", path);
+      return EXIT_DB;
+    }
+    return 0;
+  }
+  if (errno == ENOENT && !create) {
+    snprintf(err, errlen, "results database %s does not exist (runs are stored there by "
+             "'vmxsim --policy P TRACE'; --db FILE chooses another)", path);
+    return EXIT_DB;
+  }
+  return 0;   /* sqlite3_open reports the rest, e.g. a missing directory */
+}
+
+/* WAL lets readers and one writer work at once; the mode persists in the file.
+** Switching needs a moment of exclusive access, so retry while others hold it. */
+static int set_wal(sqlite3 *db) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL);
+  if (rc == SQLITE_OK) rc = sqlite3_step(st);
+  bool is_wal = rc == SQLITE_ROW && sqlite3_stricmp((const char *)sqlite3_column_text(st, 0), "wal") == 0;
+  sqlite3_finalize(st);
+  if (rc != SQLITE_ROW) return rc;
+  if (is_wal) return SQLITE_OK;
+  for (int tries = 0; tries < BUSY_TIMEOUT_MS / 10; tries++) {
+    rc = exec(db, "PRAGMA journal_mode=WAL");
+    if ((rc & 0xff) != SQLITE_BUSY) return rc;
+    sqlite3_sleep(10);
+  }
+  return rc;
+}
+
+int store_open(const char *path, bool create, sqlite3 **out, char *err, size_t errlen) {
+  sqlite3 *db = NULL;
+  *out = NULL;
+  int rc = check_path(path, create, err, errlen);
+  if (rc) return rc;
+  int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+  if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+    rc = db_error(db, path, "cannot open", err, errlen);
+    goto done;
+  }
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
+  /* SQLite silently opens a write-protected file read-only; storing needs to know now. */
+  if (create && sqlite3_db_readonly(db, "main") == 1) {
+    snprintf(err, errlen, "results database %s: cannot store the run: the file is read-only "
+             "(choose another file with --db, or --no-db)", path);
+    rc = EXIT_DB;
+    goto done;
+  }
+  if (sqlite3_db_readonly(db, "main") == 0 && set_wal(db) != SQLITE_OK) {
+    rc = db_error(db, path, "cannot open", err, errlen);
+    goto done;
+  }
+  rc = store_migrate(db, path, store_migrations, store_nmigrations, err, errlen);
+done:
+  if (rc) sqlite3_close(db);
+  else *out = db;
+  return rc;
+}
+
+void store_close(sqlite3 *db) { sqlite3_close(db); }
+
+static int newer_error(const char *path, int64_t version, int known, char *err, size_t errlen) {
+  snprintf(err, errlen, "results database %s: schema version %lld is newer than this vmxsim (%s) "
+           "understands (%d); use a newer vmxsim, or another file with --db", path, (long long)version,
+           VMXSIM_VERSION, known);
+  return EXIT_DB;
+}
+
+/* A version-0 file with tables, or another application's id, is someone else's database. */
+static int check_ours(sqlite3 *db, const char *path, int64_t version, char *err, size_t errlen) {
+  int64_t app = query_int(db, "PRAGMA application_id");
+  int64_t tables = version == 0 ? query_int(db, "SELECT count(*) FROM sqlite_master") : 0;
+  if (app < 0 || tables < 0) return db_error(db, path, "cannot read the schema", err, errlen);
+  if ((app != 0 && app != STORE_APPLICATION_ID) || tables > 0) {
+    snprintf(err, errlen, "results database %s: an SQLite database, but not a vmxsim results database "
+             "(choose another file with --db)", path);
+    return EXIT_DB;
+  }
+  return 0;
+}
+
+/* Applies the steps above `version` and sets user_version; inside the caller's transaction. */
+static int apply_steps(sqlite3 *db, int64_t version, const struct store_migration *steps, size_t n) {
+  int rc = SQLITE_OK;
+  for (size_t i = 0; i < n && rc == SQLITE_OK; i++)
+    if (steps[i].version > version) rc = exec(db, steps[i].sql);
+  if (rc == SQLITE_OK) {
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA user_version = %d", steps[n - 1].version);
+    rc = exec(db, sql);
+  }
+  return rc;
+}
+
+int store_migrate(sqlite3 *db, const char *path, const struct store_migration *steps, size_t n,
+                  char *err, size_t errlen) {
+  int target = n ? steps[n - 1].version : 0;
+  int64_t version = query_int(db, "PRAGMA user_version");
+  if (version < 0) return db_error(db, path, "cannot open", err, errlen);
+  if (version == target) return check_ours(db, path, version, err, errlen);
+  if (version > target) return newer_error(path, version, target, err, errlen);
+  /* Another process may be migrating too: take the write lock, then look again. */
+  int rc = exec(db, "BEGIN IMMEDIATE");
+  if (rc != SQLITE_OK) return db_error(db, path, "cannot upgrade the schema", err, errlen);
+  version = query_int(db, "PRAGMA user_version");
+  if (version < 0) rc = db_error(db, path, "cannot upgrade the schema", err, errlen);
+  else if (version > target) rc = newer_error(path, version, target, err, errlen);
+  else rc = check_ours(db, path, version, err, errlen);
+  if (rc == 0 && version < target) {
+    if (apply_steps(db, version, steps, n) != SQLITE_OK || exec(db, "COMMIT") != SQLITE_OK) {
+      char what[96];
+      snprintf(what, sizeof what, "cannot upgrade the schema from version %lld to %d", (long long)version, target);
+      rc = db_error(db, path, what, err, errlen);
+    }
+  }
+  if (rc || version == target) exec(db, "ROLLBACK");
+  return rc;
+}
+
+/* ---- storing a run ---- */
+
+/* The statements of one run's transaction, prepared once. */
+struct saver {
+  sqlite3 *db;
+  const struct store_run *run;
+  const char *hash;
+  int64_t trace_id, run_id;
+  unsigned delay_ms;             /* STORE_DELAY_ENV test hook */
+};
+
+static void test_delay(const struct saver *s) {
+  if (s->delay_ms) sqlite3_sleep((int)s->delay_ms);
+}
+
+static int bind_text(sqlite3_stmt *st, int i, const char *s) {
+  return sqlite3_bind_text(st, i, s ? s : "", -1, SQLITE_STATIC);
+}
+
+/* Steps a bound INSERT to completion and resets it for the next row. */
+static int step_done(sqlite3_stmt *st) {
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static int save_trace(struct saver *s) {
+  const struct report *rep = s->run->rep;
+  const char *meta = s->run->trace_metadata;
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO traces(hash, name, workload, paging, vcpus, events, "
+                              "metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    bind_text(st, 1, s->hash);
+    bind_text(st, 2, rep->trace);
+    bind_text(st, 3, rep->workload);
+    bind_text(st, 4, rep->paging);
+    sqlite3_bind_int64(st, 5, rep->vcpus);
+    sqlite3_bind_int64(st, 6, (int64_t)s->run->trace_events);
+    if (meta && *meta) bind_text(st, 7, meta);
+    rc = step_done(st);
+  }
+  sqlite3_finalize(st);
+  st = NULL;
+  if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(s->db, "SELECT id FROM traces WHERE hash = ?1", -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    bind_text(st, 1, s->hash);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+      s->trace_id = sqlite3_column_int64(st, 0);
+      rc = SQLITE_OK;
+    }
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static void utc_text(int64_t t, char out[32]) {
+  time_t tt = (time_t)t;
+  struct tm tm;
+  gmtime_r(&tt, &tm);
+  strftime(out, 32, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+static int save_run_row(struct saver *s) {
+  const struct store_run *run = s->run;
+  const struct report *rep = run->rep;
+  char started[32];
+  utc_text(run->started_unix ? run->started_unix : (int64_t)(time(NULL) - (time_t)run->wall_seconds), started);
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(s->db,
+    "INSERT INTO runs(trace_id, trace_name, policy, policy_json, cpu, cpu_json, clock_ghz, vmxsim_version,"
+    " started_at, wall_seconds, events_per_sec, events, partial, total_exits, marks, guest_cycles,"
+    " vmm_cycles, elapsed_cycles) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)",
+    -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_int64(st, 1, s->trace_id);
+    bind_text(st, 2, rep->trace);
+    bind_text(st, 3, rep->policy);
+    bind_text(st, 4, run->policy_json);
+    bind_text(st, 5, rep->cpu);
+    bind_text(st, 6, run->profile_json);
+    sqlite3_bind_double(st, 7, rep->clock_ghz);
+    bind_text(st, 8, VMXSIM_VERSION);
+    bind_text(st, 9, started);
+    sqlite3_bind_double(st, 10, run->wall_seconds);
+    if (run->wall_seconds > 0) sqlite3_bind_double(st, 11, (double)rep->events / run->wall_seconds);
+    /* uint64 values go in as int64 bit patterns and come back unchanged. */
+    sqlite3_bind_int64(st, 12, (int64_t)rep->events);
+    sqlite3_bind_int(st, 13, run->partial);
+    sqlite3_bind_int64(st, 14, (int64_t)rep->total_exits);
+    sqlite3_bind_int64(st, 15, (int64_t)rep->marks);
+    sqlite3_bind_int64(st, 16, (int64_t)rep->guest_cycles);
+    sqlite3_bind_int64(st, 17, (int64_t)rep->vmm_cycles);
+    sqlite3_bind_int64(st, 18, (int64_t)rep->elapsed_cycles);
+    rc = step_done(st);
+  }
+  sqlite3_finalize(st);
+  if (rc == SQLITE_OK) s->run_id = sqlite3_last_insert_rowid(s->db);
+  return rc;
+}
+
+static int save_exits(struct saver *s) {
+  const struct report *rep = s->run->rep;
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(s->db, "INSERT INTO exits(run_id, seq, reason, name, parent, count, cycles, min, "
+                              "p5, p50, p95, max) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)", -1, &st, NULL);
+  for (unsigned i = 0; i < rep->nrows && rc == SQLITE_OK; i++) {
+    const struct report_row *r = &rep->rows[i];
+    sqlite3_bind_int64(st, 1, s->run_id);
+    sqlite3_bind_int(st, 2, (int)i);
+    sqlite3_bind_int(st, 3, (int)r->reason);
+    bind_text(st, 4, r->name);
+    if (r->parent[0]) bind_text(st, 5, r->parent);
+    else sqlite3_bind_null(st, 5);
+    const uint64_t v[] = { r->count, r->cycles, r->min, r->p5, r->p50, r->p95, r->max };
+    for (int k = 0; k < 7; k++) sqlite3_bind_int64(st, 6 + k, (int64_t)v[k]);
+    rc = step_done(st);
+    test_delay(s);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static int save_counters(struct saver *s) {
+  const struct report *rep = s->run->rep;
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(s->db, "INSERT INTO counters(run_id, seq, name, value) VALUES (?1, ?2, ?3, ?4)",
+                              -1, &st, NULL);
+  for (unsigned i = 0; i < rep->ncounters && rc == SQLITE_OK; i++) {
+    sqlite3_bind_int64(st, 1, s->run_id);
+    sqlite3_bind_int(st, 2, (int)i);
+    bind_text(st, 3, rep->counters[i].name);
+    sqlite3_bind_int64(st, 4, (int64_t)rep->counters[i].value);
+    rc = step_done(st);
+    test_delay(s);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static unsigned delay_from_env(void) {
+  const char *s = getenv(STORE_DELAY_ENV);
+  uint64_t v;
+  return s && parse_u64(s, &v) && v < 60000 ? (unsigned)v : 0;
+}
+
+/* The whole run in one IMMEDIATE transaction: a crash at any point leaves
+** nothing of it, and concurrent writers queue on the busy timeout. */
+static int save_all(struct saver *s, const char *path, char *err, size_t errlen) {
+  int rc = exec(s->db, "BEGIN IMMEDIATE");
+  if (rc != SQLITE_OK) return db_error(s->db, path, "cannot store the run", err, errlen);
+  rc = save_trace(s);
+  if (rc == SQLITE_OK) { test_delay(s); rc = save_run_row(s); }
+  if (rc == SQLITE_OK) { test_delay(s); rc = save_exits(s); }
+  if (rc == SQLITE_OK) rc = save_counters(s);
+  if (rc == SQLITE_OK) rc = exec(s->db, "COMMIT");
+  if (rc == SQLITE_OK) return 0;
+  db_error(s->db, path, "cannot store the run", err, errlen);
+  exec(s->db, "ROLLBACK");
+  return EXIT_DB;
+}
+
+int store_save(const char *path, const struct store_run *run, int64_t *run_id, char *err, size_t errlen) {
+  char hash[sizeof run->rep->trace_hash], why[600];
+  if (run->rep->trace_hash[0]) {
+    snprintf(hash, sizeof hash, "%s", run->rep->trace_hash);
+  } else if (!hash_file(run->trace_path, hash, why, sizeof why)) {
+    snprintf(err, errlen, "results database %s: run not stored: %s", path, why);
+    return EXIT_DB;
+  }
+  struct saver s = { .run = run, .hash = hash, .delay_ms = delay_from_env() };
+  int rc = store_open(path, true, &s.db, err, errlen);
+  if (rc == 0) rc = save_all(&s, path, err, errlen);
+  store_close(s.db);
+  if (rc == 0 && run_id) *run_id = s.run_id;
+  return rc;
+}
+
+/* ---- loading a run ---- */
+
+static void copy_col(char *dst, size_t n, sqlite3_stmt *st, int col) {
+  const unsigned char *t = sqlite3_column_text(st, col);
+  snprintf(dst, n, "%s", t ? (const char *)t : "");
+}
+
+static uint64_t col_u64(sqlite3_stmt *st, int col) { return (uint64_t)sqlite3_column_int64(st, col); }
+
+/* Counter names live in static storage (struct report_counter): this build's
+** names, or, for a counter this build does not know, a name kept here. */
+static const char *counter_name_static(const char *name) {
+  static char extra[2 * CTR_COUNT][48];
+  static unsigned nextra;
+  for (unsigned c = 0; c < CTR_COUNT; c++)
+    if (strcmp(counter_name(c), name) == 0) return counter_name(c);
+  for (unsigned i = 0; i < nextra; i++)
+    if (strcmp(extra[i], name) == 0) return extra[i];
+  if (nextra == 2 * CTR_COUNT) return "unknown";
+  snprintf(extra[nextra], sizeof extra[0], "%s", name);
+  return extra[nextra++];
+}
+
+static int load_identity(sqlite3 *db, int64_t run_id, struct report *rep, int64_t *loaded_id) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db,
+    "SELECT r.id, r.trace_name, t.workload, t.hash, r.policy, r.cpu, t.paging, t.vcpus, r.clock_ghz,"
+    " r.events, r.total_exits, r.marks, r.guest_cycles, r.vmm_cycles, r.elapsed_cycles"
+    " FROM runs r JOIN traces t ON t.id = r.trace_id"
+    " WHERE r.id = CASE WHEN ?1 >= 0 THEN ?1 ELSE (SELECT max(id) FROM runs) END", -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_int64(st, 1, run_id);
+    rc = sqlite3_step(st);
+  }
+  if (rc == SQLITE_ROW) {
+    *loaded_id = sqlite3_column_int64(st, 0);
+    copy_col(rep->trace, sizeof rep->trace, st, 1);
+    copy_col(rep->workload, sizeof rep->workload, st, 2);
+    copy_col(rep->trace_hash, sizeof rep->trace_hash, st, 3);
+    copy_col(rep->policy, sizeof rep->policy, st, 4);
+    copy_col(rep->cpu, sizeof rep->cpu, st, 5);
+    copy_col(rep->paging, sizeof rep->paging, st, 6);
+    rep->vcpus = (unsigned)sqlite3_column_int(st, 7);
+    rep->clock_ghz = sqlite3_column_double(st, 8);
+    rep->events = col_u64(st, 9);
+    rep->total_exits = col_u64(st, 10);
+    rep->marks = col_u64(st, 11);
+    rep->guest_cycles = col_u64(st, 12);
+    rep->vmm_cycles = col_u64(st, 13);
+    rep->elapsed_cycles = col_u64(st, 14);
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(st);
+  return rc;   /* SQLITE_DONE: no such run */
+}
+
+static int load_rows(sqlite3 *db, int64_t id, struct report *rep) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db, "SELECT reason, name, coalesce(parent, ''), count, cycles, min, p5, p50, p95, max"
+                              " FROM exits WHERE run_id = ?1 ORDER BY seq", -1, &st, NULL);
+  if (rc == SQLITE_OK) sqlite3_bind_int64(st, 1, id);
+  while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    rc = SQLITE_OK;
+    if (rep->nrows == STAT_KEYS) continue;
+    struct report_row *r = &rep->rows[rep->nrows++];
+    r->reason = (unsigned)sqlite3_column_int(st, 0);
+    copy_col(r->name, sizeof r->name, st, 1);
+    copy_col(r->parent, sizeof r->parent, st, 2);
+    uint64_t *v[] = { &r->count, &r->cycles, &r->min, &r->p5, &r->p50, &r->p95, &r->max };
+    for (int k = 0; k < 7; k++) *v[k] = col_u64(st, 3 + k);
+  }
+  sqlite3_finalize(st);
+  return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static int load_counters(sqlite3 *db, int64_t id, struct report *rep) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db, "SELECT name, value FROM counters WHERE run_id = ?1 ORDER BY seq", -1, &st, NULL);
+  if (rc == SQLITE_OK) sqlite3_bind_int64(st, 1, id);
+  while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    rc = SQLITE_OK;
+    if (rep->ncounters == CTR_COUNT) continue;
+    const unsigned char *name = sqlite3_column_text(st, 0);
+    rep->counters[rep->ncounters++] =
+      (struct report_counter){ counter_name_static(name ? (const char *)name : ""), col_u64(st, 1) };
+  }
+  sqlite3_finalize(st);
+  return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+int store_load_db(sqlite3 *db, const char *path, int64_t run_id, struct report *rep, int64_t *loaded_id,
+                  char *err, size_t errlen) {
+  int64_t id = -1;
+  memset(rep, 0, sizeof *rep);
+  /* A read transaction, so a concurrent writer cannot slip in between the queries. */
+  int rc = exec(db, "BEGIN");
+  if (rc == SQLITE_OK) rc = load_identity(db, run_id, rep, &id);
+  if (rc == SQLITE_DONE) {
+    exec(db, "ROLLBACK");
+    if (run_id >= 0) snprintf(err, errlen, "results database %s: no run %lld ('vmxsim runs' lists them)", path, (long long)run_id);
+    else snprintf(err, errlen, "results database %s: no runs stored yet", path);
+    return EXIT_USAGE;
+  }
+  if (rc == SQLITE_OK) rc = load_rows(db, id, rep);
+  if (rc == SQLITE_OK) rc = load_counters(db, id, rep);
+  if (rc != SQLITE_OK) {
+    db_error(db, path, "cannot read the run", err, errlen);
+    exec(db, "ROLLBACK");
+    return EXIT_DB;
+  }
+  exec(db, "COMMIT");
+  if (loaded_id) *loaded_id = id;
+  return 0;
+}
+
+int store_load(const char *path, int64_t run_id, struct report *rep, int64_t *loaded_id, char *err, size_t errlen) {
+  sqlite3 *db = NULL;
+  int rc = store_open(path, false, &db, err, errlen);
+  if (rc == 0) rc = store_load_db(db, path, run_id, rep, loaded_id, err, errlen);
+  store_close(db);
+  return rc;
+}

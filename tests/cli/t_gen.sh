@@ -1,0 +1,136 @@
+# `vmxsim gen`: each generator's counts, determinism, --help, option errors, the sample traces.
+
+# count NAME: the number after NAME in `trace info` output ($out), or 0
+count() { printf '%s\n' "$out" | awk -v k="$1" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }'; }
+
+run "$VMXSIM" gen --help
+check_rc "gen --help exits 0" 0
+listing=$out
+for g in lat_ctx hackbench syscalls cr4toggle debug; do
+  check_contains "gen --help lists $g" "$listing" "$g"
+  run "$VMXSIM" gen "$g" --help
+  check_rc "gen $g --help exits 0" 0
+  check_contains "gen $g --help has an example" "$out" "example:"
+  check_contains "gen $g --help example uses $g" "$out" "vmxsim gen $g"
+done
+run "$VMXSIM" gen
+check_rc "gen without a workload" 2
+run "$VMXSIM" gen nosuch -o x.bin
+check_rc "unknown workload" 2
+check_contains "unknown workload named" "$err" "nosuch"
+
+# lat_ctx: 2 processes x 10 iterations = 20 switches, CR3 writes and marks
+run "$VMXSIM" gen lat_ctx --procs 2 --size 0 --iters 10 -o l.bin
+check_rc "lat_ctx generates" 0
+run "$VMXSIM" trace info l.bin
+check_eq "lat_ctx marks" 20 "$(count marks:)"
+check_eq "lat_ctx cr3w" 20 "$(count cr3w)"
+check_eq "lat_ctx syscalls" 40 "$(count syscall)"
+check_eq "lat_ctx native cycles (2.02 us x 2.4 GHz x 20)" 96960 "$(count cycles:)"
+check_contains "lat_ctx metadata: model version" "$out" '"model_version"'
+check_contains "lat_ctx workload name" "$out" "lat_ctx"
+run "$VMXSIM" trace dump l.bin
+check_contains "lat_ctx switches to process 1" "$out" "cr3w 0x10100000"
+check_contains "lat_ctx switches back to process 0" "$out" "cr3w 0x10000000"
+check_contains "lat_ctx initial state" "$out" "@init cr0=0x80050033 cr3=0x10000000 cr4=0x6f0"
+
+# determinism: the same options give the same bytes
+"$VMXSIM" gen lat_ctx --procs 4 --size 8 --iters 30 --jitter 5 --seed 3 -o a.bin
+"$VMXSIM" gen lat_ctx --procs 4 --size 8 --iters 30 --jitter 5 --seed 3 -o b.bin
+cmp -s a.bin b.bin; check_eq "lat_ctx is deterministic" 0 $?
+"$VMXSIM" gen hackbench --groups 2 --loops 2 -o a.bin
+"$VMXSIM" gen hackbench --groups 2 --loops 2 -o b.bin
+cmp -s a.bin b.bin; check_eq "hackbench is deterministic" 0 $?
+
+# hackbench: 400 marks per group and loop; threads write no CR3
+run "$VMXSIM" gen hackbench --groups 1 --loops 1 -o h.bin
+check_rc "hackbench generates" 0
+run "$VMXSIM" trace info h.bin
+check_eq "hackbench marks" 400 "$(count marks:)"
+check_eq "hackbench cr3w (processes)" 459 "$(count cr3w)"
+run "$VMXSIM" gen hackbench --groups 2 --loops 1 --threads --pipe --vcpus 2 -o ht.bin
+run "$VMXSIM" trace info ht.bin
+check_eq "hackbench threads marks" 800 "$(count marks:)"
+check_eq "hackbench threads cr3w" 0 "$(count cr3w)"
+check_eq "hackbench vcpus" 2 "$(count vcpus:)"
+
+# syscalls: one mark per call; pv64 and pti add 2 CR3 writes per call
+for m in hvm pv64 pti; do
+  run "$VMXSIM" gen syscalls --count 50 --mode $m -o s-$m.bin
+  check_rc "syscalls --mode $m generates" 0
+done
+run "$VMXSIM" trace info s-hvm.bin
+check_eq "syscalls hvm marks" 50 "$(count marks:)"
+check_eq "syscalls hvm cr3w" 0 "$(count cr3w)"
+run "$VMXSIM" trace info s-pv64.bin
+check_eq "syscalls pv64 cr3w" 100 "$(count cr3w)"
+run "$VMXSIM" trace info s-pti.bin
+check_eq "syscalls pti cr3w" 100 "$(count cr3w)"
+check_eq "syscalls pti syscalls" 50 "$(count syscall)"
+
+# cr4toggle: 2 CR4 writes per PGE flush, 1 per TSD toggle
+run "$VMXSIM" gen cr4toggle --count 30 -o c.bin
+run "$VMXSIM" trace info c.bin
+check_eq "cr4toggle pge marks" 30 "$(count marks:)"
+check_eq "cr4toggle pge cr4w" 60 "$(count cr4w)"
+run "$VMXSIM" gen cr4toggle --count 30 --bit tsd -o c.bin
+run "$VMXSIM" trace info c.bin
+check_eq "cr4toggle tsd cr4w" 30 "$(count cr4w)"
+
+# debug: 2 processes, process 0 debugged
+run "$VMXSIM" gen debug --procs 2 --iters 5 -o d.bin
+check_rc "debug generates" 0
+run "$VMXSIM" trace info d.bin
+check_eq "debug marks" 10 "$(count marks:)"
+check_eq "debug DR7 writes" 11 "$(count drw7)"
+check_eq "debug DR0 writes" 6 "$(count drw0)"
+
+# option errors: exit 2, the message names the option, no file left behind
+err_case() { # name option-needle args...
+  name=$1; needle=$2; shift 2
+  run "$VMXSIM" gen "$@"
+  check_rc "$name: exit code" 2
+  check_contains "$name: names $needle" "$err" "$needle"
+}
+err_case "zero processes" --procs lat_ctx --procs 0 --iters 1 -o e.bin
+err_case "one process" --procs lat_ctx --procs 1 --iters 1 -o e.bin
+err_case "negative size" --size lat_ctx --procs 2 --size -5 --iters 1 -o e.bin
+err_case "non-numeric size" --size lat_ctx --procs 2 --size big --iters 1 -o e.bin
+err_case "missing -o" "-o" lat_ctx --procs 2 --iters 1
+err_case "missing --iters" --iters lat_ctx --procs 2 -o e.bin
+err_case "unknown option" --frobnicate lat_ctx --procs 2 --iters 1 --frobnicate -o e.bin
+err_case "option without value" --procs lat_ctx --iters 1 -o e.bin --procs
+err_case "bad paging" --paging lat_ctx --procs 2 --iters 1 --paging 48 -o e.bin
+err_case "bad clock" --cpu-ghz lat_ctx --procs 2 --iters 1 --cpu-ghz 0 -o e.bin
+err_case "unknown mode" --mode syscalls --count 5 --mode vmx -o e.bin
+err_case "pv64 needs 64-bit" --paging syscalls --count 5 --mode pv64 --paging 32 -o e.bin
+err_case "zero syscalls" --count syscalls --count 0 --mode hvm -o e.bin
+err_case "zero groups" --groups hackbench --groups 0 --loops 1 -o e.bin
+err_case "bad bit" --bit cr4toggle --count 1 --bit pae -o e.bin
+err_case "too many debugged" --debugged debug --procs 2 --iters 1 --debugged 3 -o e.bin
+err_case "stray argument" extra lat_ctx --procs 2 --iters 1 extra -o e.bin
+[ -e e.bin ]; check_eq "no output after errors" 1 $?
+run "$VMXSIM" gen lat_ctx --procs 2 --iters 1 -o no/such/dir/x.bin
+check_rc "unwritable output: exit code" 3
+check_contains "unwritable output: names the file" "$err" "no/such/dir/x.bin"
+
+run "$VMXSIM" gen lat_ctx --procs 2 --iters 1 -o /dev/null
+check_rc "device output refused" 3
+[ -c /dev/null ]; check_eq "/dev/null left alone" 0 $?
+"$VMXSIM" gen lat_ctx --procs 2 --iters 1 -o real.bin && ln -s real.bin link.bin
+run "$VMXSIM" gen lat_ctx --procs 2 --iters 2 -o link.bin
+[ -L link.bin ]; check_eq "output through a symlink keeps the link" 0 $?
+run "$VMXSIM" trace info real.bin
+check_eq "output through a symlink reaches its file" 4 "$(count marks:)"
+
+# the sample traces: readable, and regenerated byte for byte by traces/make-samples.sh
+mkdir samples
+sh "$ROOT/traces/make-samples.sh" "$VMXSIM" samples >/dev/null 2>&1
+check_eq "make-samples.sh runs" 0 $?
+for f in samples/*.bin; do
+  b=$(basename "$f")
+  cmp -s "$f" "$ROOT/traces/$b"; check_eq "traces/$b matches make-samples.sh" 0 $?
+  check_contains "traces/README.md describes $b" "$(cat "$ROOT/traces/README.md")" "$b"
+  run "$VMXSIM" trace info "$ROOT/traces/$b"
+  check_rc "traces/$b is readable" 0
+done

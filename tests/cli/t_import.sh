@@ -1,0 +1,211 @@
+# CLI tests for `vmxsim import`: committed recordings against counts computed independently
+# with awk, the pipe recording's CR3 exits per switch, bad input of each format, a live recording.
+# Sourced by tests/cli/run.sh in a scratch directory; $VMXSIM is the program, $ROOT the repo.
+
+REC="$ROOT/traces/recorded"
+RECORD="$ROOT/workloads/record/record.sh"
+
+# jnum KEY: the integer after "KEY": in $flat (0 when absent)
+jnum() { v=$(printf '%s' "$flat" | sed -n "s/.*\"$1\":\([0-9][0-9]*\).*/\1/p"); echo "${v:-0}"; }
+
+# expect_counts FILE.txt: "cr3w syscall sysret touch marks vcpus" computed from the perf script
+# text by the rules of workloads/record/README.md, written again here in awk: per CPU, the address
+# space loaded changes when a sched_switch names, or a line comes from, a task of another process
+# (idle and kernel threads keep it); a tlb_flush reloads it unless it is the flush of the switch
+# that just loaded it (reason 0) or only reports IPIs (reason > 3).
+expect_counts() {
+  awk '
+    function user(tid, comm) {
+      return !(tid == 0 || tid == 2 || comm ~ /^(swapper|kworker\/|ksoftirqd\/|migration\/|rcu_|rcuc\/|rcuo|cpuhp\/|kthreadd|irq\/|watchdog|idle_inject\/|kswapd|kcompactd|khugepaged|jbd2\/|oom_reaper|kauditd|khungtaskd|kblockd|writeback|ksmd|psimon|pool_workqueue_)/)
+    }
+    function proc(tid) { return (tid in tgid) ? tgid[tid] : tid }
+    function cpucol() { for (k = 2; k <= NF; k++) if ($k ~ /^\[[0-9]+\]$/) return k; return 0 }
+    FNR == NR {                                  # pass 1: thread -> process from PID/TID
+      if ($0 ~ /^#/ || !(k = cpucol())) next
+      if (split($(k - 1), t, "/") == 2) tgid[t[2]] = t[1]
+      next
+    }
+    /^#/ || NF == 0 { next }
+    {
+      if (!(k = cpucol())) next
+      cpu = $k; n = split($(k - 1), t, "/"); tid = t[n]
+      comm = $1; for (i = 2; i < k - 1; i++) comm = comm " " $i
+      ev = $(k + 2)
+      if (ev !~ /^(sched:sched_switch|sched:sched_process_fork|raw_syscalls:sys_enter|raw_syscalls:sys_exit|exceptions:page_fault_user|exceptions:page_fault_kernel|tlb:tlb_flush):$/) next
+      if (!(cpu in seen)) { seen[cpu] = 1; ncpu++ }
+      if (ev == "raw_syscalls:sys_enter:" && $(k + 4) ~ /^-/) next
+      reason = -1
+      if (ev == "tlb:tlb_flush:") {
+        r = $NF; gsub(/[()]/, "", r); reason = r + 0
+        match($0, /pages:-?[0-9]+/); pages = substr($0, RSTART + 6, RLENGTH - 6) + 0
+      }
+      if (reason != 0 && user(tid, comm)) {
+        p = proc(tid)
+        if (!(cpu in mm)) mm[cpu] = p
+        else if (mm[cpu] != p) { cr3++; marks++; mm[cpu] = p }
+      }
+      if (ev == "sched:sched_switch:") {
+        marks++; sw[cpu] = 0
+        match($0, /next_comm=.* next_pid=/); nc = substr($0, RSTART + 10, RLENGTH - 20)
+        match($0, /next_pid=[0-9]+/); np = substr($0, RSTART + 9, RLENGTH - 9) + 0
+        if (user(np, nc)) {
+          p = proc(np)
+          if (!(cpu in mm)) mm[cpu] = p
+          else if (mm[cpu] != p) { cr3++; sw[cpu] = 1; mm[cpu] = p }
+        }
+      } else if (ev == "raw_syscalls:sys_enter:") sysc++
+      else if (ev == "raw_syscalls:sys_exit:") sysr++
+      else if (ev ~ /^exceptions:/) { if ($0 ~ /address=0x/) touch++ }
+      else if (ev == "tlb:tlb_flush:") {
+        if (reason == 0 && sw[cpu]) sw[cpu] = 0
+        else if (reason >= 0 && reason <= 3 && pages != 0 && (cpu in mm)) cr3++
+      }
+    }
+    END { print cr3 + 0, sysc + 0, sysr + 0, touch + 0, marks + 0, ncpu + 0 }' "$1" "$1"
+}
+
+# check_import NAME FILE.txt: imports it and compares the event counts with expect_counts
+check_import() {
+  run "$VMXSIM" import perf-script "$2" -o "$1.bin"
+  check_rc "$1: import succeeds" 0
+  run "$VMXSIM" trace info "$1.bin" --format json
+  flat=$(printf '%s' "$out" | tr -d ' \t\n')
+  set -- "$1" $(expect_counts "$2")
+  check_eq "$1: cr3w = address-space changes + TLB flushes (awk)" "$2" "$(jnum cr3w)"
+  check_eq "$1: syscall = sys_enter lines" "$3" "$(jnum syscall)"
+  check_eq "$1: sysret = sys_exit lines" "$4" "$(jnum sysret)"
+  check_eq "$1: touch = page faults at numeric addresses" "$5" "$(jnum touch)"
+  check_eq "$1: marks = context switches (recorded + inferred)" "$6" "$(jnum marks)"
+  check_eq "$1: vcpus = CPUs seen" "$7" "$(jnum vcpus)"
+}
+
+# ---- help and usage ----
+
+run "$VMXSIM" import --help
+check_rc "import --help succeeds" 0
+check_contains "import --help lists the formats" "$out" "perf-script"
+for f in perf-script kvm-ftrace xentrace; do
+  run "$VMXSIM" import $f --help
+  check_rc "import $f --help succeeds" 0
+  check_contains "import $f --help has an example" "$out" "example:"
+done
+run "$VMXSIM" import pcap x.txt -o x.bin
+check_rc "unknown format is a usage error" 2
+check_contains "unknown format names the formats" "$err" "unknown format 'pcap' (perf-script, kvm-ftrace, xentrace)"
+run "$VMXSIM" import perf-script x.txt
+check_rc "missing -o is a usage error" 2
+run "$VMXSIM" import perf-script missing.txt -o x.bin
+check_rc "missing input is bad input" 3
+check_contains "missing input names the file" "$err" "missing.txt: No such file or directory"
+
+# ---- the committed perf recordings ----
+
+for name in pipe messaging hackbench syscalls; do
+  gzip -dc "$REC/perf-$name.txt.gz" > "$name.txt"
+  check_import "$name" "$name.txt"
+done
+
+run "$VMXSIM" trace info pipe.bin --format json
+flat=$(printf '%s' "$out" | tr -d ' \t\n')
+check_contains "metadata: source format" "$flat" '"source":"perf-script"'
+check_contains "metadata: command line" "$flat" '"command":"vmxsimimportperf-scriptpipe.txt-opipe.bin"'
+check_contains "metadata: line counts" "$flat" '"unparseable":0,"comments":'
+check_contains "metadata: the recording's kernel" "$flat" '"osrelease":'
+
+# The pipe benchmark pinned to one CPU is lat_ctx with 2 processes: about one CR3 exit per switch.
+run "$VMXSIM" --policy shadowcache --no-db --format json pipe.bin
+check_rc "replay of the pipe recording succeeds" 0
+flat=$(printf '%s' "$out" | tr -d ' \t\n')
+cr=$(printf '%s' "$flat" | sed -n 's/.*"exits":{[^}]*"CR_ACCESS":{"count":\([0-9]*\).*/\1/p')
+cr=${cr:-$(printf '%s' "$flat" | sed -n 's/.*"CR_ACCESS":{"count":\([0-9]*\).*/\1/p')}
+marks=$(printf '%s' "$flat" | sed -n 's/.*"counters":{.*"marks":\([0-9]*\).*/\1/p')
+ratio=$(awk -v c="${cr:-0}" -v m="${marks:-0}" 'BEGIN { printf "%.2f", m ? c / m : 0 }')
+if awk -v r="$ratio" 'BEGIN { exit !(r >= 0.8 && r <= 1.3) }'; then pass "pipe: CR_ACCESS exits per context switch near 1"
+else fail "pipe: CR_ACCESS exits per context switch near 1" "expected: 0.8..1.3" "actual:   $ratio (CR_ACCESS $cr, marks $marks)"; fi
+
+# ---- malformed perf script input ----
+
+cat > bad.txt <<'EOF'
+p 7/7 [000] 5.000000: raw_syscalls:sys_enter: NR 0 (0, 0, 0, 0, 0, 0)
+p 7/7 [000] 5.000001: raw_syscalls:sys_exit: NR 0 = 0
+perf  5375 [007] garbage line
+p 7/7 [000] 5.000003: sched:sched_switch: prev_comm=p prev_pid=7 prev_prio=120 prev_state=S
+EOF
+run "$VMXSIM" import perf-script bad.txt -o bad.bin
+check_rc "perf: a malformed line is bad input" 3
+check_eq "perf: message gives line number and text" \
+  "vmxsim: bad.txt:3: no 'SECS.FRACTION:' timestamp after the CPU: 'perf  5375 [007] garbage line'" "$err"
+[ -e bad.bin ] && fail "perf: no output after bad input" "bad.bin exists" || pass "perf: no output after bad input"
+run "$VMXSIM" import perf-script bad.txt -o bad.bin --skip-bad
+check_rc "perf: --skip-bad imports the rest" 0
+check_contains "perf: --skip-bad says how many were skipped" "$err" "skipped 2 unparseable lines of bad.txt, first:"
+check_contains "perf: --skip-bad lists the first" "$err" "bad.txt:4: sched_switch: no next_pid= field: 'p 7/7 [000] 5.000003: sched:sched_switch:"
+run "$VMXSIM" trace info bad.bin --format json
+flat=$(printf '%s' "$out" | tr -d ' \t\n')
+check_contains "perf: metadata counts the unparseable lines" "$flat" '"lines":{"total":4,"used":2,"skipped":0,"unparseable":2'
+check_contains "perf: metadata keeps the first bad line" "$flat" '{"line":3,"why":"no'\''SECS.FRACTION:'\''timestampaftertheCPU","text":"perf5375[007]garbageline"}'
+
+# ---- KVM ftrace (hand-made excerpt: no KVM here) ----
+
+run "$VMXSIM" import kvm-ftrace "$REC/kvm-ftrace-excerpt.txt" -o kvm.bin
+check_rc "kvm: import of the excerpt succeeds" 0
+run "$VMXSIM" trace dump kvm.bin
+check_contains "kvm: CR_ACCESS + kvm_cr -> cr0w, guest time -> run" "$out" "@init vcpu=1 cr0=0x80050033 cr3=0x10000000 cr4=0x6f0
+run 158400
+cr0w 0x80050033
+run 24000
+rdmsr 0xc0000080"
+check_contains "kvm: #PF exit + kvm_page_fault -> touch" "$out" "touch 0x7f2a1c200000 1 w"
+check_contains "kvm: IO + kvm_pio -> io" "$out" "io out 0x3f8 1"
+check_contains "kvm: old format: interrupt, DR, VMCALL, INVLPG" "$out" "intr 236
+run 115200
+drw 7 0x0
+run 139200
+vmcall 5
+run 88800
+invlpg 0x7f2a1c200000"
+expected=$(grep -c 'kvm_cr: cr_write 3' "$REC/kvm-ftrace-excerpt.txt")
+check_eq "kvm: one cr3w per kvm_cr write of CR3" "$expected" "$(printf '%s\n' "$out" | grep -c '^cr3w')"
+printf 'q-1 [000] 1.0: kvm_exit: vcpu 0 reason CR_ACCESS rip 0x1 info1 0x0 info2 0x0\nq-1 [000] 1.1: kvm_cr: cr_write zero = 5\n' > badkvm.txt
+run "$VMXSIM" import kvm-ftrace badkvm.txt -o badkvm.bin
+check_rc "kvm: a malformed line is bad input" 3
+check_eq "kvm: message gives line number and text" \
+  "vmxsim: badkvm.txt:2: kvm_cr: expected 'cr_read|cr_write N = VALUE': 'q-1 [000] 1.1: kvm_cr: cr_write zero = 5'" "$err"
+
+# ---- xentrace (hand-made excerpt: no Xen here) ----
+
+sh "$REC/make-xen-excerpt.sh" xen.bin
+if cmp -s xen.bin "$REC/xentrace-excerpt.bin"; then pass "xen: the committed excerpt is what make-xen-excerpt.sh writes"
+else fail "xen: the committed excerpt is what make-xen-excerpt.sh writes" "cmp: $(cmp xen.bin "$REC/xentrace-excerpt.bin" 2>&1)"; fi
+run "$VMXSIM" import xentrace xen.bin -o xen.trace
+check_rc "xen: import of the excerpt succeeds" 0
+run "$VMXSIM" trace info xen.trace --format json
+flat=$(printf '%s' "$out" | tr -d ' \t\n')
+check_contains "xen: CR writes by register" "$flat" '"cr3w":4,"cr4w":3'
+check_contains "xen: HLT, RDTSC and CPUID exits" "$flat" '"cpuid":1,"hlt":1'
+check_contains "xen: two pCPUs, two vCPUs" "$flat" '"vcpus":2'
+check_contains "xen: TSC deltas become run cycles" "$flat" '"vcpu_cycles":[108000,28200]'
+check_contains "xen: other records counted and skipped" "$flat" '"skipped_events":{"0x0002f001":1}'
+head -c 90 xen.bin > trunc.bin          # records at 64 (12 bytes) and 76 (24 bytes)
+run "$VMXSIM" import xentrace trunc.bin -o trunc.trace
+check_rc "xen: a truncated record is bad input" 3
+check_eq "xen: message gives the byte offset" "vmxsim: trunc.bin: byte 76: truncated record: the file ends 14 bytes into it" "$err"
+run "$VMXSIM" import xentrace trunc.bin -o trunc.trace --skip-bad
+check_rc "xen: --skip-bad keeps what came before" 0
+check_contains "xen: --skip-bad reports it" "$err" "skipped 1 unparseable records of trunc.bin"
+
+# ---- live: record with perf here and import, where perf can record ----
+
+if reason=$(sh "$RECORD" --check 2>&1 >/dev/null); then
+  if sh "$RECORD" pipe -l 200 -o live.txt >/dev/null 2>live.err; then
+    check_import live live.txt
+    n=$(grep -c 'sched:sched_switch' live.txt)
+    if [ "$n" -gt 100 ]; then pass "live: the recording has context switches"
+    else fail "live: the recording has context switches" "expected: more than 100 sched_switch lines" "actual:   $n"; fi
+  else
+    fail "live: record.sh pipe" "$(cat live.err)"
+  fi
+else
+  echo "  skipped: live perf recording: $(printf '%s\n' "$reason" | head -1)"
+  pass "live record-and-import skipped (reason printed)"
+fi

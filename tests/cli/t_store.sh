@@ -1,0 +1,228 @@
+# CLI tests for the results database: storing runs, runs/report/compare, concurrency, kills, bad paths.
+# Sourced by tests/cli/run.sh in a scratch directory; $VMXSIM is the program, $ROOT the repo.
+
+"$VMXSIM" trace asm "$ROOT/traces/examples/basic.txt" -o basic.bin
+q() { sqlite3 "${DB:-vmxsim.db}" "$1"; }
+
+# ---- a run is stored by default and reads back exactly ----
+
+run "$VMXSIM" --policy shadowcache --format json basic.bin
+check_rc "json run succeeds" 0
+batch_json=$out
+check_eq "stored in ./vmxsim.db by default" "1" "$(q 'SELECT count(*) FROM runs')"
+run "$VMXSIM" report --last --format json
+check_rc "report --last succeeds" 0
+check_eq "report --last --format json equals the batch output" "$batch_json" "$out"
+
+run "$VMXSIM" --policy nocache basic.bin
+batch_table=$out
+run "$VMXSIM" report 2
+check_eq "report 2 equals the batch table" "$batch_table" "$out"
+run "$VMXSIM" --policy nocache --format csv basic.bin
+batch_csv=$out
+run "$VMXSIM" report --format csv
+check_eq "report (default: last) --format csv equals the batch csv" "$batch_csv" "$out"
+
+check_eq "schema version" "1" "$(q 'PRAGMA user_version')"
+check_eq "journal mode" "wal" "$(q 'PRAGMA journal_mode')"
+check_eq "one trace row for three runs" "1" "$(q 'SELECT count(*) FROM traces')"
+check_eq "trace hash is xxh64 of the file" "16" "$(q 'SELECT length(hash) FROM traces')"
+check_eq "metadata is queryable JSON" "hand-written" "$(q "SELECT json_extract(metadata, '\$.origin') FROM traces")"
+check_eq "policy stored resolved" "shadow" "$(q "SELECT json_extract(policy_json, '\$.paging') FROM runs WHERE id = 1")"
+check_contains "cpu profile stored" "$(q 'SELECT cpu_json FROM runs WHERE id = 1')" "clock_ghz"
+check_eq "version stored" "$("$VMXSIM" --version | cut -d' ' -f2)" "$(q 'SELECT DISTINCT vmxsim_version FROM runs')"
+ncounters=$(printf '%s\n' "$batch_json" | sed -n '/"counters"/,/}/p' | grep -c ':')
+check_eq "every counter stored" "$((ncounters - 1))" "$(q 'SELECT count(*) FROM counters WHERE run_id = 1')"
+check_eq "breakdown rows stored with their parent" "CR_ACCESS" \
+  "$(q "SELECT parent FROM exits WHERE run_id = 1 AND name = 'cr3 write'")"
+
+run "$VMXSIM" --policy nocache --no-db basic.bin
+check_rc "--no-db run succeeds" 0
+check_eq "--no-db stores nothing" "3" "$(q 'SELECT count(*) FROM runs')"
+run "$VMXSIM" --policy nocache --db other.db basic.bin
+check_eq "--db chooses the file" "1" "$(DB=other.db q 'SELECT count(*) FROM runs')"
+
+# ---- runs ----
+
+run "$VMXSIM" runs
+check_rc "runs succeeds" 0
+check_contains "runs has a header" "$out" "id  started (UTC)"
+check_contains "runs shows us/op" "$out" "us/op"
+check_eq "runs: one line per run" "4" "$(printf '%s\n' "$out" | wc -l)"
+run "$VMXSIM" runs --policy shadowcache
+check_eq "runs --policy filters" "2" "$(printf '%s\n' "$out" | wc -l)"
+run "$VMXSIM" runs --trace basic.bin --format csv
+check_eq "runs --trace FILE matches by content" "4" "$(printf '%s\n' "$out" | wc -l)"
+cp basic.bin renamed.bin
+run "$VMXSIM" runs --trace renamed.bin --policy nocache --format csv
+check_eq "a renamed copy matches by content" "3" "$(printf '%s\n' "$out" | wc -l)"
+run "$VMXSIM" runs --trace no-such.bin
+check_rc "runs with no match succeeds" 0
+check_contains "runs with no match says so" "$err" "no stored runs match"
+run "$VMXSIM" runs --format json --workload basic
+check_contains "runs --format json" "$out" '"policy":	"shadowcache"'
+run "$VMXSIM" runs --help
+check_rc "runs --help" 0
+check_contains "runs --help teaches by example" "$out" "example: vmxsim runs"
+run "$VMXSIM" runs --bogus
+check_rc "runs: bad option exits 2" 2
+check_eq "runs: bad option is one line" "1" "$(printf '%s\n' "$err" | wc -l)"
+run "$VMXSIM" runs --db missing.db
+check_rc "runs on a missing database exits 5" 5
+check_contains "runs on a missing database says so" "$err" "missing.db does not exist"
+[ ! -e missing.db ] && pass "querying does not create the database" || fail "querying does not create the database"
+
+# ---- report ----
+
+run "$VMXSIM" report 99
+check_rc "report of a missing run exits 2" 2
+check_contains "report of a missing run says so" "$err" "no run 99"
+run "$VMXSIM" report 1 --last
+check_rc "report: RUN_ID and --last together exit 2" 2
+run "$VMXSIM" report abc
+check_rc "report: a bad run id exits 2" 2
+run "$VMXSIM" report --help
+check_contains "report --help teaches by example" "$out" "example: vmxsim report"
+
+# ---- compare ----
+
+"$VMXSIM" --policy cr3cache --set cr3_target_count=2 basic.bin >/dev/null
+run "$VMXSIM" compare 1 2
+check_rc "compare 1 2 succeeds" 0
+check_contains "compare heading" "$out" "vmxsim compare: trace basic.bin (basic), cpu core2-2007, per operation (3 marks)"
+check_contains "compare legend" "$out" "  A: run 1, policy shadowcache
+  B: run 2, policy nocache"
+check_contains "compare exits section" "$out" "VM exits/op"
+check_contains "compare cycles section" "$out" "cycles/op"
+# The cr3 write row of the cycles section, checked against the stored values (3 marks).
+c1=$(q "SELECT cycles FROM exits WHERE run_id = 1 AND name = 'cr3 write'")
+c2=$(q "SELECT cycles FROM exits WHERE run_id = 2 AND name = 'cr3 write'")
+want=$(awk -v a="$c1" -v b="$c2" 'BEGIN { printf "%.0f %.0f %.3f %+.0f", a / 3, b / 3, b / a, b / 3 - a / 3 }')
+got=$(printf '%s\n' "$out" | awk '/^cycles\/op/ { s = 1 } s && /^  cr3 write/ { print $3, $4, $5, $6; exit }')
+check_eq "compare: cr3 write cycles per operation, ratio and difference" "$want" "$got"
+check_contains "compare: us/op row" "$out" "us/op"
+run "$VMXSIM" compare --trace basic.bin --policy shadowcache,cr3cache,cr3_target_count=2
+check_rc "compare --trace --policy A,B succeeds" 0
+check_contains "an override stays with its policy" "$out" "  B: run 4, policy cr3cache,cr3_target_count=2"
+run "$VMXSIM" compare --trace basic.bin
+check_contains "compare --trace without --policy takes every policy" "$out" "  C: run 4, policy cr3cache"
+run "$VMXSIM" compare 1 2 --format csv
+check_contains "compare csv header" "$out" "metric,name,parent,run,policy,cpu,trace,total,per_op,ratio,diff"
+check_contains "compare csv row" "$out" "cycles,cr3 write,CR_ACCESS,2,nocache,core2-2007,basic.bin,$c2,$(awk -v b="$c2" 'BEGIN { printf "%.17g", b / 3 }'),"
+run "$VMXSIM" compare 1 2 --format json
+check_contains "compare json" "$out" '"per_op":	true'
+run "$VMXSIM" compare --trace basic.bin --policy ept
+check_rc "compare with an unstored policy exits 2" 2
+check_contains "compare names the missing policy" "$err" "no stored run of trace basic.bin under policy ept"
+run "$VMXSIM" compare 1
+check_rc "compare needs two runs" 2
+run "$VMXSIM" compare 1 --trace basic.bin
+check_rc "compare: ids and --trace together exit 2" 2
+run "$VMXSIM" compare --help
+check_contains "compare --help teaches by example" "$out" "vmxsim compare --trace lat_ctx.bin --policy nocache,cr3cache"
+
+# ---- concurrent writers ----
+
+for p in 1 2 3 4; do
+  ( for i in 1 2 3 4 5; do
+      "$VMXSIM" --policy nocache --db conc.db basic.bin >/dev/null 2>>conc.err || echo "writer $p run $i: $?" >>conc.err
+    done ) &
+done
+wait
+check_eq "4 writers x 5 runs: no errors" "" "$(cat conc.err 2>/dev/null)"
+check_eq "4 writers x 5 runs: 20 runs stored" "20" "$(DB=conc.db q 'SELECT count(*) FROM runs')"
+check_eq "concurrent writers: integrity" "ok" "$(DB=conc.db q 'PRAGMA integrity_check')"
+
+# ---- killed while storing: nothing partial ----
+
+before=$(q 'SELECT count(*) FROM runs')
+# The result is printed (and flushed) just before the store step, whose
+# transaction then lasts ~5 s (100 ms after each of ~50 inserts).
+VMXSIM_TEST_STORE_DELAY_MS=100 "$VMXSIM" --policy nocache basic.bin >killed.out 2>&1 &
+pid=$!
+wait_printed() { for _ in $(seq 50); do grep -q "VM exits" "$1" 2>/dev/null && break; sleep 0.1; done; sleep 0.5; }
+wait_printed killed.out
+kill -9 "$pid" 2>/dev/null && pass "killed inside the store transaction" || fail "the run ended before the kill"
+wait "$pid" 2>/dev/null
+check_eq "kill -9: integrity ok" "ok" "$(q 'PRAGMA integrity_check')"
+check_eq "kill -9: no run stored" "$before" "$(q 'SELECT count(*) FROM runs')"
+check_eq "kill -9: no orphan exit rows" "0" "$(q 'SELECT count(*) FROM exits WHERE run_id NOT IN (SELECT id FROM runs)')"
+check_eq "kill -9: no orphan counters" "0" "$(q 'SELECT count(*) FROM counters WHERE run_id NOT IN (SELECT id FROM runs)')"
+check_contains "kill -9: the result was printed first" "$(cat killed.out)" "VM exits"
+run "$VMXSIM" --policy nocache basic.bin
+check_rc "the database works after the kill" 0
+check_eq "the next run is stored" "$((before + 1))" "$(q 'SELECT count(*) FROM runs')"
+
+before=$(q 'SELECT count(*) FROM runs')
+VMXSIM_TEST_STORE_DELAY_MS=100 "$VMXSIM" --policy nocache basic.bin >int.out 2>&1 &
+pid=$!
+wait_printed int.out
+kill -INT "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+check_eq "Ctrl-C while storing: no run stored" "$before" "$(q 'SELECT count(*) FROM runs')"
+check_eq "Ctrl-C while storing: integrity ok" "ok" "$(q 'PRAGMA integrity_check')"
+
+# ---- bad database paths: exit 5, clear message, result still printed ----
+
+mkdir adir
+run "$VMXSIM" --policy nocache --db adir basic.bin
+check_rc "a directory: exit 5" 5
+check_contains "a directory: message" "$err" "results database adir: is a directory"
+check_contains "a directory: result printed" "$out" "VM exits"
+
+echo "just some text" > notes.txt
+run "$VMXSIM" --policy nocache --db notes.txt basic.bin
+check_rc "not a database: exit 5" 5
+check_contains "not a database: message" "$err" "results database notes.txt: cannot open: file is not a database"
+check_contains "not a database: result printed" "$out" "VM exits"
+check_eq "not a database: file untouched" "just some text" "$(cat notes.txt)"
+
+sqlite3 foreign.db 'CREATE TABLE accounts (id INTEGER)'
+run "$VMXSIM" --policy nocache --db foreign.db basic.bin
+check_rc "another application's database: exit 5" 5
+check_contains "another application's database: message" "$err" "not a vmxsim results database"
+
+sqlite3 newer.db 'PRAGMA application_id = 1986885747; PRAGMA user_version = 9'
+run "$VMXSIM" --policy nocache --db newer.db basic.bin
+check_rc "a newer schema: exit 5" 5
+check_contains "a newer schema: message" "$err" "schema version 9 is newer than this vmxsim"
+run "$VMXSIM" runs --db newer.db
+check_rc "a newer schema: runs exits 5" 5
+
+sqlite3 older.db 'PRAGMA application_id = 1986885747'
+run "$VMXSIM" runs --db older.db
+check_rc "an older (version 0) database opens" 0
+check_eq "an older database is migrated" "1" "$(DB=older.db q 'PRAGMA user_version')"
+
+cp vmxsim.db ro.db
+chmod 444 ro.db
+if [ "$(id -u)" = 0 ]; then
+  # root writes through file modes: run as nobody (needs the scratch dir and program readable)
+  chmod 755 .
+  ro_run() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+else
+  ro_run() { "$@"; }
+fi
+if ro_run "$VMXSIM" --version >/dev/null 2>&1; then
+  run ro_run "$VMXSIM" --policy nocache --db ro.db basic.bin
+  check_rc "a read-only file: exit 5" 5
+  check_contains "a read-only file: message" "$err" "results database ro.db: cannot store the run: the file is read-only"
+  check_contains "a read-only file: result printed" "$out" "VM exits"
+else
+  echo "  skip  $CASE: read-only file (cannot run as an unprivileged user here)"
+fi
+
+# A full disk, where a small tmpfs can be mounted (root, outside most containers).
+mkdir full
+if mount -t tmpfs -o size=256k tmpfs full 2>/dev/null; then
+  "$VMXSIM" --policy nocache --db full/r.db basic.bin >/dev/null
+  dd if=/dev/zero of=full/fill bs=4k 2>/dev/null
+  run "$VMXSIM" --policy shadowcache --db full/r.db basic.bin
+  check_rc "a full disk: exit 5" 5
+  check_contains "a full disk: message" "$err" "results database full/r.db"
+  check_contains "a full disk: says why" "$err" "space left on"
+  check_contains "a full disk: result printed" "$out" "VM exits"
+  rm -f full/fill
+  check_eq "a full disk: the earlier run survives" "1" "$(DB=full/r.db q 'SELECT count(*) FROM runs')"
+  umount full
+fi

@@ -1,0 +1,80 @@
+#!/bin/sh
+# Creates the skeletons of vmxsim's own regression cases: every workload generator
+# at a small size under every policy preset and the documented compositions, and
+# the sample traces in traces/examples/.  Existing case files are kept (-f rewrites them,
+# dropping their expectations).  Then record the expectations from the current
+# model:
+#   tests/regress/make-cases.sh && ./vmxsim regress --update tests/regress
+# Usage: tests/regress/make-cases.sh [-f] [VMXSIM]   (with VMXSIM, runs the --update too)
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+force=0
+if [ "${1:-}" = "-f" ]; then force=1; shift; fi
+vmxsim=${1:-}
+
+POLICIES="nocache shadowcache cr3cache prevroots ept shadowcache+lazydr ept+cr4mask shadowcache+cr4mask"
+SAMPLE_POLICIES="shadowcache ept"
+CPU=core2-2007
+TOLERANCE=0.001
+
+# Workload variants: NAME|DESCRIPTION|generator arguments (kept small: each
+# replays in milliseconds, also under sanitizers).
+VARIANTS='lat_ctx-2p|lat_ctx, 2 processes, 0 KB, 50 trips|lat_ctx --procs 2 --size 0 --iters 50
+lat_ctx-8p-16k|lat_ctx, 8 processes, 16 KB each, 10 trips|lat_ctx --procs 8 --size 16 --iters 10
+hackbench-1g|hackbench, 1 group, 1 loop, sockets|hackbench --groups 1 --loops 1
+syscalls-hvm|null system calls, guest syscall/sysret|syscalls --count 200 --mode hvm
+syscalls-pti|null system calls, PTI without PCID|syscalls --count 200 --mode pti
+cr4toggle-pge|global TLB flushes by toggling CR4.PGE|cr4toggle --count 100 --bit pge
+cr4toggle-tsd|CR4.TSD toggles|cr4toggle --count 100 --bit tsd
+debug-3p|3 processes, 1 under a debugger, 20 trips|debug --procs 3 --iters 20 --debugged 1'
+
+created=0
+kept=0
+
+# json_array WORD...: ["WORD", "WORD", ...]
+json_array() {
+  s=""
+  for w in "$@"; do s="$s${s:+, }\"$w\""; done
+  printf '[%s]' "$s"
+}
+
+# write_case FILE DESCRIPTION POLICY SOURCE-KEY SOURCE-JSON
+# Keys in sorted order with 2-space indentation: the layout --update writes.
+write_case() {
+  if [ -e "$1" ] && [ "$force" = 0 ]; then kept=$((kept + 1)); return; fi
+  {
+    printf '{\n'
+    printf '  "cpu": "%s",\n' "$CPU"
+    printf '  "cycles_tolerance": %s,\n' "$TOLERANCE"
+    printf '  "description": "%s",\n' "$2"
+    [ "$4" = generate ] && printf '  "generate": %s,\n' "$5"
+    printf '  "policy": "%s"' "$3"
+    [ "$4" = trace ] && printf ',\n  "trace": %s' "$5"
+    printf '\n}\n'
+  } > "$1"
+  created=$((created + 1))
+}
+
+while IFS='|' read -r name desc args; do
+  for p in $POLICIES; do
+    # shellcheck disable=SC2086
+    write_case "$here/$name.$p.json" "$desc, under $p" "$p" generate "$(json_array $args)"
+  done
+done <<EOF
+$VARIANTS
+EOF
+
+for t in $(cd "$root/traces" && find examples -name '*.txt' -o -name '*.bin' | sort); do
+  base=$(basename "$t"); base=${base%.*}
+  for p in $SAMPLE_POLICIES; do
+    write_case "$here/sample-$base.$p.json" "sample trace traces/$t, under $p" "$p" trace "\"../../traces/$t\""
+  done
+done
+
+echo "make-cases: $created created, $kept kept (existing files are not touched; -f rewrites them)"
+if [ -n "$vmxsim" ]; then
+  "$vmxsim" regress --update "$here"
+else
+  echo "now record the expectations: ./vmxsim regress --update tests/regress"
+fi

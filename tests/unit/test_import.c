@@ -1,0 +1,364 @@
+/* Unit tests for the importers: perf script, KVM ftrace and xentrace input to trace events. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/import.h"
+#include "sim/util.h"
+
+/* ---- helpers: run an importer over a text, collect what it emits ---- */
+
+#define MAX_EVS 256
+
+struct evs { struct trace_event ev[MAX_EVS]; int n; };
+
+static int collect(void *ctx, const struct trace_event *ev) {
+  struct evs *e = ctx;
+  if (e->n < MAX_EVS) e->ev[e->n] = *ev;
+  e->n++;
+  return 0;
+}
+
+enum fmt { PERF, KVM, XEN };
+
+static struct import im;
+static struct evs got;
+
+static int import_text(enum fmt f, const char *text, bool skip_bad) {
+  struct import_opts o = { .cpu_ghz = 2.4, .paging = PAGING_64, .skip_bad = skip_bad, .input = "in.txt" };
+  memset(&got, 0, sizeof got);
+  import_init(&im, &o, collect, &got);
+  switch (f) {
+  case PERF: return import_perf_script(&im, text, strlen(text));
+  case KVM: return import_kvm_ftrace(&im, text, strlen(text));
+  default: return -1;
+  }
+}
+
+static int teardown(void **state) { (void)state; import_free(&im); return 0; }
+
+/* The emitted events without runs and marks, as "type aux a b" lines (mnemonic names). */
+static const char *actions(void) {
+  static char buf[8192];
+  size_t n = 0;
+  buf[0] = 0;
+  for (int i = 0; i < got.n && i < MAX_EVS; i++) {
+    const struct trace_event *e = &got.ev[i];
+    if (e->type == EV_RUN || e->type == EV_MARK) continue;
+    n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s v%u %u 0x%llx 0x%llx", n ? "; " : "",
+                          event_mnemonic(e->type), e->vcpu, e->aux, (unsigned long long)e->a,
+                          (unsigned long long)e->b);
+  }
+  return buf;
+}
+
+static int count(unsigned type) {
+  int c = 0;
+  for (int i = 0; i < got.n && i < MAX_EVS; i++) c += got.ev[i].type == type;
+  return c;
+}
+
+static uint64_t run_cycles(void) {
+  uint64_t c = 0;
+  for (int i = 0; i < got.n && i < MAX_EVS; i++)
+    if (got.ev[i].type == EV_RUN) c += got.ev[i].cycles;
+  return c;
+}
+
+#define assert_str(actual, expected) do { \
+    const char *a_ = (actual), *e_ = (expected); \
+    if (strcmp(a_, e_) != 0) fail_msg("expected: %s\n  actual:   %s", e_, a_); \
+  } while (0)
+
+#define assert_contains(hay, needle) do { \
+    const char *h_ = (hay), *n_ = (needle); \
+    if (!strstr(h_, n_)) fail_msg("expected to contain: %s\n  actual: %s", n_, h_); \
+  } while (0)
+
+#define SW(comm, pid, cpu, t, next, npid) \
+  comm " " #pid "/" #pid " [" cpu "] " t ": sched:sched_switch: prev_comm=" comm " prev_pid=" #pid \
+  " prev_prio=120 prev_state=S ==> next_comm=" next " next_pid=" #npid " next_prio=120\n"
+
+/* ---- perf script ---- */
+
+static void perf_switch_between_processes_writes_the_next_process_cr3(void **state) {
+  (void)state;
+  const char *t =
+    SW("a", 100, "000", "10.000000", "b", 200)
+    "b 200/200 [000] 10.000010: raw_syscalls:sys_exit: NR 0 = 4\n"
+    SW("b", 200, "000", "10.000020", "a", 100);
+  assert_int_equal(import_text(PERF, t, false), 0);
+  /* a is process 0 (the vCPU's @init CR3), b process 1 */
+  assert_str(actions(), "crw v0 3 0x10100000 0x0; sysret v0 0 0x0 0x0; crw v0 3 0x10000000 0x0");
+  assert_int_equal(im.init[0].cr3, 0x10000000);
+  assert_int_equal(count(EV_MARK), 2);
+}
+
+static void perf_idle_and_kernel_threads_keep_the_previous_address_space(void **state) {
+  (void)state;
+  const char *t =
+    SW("a", 100, "000", "1.000000", "swapper/0", 0)
+    "swapper 0/0 [000] 1.000001: sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 "
+    "prev_state=R ==> next_comm=kworker/0:1 next_pid=31 next_prio=120\n"
+    "kworker/0:1 31/31 [000] 1.000002: sched:sched_switch: prev_comm=kworker/0:1 prev_pid=31 prev_prio=120 "
+    "prev_state=I ==> next_comm=a next_pid=100 next_prio=120\n";
+  assert_int_equal(import_text(PERF, t, false), 0);
+  assert_str(actions(), "");
+  assert_int_equal(count(EV_MARK), 3);
+}
+
+static void perf_threads_of_one_process_share_its_cr3(void **state) {
+  (void)state;
+  const char *t =
+    "w 100/101 [000] 1.0: sched:sched_switch: prev_comm=w prev_pid=101 prev_prio=120 prev_state=S "
+    "==> next_comm=w next_pid=102 next_prio=120\n"
+    "w 100/102 [000] 1.1: raw_syscalls:sys_enter: NR 1 (1, 2, 3, 4, 5, 6)\n";
+  assert_int_equal(import_text(PERF, t, false), 0);
+  assert_str(actions(), "syscall v0 0 0x1 0x0");
+}
+
+static void perf_syscalls_and_faults_become_syscall_sysret_and_touches(void **state) {
+  (void)state;
+  const char *t =
+    "p 7/7 [000] 5.000000: raw_syscalls:sys_enter: NR 39 (0, 0, 0, 0, 0, 0)\n"
+    "p 7/7 [000] 5.000001: raw_syscalls:sys_exit: NR 39 = 7\n"
+    "p 7/7 [000] 5.000002: exceptions:page_fault_user: address=0x7ff777125e06 ip=0x7ff77710d7ad error_code=0x6\n"
+    "p 7/7 [000] 5.000003: exceptions:page_fault_kernel: address=0x55d2b8246430 ip=elf_load error_code=0x0\n"
+    "p 7/7 [000] 5.000004: exceptions:page_fault_kernel: address=copy_page+0x4 ip=elf_load error_code=0x0\n"
+    "p 7/7 [000] 5.000005: raw_syscalls:sys_enter: NR -1 (0, 0, 0, 0, 0, 0)\n";
+  assert_int_equal(import_text(PERF, t, false), 0);
+  assert_str(actions(), "syscall v0 0 0x27 0x0; sysret v0 0 0x0 0x0; touch v0 1 0x7ff777125000 0x1; "
+                        "touch v0 0 0x55d2b8246000 0x1");
+  assert_int_equal(im.skipped, 2);   /* the symbol address, NR -1 */
+  assert_int_equal(im.used, 4);
+}
+
+static void perf_time_between_events_becomes_run_cycles(void **state) {
+  (void)state;
+  const char *t =
+    "p 7/7 [000] 5.000000: raw_syscalls:sys_enter: NR 0 (0, 0, 0, 0, 0, 0)\n"
+    "p 7/7 [000] 5.000010: raw_syscalls:sys_exit: NR 0 = 0\n";         /* 10 us at 2.4 GHz */
+  assert_int_equal(import_text(PERF, t, false), 0);
+  assert_int_equal(run_cycles(), 24000);
+}
+
+static void perf_switch_flush_is_the_switch_cr3_write_other_flushes_reload_cr3(void **state) {
+  (void)state;
+  const char *t =
+    SW("a", 100, "000", "1.0", "b", 200)
+    "a 100/100 [000] 1.1: tlb:tlb_flush: pages:-1 reason:flush on task switch (0)\n"
+    "b 200/200 [000] 1.2: tlb:tlb_flush: pages:1 reason:local MM shootdown (3)\n"
+    "b 200/200 [000] 1.3: tlb:tlb_flush: pages:-1 reason:remote IPI send (4)\n"
+    "b 200/200 [000] 1.4: tlb:tlb_flush: pages:-1 reason:flush on task switch (0)\n";
+  assert_int_equal(import_text(PERF, t, false), 0);
+  /* the tlb_flush line of 'a' after the switch does not switch back to a */
+  assert_str(actions(), "crw v0 3 0x10100000 0x0; crw v0 3 0x10100000 0x0; crw v0 3 0x10100000 0x0");
+  assert_int_equal(im.skipped, 1);
+}
+
+static void perf_a_line_of_a_task_not_loaded_means_an_unrecorded_switch(void **state) {
+  (void)state;
+  const char *t =
+    SW("a", 100, "000", "1.0", "swapper/0", 0)
+    "b 200/200 [000] 1.1: raw_syscalls:sys_exit: NR 0 = 4\n";
+  assert_int_equal(import_text(PERF, t, false), 0);
+  assert_str(actions(), "crw v0 3 0x10100000 0x0; sysret v0 0 0x0 0x0");
+  assert_int_equal(count(EV_MARK), 2);
+}
+
+static void perf_cpus_become_dense_vcpus_in_order_of_appearance(void **state) {
+  (void)state;
+  const char *t =
+    "p 7/7 [005] 1.0: raw_syscalls:sys_enter: NR 1 (0, 0, 0, 0, 0, 0)\n"
+    "q 8/8 [002] 1.0: raw_syscalls:sys_enter: NR 2 (0, 0, 0, 0, 0, 0)\n"
+    "p 7/7 [005] 1.1: raw_syscalls:sys_exit: NR 1 = 0\n";
+  assert_int_equal(import_text(PERF, t, false), 0);
+  assert_str(actions(), "syscall v0 0 0x1 0x0; syscall v1 0 0x2 0x0; sysret v0 0 0x0 0x0");
+  assert_int_equal(im.nvcpus, 2);
+  assert_int_equal(im.native_cpu[0], 5);
+  assert_int_equal(im.init[1].cr3, 0x10100000);    /* q, the second process, ran first on CPU 2 */
+}
+
+static void perf_comm_with_blanks_and_old_switch_format_parse(void **state) {
+  (void)state;
+  const char *t =
+    "Web Content 300/300 [001] 2.000000: sched:sched_switch: Web Content:300 [120] S ==> bash:400 [120]\n";
+  assert_int_equal(import_text(PERF, t, false), 0);
+  assert_str(actions(), "crw v0 3 0x10100000 0x0");
+}
+
+static void perf_malformed_line_is_reported_with_number_and_text(void **state) {
+  (void)state;
+  const char *t =
+    "# comment\n"
+    "p 7/7 [000] 5.0: raw_syscalls:sys_enter: NR 0 (0, 0, 0, 0, 0, 0)\n"
+    "p 7/7 [000] 5.1: sched:sched_switch: prev_comm=p prev_pid=7 garbage\n"
+    "this is not perf output\n";
+  assert_int_equal(import_text(PERF, t, false), EXIT_BADINPUT);
+  assert_str(im.err, "in.txt:3: sched_switch: no next_pid= field: "
+                     "'p 7/7 [000] 5.1: sched:sched_switch: prev_comm=p prev_pid=7 garbage'");
+  import_free(&im);
+  assert_int_equal(import_text(PERF, t, true), 0);
+  assert_int_equal(im.bad, 2);
+  assert_int_equal(im.first_bad[1].where, 4);
+  assert_str(im.first_bad[1].text, "this is not perf output");
+  assert_int_equal(im.used, 1);
+  assert_int_equal(im.ignored, 1);
+}
+
+/* ---- KVM ftrace ---- */
+
+static void kvm_cr_exit_with_kvm_cr_becomes_a_cr_write_and_guest_time_a_run(void **state) {
+  (void)state;
+  const char *t =
+    "qemu-system-x86-8397 [002] d....  1404.389300: kvm_entry: vcpu 1, rip 0xffffffff81000000\n"
+    "qemu-system-x86-8397 [002] d....  1404.389366: kvm_exit: vcpu 1 reason CR_ACCESS rip 0xffffffff8100007a "
+    "info1 0x0000000000000000 info2 0x0000000000000000 intr_info 0x00000000 error_code 0x00000000\n"
+    "qemu-system-x86-8397 [002] .....  1404.389373: kvm_cr: cr_write 0 = 0x80050033\n"
+    "qemu-system-x86-8397 [002] .....  1404.389509: kvm_msr: msr_read c0000080 = 0xd01\n"
+    "qemu-system-x86-8397 [002] d....  1404.389510: kvm_entry: vcpu 1, rip 0xffffffff81000132\n";
+  assert_int_equal(import_text(KVM, t, false), 0);
+  /* the kvm_msr has no MSR exit to explain: skipped */
+  assert_str(actions(), "crw v1 0 0x80050033 0x0");
+  assert_int_equal(run_cycles(), 158400);             /* 66 us of guest time at 2.4 GHz */
+  assert_int_equal(im.nvcpus, 2);
+  assert_int_equal(im.skipped, 1);
+}
+
+static void kvm_details_and_qualifications_become_guest_actions(void **state) {
+  (void)state;
+  const char *t =
+    "q-1 [000] 1.000000: kvm_exit: reason MSR_WRITE rip 0x1 info 0 0\n"
+    "q-1 [000] 1.000001: kvm_msr: msr_write 6e0 = 0x1234\n"
+    "q-1 [000] 1.000002: kvm_entry: vcpu 0\n"
+    "q-1 [000] 1.000003: kvm_exit: reason DR_ACCESS rip 0x1 info 17 0\n"          /* MOV from DR7 */
+    "q-1 [000] 1.000004: kvm_entry: vcpu 0\n"
+    "q-1 [000] 1.000005: kvm_exit: reason EXTERNAL_INTERRUPT rip 0x1 info 0 800000ec\n"
+    "q-1 [000] 1.000006: kvm_entry: vcpu 0\n"
+    "q-1 [000] 1.000007: kvm_exit: reason IO_INSTRUCTION rip 0x1 info 3f80000 0\n"
+    "q-1 [000] 1.000008: kvm_pio: pio_write at 0x3f8 size 1 count 1 val 0x41\n"
+    "q-1 [000] 1.000009: kvm_entry: vcpu 0\n"
+    "q-1 [000] 1.000010: kvm_exit: reason CPUID rip 0x1 info 0 0\n"
+    "q-1 [000] 1.000011: kvm_cpuid: func 7 idx 1 rax 0 rbx 0 rcx 0 rdx 0, cpuid entry found\n"
+    "q-1 [000] 1.000012: kvm_entry: vcpu 0\n"
+    "q-1 [000] 1.000013: kvm_exit: reason VMCALL rip 0x1 info 0 0\n"
+    "q-1 [000] 1.000014: kvm_hypercall: nr 0x5 a0 0x0 a1 0x0 a2 0x0 a3 0x0\n"
+    "q-1 [000] 1.000015: kvm_entry: vcpu 0\n"
+    "q-1 [000] 1.000016: kvm_exit: reason EXCEPTION_NMI rip 0x1 info 7f0000001234 80000b0e\n"
+    "q-1 [000] 1.000017: kvm_page_fault: address 7f0000001234 error_code 6\n"
+    "q-1 [000] 1.000018: kvm_entry: vcpu 0\n"
+    "q-1 [000] 1.000019: kvm_exit: reason CR_ACCESS rip 0x1 info 13 0\n"          /* MOV from CR3 */
+    "q-1 [000] 1.000020: kvm_exit: reason HLT rip 0x1 info 0 0\n";
+  assert_int_equal(import_text(KVM, t, false), 0);
+  assert_str(actions(), "wrmsr v0 0 0x6e0 0x1234; drr v0 7 0x0 0x0; intr v0 0 0xec 0x0; io v0 3 0x3f8 0x0; "
+                        "cpuid v0 0 0x7 0x1; vmcall v0 0 0x5 0x0; touch v0 1 0x7f0000001000 0x1; "
+                        "crr v0 3 0x0 0x0; hlt v0 0 0x0 0x0");
+}
+
+static void kvm_malformed_line_is_reported_with_number_and_text(void **state) {
+  (void)state;
+  const char *t =
+    "# tracer: nop\n"
+    "q-1 [000] 1.0: kvm_exit: vcpu 0 rip 0x1\n";
+  assert_int_equal(import_text(KVM, t, false), EXIT_BADINPUT);
+  assert_str(im.err, "in.txt:2: kvm_exit: no 'reason' field: 'q-1 [000] 1.0: kvm_exit: vcpu 0 rip 0x1'");
+}
+
+/* ---- xentrace ---- */
+
+struct xbuf { unsigned char b[512]; size_t n; };
+
+static void put32(struct xbuf *x, uint32_t v) {
+  for (int i = 0; i < 4; i++) x->b[x->n++] = (unsigned char)(v >> (8 * i));
+}
+
+static void xrec(struct xbuf *x, uint32_t event, bool tsc, uint64_t t, unsigned n, const uint32_t *extra) {
+  put32(x, event | (uint32_t)n << 28 | (tsc ? 1u << 31 : 0));
+  if (tsc) { put32(x, (uint32_t)t); put32(x, (uint32_t)(t >> 32)); }
+  for (unsigned i = 0; i < n; i++) put32(x, extra[i]);
+}
+
+static int import_xen(const struct xbuf *x, bool skip_bad) {
+  struct import_opts o = { .cpu_ghz = 2.4, .paging = PAGING_64, .skip_bad = skip_bad, .input = "x.bin" };
+  memset(&got, 0, sizeof got);
+  import_init(&im, &o, collect, &got);
+  return import_xentrace(&im, x->b, x->n);
+}
+
+static void xen_exit_with_cr_write_becomes_cr_write_and_tsc_delta_a_run(void **state) {
+  (void)state;
+  struct xbuf x = { .n = 0 };
+  xrec(&x, 0x0001f003, false, 0, 2, (uint32_t[]){ 3, 0 });                  /* pCPU 3 */
+  xrec(&x, 0x00081001, true, 1000, 0, NULL);                                /* VMENTRY */
+  xrec(&x, 0x00081102, true, 6000, 3, (uint32_t[]){ 28, 0x81000000, 0xffffffff });
+  xrec(&x, 0x00082109, false, 0, 3, (uint32_t[]){ 3, 0x5000, 0x1 });        /* CR3 <- 0x100005000 */
+  xrec(&x, 0x00081001, true, 9000, 0, NULL);
+  xrec(&x, 0x00081102, true, 9500, 3, (uint32_t[]){ 12, 0, 0 });            /* HLT */
+  xrec(&x, 0x0002f001, true, 9600, 1, (uint32_t[]){ 7 });                   /* a scheduler record */
+  assert_int_equal(import_xen(&x, false), 0);
+  assert_str(actions(), "crw v0 3 0x100005000 0x0; hlt v0 0 0x0 0x0");
+  assert_int_equal(run_cycles(), 5500);
+  assert_int_equal(im.native_cpu[0], 3);
+  assert_int_equal(im.skipped, 1);
+}
+
+static void xen_truncated_record_is_reported_with_its_byte_offset(void **state) {
+  (void)state;
+  struct xbuf x = { .n = 0 };
+  xrec(&x, 0x0001f003, false, 0, 2, (uint32_t[]){ 0, 0 });   /* 12 bytes */
+  put32(&x, 0x00081102 | 3u << 28 | 1u << 31);               /* needs 24 bytes, has 4 */
+  assert_int_equal(import_xen(&x, false), EXIT_BADINPUT);
+  assert_str(im.err, "x.bin: byte 12: truncated record: the file ends 4 bytes into it");
+}
+
+/* ---- helpers ---- */
+
+static void parse_secs_takes_any_fraction_to_nanoseconds(void **state) {
+  (void)state;
+  uint64_t ns;
+  assert_true(import_parse_secs("1404.389366", 11, &ns));
+  assert_int_equal(ns, 1404389366000ull);
+  assert_true(import_parse_secs("7.123456789", 11, &ns));
+  assert_int_equal(ns, 7123456789ull);
+  assert_true(import_parse_secs("12", 2, &ns));
+  assert_int_equal(ns, 12000000000ull);
+  assert_false(import_parse_secs("12.", 3, &ns));
+  assert_false(import_parse_secs("1x", 2, &ns));
+}
+
+static void field_lookup_needs_a_field_boundary(void **state) {
+  (void)state;
+  const char *s = "comm=a pid=3 child_pid=4";
+  assert_ptr_equal(import_field(s, strlen(s), "pid="), s + 11);
+  assert_ptr_equal(import_field(s, strlen(s), "child_pid="), s + 23);
+  assert_null(import_field(s, strlen(s), "id="));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_teardown(perf_switch_between_processes_writes_the_next_process_cr3, teardown),
+    cmocka_unit_test_teardown(perf_idle_and_kernel_threads_keep_the_previous_address_space, teardown),
+    cmocka_unit_test_teardown(perf_threads_of_one_process_share_its_cr3, teardown),
+    cmocka_unit_test_teardown(perf_syscalls_and_faults_become_syscall_sysret_and_touches, teardown),
+    cmocka_unit_test_teardown(perf_time_between_events_becomes_run_cycles, teardown),
+    cmocka_unit_test_teardown(perf_switch_flush_is_the_switch_cr3_write_other_flushes_reload_cr3, teardown),
+    cmocka_unit_test_teardown(perf_a_line_of_a_task_not_loaded_means_an_unrecorded_switch, teardown),
+    cmocka_unit_test_teardown(perf_cpus_become_dense_vcpus_in_order_of_appearance, teardown),
+    cmocka_unit_test_teardown(perf_comm_with_blanks_and_old_switch_format_parse, teardown),
+    cmocka_unit_test_teardown(perf_malformed_line_is_reported_with_number_and_text, teardown),
+    cmocka_unit_test_teardown(kvm_cr_exit_with_kvm_cr_becomes_a_cr_write_and_guest_time_a_run, teardown),
+    cmocka_unit_test_teardown(kvm_details_and_qualifications_become_guest_actions, teardown),
+    cmocka_unit_test_teardown(kvm_malformed_line_is_reported_with_number_and_text, teardown),
+    cmocka_unit_test_teardown(xen_exit_with_cr_write_becomes_cr_write_and_tsc_delta_a_run, teardown),
+    cmocka_unit_test_teardown(xen_truncated_record_is_reported_with_its_byte_offset, teardown),
+    cmocka_unit_test(parse_secs_takes_any_fraction_to_nanoseconds),
+    cmocka_unit_test(field_lookup_needs_a_field_boundary),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,571 @@
+/* Unit tests for the workload generators: event counts and structure, determinism, parameter errors. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/trace.h"
+#include "workloads/gen_cr4toggle.h"
+#include "workloads/gen_debug.h"
+#include "workloads/gen_hackbench.h"
+#include "workloads/gen_latctx.h"
+#include "workloads/gen_syscalls.h"
+
+#define MAX_LOGGED 64
+
+/* What a trace holds, counted by scan(). */
+struct scan {
+  struct trace_header hdr;
+  cJSON *meta;
+  uint64_t records, cycles, by_type[EV_COUNT];
+  uint64_t cycles_nonrun;              /* native cycles on records other than `run` */
+  uint64_t per_vcpu_marks[4];
+  uint64_t init_value[4][5];           /* [vcpu][CR] from @init */
+  uint64_t cr3[MAX_LOGGED], cr4[MAX_LOGGED], dr[MAX_LOGGED], sysnr[MAX_LOGGED];
+  unsigned dr_reg[MAX_LOGGED];
+  size_t ncr3, ncr4, ndr, nsys;
+  uint64_t cr3_writes, cr4_writes, dr_writes;
+  uint64_t min_kernel_touch, max_user_touch, max_touch_pages;
+  uint64_t cycles_between_marks[MAX_LOGGED];
+  size_t nmarks_logged;
+  char label[MARK_LABEL_MAX + 1];
+  bool init_after_events;              /* an @init record after an event: wrong */
+};
+
+static char tmpdir[256];
+
+static const char *path_in_tmp(const char *name) {
+  static char buf[4][512];
+  static int k;
+  k = (k + 1) % 4;
+  snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
+  return buf[k];
+}
+
+static void log_value(uint64_t *arr, size_t *n, uint64_t v) {
+  if (*n < MAX_LOGGED) arr[*n] = v;
+  (*n)++;
+}
+
+static void scan_event(struct scan *s, const struct trace_event *ev, uint64_t *since_mark) {
+  s->records++;
+  s->by_type[ev->type]++;
+  s->cycles += ev->cycles;
+  *since_mark += ev->cycles;
+  if (ev->type != EV_RUN) s->cycles_nonrun += ev->cycles;
+  switch (ev->type) {
+  case EV_INIT:
+    if (s->records > 3u * s->hdr.vcpu_count) s->init_after_events = true;
+    if (ev->vcpu < 4 && ev->aux < 5) s->init_value[ev->vcpu][ev->aux] = ev->a;
+    break;
+  case EV_CR_WRITE:
+    if (ev->aux == 3) { s->cr3_writes++; log_value(s->cr3, &s->ncr3, ev->a); }
+    if (ev->aux == 4) { s->cr4_writes++; log_value(s->cr4, &s->ncr4, ev->a); }
+    break;
+  case EV_DR_WRITE:
+    if (s->ndr < MAX_LOGGED) s->dr_reg[s->ndr] = ev->aux;
+    s->dr_writes++;
+    log_value(s->dr, &s->ndr, ev->a);
+    break;
+  case EV_SYSCALL: log_value(s->sysnr, &s->nsys, ev->a); break;
+  case EV_TOUCH:
+    if (ev->b > s->max_touch_pages) s->max_touch_pages = ev->b;
+    if (ev->a >= (s->hdr.paging == PAGING_64 ? 0xffff800000000000ull : 0xC0000000ull)) { if (!s->min_kernel_touch || ev->a < s->min_kernel_touch) s->min_kernel_touch = ev->a; }
+    else if (ev->a > s->max_user_touch) s->max_user_touch = ev->a;
+    break;
+  case EV_MARK:
+    if (ev->vcpu < 4) s->per_vcpu_marks[ev->vcpu]++;
+    log_value(s->cycles_between_marks, &s->nmarks_logged, *since_mark);
+    *since_mark = 0;
+    memcpy(s->label, &ev->a, 8);
+    memcpy(s->label + 8, &ev->b, 8);
+    break;
+  default: break;
+  }
+}
+
+static void scan(const char *path, struct scan *s) {
+  struct trace_reader r;
+  memset(s, 0, sizeof *s);
+  assert_int_equal(trace_open(&r, path), TRACE_OK);
+  s->hdr = r.hdr;
+  s->hdr.metadata = NULL;
+  s->meta = cJSON_Parse(r.hdr.metadata);
+  assert_non_null(s->meta);
+  const struct trace_event *ev;
+  uint64_t since_mark = 0;
+  while ((ev = trace_next(&r)) != NULL) scan_event(s, ev, &since_mark);
+  assert_false(trace_failed(&r));
+  assert_int_equal(s->records, r.hdr.event_count);
+  trace_close(&r);
+}
+
+static void scan_free(struct scan *s) { cJSON_Delete(s->meta); }
+
+static double meta_num(const struct scan *s, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(s->meta, key);
+  assert_true(cJSON_IsNumber(v));
+  return v->valuedouble;
+}
+
+static const char *meta_str(const struct scan *s, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(s->meta, key);
+  assert_true(cJSON_IsString(v));
+  return v->valuestring;
+}
+
+/* Whole file contents (the test files are small). */
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  *len = (size_t)n;
+  return buf;
+}
+
+static bool same_bytes(const char *a, const char *b) {
+  size_t la, lb;
+  char *x = slurp(a, &la), *y = slurp(b, &lb);
+  bool same = la == lb && memcmp(x, y, la) == 0;
+  free(x);
+  free(y);
+  return same;
+}
+
+/* ---- lat_ctx ---- */
+
+static int latctx(struct latctx_opts *o, const char *name) {
+  char err[256] = "";
+  int rc = gen_latctx(o, path_in_tmp(name), err, sizeof err);
+  if (rc) print_message("gen_latctx: %s\n", err);
+  return rc;
+}
+
+static void test_latctx_two_procs(void **state) {
+  (void)state;
+  struct latctx_opts o;
+  latctx_defaults(&o);
+  o.procs = 2;
+  o.iters = 10;
+  assert_int_equal(latctx(&o, "l2.bin"), GEN_OK);
+  struct scan s;
+  scan(path_in_tmp("l2.bin"), &s);
+  assert_string_equal(s.hdr.workload, "lat_ctx");
+  assert_int_equal(s.hdr.vcpu_count, 1);
+  assert_int_equal(s.hdr.paging, PAGING_64);
+  assert_int_equal(s.by_type[EV_MARK], 20);
+  assert_string_equal(s.label, "switch");
+  assert_int_equal(s.cr3_writes, 20);
+  for (size_t i = 0; i < s.ncr3; i++)           /* alternates: to process 1, back to 0 */
+    assert_int_equal(s.cr3[i], i % 2 == 0 ? gen_cr3(1) : gen_cr3(0));
+  assert_int_equal(s.by_type[EV_SYSCALL], 40);
+  assert_int_equal(s.by_type[EV_SYSRET], 40);
+  for (size_t i = 0; i < s.nsys; i++) assert_int_equal(s.sysnr[i], i % 2 == 0 ? 1 : 0);   /* write, read */
+  assert_int_equal(s.by_type[EV_INIT], 3);
+  assert_false(s.init_after_events);
+  assert_int_equal(s.init_value[0][0], 0x80050033);
+  assert_int_equal(s.init_value[0][3], gen_cr3(0));
+  assert_int_equal(s.init_value[0][4], 0x6f0);
+  /* 2.02 us x 2.4 GHz per switch, all of it in `run` records */
+  assert_int_equal(s.cycles, 20 * 4848);
+  assert_int_equal(s.cycles_nonrun, 0);
+  for (size_t i = 0; i < s.nmarks_logged; i++) assert_int_equal(s.cycles_between_marks[i], 4848);
+  assert_int_equal((int)meta_num(&s, "model_version"), LATCTX_MODEL_VERSION);
+  assert_string_equal(meta_str(&s, "generator"), "lat_ctx");
+  assert_int_equal((int)meta_num(&s, "procs"), 2);
+  assert_int_equal((int)meta_num(&s, "iters"), 10);
+  assert_true(meta_num(&s, "cpu_ghz") == 2.4);
+  assert_true(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(s.meta, "sources")));
+  assert_true(s.min_kernel_touch >= 0xffff800000000000ull);
+  scan_free(&s);
+}
+
+static void test_latctx_anchors(void **state) {
+  (void)state;
+  assert_true(latctx_native_us(2, 0) == 2.02);
+  assert_true(latctx_native_us(20, 0) == 4.04);
+  assert_true(latctx_native_us(50, 1000) == 218.1);
+  assert_true(latctx_native_us(200, 0) == 4.30);                    /* held above 50 */
+  assert_true(latctx_native_us(35, 0) > 4.169 && latctx_native_us(35, 0) < 4.171);
+  assert_true(latctx_native_us(2, 500) > 76.25 && latctx_native_us(2, 500) < 76.27);
+}
+
+static void test_latctx_size_and_clock(void **state) {
+  (void)state;
+  struct latctx_opts o;
+  latctx_defaults(&o);
+  o.procs = 20;
+  o.size = 1000;
+  o.iters = 1;
+  o.cpu_ghz = 3.0;
+  assert_int_equal(latctx(&o, "l20.bin"), GEN_OK);
+  struct scan s;
+  scan(path_in_tmp("l20.bin"), &s);
+  assert_int_equal(s.by_type[EV_MARK], 20);
+  assert_int_equal(s.cycles, 20 * 649800);          /* 216.6 us x 3.0 GHz */
+  assert_int_equal(s.cr3_writes, 20);
+  assert_int_equal(s.cr3[19], gen_cr3(0));          /* the ring closes */
+  assert_int_equal(s.max_touch_pages, 250);          /* bread() of 1000 KB */
+  scan_free(&s);
+}
+
+static void test_latctx_32bit_and_vcpus(void **state) {
+  (void)state;
+  struct latctx_opts o;
+  latctx_defaults(&o);
+  o.procs = 3;
+  o.iters = 2;
+  o.paging = PAGING_32;
+  o.vcpus = 4;
+  assert_int_equal(latctx(&o, "l32.bin"), GEN_OK);
+  struct scan s;
+  scan(path_in_tmp("l32.bin"), &s);
+  assert_int_equal(s.hdr.paging, PAGING_32);
+  assert_int_equal(s.hdr.vcpu_count, 4);
+  assert_int_equal(s.by_type[EV_INIT], 12);
+  for (int v = 0; v < 4; v++) {
+    assert_int_equal(s.init_value[v][4], 0x690);
+    assert_int_equal(s.init_value[v][3], gen_cr3(0));
+  }
+  assert_int_equal(s.per_vcpu_marks[0], 6);         /* the ring stays on vCPU 0 */
+  assert_int_equal(s.per_vcpu_marks[1] + s.per_vcpu_marks[2] + s.per_vcpu_marks[3], 0);
+  assert_int_equal(s.sysnr[0], 4);                  /* i386 write */
+  assert_int_equal(s.sysnr[1], 3);                  /* i386 read */
+  assert_true(s.min_kernel_touch >= 0xC0000000ull && s.max_user_touch < 0xC0000000ull);
+  scan_free(&s);
+}
+
+static void test_latctx_deterministic(void **state) {
+  (void)state;
+  struct latctx_opts o;
+  latctx_defaults(&o);
+  o.procs = 5;
+  o.size = 16;
+  o.iters = 50;
+  o.jitter = 10;
+  o.seed = 7;
+  assert_int_equal(latctx(&o, "d1.bin"), GEN_OK);
+  assert_int_equal(latctx(&o, "d2.bin"), GEN_OK);
+  assert_true(same_bytes(path_in_tmp("d1.bin"), path_in_tmp("d2.bin")));
+  o.seed = 8;
+  assert_int_equal(latctx(&o, "d3.bin"), GEN_OK);
+  assert_false(same_bytes(path_in_tmp("d1.bin"), path_in_tmp("d3.bin")));
+  struct scan s;
+  scan(path_in_tmp("d3.bin"), &s);
+  uint64_t mean = gen_us_to_cycles(latctx_native_us(5, 16), 2.4) * 250;
+  assert_true(s.cycles > mean * 95 / 100 && s.cycles < mean * 105 / 100);
+  scan_free(&s);
+}
+
+static void test_latctx_errors(void **state) {
+  (void)state;
+  struct latctx_opts o;
+  char err[256];
+  latctx_defaults(&o);
+  o.iters = 1;
+  o.procs = 0;
+  assert_int_equal(gen_latctx(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_non_null(strstr(err, "--procs"));
+  assert_int_equal(access(path_in_tmp("bad.bin"), F_OK), -1);
+  o.procs = 2;
+  o.size = LATCTX_SIZE_MAX + 1;
+  assert_int_equal(gen_latctx(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_non_null(strstr(err, "--size"));
+  o.size = 0;
+  o.iters = 0;
+  assert_int_equal(gen_latctx(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_non_null(strstr(err, "--iters"));
+  o.iters = 1;
+  o.cpu_ghz = 0;
+  assert_int_equal(gen_latctx(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_non_null(strstr(err, "--cpu-ghz"));
+  o.cpu_ghz = 2.4;
+  o.paging = 48;
+  assert_int_equal(gen_latctx(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_non_null(strstr(err, "--paging"));
+  o.paging = PAGING_64;
+  assert_int_equal(gen_latctx(&o, NULL, err, sizeof err), GEN_EINVAL);
+  assert_non_null(strstr(err, "-o"));
+  assert_int_equal(gen_latctx(&o, "/nonexistent-dir/x.bin", err, sizeof err), GEN_EIO);
+  assert_non_null(strstr(err, "/nonexistent-dir/x.bin"));
+}
+
+/* ---- hackbench ---- */
+
+static int hackbench(struct hackbench_opts *o, const char *name) {
+  char err[256] = "";
+  int rc = gen_hackbench(o, path_in_tmp(name), err, sizeof err);
+  if (rc) print_message("gen_hackbench: %s\n", err);
+  return rc;
+}
+
+static void test_hackbench_processes(void **state) {
+  (void)state;
+  struct hackbench_opts o;
+  hackbench_defaults(&o);
+  o.groups = 1;
+  o.loops = 1;
+  assert_int_equal(hackbench(&o, "h.bin"), GEN_OK);
+  struct scan s;
+  scan(path_in_tmp("h.bin"), &s);
+  assert_string_equal(s.hdr.workload, "hackbench");
+  assert_int_equal(s.by_type[EV_MARK], 400);                 /* groups x 400 x loops */
+  assert_string_equal(s.label, "message");
+  /* task runs: 20 receivers start, 20 turns of 1 sender + 20 receivers, 20 senders end */
+  assert_int_equal(s.cr3_writes, 20 + 20 * 21 + 20 - 1);
+  /* every call returns except the 40 exit_group()s */
+  assert_int_equal(s.by_type[EV_SYSCALL] - 40, s.by_type[EV_SYSRET]);
+  assert_int_equal(s.init_value[0][3], gen_cr3(1));          /* receiver 0 of group 0 runs first */
+  assert_int_equal((int)meta_num(&s, "messages"), 400);
+  scan_free(&s);
+}
+
+static void test_hackbench_threads_pipes_vcpus(void **state) {
+  (void)state;
+  struct hackbench_opts o;
+  hackbench_defaults(&o);
+  o.groups = 3;
+  o.loops = 2;
+  o.threads = true;
+  o.pipe = true;
+  o.vcpus = 2;
+  assert_int_equal(hackbench(&o, "ht.bin"), GEN_OK);
+  struct scan s;
+  scan(path_in_tmp("ht.bin"), &s);
+  assert_int_equal(s.by_type[EV_MARK], 3 * 400 * 2);
+  assert_int_equal(s.cr3_writes, 0);                         /* one address space */
+  assert_int_equal(s.hdr.vcpu_count, 2);
+  assert_int_equal(s.per_vcpu_marks[0], 2 * 800);            /* groups 0 and 2 */
+  assert_int_equal(s.per_vcpu_marks[1], 800);                /* group 1 */
+  scan_free(&s);
+}
+
+static void test_hackbench_burst(void **state) {
+  (void)state;
+  struct hackbench_opts o;
+  hackbench_defaults(&o);
+  o.groups = 1;
+  o.loops = 1;
+  o.burst = 1;
+  assert_int_equal(hackbench(&o, "hb1.bin"), GEN_OK);
+  struct scan s;
+  scan(path_in_tmp("hb1.bin"), &s);
+  assert_int_equal(s.by_type[EV_MARK], 400);
+  /* 400 turns of 1 sender + 1 receiver, plus start-up and wind-down */
+  assert_int_equal(s.cr3_writes, 20 + 400 * 2 + 20 - 1);
+  scan_free(&s);
+  char err[256];
+  o.burst = 0;
+  assert_int_equal(gen_hackbench(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_non_null(strstr(err, "--burst"));
+  o.burst = 20;
+  o.groups = 0;
+  assert_int_equal(gen_hackbench(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_non_null(strstr(err, "--groups"));
+}
+
+static void test_hackbench_deterministic(void **state) {
+  (void)state;
+  struct hackbench_opts o;
+  hackbench_defaults(&o);
+  o.groups = 2;
+  o.loops = 3;
+  assert_int_equal(hackbench(&o, "hd1.bin"), GEN_OK);
+  assert_int_equal(hackbench(&o, "hd2.bin"), GEN_OK);
+  assert_true(same_bytes(path_in_tmp("hd1.bin"), path_in_tmp("hd2.bin")));
+}
+
+/* ---- syscalls ---- */
+
+static void gen_sys(int mode, unsigned paging, struct scan *s) {
+  struct syscalls_opts o;
+  char err[256] = "";
+  syscalls_defaults(&o);
+  o.count = 5;
+  o.mode = mode;
+  o.paging = paging;
+  assert_int_equal(gen_syscalls(&o, path_in_tmp("sc.bin"), err, sizeof err), GEN_OK);
+  scan(path_in_tmp("sc.bin"), s);
+}
+
+static void test_syscalls_modes(void **state) {
+  (void)state;
+  struct scan s;
+  gen_sys(SYSCALLS_HVM, PAGING_64, &s);
+  assert_int_equal(s.by_type[EV_MARK], 5);
+  assert_string_equal(s.label, "syscall");
+  assert_int_equal(s.cr3_writes, 0);
+  assert_int_equal(s.by_type[EV_SYSCALL], 5);
+  assert_int_equal(s.by_type[EV_SYSRET], 5);
+  assert_int_equal(s.sysnr[0], 110);                         /* getppid */
+  assert_int_equal(s.cycles, 5 * (150 + 50));
+  scan_free(&s);
+  gen_sys(SYSCALLS_PTI, PAGING_64, &s);
+  assert_int_equal(s.cr3_writes, 10);
+  for (size_t i = 0; i < s.ncr3; i++)   /* kernel tables on entry, user tables (+4 KB) on return */
+    assert_int_equal(s.cr3[i], i % 2 == 0 ? gen_cr3(0) : gen_cr3(0) + 0x1000);
+  assert_int_equal(s.init_value[0][3], gen_cr3(0) + 0x1000);
+  assert_string_equal(meta_str(&s, "mode"), "pti");
+  scan_free(&s);
+  gen_sys(SYSCALLS_PV64, PAGING_64, &s);
+  assert_int_equal(s.cr3_writes, 10);
+  assert_int_equal(s.by_type[EV_MARK], 5);
+  scan_free(&s);
+  gen_sys(SYSCALLS_PTI, PAGING_PAE, &s);
+  assert_int_equal(s.sysnr[0], 64);                          /* i386 getppid */
+  assert_int_equal(s.init_value[0][4], 0x6b0);
+  scan_free(&s);
+}
+
+static void test_syscalls_errors(void **state) {
+  (void)state;
+  struct syscalls_opts o;
+  char err[256];
+  syscalls_defaults(&o);
+  o.count = 1;
+  o.mode = SYSCALLS_PV64;
+  o.paging = PAGING_32;
+  assert_int_equal(gen_syscalls(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_non_null(strstr(err, "--paging"));
+  o.paging = PAGING_64;
+  o.count = 0;
+  assert_int_equal(gen_syscalls(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_non_null(strstr(err, "--count"));
+  o.count = 1;
+  o.mode = 7;
+  assert_int_equal(gen_syscalls(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_non_null(strstr(err, "--mode"));
+  o.mode = SYSCALLS_HVM;
+  o.nr = 39;
+  assert_int_equal(gen_syscalls(&o, path_in_tmp("nr.bin"), err, sizeof err), GEN_OK);
+  struct scan s;
+  scan(path_in_tmp("nr.bin"), &s);
+  assert_int_equal(s.sysnr[0], 39);
+  scan_free(&s);
+}
+
+/* ---- cr4toggle ---- */
+
+static void test_cr4toggle(void **state) {
+  (void)state;
+  struct cr4toggle_opts o;
+  char err[256] = "";
+  struct scan s;
+  cr4toggle_defaults(&o);
+  o.count = 3;
+  assert_int_equal(gen_cr4toggle(&o, path_in_tmp("c.bin"), err, sizeof err), GEN_OK);
+  scan(path_in_tmp("c.bin"), &s);
+  assert_int_equal(s.by_type[EV_MARK], 3);
+  assert_string_equal(s.label, "flush");
+  assert_int_equal(s.cr4_writes, 6);
+  for (size_t i = 0; i < s.ncr4; i++) assert_int_equal(s.cr4[i], i % 2 == 0 ? 0x670 : 0x6f0);
+  assert_int_equal(s.cr3_writes, 0);
+  scan_free(&s);
+  o.bit = CR4TOGGLE_TSD;
+  o.paging = PAGING_PAE;
+  assert_int_equal(gen_cr4toggle(&o, path_in_tmp("c.bin"), err, sizeof err), GEN_OK);
+  scan(path_in_tmp("c.bin"), &s);
+  assert_string_equal(s.label, "toggle");
+  assert_int_equal(s.cr4_writes, 3);
+  assert_int_equal(s.cr4[0], 0x6b4);
+  assert_int_equal(s.cr4[1], 0x6b0);
+  assert_int_equal(s.cr4[2], 0x6b4);
+  scan_free(&s);
+  o.count = 0;
+  assert_int_equal(gen_cr4toggle(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_non_null(strstr(err, "--count"));
+}
+
+/* ---- debug ---- */
+
+static void test_debug(void **state) {
+  (void)state;
+  struct debug_opts o;
+  char err[256] = "";
+  struct scan s;
+  debug_defaults(&o);
+  o.procs = 2;
+  o.iters = 2;
+  assert_int_equal(gen_debug(&o, path_in_tmp("dbg.bin"), err, sizeof err), GEN_OK);
+  scan(path_in_tmp("dbg.bin"), &s);
+  assert_int_equal(s.by_type[EV_MARK], 4);
+  assert_int_equal(s.cr3_writes, 4);
+  /* process 0's breakpoints at the start, then per trip: DR7 cleared (0 -> 1), DR0-3 + DR7 (1 -> 0) */
+  assert_int_equal(s.dr_writes, 5 + 2 * (1 + 5));
+  assert_int_equal(s.dr_reg[4], 7);
+  assert_int_equal(s.dr[4], DEBUG_DR7_ARMED);
+  assert_int_equal(s.dr_reg[5], 7);
+  assert_int_equal(s.dr[5], 0);
+  assert_int_equal(s.dr_reg[6], 0);
+  scan_free(&s);
+  o.debugged = 0;
+  assert_int_equal(gen_debug(&o, path_in_tmp("dbg0.bin"), err, sizeof err), GEN_OK);
+  scan(path_in_tmp("dbg0.bin"), &s);
+  assert_int_equal(s.dr_writes, 0);
+  scan_free(&s);
+  o.debugged = 3;
+  assert_int_equal(gen_debug(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_non_null(strstr(err, "--debugged"));
+}
+
+/* ---- helpers ---- */
+
+static void test_label_and_interp(void **state) {
+  (void)state;
+  struct gen_label l = gen_label_make("switch");
+  assert_memory_equal(&l.a, "switch\0\0", 8);
+  assert_int_equal(l.b, 0);
+  l = gen_label_make("0123456789abcdefXYZ");                 /* truncated to 16 bytes */
+  assert_memory_equal(&l.b, "89abcdef", 8);
+  const double xs[] = { 0, 10 }, ys[] = { 1, 3 };
+  assert_true(gen_interp(xs, ys, 2, 5) == 2);
+  assert_true(gen_interp(xs, ys, 2, -1) == 1);
+  assert_true(gen_interp(xs, ys, 2, 99) == 3);
+  assert_int_equal(gen_us_to_cycles(2.02, 2.4), 4848);
+}
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/vmxsim-test-workloads-XXXXXX");
+  return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_latctx_two_procs),
+    cmocka_unit_test(test_latctx_anchors),
+    cmocka_unit_test(test_latctx_size_and_clock),
+    cmocka_unit_test(test_latctx_32bit_and_vcpus),
+    cmocka_unit_test(test_latctx_deterministic),
+    cmocka_unit_test(test_latctx_errors),
+    cmocka_unit_test(test_hackbench_processes),
+    cmocka_unit_test(test_hackbench_threads_pipes_vcpus),
+    cmocka_unit_test(test_hackbench_burst),
+    cmocka_unit_test(test_hackbench_deterministic),
+    cmocka_unit_test(test_syscalls_modes),
+    cmocka_unit_test(test_syscalls_errors),
+    cmocka_unit_test(test_cr4toggle),
+    cmocka_unit_test(test_debug),
+    cmocka_unit_test(test_label_and_interp),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

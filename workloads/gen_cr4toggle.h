@@ -1,0 +1,27 @@
+/* A guest whose hot path toggles a CR4 bit: PGE off and on for a global TLB flush, or TSD between tasks. */
+#ifndef VMXSIM_GEN_CR4TOGGLE_H
+#define VMXSIM_GEN_CR4TOGGLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "genutil.h"
+
+#define CR4TOGGLE_MODEL_VERSION 1
+#define CR4_TSD 0x4u
+#define CR4_PGE 0x80u
+
+enum cr4toggle_bit { CR4TOGGLE_PGE, CR4TOGGLE_TSD };
+
+struct cr4toggle_opts {
+  uint64_t count;        /* --count N: flushes (pge) or toggles (tsd), one mark each */
+  int bit;               /* --bit pge|tsd (enum cr4toggle_bit) */
+  uint64_t work;         /* --work C: native guest cycles between flushes (estimate) */
+  unsigned paging;       /* --paging 32|pae|64 */
+  double cpu_ghz;        /* --cpu-ghz: recorded; the costs are already in cycles */
+};
+
+void cr4toggle_defaults(struct cr4toggle_opts *o);
+int gen_cr4toggle(const struct cr4toggle_opts *o, const char *path, char *err, size_t errlen);
+int gen_cmd_cr4toggle(int argc, char **argv);
+
+#endif

@@ -1,0 +1,282 @@
+/* hackbench (perf bench sched messaging): groups of 20 senders and 20 receivers exchanging 100-byte messages. */
+#include "gen_hackbench.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include "gen_latctx.h"
+#include "sim/util.h"
+
+static const char *const hackbench_sources[] = {
+  "hackbench: groups of 20 senders and 20 receivers, UNIX sockets by default (-p pipes), "
+  "processes by default (-T threads: one address space); each sender writes loops x 20 "
+  "messages of 100 bytes (costs-and-workloads.md, Workloads)",
+  "per-operation native time: a third of lmbench lat_ctx -s 0 at the number of tasks per "
+  "vCPU, 2007 Core 2: 2/20/50 procs 2.02/4.04/4.30 us (costs-and-workloads.md, Workloads); "
+  "the split is an estimate",
+  "scheduling model (--burst) is an assumption, not from a source",
+  NULL,
+};
+
+void hackbench_defaults(struct hackbench_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->vcpus = 1;
+  o->burst = HACKBENCH_FDS;
+  o->paging = PAGING_64;
+  o->cpu_ghz = GEN_DEFAULT_GHZ;
+}
+
+/* One vCPU's run queue: which task runs and whose page tables are loaded. */
+struct hb_cpu {
+  unsigned vcpu;
+  unsigned current;
+  uint64_t mm;
+  uint64_t op_cycles;        /* native cycles of one write, one read, one switch */
+};
+
+struct hb_group {
+  unsigned id;
+  struct hb_cpu *cpu;
+  uint64_t received[HACKBENCH_FDS];
+  uint64_t pending[HACKBENCH_FDS];      /* queued in a receiver's socket, this burst */
+  bool in_write[HACKBENCH_FDS];         /* sender preempted inside its last write() */
+};
+
+struct hb {
+  struct gen *g;
+  struct gen_layout l;
+  const struct hackbench_opts *o;
+  uint64_t per_task;                    /* messages each sender writes and each receiver reads */
+  uint64_t ipc_text;                    /* fs/pipe.c or net/unix */
+  struct gen_label label;
+};
+
+/* Tasks: group g's receivers are g*40 + r, its senders g*40 + 20 + s. */
+static unsigned receiver_task(unsigned group, unsigned r) { return group * 2 * HACKBENCH_FDS + r; }
+static unsigned sender_task(unsigned group, unsigned s) { return receiver_task(group, HACKBENCH_FDS + s); }
+
+/* Processes: one address space each (pid 0 is the hackbench parent); threads share the parent's. */
+static uint64_t task_mm(const struct hb *h, unsigned task) { return h->o->threads ? gen_cr3(0) : gen_cr3(1 + task); }
+/* Threads each use their own page of the shared address space for the message. */
+static uint64_t task_buffer(const struct hb *h, unsigned task) {
+  return h->l.user_data + (h->o->threads ? (uint64_t)task * 0x1000 : 0);
+}
+/* The receiver's socket (or pipe) queue: one kernel page per receiver. */
+static uint64_t queue_page(const struct hb *h, const struct hb_group *gr, unsigned r) {
+  return gen_kbuf(&h->l, receiver_task(gr->id, r));
+}
+
+/* schedule() picks next; switch_mm loads its page tables when they differ. */
+static void switch_to(struct hb *h, struct hb_cpu *c, unsigned next) {
+  if (c->current == next) return;
+  gen_touch(h->g, c->vcpu, gen_ktext(&h->l, KTEXT_SCHED), 1, false);
+  gen_touch(h->g, c->vcpu, gen_kstack(&h->l, next), 1, true);
+  gen_run(h->g, c->vcpu, c->op_cycles);
+  uint64_t mm = task_mm(h, next);
+  if (mm != c->mm) gen_cr3w(h->g, c->vcpu, mm);
+  c->mm = mm;
+  c->current = next;
+}
+
+/* Kernel entry for system call nr by task: entry text and its kernel stack. */
+static void enter(struct hb *h, struct hb_cpu *c, unsigned task, uint64_t nr) {
+  gen_ev(h->g, c->vcpu, EV_SYSCALL, 0, nr, 0, 0);
+  gen_touch(h->g, c->vcpu, gen_ktext(&h->l, KTEXT_ENTRY), 1, false);
+  gen_touch(h->g, c->vcpu, gen_kstack(&h->l, task), 1, true);
+}
+
+/* read() on an empty queue: the receiver sleeps (the switch follows). */
+static void read_blocks(struct hb *h, struct hb_cpu *c, unsigned task) {
+  enter(h, c, task, h->l.nr_read);
+  gen_touch(h->g, c->vcpu, h->ipc_text, 1, false);
+}
+
+static void task_exits(struct hb *h, struct hb_cpu *c, unsigned task) {
+  enter(h, c, task, h->l.nr_exit_group);
+}
+
+/* Receiver r takes its n queued messages, one read() each, then sleeps in
+** the next read() or, after its last message, exits. */
+static void receiver_runs(struct hb *h, struct hb_group *gr, unsigned r, uint64_t n) {
+  struct hb_cpu *c = gr->cpu;
+  unsigned task = receiver_task(gr->id, r);
+  switch_to(h, c, task);
+  for (uint64_t k = 0; k < n; k++) {
+    if (k) read_blocks(h, c, task);     /* the queue is not empty: no sleep this time */
+    gen_touch(h->g, c->vcpu, queue_page(h, gr, r), 1, false);
+    gen_touch(h->g, c->vcpu, task_buffer(h, task), 1, true);
+    gen_run(h->g, c->vcpu, c->op_cycles);
+    gen_ev(h->g, c->vcpu, EV_SYSRET, 0, 0, 0, 0);
+    gen_mark(h->g, c->vcpu, h->label);
+    gen_touch(h->g, c->vcpu, h->l.user_code, 1, false);
+  }
+  gr->received[r] += n;
+  if (gr->received[r] == h->per_task) task_exits(h, c, task);
+  else read_blocks(h, c, task);
+}
+
+/* One write() of a message to receiver r, waking it if it sleeps. */
+static void send_one(struct hb *h, struct hb_group *gr, unsigned task, unsigned r) {
+  struct hb_cpu *c = gr->cpu;
+  enter(h, c, task, h->l.nr_write);
+  gen_touch(h->g, c->vcpu, h->ipc_text, 1, false);
+  gen_touch(h->g, c->vcpu, task_buffer(h, task), 1, false);
+  gen_touch(h->g, c->vcpu, queue_page(h, gr, r), 1, true);
+  if (gr->pending[r]++ == 0)
+    gen_touch(h->g, c->vcpu, gen_task_struct(&h->l, receiver_task(gr->id, r)), 1, true);
+  gen_run(h->g, c->vcpu, c->op_cycles);
+}
+
+/* Sender s writes n messages starting at its message number first; the
+** receivers it woke preempt it inside the last write(), and each drains its
+** queue in the order it was woken. */
+static void sender_turn(struct hb *h, struct hb_group *gr, unsigned s, uint64_t first, uint64_t n) {
+  struct hb_cpu *c = gr->cpu;
+  unsigned task = sender_task(gr->id, s), woken[HACKBENCH_FDS], nwoken = 0;
+  switch_to(h, c, task);
+  if (gr->in_write[s]) gen_ev(h->g, c->vcpu, EV_SYSRET, 0, 0, 0, 0);
+  gen_touch(h->g, c->vcpu, h->l.user_code, 1, false);
+  for (uint64_t k = 0; k < n; k++) {
+    unsigned r = (unsigned)((first + k) % HACKBENCH_FDS);
+    if (gr->pending[r] == 0) woken[nwoken++] = r;
+    send_one(h, gr, task, r);
+    if (k + 1 < n) gen_ev(h->g, c->vcpu, EV_SYSRET, 0, 0, 0, 0);
+  }
+  gr->in_write[s] = true;
+  for (unsigned i = 0; i < nwoken; i++) {
+    receiver_runs(h, gr, woken[i], gr->pending[woken[i]]);
+    gr->pending[woken[i]] = 0;
+  }
+}
+
+/* Start-up: every receiver runs first and sleeps in its first read(). */
+static void prologue(struct hb *h, struct hb_group *gr) {
+  for (unsigned r = 0; r < HACKBENCH_FDS; r++) {
+    unsigned task = receiver_task(gr->id, r);
+    switch_to(h, gr->cpu, task);
+    gen_touch(h->g, gr->cpu->vcpu, h->l.user_code, 1, false);
+    read_blocks(h, gr->cpu, task);
+  }
+}
+
+/* Wind-down: each sender's last write() returns and the sender exits. */
+static void epilogue(struct hb *h, struct hb_group *gr) {
+  for (unsigned s = 0; s < HACKBENCH_FDS; s++) {
+    unsigned task = sender_task(gr->id, s);
+    switch_to(h, gr->cpu, task);
+    gen_ev(h->g, gr->cpu->vcpu, EV_SYSRET, 0, 0, 0, 0);
+    task_exits(h, gr->cpu, task);
+  }
+}
+
+static void emit(struct hb *h, struct hb_group *groups, unsigned ngroups) {
+  for (unsigned g = 0; g < ngroups; g++) prologue(h, &groups[g]);
+  for (uint64_t sent = 0; sent < h->per_task && h->g->rc == GEN_OK; sent += h->o->burst) {
+    uint64_t n = h->per_task - sent < h->o->burst ? h->per_task - sent : h->o->burst;
+    for (unsigned s = 0; s < HACKBENCH_FDS; s++)
+      for (unsigned g = 0; g < ngroups; g++) sender_turn(h, &groups[g], s, sent, n);
+  }
+  for (unsigned g = 0; g < ngroups; g++) epilogue(h, &groups[g]);
+}
+
+static bool hackbench_valid(const struct hackbench_opts *o, char *err, size_t errlen) {
+  return gen_check_range(err, errlen, "--groups", o->groups, 1, HACKBENCH_GROUPS_MAX) &&
+         gen_check_range(err, errlen, "--loops", o->loops, 1, (1ull << 32) / o->groups) &&
+         gen_check_range(err, errlen, "--vcpus", o->vcpus, 1, TRACE_VCPU_MAX) &&
+         gen_check_range(err, errlen, "--burst", o->burst, 1, 4096) &&
+         gen_check_paging(err, errlen, o->paging) && gen_check_ghz(err, errlen, o->cpu_ghz);
+}
+
+static cJSON *hackbench_meta(const struct hackbench_opts *o) {
+  cJSON *m = gen_meta_new("hackbench", HACKBENCH_MODEL_VERSION);
+  gen_meta_num(m, "groups", (double)o->groups);
+  gen_meta_num(m, "loops", (double)o->loops);
+  gen_meta_num(m, "vcpus", (double)o->vcpus);
+  gen_meta_num(m, "burst", (double)o->burst);
+  gen_meta_bool(m, "pipe", o->pipe);
+  gen_meta_bool(m, "threads", o->threads);
+  gen_meta_str(m, "paging", paging_name(o->paging));
+  gen_meta_num(m, "cpu_ghz", o->cpu_ghz);
+  gen_meta_num(m, "messages", (double)(o->groups * HACKBENCH_FDS * HACKBENCH_FDS * o->loops));
+  gen_meta_num(m, "message_bytes", HACKBENCH_MSG_BYTES);
+  gen_meta_str(m, "placement", "group g on vCPU g mod vcpus");
+  gen_meta_sources(m, hackbench_sources);
+  return m;
+}
+
+/* Native cycles of one write, read or switch on a vCPU running `tasks` tasks. */
+static uint64_t op_cycles(uint64_t tasks, double ghz) {
+  return gen_us_to_cycles(latctx_native_us(tasks, 0) / 3, ghz);
+}
+
+int gen_hackbench(const struct hackbench_opts *o, const char *path, char *err, size_t errlen) {
+  if (!hackbench_valid(o, err, errlen)) return GEN_EINVAL;
+  struct hb h = { .o = o, .per_task = o->loops * HACKBENCH_FDS, .label = gen_label_make("message") };
+  gen_layout_init(&h.l, o->paging);
+  h.ipc_text = gen_ktext(&h.l, o->pipe ? KTEXT_PIPE : KTEXT_UNIX);
+  unsigned ngroups = (unsigned)o->groups, ncpu = (unsigned)o->vcpus;
+  struct hb_cpu *cpus = xcalloc(ncpu, sizeof *cpus);
+  struct hb_group *groups = xcalloc(ngroups, sizeof *groups);
+  for (unsigned v = 0; v < ncpu; v++) {
+    unsigned mine = ngroups / ncpu + (v < ngroups % ncpu);
+    cpus[v] = (struct hb_cpu){ v, receiver_task(v, 0), task_mm(&h, receiver_task(v, 0)),
+                               op_cycles(mine * 2 * HACKBENCH_FDS, o->cpu_ghz) };
+    if (!mine) cpus[v].mm = gen_cr3(0);            /* an idle vCPU: the parent's tables */
+  }
+  for (unsigned g = 0; g < ngroups; g++) groups[g] = (struct hb_group){ .id = g, .cpu = &cpus[g % ncpu] };
+  struct gen gw;
+  if (gen_open(&gw, path, "hackbench", ncpu, o->paging, hackbench_meta(o), err, errlen) == GEN_OK) {
+    h.g = &gw;
+    for (unsigned v = 0; v < ncpu; v++) gen_init_vcpu(&gw, &h.l, v, cpus[v].mm);
+    emit(&h, groups, ngroups);
+    gen_close(&gw);
+  }
+  free(cpus);
+  free(groups);
+  return gw.rc;
+}
+
+static const char hackbench_usage[] =
+  "usage: vmxsim gen hackbench --groups G --loops L [--pipe] [--threads] [--vcpus V]\n"
+  "                            [--burst B] [--paging 32|pae|64] [--cpu-ghz GHZ] -o TRACE\n"
+  "\n"
+  "hackbench: G groups of 20 senders and 20 receivers; each sender writes L x 20\n"
+  "messages of 100 bytes, one to each receiver of its group in turn. A sender writes\n"
+  "B messages, then the receivers it woke run, each reading what is queued for it\n"
+  "and sleeping; then the next sender. One 'mark message' per message delivered\n"
+  "(G x 400 x L). Processes have their own address spaces (a CR3 write per switch);\n"
+  "--threads share one (none). workloads/README.md describes the model.\n"
+  "\n"
+  "  --groups G       groups of 40 tasks (1..100)\n"
+  "  --loops L        each sender writes L x 20 messages\n"
+  "  --pipe           pipes instead of UNIX sockets\n"
+  "  --threads        threads (one address space) instead of processes\n"
+  "  --vcpus V        vCPUs (default 1); group g runs on vCPU g mod V\n"
+  "  --burst B        messages a sender writes before its receivers run (default 20)\n"
+  "  --paging MODE    guest paging: 32, pae or 64 (default 64)\n"
+  "  --cpu-ghz GHZ    clock converting microseconds to cycles (default 2.4)\n"
+  "  -o, --output F   the trace to write\n"
+  "\n"
+  "example:\n"
+  "  vmxsim gen hackbench --groups 1 --loops 100 -o hackbench.bin\n";
+
+int gen_cmd_hackbench(int argc, char **argv) {
+  struct hackbench_opts o;
+  const char *out = NULL;
+  hackbench_defaults(&o);
+  const struct gen_opt opts[] = {
+    { "--groups", NULL, GO_UINT, &o.groups, NULL, true },
+    { "--loops", NULL, GO_UINT, &o.loops, NULL, true },
+    { "--pipe", NULL, GO_FLAG, &o.pipe, NULL, false },
+    { "--threads", NULL, GO_FLAG, &o.threads, NULL, false },
+    { "--vcpus", NULL, GO_UINT, &o.vcpus, NULL, false },
+    { "--burst", NULL, GO_UINT, &o.burst, NULL, false },
+    { "--paging", NULL, GO_PAGING, &o.paging, NULL, false },
+    { "--cpu-ghz", NULL, GO_DOUBLE, &o.cpu_ghz, NULL, false },
+    { "--output", "-o", GO_STRING, &out, NULL, true },
+    { 0 },
+  };
+  int rc = gen_parse_args(argc, argv, opts, hackbench_usage);
+  if (rc) return rc == GEN_PARSE_HELP ? EXIT_OK : rc;
+  char err[512] = "";
+  return gen_exit_code("hackbench", gen_hackbench(&o, out, err, sizeof err), err);
+}

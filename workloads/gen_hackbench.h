@@ -1,0 +1,30 @@
+/* hackbench (perf bench sched messaging): groups of 20 senders and 20 receivers exchanging 100-byte messages. */
+#ifndef VMXSIM_GEN_HACKBENCH_H
+#define VMXSIM_GEN_HACKBENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "genutil.h"
+
+#define HACKBENCH_MODEL_VERSION 1
+#define HACKBENCH_FDS           20     /* senders, and receivers, per group */
+#define HACKBENCH_MSG_BYTES     100
+#define HACKBENCH_GROUPS_MAX    100    /* 40 tasks each: stays under GEN_TASKS_MAX */
+
+struct hackbench_opts {
+  uint64_t groups;       /* --groups G */
+  uint64_t loops;        /* --loops L: each sender writes L x 20 messages */
+  uint64_t vcpus;        /* --vcpus V: group g runs on vCPU g mod V */
+  uint64_t burst;        /* --burst B: messages a sender writes before the receivers run (default 20) */
+  bool pipe;             /* --pipe: pipes instead of UNIX sockets */
+  bool threads;          /* --threads: one address space for every task */
+  unsigned paging;       /* --paging 32|pae|64 */
+  double cpu_ghz;        /* --cpu-ghz */
+};
+
+void hackbench_defaults(struct hackbench_opts *o);
+int gen_hackbench(const struct hackbench_opts *o, const char *path, char *err, size_t errlen);
+int gen_cmd_hackbench(int argc, char **argv);
+
+#endif

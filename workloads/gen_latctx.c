@@ -1,0 +1,217 @@
+/* lmbench lat_ctx: a ring of processes passing a token through pipes (also the ring the debug generator reuses). */
+#include "gen_latctx.h"
+
+#include <stdio.h>
+#include <string.h>
+#include "sim/util.h"
+
+/*
+** Native lat_ctx on the 2007 Core 2 (costs-and-workloads.md, "Workloads"),
+** microseconds per switch at 2, 20 and 50 processes, with -s 0 and -s 1000.
+*/
+static const double anchor_procs[3] = { 2, 20, 50 };
+static const double anchor_us_s0[3] = { 2.02, 4.04, 4.30 };
+static const double anchor_us_s1000[3] = { 150.5, 216.6, 218.1 };
+
+static const char *const latctx_sources[] = {
+  "lmbench lat_ctx native, 2007 Core 2 (costs-and-workloads.md, Workloads): "
+  "2/20/50 procs 2.02/4.04/4.30 us with -s 0, 150.5/216.6/218.1 us with -s 1000",
+  "lmbench lat_ctx loop: read token, bread(KB buffer), write to the next pipe "
+  "(costs-and-workloads.md, Workloads)",
+  "Linux context switch: switch_mm to a different mm does 1 CR3 write "
+  "(costs-and-workloads.md, Workloads)",
+  NULL,
+};
+
+/* Percent of the fixed (-s 0) part of a pass given to each run; the rest goes
+** to the read() return.  An estimate: no source splits lat_ctx's time. */
+enum { SHARE_BREAD = 5, SHARE_WRITE = 35, SHARE_SWITCH = 40 };
+
+double latctx_native_us(uint64_t procs, uint64_t size_kb) {
+  double t0 = gen_interp(anchor_procs, anchor_us_s0, 3, (double)procs);
+  double t1 = gen_interp(anchor_procs, anchor_us_s1000, 3, (double)procs);
+  return t0 + (t1 - t0) * (double)size_kb / 1000.0;
+}
+
+void latctx_defaults(struct latctx_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->vcpus = 1;
+  o->seed = 1;
+  o->paging = PAGING_64;
+  o->cpu_ghz = GEN_DEFAULT_GHZ;
+  o->native_scale = 1.0;
+}
+
+/* ---- the ring ---- */
+
+void ring_init(struct ring *r, struct gen *g, unsigned paging, unsigned procs, uint64_t size_kb,
+               double native_us, double size_us, double ghz) {
+  memset(r, 0, sizeof *r);
+  r->g = g;
+  gen_layout_init(&r->layout, paging);
+  r->procs = procs;
+  r->buf_pages = (size_kb * 1024 + 4095) / 4096;
+  uint64_t total = gen_us_to_cycles(native_us, ghz);
+  uint64_t bread = gen_us_to_cycles(size_us, ghz);
+  uint64_t fixed = total > bread ? total - bread : 0;
+  r->run[0] = fixed * SHARE_BREAD / 100 + (total - fixed);
+  r->run[1] = fixed * SHARE_WRITE / 100;
+  r->run[2] = fixed * SHARE_SWITCH / 100;
+  r->run[3] = fixed - fixed * SHARE_BREAD / 100 - r->run[1] - r->run[2];
+  r->label = gen_label_make("switch");
+}
+
+/* Scales the pass's runs by a factor drawn uniformly from [1-j%, 1+j%]. */
+static void jittered(struct ring *r, uint64_t out[4]) {
+  int64_t span = (int64_t)r->jitter * 10000;                 /* parts per million */
+  int64_t ppm = (int64_t)(gen_random(&r->rng) % (uint64_t)(2 * span + 1)) - span;
+  for (int k = 0; k < 4; k++) out[k] = (uint64_t)((int64_t)r->run[k] + (int64_t)r->run[k] * ppm / 1000000);
+}
+
+/* Process i, holding the token in user mode, passes it to j = i+1 and the
+** pass ends with j back in user mode holding it. */
+static void ring_pass(struct ring *r, unsigned i, const uint64_t run[4]) {
+  struct gen *g = r->g;
+  const struct gen_layout *l = &r->layout;
+  unsigned j = i + 1 == r->procs ? 0 : i + 1;
+  /* bread(): the loop sums i's buffer */
+  gen_touch(g, 0, l->user_code, 1, false);
+  gen_touch(g, 0, l->user_data, r->buf_pages, false);
+  gen_run(g, 0, run[0]);
+  /* write(pipe j): pipe_write() stores the token and wakes j */
+  gen_ev(g, 0, EV_SYSCALL, 0, l->nr_write, 0, 0);
+  gen_touch(g, 0, gen_ktext(l, KTEXT_ENTRY), 1, false);
+  gen_touch(g, 0, gen_kstack(l, i), 1, true);
+  gen_touch(g, 0, gen_ktext(l, KTEXT_PIPE), 1, false);
+  gen_touch(g, 0, gen_kbuf(l, j), 1, true);
+  gen_touch(g, 0, gen_task_struct(l, j), 1, true);
+  gen_run(g, 0, run[1]);
+  gen_ev(g, 0, EV_SYSRET, 0, 0, 0, 0);
+  /* read(pipe i): empty, so schedule() switches to j */
+  gen_ev(g, 0, EV_SYSCALL, 0, l->nr_read, 0, 0);
+  gen_touch(g, 0, gen_ktext(l, KTEXT_SCHED), 1, false);
+  gen_touch(g, 0, gen_kstack(l, j), 1, true);
+  gen_run(g, 0, run[2]);
+  gen_cr3w(g, 0, gen_cr3(j));
+  if (r->on_switch) r->on_switch(r, i, j);
+  /* j's read() returns: pipe_read() copies the token to j's stack */
+  gen_touch(g, 0, gen_kbuf(l, j), 1, false);
+  gen_touch(g, 0, l->user_stack, 1, true);
+  gen_run(g, 0, run[3]);
+  gen_ev(g, 0, EV_SYSRET, 0, 0, 0, 0);
+  gen_mark(g, 0, r->label);
+}
+
+void ring_emit(struct ring *r, uint64_t iters) {
+  uint64_t run[4];
+  memcpy(run, r->run, sizeof run);
+  for (uint64_t it = 0; it < iters && r->g->rc == GEN_OK; it++)
+    for (unsigned i = 0; i < r->procs; i++) {
+      if (r->jitter) jittered(r, run);
+      ring_pass(r, i, run);
+    }
+}
+
+/* ---- lat_ctx ---- */
+
+static bool check_scale(char *err, size_t errlen, double scale) {
+  if (scale > 0 && scale <= 100) return true;
+  gen_errf(err, errlen, "--native-scale must be above 0 and at most 100 (got %g)", scale);
+  return false;
+}
+
+static bool latctx_valid(const struct latctx_opts *o, char *err, size_t errlen) {
+  return gen_check_range(err, errlen, "--procs", o->procs, 2, GEN_TASKS_MAX) &&
+         gen_check_range(err, errlen, "--size", o->size, 0, LATCTX_SIZE_MAX) &&
+         gen_check_range(err, errlen, "--iters", o->iters, 1, (1ull << 40) / o->procs) &&
+         gen_check_range(err, errlen, "--vcpus", o->vcpus, 1, TRACE_VCPU_MAX) &&
+         gen_check_range(err, errlen, "--seed", o->seed, 0, 0xffffffffu) &&
+         gen_check_range(err, errlen, "--jitter", o->jitter, 0, 50) &&
+         gen_check_paging(err, errlen, o->paging) && gen_check_ghz(err, errlen, o->cpu_ghz) &&
+         check_scale(err, errlen, o->native_scale);
+}
+
+static cJSON *latctx_meta(const struct latctx_opts *o, double us) {
+  cJSON *m = gen_meta_new("lat_ctx", LATCTX_MODEL_VERSION);
+  gen_meta_num(m, "procs", (double)o->procs);
+  gen_meta_num(m, "size", (double)o->size);
+  gen_meta_num(m, "iters", (double)o->iters);
+  gen_meta_num(m, "vcpus", (double)o->vcpus);
+  gen_meta_num(m, "seed", (double)o->seed);
+  gen_meta_num(m, "jitter", (double)o->jitter);
+  gen_meta_str(m, "paging", paging_name(o->paging));
+  gen_meta_num(m, "cpu_ghz", o->cpu_ghz);
+  /* recorded only when used, so traces made without it stay byte-identical */
+  if (o->native_scale != 1.0) gen_meta_num(m, "native_scale", o->native_scale);
+  gen_meta_num(m, "native_us_per_switch", us);
+  gen_meta_num(m, "native_cycles_per_switch", (double)gen_us_to_cycles(us, o->cpu_ghz));
+  gen_meta_str(m, "placement", "the whole ring on vCPU 0 (wake-affine pipe wakeups)");
+  gen_meta_str(m, "interpolation", "linear in procs through 2, 20, 50 (held outside); "
+               "linear in size through 0 and 1000 KB (extrapolated above)");
+  gen_meta_sources(m, latctx_sources);
+  return m;
+}
+
+int gen_latctx(const struct latctx_opts *o, const char *path, char *err, size_t errlen) {
+  if (!latctx_valid(o, err, errlen)) return GEN_EINVAL;
+  double us = latctx_native_us(o->procs, o->size) * o->native_scale;
+  double us0 = latctx_native_us(o->procs, 0) * o->native_scale;
+  struct gen g;
+  if (gen_open(&g, path, "lat_ctx", (unsigned)o->vcpus, o->paging, latctx_meta(o, us), err, errlen))
+    return g.rc;
+  struct ring r;
+  ring_init(&r, &g, o->paging, (unsigned)o->procs, o->size, us, us - us0, o->cpu_ghz);
+  r.jitter = (unsigned)o->jitter;
+  r.rng = o->seed;
+  gen_init_vcpus(&g, &r.layout, (unsigned)o->vcpus, gen_cr3(0));
+  ring_emit(&r, o->iters);
+  return gen_close(&g);
+}
+
+static const char latctx_usage[] =
+  "usage: vmxsim gen lat_ctx --procs N [--size KB] --iters I [--vcpus V] [--seed S]\n"
+  "                          [--jitter PCT] [--paging 32|pae|64] [--cpu-ghz GHZ]\n"
+  "                          [--native-scale F] -o TRACE\n"
+  "\n"
+  "lmbench's lat_ctx: N processes in a ring of pipes pass a token; each pass reads\n"
+  "the token, sums the process's KB buffer, writes the token to the next pipe and\n"
+  "switches to the next process (one CR3 write). One 'mark switch' per pass;\n"
+  "native time per pass interpolates the 2007 Core 2 anchors (workloads/README.md).\n"
+  "\n"
+  "  --procs N       processes in the ring (2..4096)\n"
+  "  --size KB       buffer each process sums per pass (0..1048576, default 0)\n"
+  "  --iters I       trips around the ring: the trace has I x N switches\n"
+  "  --vcpus V       vCPUs in the guest (default 1); the ring stays on vCPU 0\n"
+  "  --seed S        seed for --jitter (default 1)\n"
+  "  --jitter PCT    vary each pass's native time by up to +-PCT% (default 0)\n"
+  "  --paging MODE   guest paging: 32, pae or 64 (default 64)\n"
+  "  --cpu-ghz GHZ   clock converting microseconds to cycles (default 2.4)\n"
+  "  --native-scale F  multiply the 2007 native anchors by F, for a machine whose\n"
+  "                  native 2-process time is known (2008: 5.2 / 2.02 = 2.574)\n"
+  "  -o, --output F  the trace to write\n"
+  "\n"
+  "example:\n"
+  "  vmxsim gen lat_ctx --procs 2 --size 0 --iters 1000 -o lat_ctx.bin\n";
+
+int gen_cmd_latctx(int argc, char **argv) {
+  struct latctx_opts o;
+  const char *out = NULL;
+  latctx_defaults(&o);
+  const struct gen_opt opts[] = {
+    { "--procs", NULL, GO_UINT, &o.procs, NULL, true },
+    { "--size", NULL, GO_UINT, &o.size, NULL, false },
+    { "--iters", NULL, GO_UINT, &o.iters, NULL, true },
+    { "--vcpus", NULL, GO_UINT, &o.vcpus, NULL, false },
+    { "--seed", NULL, GO_UINT, &o.seed, NULL, false },
+    { "--jitter", NULL, GO_UINT, &o.jitter, NULL, false },
+    { "--paging", NULL, GO_PAGING, &o.paging, NULL, false },
+    { "--cpu-ghz", NULL, GO_DOUBLE, &o.cpu_ghz, NULL, false },
+    { "--native-scale", NULL, GO_DOUBLE, &o.native_scale, NULL, false },
+    { "--output", "-o", GO_STRING, &out, NULL, true },
+    { 0 },
+  };
+  int rc = gen_parse_args(argc, argv, opts, latctx_usage);
+  if (rc) return rc == GEN_PARSE_HELP ? EXIT_OK : rc;
+  char err[512] = "";
+  return gen_exit_code("lat_ctx", gen_latctx(&o, out, err, sizeof err), err);
+}

@@ -1,0 +1,58 @@
+/* lmbench lat_ctx: a ring of processes passing a token through pipes (also the ring the debug generator reuses). */
+#ifndef VMXSIM_GEN_LATCTX_H
+#define VMXSIM_GEN_LATCTX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "genutil.h"
+
+#define LATCTX_MODEL_VERSION 1
+#define LATCTX_SIZE_MAX      (1024u * 1024u)   /* KB: 1 GiB keeps every run under 2^32 cycles */
+
+struct latctx_opts {
+  uint64_t procs;        /* --procs N: processes in the ring, 2..GEN_TASKS_MAX */
+  uint64_t size;         /* --size KB: each process's buffer, summed on every pass */
+  uint64_t iters;        /* --iters I: trips of the token around the ring */
+  uint64_t vcpus;        /* --vcpus V: the ring runs on vCPU 0, the others idle */
+  uint64_t seed;         /* --seed S: drives --jitter only */
+  uint64_t jitter;       /* --jitter PCT: per-pass native time varies +-PCT% (mean kept) */
+  unsigned paging;       /* --paging 32|pae|64 (enum paging_mode) */
+  double cpu_ghz;        /* --cpu-ghz: converts the microsecond anchors to cycles */
+  double native_scale;   /* --native-scale: multiplies the anchors (another machine's native time) */
+};
+
+void latctx_defaults(struct latctx_opts *o);
+/* Writes the trace to path.  Returns enum gen_rc; the message goes to err. */
+int gen_latctx(const struct latctx_opts *o, const char *path, char *err, size_t errlen);
+/* Native microseconds per switch for N processes and a KB buffer (the interpolated anchors). */
+double latctx_native_us(uint64_t procs, uint64_t size_kb);
+int gen_cmd_latctx(int argc, char **argv);
+
+/*
+** The ring itself, shared with the debug generator: one pass hands the token
+** from process i to process i+1 (see workloads/README.md for the events).
+*/
+struct ring;
+typedef void (*ring_switch_fn)(struct ring *r, unsigned prev, unsigned next);
+
+struct ring {
+  struct gen *g;
+  struct gen_layout layout;
+  unsigned procs;
+  uint64_t buf_pages;        /* lat_ctx's buffer, pages summed per pass */
+  uint64_t run[4];           /* native cycles: bread, write(), read()+switch, read() return */
+  unsigned jitter;           /* percent */
+  uint64_t rng;
+  struct gen_label label;
+  ring_switch_fn on_switch;  /* after switch_mm: __switch_to's extra work (debug registers) */
+  void *ctx;
+};
+
+/* Fills r for a ring of procs processes whose passes take native_us each,
+** size_us of which is spent summing the buffer. */
+void ring_init(struct ring *r, struct gen *g, unsigned paging, unsigned procs, uint64_t size_kb,
+               double native_us, double size_us, double ghz);
+/* Emits iters trips around the ring (iters * procs passes) on vCPU 0. */
+void ring_emit(struct ring *r, uint64_t iters);
+
+#endif

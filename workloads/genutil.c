@@ -1,0 +1,309 @@
+/* Shared machinery of the workload generators: option parsing, the guest address layout, metadata and fast event emission. */
+#include "genutil.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "sim/util.h"
+
+/* ---- layout ---- */
+
+void gen_layout_init(struct gen_layout *l, unsigned paging) {
+  bool is64 = paging == PAGING_64;
+  l->paging = paging;
+  l->user_code = 0x400000;
+  l->user_data = 0x600000;
+  l->user_stack = is64 ? 0x7ffffffde000ull : 0xbffde000ull;
+  l->ktext = is64 ? 0xffffffff81000000ull : 0xC1000000ull;
+  l->kdirect = is64 ? 0xffff888000000000ull : 0xC0000000ull;
+  l->entry_area = is64 ? 0xfffffe0000000000ull : 0xffc00000ull;
+  /* arch/x86/entry/syscalls/syscall_64.tbl and syscall_32.tbl */
+  l->nr_read = is64 ? 0 : 3;
+  l->nr_write = is64 ? 1 : 4;
+  l->nr_getppid = is64 ? 110 : 64;
+  l->nr_exit_group = is64 ? 231 : 252;
+  l->cr0 = 0x80050033;            /* PG|AM|WP|NE|ET|MP|PE */
+  l->cr4 = paging == PAGING_64 ? 0x6f0 : paging == PAGING_PAE ? 0x6b0 : 0x690;
+}
+
+/* ---- errors ---- */
+
+void gen_errf(char *err, size_t errlen, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (err && errlen) vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+}
+
+bool gen_check_range(char *err, size_t errlen, const char *opt, uint64_t v, uint64_t lo, uint64_t hi) {
+  if (v >= lo && v <= hi) return true;
+  gen_errf(err, errlen, "%s must be between %llu and %llu (got %llu)", opt,
+           (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)v);
+  return false;
+}
+
+bool gen_check_ghz(char *err, size_t errlen, double ghz) {
+  if (ghz > 0 && ghz <= GEN_MAX_GHZ) return true;
+  gen_errf(err, errlen, "--cpu-ghz must be above 0 and at most %g (got %g)", GEN_MAX_GHZ, ghz);
+  return false;
+}
+
+bool gen_check_paging(char *err, size_t errlen, unsigned paging) {
+  if (paging_name(paging)) return true;
+  gen_errf(err, errlen, "--paging must be 32, pae or 64 (got %u)", paging);
+  return false;
+}
+
+/* ---- writing ---- */
+
+static int io_fail(struct gen *g, const char *msg) {
+  gen_errf(g->err, g->errlen, "%s", msg);
+  g->rc = GEN_EIO;
+  return GEN_EIO;
+}
+
+/* The trace is written beside the target and renamed over it at the end, so a
+** failed run leaves neither a partial file nor a clobbered old one. */
+static int make_tmp(struct gen *g, const char *path) {
+  size_t n = strlen(path) + 8;
+  g->tmp = xmalloc(n);
+  snprintf(g->tmp, n, "%s.XXXXXX", path);
+  int fd = mkstemp(g->tmp);
+  if (fd < 0) {
+    gen_errf(g->err, g->errlen, "%s: cannot create: %s", path, strerror(errno));
+    free(g->tmp);
+    g->tmp = NULL;
+    return g->rc = GEN_EIO;
+  }
+  mode_t mask = umask(0);          /* mkstemp makes 0600; give the usual 0666 & ~umask */
+  umask(mask);
+  if (fchmod(fd, 0666 & ~mask) != 0) { /* harmless: the file stays private */ }
+  close(fd);
+  return GEN_OK;
+}
+
+/* A binary trace is rewound to finish its header, and renaming over a device
+** would replace it: only regular files (new or existing) are accepted. */
+static bool regular_target(struct gen *g, const char *path) {
+  struct stat st;
+  if (strcmp(path, "-") != 0 && (stat(path, &st) != 0 || S_ISREG(st.st_mode))) return true;
+  gen_errf(g->err, g->errlen, "%s: not a regular file (a binary trace cannot go to standard "
+           "output or a device)", path);
+  g->rc = GEN_EIO;
+  return false;
+}
+
+int gen_open(struct gen *g, const char *path, const char *workload, unsigned vcpus,
+             unsigned paging, cJSON *meta, char *err, size_t errlen) {
+  memset(g, 0, sizeof *g);
+  g->err = err;
+  g->errlen = errlen;
+  if (!path || !*path) {
+    gen_errf(err, errlen, "missing -o FILE (the output trace)");
+    cJSON_Delete(meta);
+    return g->rc = GEN_EINVAL;
+  }
+  if (!regular_target(g, path)) { cJSON_Delete(meta); return g->rc; }
+  char *json = meta ? cJSON_PrintUnformatted(meta) : NULL;
+  cJSON_Delete(meta);
+  if (meta && !json) return io_fail(g, "out of memory formatting metadata");
+  char *real = realpath(path, NULL);          /* write through a symlink to its file */
+  g->target = real ? real : xstrdup(path);
+  if (make_tmp(g, g->target) != GEN_OK) { free(json); free(g->target); g->target = NULL; return g->rc; }
+  if (trace_create(&g->w, g->tmp, workload, vcpus, paging, json) != TRACE_OK) {
+    io_fail(g, g->w.err);
+    remove(g->tmp);
+    free(g->tmp); free(g->target);
+    g->tmp = g->target = NULL;
+  }
+  free(json);
+  return g->rc;
+}
+
+void gen_write_failed(struct gen *g) { io_fail(g, g->w.err); }
+
+int gen_close(struct gen *g) {
+  if (!g->tmp) return g->rc;       /* gen_open failed */
+  if (g->rc != GEN_OK) {
+    trace_abort(&g->w);
+  } else if (trace_finish(&g->w) != TRACE_OK) {
+    io_fail(g, g->w.err);
+  } else if (rename(g->tmp, g->target) != 0) {
+    gen_errf(g->err, g->errlen, "%s: cannot rename into place: %s", g->target, strerror(errno));
+    g->rc = GEN_EIO;
+  }
+  if (g->rc != GEN_OK) remove(g->tmp);
+  free(g->tmp); free(g->target);
+  g->tmp = g->target = NULL;
+  return g->rc;
+}
+
+void gen_run(struct gen *g, unsigned vcpu, uint64_t cycles) {
+  while (cycles > UINT32_MAX) {
+    gen_ev(g, vcpu, EV_RUN, 0, 0, 0, UINT32_MAX);
+    cycles -= UINT32_MAX;
+  }
+  if (cycles) gen_ev(g, vcpu, EV_RUN, 0, 0, 0, (uint32_t)cycles);
+}
+
+struct gen_label gen_label_make(const char *text) {
+  unsigned char bytes[MARK_LABEL_MAX] = { 0 };
+  memcpy(bytes, text, strnlen(text, MARK_LABEL_MAX));
+  struct gen_label l = { 0, 0 };
+  for (int i = 7; i >= 0; i--) {
+    l.a = l.a << 8 | bytes[i];
+    l.b = l.b << 8 | bytes[8 + i];
+  }
+  return l;
+}
+
+void gen_init_vcpu(struct gen *g, const struct gen_layout *l, unsigned vcpu, uint64_t cr3) {
+  gen_ev(g, vcpu, EV_INIT, 0, l->cr0, 0, 0);
+  gen_ev(g, vcpu, EV_INIT, 3, cr3, 0, 0);
+  gen_ev(g, vcpu, EV_INIT, 4, l->cr4, 0, 0);
+}
+
+void gen_init_vcpus(struct gen *g, const struct gen_layout *l, unsigned nvcpu, uint64_t cr3) {
+  for (unsigned v = 0; v < nvcpu; v++) gen_init_vcpu(g, l, v, cr3);
+}
+
+/* ---- native time ---- */
+
+uint64_t gen_us_to_cycles(double us, double ghz) {
+  double c = us * ghz * 1000.0;
+  return c <= 0 ? 0 : (uint64_t)(c + 0.5);
+}
+
+double gen_interp(const double *xs, const double *ys, size_t n, double x) {
+  if (x <= xs[0]) return ys[0];
+  for (size_t i = 1; i < n; i++)
+    if (x <= xs[i]) return ys[i - 1] + (ys[i] - ys[i - 1]) * (x - xs[i - 1]) / (xs[i] - xs[i - 1]);
+  return ys[n - 1];
+}
+
+/* ---- metadata ---- */
+
+cJSON *gen_meta_new(const char *generator, int model_version) {
+  cJSON *m = cJSON_CreateObject();
+  if (!m) { errorf("out of memory"); exit(EXIT_INTERNAL); }
+  gen_meta_str(m, "generator", generator);
+  gen_meta_num(m, "model_version", model_version);
+  return m;
+}
+
+void gen_meta_num(cJSON *meta, const char *key, double value) { cJSON_AddNumberToObject(meta, key, value); }
+void gen_meta_str(cJSON *meta, const char *key, const char *value) { cJSON_AddStringToObject(meta, key, value); }
+void gen_meta_bool(cJSON *meta, const char *key, bool value) { cJSON_AddBoolToObject(meta, key, value); }
+
+void gen_meta_sources(cJSON *meta, const char *const *sources) {
+  cJSON *a = cJSON_AddArrayToObject(meta, "sources");
+  for (size_t i = 0; a && sources[i]; i++) cJSON_AddItemToArray(a, cJSON_CreateString(sources[i]));
+}
+
+/* ---- command-line options ---- */
+
+static const struct gen_opt *find_opt(const struct gen_opt *opts, const char *arg, size_t len) {
+  for (const struct gen_opt *o = opts; o->name; o++) {
+    if (strlen(o->name) == len && strncmp(o->name, arg, len) == 0) return o;
+    if (o->short_name && strlen(o->short_name) == len && strncmp(o->short_name, arg, len) == 0) return o;
+  }
+  return NULL;
+}
+
+static int usage_error(const char *gen, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int usage_error(const char *gen, const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  errorf("gen %s: %s; see 'vmxsim gen %s --help'", gen, msg, gen);
+  return EXIT_USAGE;
+}
+
+static int choice_list(const char *const *choices, char *buf, size_t n) {
+  size_t len = 0;
+  buf[0] = 0;
+  for (size_t i = 0; choices[i] && len < n; i++)
+    len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? (choices[i + 1] ? ", " : " or ") : "", choices[i]);
+  return 0;
+}
+
+/* Stores the value v of option o; returns 0 or EXIT_USAGE (reported). */
+static int store_value(const char *gen, const struct gen_opt *o, const char *v) {
+  char list[128];
+  switch (o->kind) {
+  case GO_UINT:
+    if (!parse_u64(v, o->dest))
+      return usage_error(gen, "%s: expected a whole number >= 0, got '%s'", o->name, v);
+    return 0;
+  case GO_DOUBLE:
+    if (!parse_double(v, o->dest) || !(*(double *)o->dest > 0))
+      return usage_error(gen, "%s: expected a positive number, got '%s'", o->name, v);
+    return 0;
+  case GO_CHOICE:
+    for (int i = 0; o->choices[i]; i++)
+      if (strcmp(o->choices[i], v) == 0) { *(int *)o->dest = i; return 0; }
+    choice_list(o->choices, list, sizeof list);
+    return usage_error(gen, "%s: unknown value '%s' (expected %s)", o->name, v, list);
+  case GO_PAGING: {
+    int p = paging_from_name(v);
+    if (p < 0) return usage_error(gen, "%s: unknown paging mode '%s' (expected 32, pae or 64)", o->name, v);
+    *(unsigned *)o->dest = (unsigned)p;
+    return 0;
+  }
+  case GO_STRING:
+    if (!*v) return usage_error(gen, "%s: empty value", o->name);
+    *(const char **)o->dest = v;
+    return 0;
+  case GO_FLAG:
+    break;
+  }
+  return usage_error(gen, "%s takes no value", o->name);
+}
+
+static bool is_help(const char *arg) { return !strcmp(arg, "--help") || !strcmp(arg, "-h"); }
+
+int gen_parse_args(int argc, char **argv, const struct gen_opt *opts, const char *usage) {
+  const char *gen = argv[0];
+  bool seen[64] = { false };
+  for (int i = 1; i < argc; i++)
+    if (is_help(argv[i])) { fputs(usage, stdout); return GEN_PARSE_HELP; }
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (arg[0] != '-' || !arg[1]) return usage_error(gen, "unexpected argument '%s'", arg);
+    const char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
+    const struct gen_opt *o = find_opt(opts, arg, eq ? (size_t)(eq - arg) : strlen(arg));
+    if (!o) return usage_error(gen, "unknown option '%s'", arg);
+    seen[o - opts] = true;
+    if (o->kind == GO_FLAG) {
+      if (eq) return usage_error(gen, "%s takes no value", o->name);
+      *(bool *)o->dest = true;
+      continue;
+    }
+    const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+    if (!v) return usage_error(gen, "%s needs a value", o->name);
+    if (store_value(gen, o, v)) return EXIT_USAGE;
+  }
+  for (const struct gen_opt *o = opts; o->name; o++) {
+    if (!o->required || seen[o - opts]) continue;
+    if (o->kind == GO_STRING && o->short_name)
+      return usage_error(gen, "missing %s FILE (the output trace)", o->short_name);
+    return usage_error(gen, "missing required option %s", o->name);
+  }
+  return 0;
+}
+
+int gen_exit_code(const char *generator, int rc, const char *err) {
+  if (rc == GEN_OK) return EXIT_OK;
+  if (rc == GEN_EINVAL) {
+    errorf("gen %s: %s; see 'vmxsim gen %s --help'", generator, err, generator);
+    return EXIT_USAGE;
+  }
+  errorf("gen %s: %s", generator, err);
+  return EXIT_BADINPUT;
+}

@@ -1,0 +1,175 @@
+#!/bin/sh
+# Records a workload on an ordinary Linux machine with perf tracepoints and writes the
+# 'perf script -F +pid' text that 'vmxsim import perf-script' reads (see README.md here).
+#
+# usage: workloads/record/record.sh RECIPE [-o OUT.txt] [-l LOOPS] [--cpus LIST] [--max-lines N]
+#                                   [--keep-data] [--check]
+#        workloads/record/record.sh custom [-o OUT.txt] -- COMMAND [ARGS...]
+# recipes:
+#   pipe       perf bench sched pipe -l LOOPS (2 processes ping-pong a token: lat_ctx -s 0 2),
+#              pinned to CPU 0 unless --cpus says otherwise      (default LOOPS 2000)
+#   messaging  perf bench sched messaging -g 1 -l LOOPS (the hackbench case)  (default 5)
+#   hackbench  rt-tests hackbench -g 1 -l LOOPS (processes, UNIX sockets)     (default 5)
+#   syscalls   a null-syscall loop: perf bench syscall basic -l LOOPS, or dd with 1-byte
+#              reads and writes where perf has no syscall benchmark          (default 20000)
+#   lat_ctx    lmbench lat_ctx -s 0 2 (where lmbench is installed: not packaged by Debian)
+#   custom     any command after --
+# options:
+#   -o OUT.txt      output (default RECIPE.txt)
+#   -l LOOPS        workload size (see above)
+#   --cpus LIST     run the workload under 'taskset -c LIST' ("" for no pinning)
+#   --max-lines N   keep only the first N event lines (to commit a small sample)
+#   --keep-data     keep perf.data beside OUT (OUT.data)
+#   --check         only check that recording is possible, and say what is missing
+# exit codes: 0 ok, 1 recording failed, 2 usage, 4 perf missing or not permitted.
+set -u
+
+EVENTS="sched:sched_switch sched:sched_process_fork raw_syscalls:sys_enter raw_syscalls:sys_exit
+exceptions:page_fault_user exceptions:page_fault_kernel tlb:tlb_flush"
+
+die() { code=$1; shift; echo "record: $*" >&2; exit "$code"; }
+usage() { sed -n '5,27s/^# \{0,1\}//p' "$0"; }
+
+# ---- checks: perf, permissions, tracefs, which tracepoints exist ----
+
+tracefs_dir() {
+  for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+    [ -d "$d/events" ] && { echo "$d"; return 0; }
+  done
+  return 1
+}
+
+check_perf() {
+  command -v perf >/dev/null 2>&1 ||
+    die 4 "perf is not installed (Debian/Ubuntu: apt-get install linux-perf, or linux-tools-\$(uname -r); Fedora: dnf install perf)"
+  perf --version >/dev/null 2>&1 ||
+    die 4 "'perf --version' fails: the perf wrapper found no perf for kernel $(uname -r) (install linux-tools-$(uname -r) or linux-perf)"
+  paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo unknown)
+  if [ "$(id -u)" != 0 ] && [ "$paranoid" != unknown ] && [ "$paranoid" -gt -1 ]; then
+    die 4 "kernel.perf_event_paranoid is $paranoid: recording tracepoints as a normal user needs -1
+  (sudo sysctl -w kernel.perf_event_paranoid=-1), CAP_PERFMON, or running this script as root"
+  fi
+  if ! dir=$(tracefs_dir); then
+    # perf mounts tracefs itself when it may (as root); ask it to, then look again.
+    perf list 'sched:sched_switch' >/dev/null 2>&1
+    dir=$(tracefs_dir) || die 4 "tracefs is not mounted or not readable (as root: mount -t tracefs nodev /sys/kernel/tracing;
+  as a user: also make /sys/kernel/tracing readable, e.g. chmod -R go+rx /sys/kernel/tracing)"
+  fi
+  [ -r "$dir/events/sched/sched_switch/id" ] || [ -r "$dir/events/sched/sched_switch/format" ] ||
+    die 4 "cannot read $dir/events/sched/sched_switch (tracefs permissions: run as root, or chmod -R go+rx $dir)"
+  TRACEFS=$dir
+}
+
+# The tracepoints of $EVENTS this kernel has (tlb:tlb_flush and exceptions:* are x86-only).
+available_events() {
+  avail=""
+  for e in $EVENTS; do
+    if [ -d "$TRACEFS/events/${e%%:*}/${e#*:}" ]; then avail="$avail $e"
+    else echo "record: note: tracepoint $e does not exist on this kernel; recording without it" >&2; fi
+  done
+  case "$avail" in *sched:sched_switch*) ;; *) die 4 "this kernel has no sched:sched_switch tracepoint" ;; esac
+  echo "$avail"
+}
+
+probe_record() {
+  tmp=$(mktemp -d)
+  if ! perf record -q -e sched:sched_switch -o "$tmp/probe.data" -- true >"$tmp/err" 2>&1; then
+    msg=$(head -5 "$tmp/err")
+    rm -rf "$tmp"
+    die 4 "'perf record -e sched:sched_switch -- true' fails here:
+$msg"
+  fi
+  rm -rf "$tmp"
+}
+
+# ---- recipes ----
+
+find_lat_ctx() {
+  command -v lat_ctx 2>/dev/null && return 0
+  for f in /usr/lib/lmbench/bin/*/lat_ctx /usr/local/lib/lmbench/bin/*/lat_ctx /opt/lmbench/bin/*/lat_ctx; do
+    [ -x "$f" ] && { echo "$f"; return 0; }
+  done
+  return 1
+}
+
+# Sets CMD (the workload) and default LOOPS / CPUS for recipe $1.
+recipe() {
+  case "$1" in
+  pipe)
+    : "${LOOPS:=2000}"; : "${CPUS=0}"
+    CMD="perf bench sched pipe -l $LOOPS" ;;
+  messaging)
+    : "${LOOPS:=5}"; : "${CPUS=}"
+    CMD="perf bench sched messaging -g 1 -l $LOOPS" ;;
+  hackbench)
+    : "${LOOPS:=5}"; : "${CPUS=}"
+    command -v hackbench >/dev/null 2>&1 ||
+      die 4 "hackbench not found (rt-tests: apt-get install rt-tests); 'messaging' records the same workload with perf bench"
+    CMD="hackbench -g 1 -l $LOOPS" ;;
+  syscalls)
+    : "${LOOPS:=20000}"; : "${CPUS=0}"
+    if perf bench syscall basic -l 1 >/dev/null 2>&1; then CMD="perf bench syscall basic -l $LOOPS"
+    else CMD="dd if=/dev/zero of=/dev/null bs=1 count=$LOOPS status=none"; fi ;;
+  lat_ctx)
+    : "${LOOPS:=0}"; : "${CPUS=0}"
+    lc=$(find_lat_ctx) ||
+      die 4 "lmbench's lat_ctx not found in PATH or /usr/lib/lmbench/bin (Debian does not package lmbench: build it from source)"
+    CMD="$lc -N 1 -s $LOOPS 2" ;;
+  custom)
+    : "${CPUS=}"
+    [ -n "$CUSTOM" ] || die 2 "custom: give the command after --" ;;
+  *) die 2 "unknown recipe '$1' (pipe, messaging, hackbench, syscalls, lat_ctx, custom); see --help" ;;
+  esac
+}
+
+# ---- arguments ----
+
+RECIPE=""; OUT=""; LOOPS=""; MAX_LINES=""; KEEP=0; CHECK=0; CUSTOM=""
+unset CPUS
+while [ $# -gt 0 ]; do
+  case "$1" in
+  -h|--help) usage; exit 0 ;;
+  -o) [ $# -ge 2 ] || die 2 "-o needs a file"; OUT=$2; shift ;;
+  -l) [ $# -ge 2 ] || die 2 "-l needs a number"; LOOPS=$2; shift ;;
+  --cpus) [ $# -ge 2 ] || die 2 "--cpus needs a CPU list"; CPUS=$2; shift ;;
+  --max-lines) [ $# -ge 2 ] || die 2 "--max-lines needs a number"; MAX_LINES=$2; shift ;;
+  --keep-data) KEEP=1 ;;
+  --check) CHECK=1 ;;
+  --) shift; CUSTOM="$*"; break ;;
+  -*) die 2 "unknown option '$1'; see --help" ;;
+  *) [ -z "$RECIPE" ] || die 2 "one recipe expected, got '$1' too"; RECIPE=$1 ;;
+  esac
+  shift
+done
+
+check_perf
+EV=$(available_events)
+probe_record
+if [ "$CHECK" = 1 ]; then
+  echo "record: ok: $(perf --version), perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid), tracefs at $TRACEFS"
+  echo "record: tracepoints:$EV"
+  exit 0
+fi
+[ -n "$RECIPE" ] || { usage >&2; exit 2; }
+recipe "$RECIPE"
+[ "$RECIPE" = custom ] && CMD=$CUSTOM
+: "${OUT:=$RECIPE.txt}"
+[ -n "${CPUS:-}" ] && CMD="taskset -c $CPUS $CMD"
+
+# ---- record and convert ----
+
+data="$OUT.data"
+set --
+for e in $EV; do set -- "$@" -e "$e"; done
+echo "record: perf record$EV -- $CMD" >&2
+# Without -a perf follows only the workload's tasks (and their children): switches
+# *to* them from other tasks are not seen, and the importer infers those.
+# shellcheck disable=SC2086
+perf record -q "$@" -o "$data" -- $CMD >&2 || die 1 "perf record failed"
+if [ -n "$MAX_LINES" ]; then
+  perf script --header -F +pid -i "$data" 2>/dev/null | awk -v max="$MAX_LINES" '/^#/ || n < max { print } !/^#/ { n++ }' > "$OUT"
+else
+  perf script --header -F +pid -i "$data" > "$OUT" 2>/dev/null
+fi || die 1 "perf script failed"
+[ "$KEEP" = 1 ] || rm -f "$data"
+echo "record: wrote $OUT ($(grep -vc '^#' "$OUT") event lines); next: vmxsim import perf-script $OUT -o ${OUT%.txt}.bin" >&2
