@@ -90,6 +90,10 @@ cli: all
 demo: all
 	$(Q)scripts/demo.sh $(PROG)
 
+## reproduce: the classic exit-cost experiments, tables on stdout, PNGs in plots/
+reproduce: all
+	$(Q)$(PROG) reproduce --plots plots
+
 ## bench: events/s per policy on a 50-million-event trace (needs ~1.2 GB of disk)
 bench: all
 	$(Q)scripts/bench.sh $(PROG)

@@ -125,7 +125,12 @@ static int parse_db_opts(int argc, char **argv, const char *usage, const char *a
   int c;
   /* GNU getopt moves the operands after the options, so they may come anywhere. */
   while ((c = getopt_long(argc, argv, "f:t:p:c:w:lh", longopts, NULL)) != -1) {
-    if (c != 'h' && !strchr(allowed, c)) c = '?';
+    if (c != '?' && c != 'h' && !strchr(allowed, c)) {
+      const struct option *lo = longopts;
+      while (lo->val != c) lo++;
+      errorf("--%s does not apply to 'vmxsim %s'; see 'vmxsim %s --help'", lo->name, argv[0], argv[0]);
+      return EXIT_USAGE;
+    }
     switch (c) {
     case 'D': o->db = optarg; break;
     case 'f':
@@ -388,13 +393,17 @@ static int select_runs(sqlite3 *db, const struct db_opts *o, int64_t *ids, unsig
   for (unsigned p = 0; p < (o->npolicy ? o->npolicy : 1) && !rc; p++) {
     rc = make_filter(&fl, o, o->npolicy ? o->policy[p] : NULL);
     if (rc) break;
-    const char *sql = o->npolicy ? "SELECT max(id) FROM run_summary WHERE" FILTER_SQL " HAVING count(*) > 0"
+    const char *sql = o->npolicy ? "SELECT id FROM run_summary WHERE" FILTER_SQL " ORDER BY id DESC LIMIT 1"
                                  : "SELECT max(id) FROM run_summary WHERE" FILTER_SQL " GROUP BY policy ORDER BY min(id)";
     if (prepare_filtered(db, sql, &fl, &st) != SQLITE_OK) return query_error(db, o->db);
     int step;
     while ((step = sqlite3_step(st)) == SQLITE_ROW && *n < COMPARE_MAX_RUNS) ids[(*n)++] = sqlite3_column_int64(st, 0);
-    if (step != SQLITE_ROW && step != SQLITE_DONE) rc = query_error(db, o->db);
-    else if (o->npolicy && *n == p) {
+    if (step == SQLITE_ROW) {
+      errorf("more than %d policies stored for trace %s; choose some with --policy A,B", COMPARE_MAX_RUNS, o->trace);
+      rc = EXIT_USAGE;
+    } else if (step != SQLITE_DONE) {
+      rc = query_error(db, o->db);
+    } else if (o->npolicy && *n == p) {
       errorf("no stored run of trace %s under policy %s%s%s; 'vmxsim runs --trace %s' lists them", o->trace,
              o->policy[p], o->cpu ? " on cpu " : "", o->cpu ? o->cpu : "", o->trace);
       rc = EXIT_USAGE;

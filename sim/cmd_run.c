@@ -1,6 +1,7 @@
 /* `vmxsim run`: replay a trace under a policy and print the report. */
 #include "commands.h"
 #include "engine.h"
+#include "runner.h"
 #include "report.h"
 #include "store.h"
 #include "util.h"
@@ -45,13 +46,18 @@ struct run_opts {
 static volatile sig_atomic_t interrupted;
 static void on_sigint(int sig) { (void)sig; interrupted = 1; }
 
-static bool show_progress(struct engine *e, void *arg) {
-  const struct trace_reader *r = arg;
-  uint64_t n = r->hdr.event_count ? r->hdr.event_count : 1;
+/* Progress on stderr for long runs when it is a terminal. */
+static bool show_progress(struct engine *e, const struct trace_reader *r, void *arg) {
+  (void)arg;
+  if (r->hdr.event_count <= (1u << 23)) return !interrupted;
+  uint64_t n = r->hdr.event_count;
   fprintf(stderr, "\r  %3u%%  %" PRIu64 " of %" PRIu64 " events", (unsigned)(100 * e->index / n), e->index, n);
   return !interrupted;
 }
-static bool check_interrupt(struct engine *e, void *arg) { (void)e; (void)arg; return !interrupted; }
+static bool check_interrupt(struct engine *e, const struct trace_reader *r, void *arg) {
+  (void)e; (void)r; (void)arg;
+  return !interrupted;
+}
 
 static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
   static const struct option longopts[] = {
@@ -104,32 +110,16 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
   return EXIT_OK;
 }
 
-static void fill_identity(struct report *rep, const struct run_opts *o, const struct trace_reader *r,
-                          const struct policy *p, const struct profile *pr) {
-  memset(rep, 0, sizeof *rep);
-  snprintf(rep->trace, sizeof rep->trace, "%s", o->trace);
-  snprintf(rep->workload, sizeof rep->workload, "%s", r->hdr.workload);
-  snprintf(rep->policy, sizeof rep->policy, "%s", p->name);
-  snprintf(rep->cpu, sizeof rep->cpu, "%s", pr->name);
-  snprintf(rep->paging, sizeof rep->paging, "%s", paging_name(r->hdr.paging));
-  rep->vcpus = r->hdr.vcpu_count;
-  rep->clock_ghz = pr->clock_ghz;
-}
-
 /* Stores the printed result unless --no-db; EXIT_DB (with a message) on failure. */
-static int store_result(const struct run_opts *o, const struct report *rep, const struct trace_reader *r,
-                        const struct policy *pol, const struct profile *prof, const struct timespec *t0) {
-  struct timespec t1;
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  char *pjson = policy_to_json(pol), err[1024];
+static int store_result(const struct run_opts *o, const struct run_output *out) {
+  char err[1024];
   struct store_run run = {
-    .rep = rep, .trace_path = o->trace, .trace_metadata = r->hdr.metadata, .trace_events = r->hdr.event_count,
-    .policy_json = pjson, .profile_json = prof->json,
-    .wall_seconds = (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9,
+    .rep = &out->rep, .trace_path = o->trace, .trace_metadata = out->metadata,
+    .trace_events = out->trace_events, .policy_json = out->policy_json,
+    .profile_json = out->profile_json, .wall_seconds = out->wall_seconds,
   };
   int64_t id = 0;
   int rc = store_save(o->db, &run, &id, err, sizeof err);
-  free(pjson);
   if (rc) errorf("%s", err);
   else if (!o->quiet && isatty(2)) fprintf(stderr, "run %lld stored in %s\n", (long long)id, o->db);
   return rc;
@@ -140,52 +130,24 @@ int cmd_run(int argc, char **argv) {
   int rc = parse_run_opts(argc, argv, &o);
   if (rc) return rc < 0 ? EXIT_OK : rc;
   char err[1024];
-  struct policy pol;
-  struct profile prof;
-  if (!policy_resolve(&pol, o.policy, o.sets, o.nsets, err, sizeof err)) { errorf("%s", err); return EXIT_USAGE; }
-  if (!profile_load(&prof, o.cpu, err, sizeof err)) {
-    errorf("%s", err);
-    profile_free(&prof);
-    return strstr(err, "unknown CPU") ? EXIT_USAGE : EXIT_BADINPUT;
-  }
-  struct trace_reader r;
-  if (trace_open(&r, o.trace) != TRACE_OK) {
-    errorf("%s", r.err);
-    profile_free(&prof);
-    return EXIT_BADINPUT;
-  }
-  struct engine e;
-  if (!engine_init(&e, &pol, &prof, r.hdr.vcpu_count, r.hdr.paging, err, sizeof err)) {
-    errorf("%s", err);
-    trace_close(&r);
-    profile_free(&prof);
-    return EXIT_VMENTRY;
-  }
-  bool tty = !o.quiet && isatty(2) && r.hdr.event_count > (1u << 23);
+  struct run_spec spec = { .trace = o.trace, .policy = o.policy, .cpu = o.cpu, .sets = o.sets, .nsets = o.nsets,
+                           .progress = o.quiet || !isatty(2) ? check_interrupt : show_progress };
+  struct run_output *out = xmalloc(sizeof *out);
   signal(SIGINT, on_sigint);
-  struct timespec t0;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  bool ok = engine_run(&e, &r, tty ? show_progress : check_interrupt, &r);
+  rc = run_trace(&spec, out, err, sizeof err);
   signal(SIGINT, SIG_DFL);
-  if (tty) fprintf(stderr, "\r%60s\r", "");
-  if (!ok) {
-    errorf("%s", r.err);
-    rc = EXIT_BADINPUT;
-  } else if (interrupted) {
-    errorf("interrupted after %" PRIu64 " of %" PRIu64 " events; nothing stored", e.index, r.hdr.event_count);
+  if (spec.progress == show_progress) fprintf(stderr, "\r%60s\r", "");
+  if (rc != EXIT_OK) {
+    errorf("%s", err);
+  } else if (out->interrupted) {
+    errorf("interrupted after %" PRIu64 " of %" PRIu64 " events; nothing stored", out->rep.events, out->trace_events);
     rc = 130;
   } else {
-    struct report *rep = xmalloc(sizeof *rep);
-    fill_identity(rep, &o, &r, &pol, &prof);
-    report_from_stats(rep, &e.st);
-    rep->elapsed_cycles = engine_elapsed(&e);
-    report_print(stdout, rep, (enum report_format)o.format);
+    report_print(stdout, &out->rep, (enum report_format)o.format);
     fflush(stdout);   /* the result stays printed whatever happens to the database */
-    if (!o.no_db) rc = store_result(&o, rep, &r, &pol, &prof, &t0);
-    free(rep);
+    if (!o.no_db) rc = store_result(&o, out);
   }
-  engine_free(&e);
-  trace_close(&r);
-  profile_free(&prof);
+  run_output_free(out);
+  free(out);
   return rc;
 }

@@ -23,12 +23,14 @@ enum perf_event {
   PE_OTHER, PE_SWITCH, PE_FORK, PE_SYS_ENTER, PE_SYS_EXIT, PE_PF_USER, PE_PF_KERNEL, PE_TLB
 };
 
-static const struct { const char *name; enum perf_event ev; } event_names[] = {
-  { "sched:sched_switch", PE_SWITCH },         { "sched:sched_process_fork", PE_FORK },
-  { "raw_syscalls:sys_enter", PE_SYS_ENTER },  { "raw_syscalls:sys_exit", PE_SYS_EXIT },
-  { "exceptions:page_fault_user", PE_PF_USER }, { "exceptions:page_fault_kernel", PE_PF_KERNEL },
-  { "tlb:tlb_flush", PE_TLB },
+#define NAME(s) s, sizeof s - 1
+static const struct { const char *name; size_t len; enum perf_event ev; } event_names[] = {
+  { NAME("raw_syscalls:sys_enter"), PE_SYS_ENTER },   { NAME("raw_syscalls:sys_exit"), PE_SYS_EXIT },
+  { NAME("sched:sched_switch"), PE_SWITCH },          { NAME("sched:sched_process_fork"), PE_FORK },
+  { NAME("exceptions:page_fault_user"), PE_PF_USER }, { NAME("exceptions:page_fault_kernel"), PE_PF_KERNEL },
+  { NAME("tlb:tlb_flush"), PE_TLB },
 };
+#undef NAME
 
 /* The fixed part of a line. */
 struct prefix {
@@ -135,7 +137,7 @@ static const char *token(const char *p, const char *end, const char **ts) {
 
 static enum perf_event event_kind(const char *s, size_t n) {
   for (size_t i = 0; i < sizeof event_names / sizeof *event_names; i++)
-    if (strlen(event_names[i].name) == n && memcmp(event_names[i].name, s, n) == 0) return event_names[i].ev;
+    if (event_names[i].len == n && memcmp(event_names[i].name, s, n) == 0) return event_names[i].ev;
   return PE_OTHER;
 }
 
@@ -426,18 +428,21 @@ static int perf_line(struct perf *P, const char *s, size_t n, uint64_t lineno) {
   return convert(P, (unsigned)v, &p, &f);
 }
 
-/* Pass 1: thread groups from PID/TID columns, kernel threads from kthreadd's forks. */
+/* Pass 1: thread groups from PID/TID columns, kernel threads from kthreadd's forks.
+** Only the task column is read, and the rest of a line only if it may be a fork. */
 static void learn(struct perf *P, const char *buf, size_t len) {
-  const char *s;
+  const char *s, *tok, *tok_end;
   size_t n, pos = 0;
   while (import_next_line(buf, len, &pos, &s, &n)) {
     struct prefix p;
     struct fields f;
-    if (n == 0 || *skip_blanks(s, s + n) == '#' || parse_prefix(s, n, &p)) continue;
+    if (n == 0 || *skip_blanks(s, s + n) == '#' || !find_cpu(s, s + n, &tok, &tok_end)) continue;
+    parse_task(tok, tok_end, &p);
     if (p.pid >= 0) {
       P->pid_column = true;
       *import_map_put(&P->tgid_of, (uint32_t)p.tid, p.pid) = p.pid;
     }
+    if (!import_field(tok_end, (size_t)(s + n - tok_end), "sched:sched_process_fork:") || parse_prefix(s, n, &p)) continue;
     if (p.ev == PE_FORK && !parse_fields(&p, &f) &&
         (f.parent == 2 || import_map_get(&P->kthreads, (uint32_t)f.parent)))
       *import_map_put(&P->kthreads, (uint32_t)f.child, 1) = 1;

@@ -53,7 +53,9 @@ static const char regress_usage[] =
   "    }\n"
   "  }\n"
   "\"trace\": \"my.bin\" replays a binary trace (a .txt trace is assembled first);\n"
-  "\"generate\" runs 'vmxsim gen' with those arguments into a temporary file.  Every\n"
+  "\"generate\" runs 'vmxsim gen' with those arguments into a temporary file.  \"set\"\n"
+  "overrides knobs as --set does; \"cpu\" defaults to " PROFILE_DEFAULT "; policy and CPU files\n"
+  "(names with '/' or ending in .json) are also relative to the case file.  Every\n"
   "section of \"expect\" is checked completely (reasons and counters not listed are\n"
   "expected to be 0); sections left out are not checked.  cycles_tolerance is\n"
   "relative (0.001 = 0.1%; default 0, exact).\n"
@@ -227,7 +229,7 @@ static int scan_dir(struct files *f, const char *dir) {
     else files_add(&here, xasprintf("%s%s%s", dir, has_suffix(dir, "/") ? "" : "/", e->d_name));
   }
   closedir(d);
-  qsort(here.v, here.n, sizeof *here.v, cmp_str);
+  if (here.n) qsort(here.v, here.n, sizeof *here.v, cmp_str);
   int rc = EXIT_OK;
   for (size_t i = 0; i < here.n; i++) {
     struct stat st;

@@ -25,7 +25,7 @@ struct report_counter {
 struct report {
   char trace[256];           /* trace file name as given */
   char workload[64];
-  char trace_hash[65];       /* SHA-256 of the trace file, hex ("" if unknown) */
+  char trace_hash[65];       /* XXH64 of the trace file, 16 hex digits ("" if not computed) */
   char policy[256];
   char cpu[64];
   char paging[8];

@@ -337,7 +337,7 @@ static bool make_dir(const char *dir) {
   return false;
 }
 
-static void cleanup(const struct xp_ctx *c, bool keep) {
+void xp_cleanup(const struct xp_ctx *c, bool keep) {
   for (unsigned i = 0; i < ntraces; i++)
     if (!keep) remove(traces[i].path);
   if (!keep) rmdir(c->dir);
@@ -380,6 +380,6 @@ int cmd_reproduce(int argc, char **argv) {
     free(s);
   }
   cJSON_Delete(all);
-  cleanup(&c, o.keep != NULL);
+  xp_cleanup(&c, o.keep != NULL);
   return c.rc;
 }

@@ -53,6 +53,8 @@ const char *xp_gen(struct xp_ctx *c, const char *const *args);
 /* Runs trace under policy/cpu with optional KEY=VALUE sets (NULL-terminated). */
 bool xp_run(struct xp_ctx *c, const char *trace, const char *policy, const char *cpu,
             const char *const *sets, struct xp_result *out);
+/* Removes the generated traces and the scratch directory (unless keep). */
+void xp_cleanup(const struct xp_ctx *c, bool keep);
 struct xp_row *xp_add_row(struct xp_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The experiments (sim/experiments.c); each fills its table(s). */

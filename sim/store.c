@@ -425,6 +425,9 @@ int store_save(const char *path, const struct store_run *run, int64_t *run_id, c
   char hash[sizeof run->rep->trace_hash], why[600];
   if (run->rep->trace_hash[0]) {
     snprintf(hash, sizeof hash, "%s", run->rep->trace_hash);
+  } else if (!run->trace_path) {
+    snprintf(err, errlen, "results database %s: run not stored: no trace file to hash", path);
+    return EXIT_DB;
   } else if (!hash_file(run->trace_path, hash, why, sizeof why)) {
     snprintf(err, errlen, "results database %s: run not stored: %s", path, why);
     return EXIT_DB;

@@ -213,7 +213,11 @@ static void switch_roots(struct mmu *m, struct vcpu *v, uint64_t cr3, bool exite
       m->ctr[found ? CTR_ROOT_HITS : CTR_ROOT_MISSES]++;
     }
   }
-  if (!exited) return;
+  if (!exited) {
+    /* Roots loaded at VM entry (or by a CR3-target hit): the VMCS holds the root. */
+    vmcs_poke(&v->vmx.vmcs, VMCS_GUEST_CR3, root_hpa(&mv->cur));
+    return;
+  }
   vmcs_write(&v->vmx.vmcs, VMCS_GUEST_CR3, root_hpa(&mv->cur));
   if (m->pol->cr3_cache) vcpu_cr3t_fill(v, cr3, root_hpa(&mv->cur));
 }

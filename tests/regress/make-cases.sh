@@ -1,7 +1,7 @@
 #!/bin/sh
 # Creates the skeletons of vmxsim's own regression cases: every workload generator
 # at a small size under every policy preset and the documented compositions, and
-# the sample traces in traces/examples/.  Existing case files are kept (-f rewrites them,
+# the sample traces in traces/ (*.bin) and traces/examples/.  Existing case files are kept (-f rewrites them,
 # dropping their expectations).  Then record the expectations from the current
 # model:
 #   tests/regress/make-cases.sh && ./vmxsim regress --update tests/regress
@@ -25,9 +25,11 @@ lat_ctx-8p-16k|lat_ctx, 8 processes, 16 KB each, 10 trips|lat_ctx --procs 8 --si
 hackbench-1g|hackbench, 1 group, 1 loop, sockets|hackbench --groups 1 --loops 1
 syscalls-hvm|null system calls, guest syscall/sysret|syscalls --count 200 --mode hvm
 syscalls-pti|null system calls, PTI without PCID|syscalls --count 200 --mode pti
+syscalls-pv64|null system calls, 64-bit Xen PV guest|syscalls --count 200 --mode pv64
 cr4toggle-pge|global TLB flushes by toggling CR4.PGE|cr4toggle --count 100 --bit pge
 cr4toggle-tsd|CR4.TSD toggles|cr4toggle --count 100 --bit tsd
-debug-3p|3 processes, 1 under a debugger, 20 trips|debug --procs 3 --iters 20 --debugged 1'
+debug-3p|3 processes, 1 under a debugger, 20 trips|debug --procs 3 --iters 20 --debugged 1
+cpuid|a CPUID loop, leaf 0|cpuid --count 100'
 
 created=0
 kept=0
@@ -65,7 +67,9 @@ done <<EOF
 $VARIANTS
 EOF
 
-for t in $(cd "$root/traces" && find examples -name '*.txt' -o -name '*.bin' | sort); do
+# Sample traces: traces/*.bin (made by traces/make-samples.sh) and the hand-written
+# traces/examples/ (traces/recorded/ holds raw recordings that need 'vmxsim import').
+for t in $(cd "$root/traces" && ls ./*.bin examples/*.txt examples/*.bin 2>/dev/null | sed 's#^\./##' | sort); do
   base=$(basename "$t"); base=${base%.*}
   for p in $SAMPLE_POLICIES; do
     write_case "$here/sample-$base.$p.json" "sample trace traces/$t, under $p" "$p" trace "\"../../traces/$t\""

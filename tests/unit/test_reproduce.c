@@ -1,0 +1,143 @@
+/* The reproduce experiments at reduced size: structure and the direction of every effect. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/reproduce.h"
+
+static struct xp_ctx ctx;
+
+static const struct experiment *find(const char *name) {
+  for (unsigned i = 0; i < nexperiments; i++)
+    if (!strcmp(experiments[i].name, name)) return &experiments[i];
+  fail_msg("no experiment %s", name);
+  return NULL;
+}
+
+/* Runs one experiment quickly; the caller frees the tables. */
+static struct xp_table *run(const char *name) {
+  const struct experiment *x = find(name);
+  memset(&ctx, 0, sizeof ctx);
+  ctx.quick = true;
+  snprintf(ctx.dir, sizeof ctx.dir, "/tmp/vmxsim-test-repro-XXXXXX");
+  assert_non_null(mkdtemp(ctx.dir));
+  struct xp_table *t = calloc(x->ntables, sizeof *t);
+  bool ok = x->run(&ctx, t, x->ntables);
+  xp_cleanup(&ctx, false);
+  if (!ok) fail_msg("%s: %s", name, ctx.err);
+  for (unsigned k = 0; k < x->ntables; k++) {
+    assert_non_null(t[k].name);
+    assert_true(t[k].nrows > 0);
+    assert_true(t[k].ncols > 0);
+  }
+  return t;
+}
+
+static double v(const struct xp_table *t, unsigned row, const char *col) {
+  for (unsigned c = 0; c < t->ncols; c++)
+    if (!strcmp(t->cols[c], col)) return t->row[row].v[c];
+  fail_msg("%s: no column %s", t->name, col);
+  return 0;
+}
+
+#define ASSERT_LT(a, b) do { double a_ = (a), b_ = (b); \
+  if (!(a_ < b_)) fail_msg("%s = %g is not below %s = %g", #a, a_, #b, b_); } while (0)
+
+static void shadow_cache_2007_nocache_is_slowest_and_caching_beats_it(void **state) {
+  (void)state;
+  struct xp_table *t = run("shadow-cache-2007");
+  assert_int_equal(t->nrows, 6);
+  for (unsigned r = 0; r < t->nrows; r++) {
+    print_message("%-18s native %8.2f nocache %8.2f shadowcache %8.2f\n", t->row[r].label,
+                  v(t, r, "native"), v(t, r, "nocache"), v(t, r, "shadowcache"));
+    ASSERT_LT(v(t, r, "native"), v(t, r, "shadowcache"));
+    ASSERT_LT(v(t, r, "shadowcache"), v(t, r, "nocache") * 1.0001);
+  }
+  ASSERT_LT(2.0, v(t, 0, "nocache/shadowcache"));      /* 2 processes fit the pool */
+  assert_true(t->row[0].calibrated[1] && t->row[0].calibrated[2]);
+  assert_false(t->row[1].calibrated[1]);
+  free(t);
+}
+
+static void cr3_cache_2008_helps_until_address_spaces_exceed_four(void **state) {
+  (void)state;
+  struct xp_table *t = run("cr3-cache-2008");
+  for (unsigned r = 0; r < 3; r++)
+    print_message("%-8s shadowcache %6.2f cr3cache %6.2f exits %5.3f / %5.3f\n", t[0].row[r].label,
+                  v(&t[0], r, "shadowcache"), v(&t[0], r, "cr3cache"), v(&t[0], r, "exits sc"), v(&t[0], r, "exits cc"));
+  ASSERT_LT(v(&t[0], 0, "cr3cache"), v(&t[0], 0, "shadowcache"));   /* 2 procs */
+  ASSERT_LT(v(&t[0], 1, "cr3cache"), v(&t[0], 1, "shadowcache"));   /* 4 procs */
+  ASSERT_LT(v(&t[0], 1, "exits cc"), v(&t[0], 1, "exits sc"));
+  /* 8 address spaces through 4 round-robin targets: every switch misses */
+  ASSERT_LT(v(&t[0], 2, "shadowcache") * 0.99, v(&t[0], 2, "cr3cache"));
+  ASSERT_LT(v(&t[0], 2, "exits sc") * 0.99, v(&t[0], 2, "exits cc"));
+  /* hackbench: 40 address spaces, so the cache cannot help */
+  ASSERT_LT(0.95, v(&t[1], 0, "cr3cache/shadowcache"));
+  free(t);
+}
+
+static void xen_pv_syscalls_cr3_cache_removes_the_two_switch_exits(void **state) {
+  (void)state;
+  struct xp_table *t = run("xen-pv-syscalls");
+  assert_int_equal(t->nrows, 5);
+  ASSERT_LT(1.99, v(t, 0, "CR3 exits"));                /* shadowcache: 2 per syscall */
+  ASSERT_LT(v(t, 1, "CR3 exits"), 0.1);                  /* cr3cache: warm-up only */
+  ASSERT_LT(1.99, v(t, 2, "CR3 exits"));                /* prevroots still exits */
+  assert_true(v(t, 3, "CR3 exits") == 0);                /* ept */
+  ASSERT_LT(v(t, 1, "us"), v(t, 0, "us"));
+  free(t);
+}
+
+static void cr4_mask_2018_narrow_mask_removes_exits_except_pge_under_shadow(void **state) {
+  (void)state;
+  struct xp_table *t = run("cr4-mask-2018");
+  assert_int_equal(t->nrows, 8);
+  const double expected[8] = { 2, 0, 2, 2, 1, 0, 1, 0 };
+  for (unsigned r = 0; r < 8; r++) {
+    print_message("%-36s CR exits/op %.3f (expected %.0f)\n", t->row[r].label, v(t, r, "CR_ACCESS exits"), expected[r]);
+    assert_true(v(t, r, "CR_ACCESS exits") == expected[r]);
+  }
+  ASSERT_LT(v(t, 1, "us"), v(t, 0, "us"));
+  free(t);
+}
+
+static void debugreg_2009_lazy_is_cheaper_and_always_correct(void **state) {
+  (void)state;
+  struct xp_table *t = run("debugreg-2009");
+  ASSERT_LT(v(&t[0], 1, "cycles/exit"), v(&t[0], 0, "cycles/exit"));
+  ASSERT_LT(5.0, v(&t[0], 1, "saving %"));
+  ASSERT_LT(v(&t[0], 1, "saving %"), 20.0);
+  for (unsigned r = 0; r < t[1].nrows; r++) assert_true(v(&t[1], r, "dr mismatches") == 0);
+  ASSERT_LT(v(&t[1], 1, "exits"), v(&t[1], 0, "exits"));
+  free(t);
+}
+
+static void guest_walk_2011_hint_shortens_walks_and_faults(void **state) {
+  (void)state;
+  struct xp_table *t = run("guest-walk-2011");
+  assert_int_equal(t->nrows, 4);
+  ASSERT_LT(v(t, 1, "per walk"), v(t, 0, "per walk"));
+  ASSERT_LT(v(t, 1, "per fault"), v(t, 0, "per fault"));
+  ASSERT_LT(v(t, 2, "per walk"), v(t, 0, "per walk"));   /* 2 levels walk less than 4 */
+  ASSERT_LT(v(t, 3, "per fault"), v(t, 2, "per fault"));
+  assert_true(v(t, 0, "faults/switch") == v(t, 1, "faults/switch"));
+  free(t);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(shadow_cache_2007_nocache_is_slowest_and_caching_beats_it),
+    cmocka_unit_test(cr3_cache_2008_helps_until_address_spaces_exceed_four),
+    cmocka_unit_test(xen_pv_syscalls_cr3_cache_removes_the_two_switch_exits),
+    cmocka_unit_test(cr4_mask_2018_narrow_mask_removes_exits_except_pge_under_shadow),
+    cmocka_unit_test(debugreg_2009_lazy_is_cheaper_and_always_correct),
+    cmocka_unit_test(guest_walk_2011_hint_shortens_walks_and_faults),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
