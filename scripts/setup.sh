@@ -3,7 +3,7 @@
 # As root it installs the missing ones; otherwise it prints the exact
 # apt-get line to run and fails.
 set -e
-PKGS="gcc make pkg-config libsqlite3-dev libcjson-dev libreadline-dev libcmocka-dev sqlite3 gnuplot-nox fonts-dejavu-core"
+PKGS="gcc make pkg-config libsqlite3-dev libcjson-dev libreadline-dev libcmocka-dev sqlite3 gnuplot-nox fonts-dejavu-core time"
 
 missing=""
 for p in $PKGS; do

@@ -143,6 +143,9 @@ void engine_step(struct engine *e, const struct trace_event *ev) {
   case EV_TOUCH: case EV_PTWRITE:
     mmu_guest_event(e->mmu, v, ev, &e->sink);
     return;
+  /* SYSCALL/SYSRET never cause VM exits (SDM 26.1: not in the list of
+  ** instructions that exit) and change nothing the models track. */
+  case EV_SYSCALL: case EV_SYSRET: return;
   default: break;
   }
   struct trace_event op = *ev;

@@ -13,7 +13,7 @@ static const char usage[] =
   "\n"
   "commands:\n"
   "  run         replay a trace under a policy (the default command)\n"
-  "  gen         generate a workload trace: lat_ctx, hackbench, syscalls, cr4toggle, debug\n"
+  "  gen         generate a workload trace: lat_ctx, hackbench, syscalls, cr4toggle, debug, cpuid\n"
   "  trace       asm (text to binary), dump (binary to text), info (header and counts)\n"
   "  policies    list policy presets and knobs\n"
   "  cpus        list CPU cost profiles\n"

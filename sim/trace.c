@@ -2,11 +2,11 @@
 #include "trace.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -75,15 +75,14 @@ enum {
   H_FLAGS = 15, H_COUNT = 16, H_METALEN = 24, H_RESERVED = 28, H_WORKLOAD = 32
 };
 
-static int parse_header(struct trace_reader *r) {
-  const unsigned char *p = r->map;
+static int parse_header(struct trace_reader *r, const unsigned char *p, size_t got) {
   struct trace_header *h = &r->hdr;
-  if (r->map_len < 8 || memcmp(p, TRACE_MAGIC, 8) != 0)
+  if (got < 8 || memcmp(p, TRACE_MAGIC, 8) != 0)
     return fail(r->err, TRACE_EFORMAT, "%s: byte 0: not a vmxsim trace (bad magic; "
                 "text traces must first be assembled with 'vmxsim trace asm')", r->path);
-  if (r->map_len < TRACE_HEADER_SIZE)
+  if (got < TRACE_HEADER_SIZE)
     return fail(r->err, TRACE_EFORMAT, "%s: byte %zu: truncated header (%d bytes needed)",
-                r->path, r->map_len, TRACE_HEADER_SIZE);
+                r->path, got, TRACE_HEADER_SIZE);
   h->version = get16(p + H_VERSION);
   h->record_size = get16(p + H_RECSIZE);
   h->vcpu_count = get16(p + H_VCPUS);
@@ -106,12 +105,12 @@ static int parse_header(struct trace_reader *r) {
   if (!paging_name(h->paging))
     return fail(r->err, TRACE_EFORMAT, "%s: byte %d: unknown paging mode %u (32, 36=pae, 64)",
                 r->path, H_PAGING, h->paging);
-  if (h->metadata_len > TRACE_METADATA_MAX || h->metadata_len > r->map_len - TRACE_HEADER_SIZE)
+  if (h->metadata_len > TRACE_METADATA_MAX || h->metadata_len > r->file_len - TRACE_HEADER_SIZE)
     return fail(r->err, TRACE_EFORMAT, "%s: byte %d: metadata length %u exceeds the file "
                 "(%zu bytes) or the %u-byte limit", r->path, H_METALEN, h->metadata_len,
-                r->map_len, TRACE_METADATA_MAX);
+                r->file_len, TRACE_METADATA_MAX);
   r->data_off = TRACE_HEADER_SIZE + h->metadata_len;
-  size_t body = r->map_len - r->data_off;
+  size_t body = r->file_len - r->data_off;
   if (body % sizeof(struct trace_event) != 0)
     return fail(r->err, TRACE_EFORMAT, "%s: byte %zu: truncated record (file ends %zu bytes "
                 "into record %zu)", r->path, r->data_off + body / 24 * 24,
@@ -120,58 +119,90 @@ static int parse_header(struct trace_reader *r) {
     return fail(r->err, TRACE_EFORMAT, "%s: byte %d: header says %llu records but the file "
                 "holds %zu (truncated or unfinished trace)", r->path, H_COUNT,
                 (unsigned long long)h->event_count, body / sizeof(struct trace_event));
-  h->metadata = malloc(h->metadata_len + 1);
-  if (!h->metadata) return fail(r->err, TRACE_EIO, "%s: out of memory", r->path);
-  memcpy(h->metadata, p + TRACE_HEADER_SIZE, h->metadata_len);
-  h->metadata[h->metadata_len] = 0;
+  return TRACE_OK;
+}
+
+/* Reads exactly n bytes at offset off; false on a short read or an error. */
+static bool read_at(int fd, void *buf, size_t n, size_t off) {
+  size_t done = 0;
+  while (done < n) {
+    ssize_t got = pread(fd, (char *)buf + done, n - done, (off_t)(off + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    done += (size_t)got;
+  }
+  return true;
+}
+
+static int read_header(struct trace_reader *r) {
+  unsigned char hb[TRACE_HEADER_SIZE];
+  size_t got = r->file_len < sizeof hb ? r->file_len : sizeof hb;
+  if (!read_at(r->fd, hb, got, 0)) return fail(r->err, TRACE_EIO, "%s: read: %s", r->path, strerror(errno));
+  int rc = parse_header(r, hb, got);
+  if (rc != TRACE_OK) return rc;
+  r->hdr.metadata = malloc(r->hdr.metadata_len + 1);
+  r->buf = malloc(TRACE_READ_RECORDS * sizeof *r->buf);
+  if (!r->hdr.metadata || !r->buf) return fail(r->err, TRACE_EIO, "%s: out of memory", r->path);
+  if (!read_at(r->fd, r->hdr.metadata, r->hdr.metadata_len, TRACE_HEADER_SIZE))
+    return fail(r->err, TRACE_EIO, "%s: read: %s", r->path, strerror(errno));
+  r->hdr.metadata[r->hdr.metadata_len] = 0;
   return TRACE_OK;
 }
 
 int trace_open(struct trace_reader *r, const char *path) {
   memset(r, 0, sizeof *r);
   r->path = path;
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) return fail(r->err, TRACE_EIO, "%s: %s", path, strerror(errno));
+  r->fd = open(path, O_RDONLY);
+  if (r->fd < 0) return fail(r->err, TRACE_EIO, "%s: %s", path, strerror(errno));
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return fail(r->err, TRACE_EIO, "%s: not a regular file", path);
+  int rc = TRACE_OK;
+  if (fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode)) rc = fail(r->err, TRACE_EIO, "%s: not a regular file", path);
+  else if (st.st_size == 0) rc = fail(r->err, TRACE_EFORMAT, "%s: byte 0: empty file, not a vmxsim trace", path);
+  if (rc == TRACE_OK) {
+    r->file_len = (size_t)st.st_size;
+    posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    rc = read_header(r);
   }
-  r->map_len = (size_t)st.st_size;
-  if (r->map_len == 0) {
-    close(fd);
-    return fail(r->err, TRACE_EFORMAT, "%s: byte 0: empty file, not a vmxsim trace", path);
-  }
-  void *m = mmap(NULL, r->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
-  if (m == MAP_FAILED) return fail(r->err, TRACE_EIO, "%s: mmap: %s", path, strerror(errno));
-  r->map = m;
-  madvise(m, r->map_len, MADV_SEQUENTIAL);
-  int rc = parse_header(r);
   if (rc != TRACE_OK) {
-    munmap(m, r->map_len);
-    r->map = NULL;
+    char keep[sizeof r->err];
+    memcpy(keep, r->err, sizeof keep);
+    trace_close(r);
+    memcpy(r->err, keep, sizeof keep);
   }
   return rc;
 }
 
 void trace_close(struct trace_reader *r) {
-  if (r->map) munmap((void *)r->map, r->map_len);
+  if (r->fd >= 0) close(r->fd);
   free(r->hdr.metadata);
-  r->map = NULL;
+  free(r->buf);
+  r->fd = -1;
   r->hdr.metadata = NULL;
+  r->buf = NULL;
 }
 
 size_t trace_record_offset(const struct trace_reader *r, uint64_t i) {
   return r->data_off + (size_t)i * sizeof(struct trace_event);
 }
 
+/* Refills the buffer from record r->next on. */
+static bool refill(struct trace_reader *r) {
+  uint64_t left = r->hdr.event_count - r->next;
+  size_t n = left < TRACE_READ_RECORDS ? (size_t)left : TRACE_READ_RECORDS;
+  if (!read_at(r->fd, r->buf, n * sizeof *r->buf, trace_record_offset(r, r->next))) {
+    fail(r->err, TRACE_EIO, "%s: byte %zu: read failed: %s", r->path, trace_record_offset(r, r->next),
+         errno ? strerror(errno) : "file shrank");
+    return false;
+  }
+  r->buf_n = n;
+  r->buf_i = 0;
+  return true;
+}
+
 const struct trace_event *trace_next(struct trace_reader *r) {
   if (r->next >= r->hdr.event_count) return NULL;
-  /* Records start right after the metadata, at any byte offset: copy one out
-  ** rather than read it in place, which would be a misaligned access. */
-  struct trace_event *ev = &r->cur;
-  memcpy(ev, r->map + trace_record_offset(r, r->next), sizeof *ev);
+  if (r->buf_i == r->buf_n && !refill(r)) return NULL;
+  const struct trace_event *ev = &r->buf[r->buf_i];
   if (ev->type >= EV_COUNT || ev->vcpu >= r->hdr.vcpu_count) {
     fail(r->err, TRACE_EFORMAT, "%s: byte %zu: record %llu: %s %u", r->path,
          trace_record_offset(r, r->next), (unsigned long long)r->next,
@@ -179,12 +210,13 @@ const struct trace_event *trace_next(struct trace_reader *r) {
          ev->type >= EV_COUNT ? ev->type : ev->vcpu);
     return NULL;
   }
+  r->buf_i++;
   r->next++;
   return ev;
 }
 
 int trace_failed(const struct trace_reader *r) { return r->err[0] != 0; }
-void trace_rewind(struct trace_reader *r) { r->next = 0; r->err[0] = 0; }
+void trace_rewind(struct trace_reader *r) { r->next = 0; r->buf_n = r->buf_i = 0; r->err[0] = 0; }
 
 /* ---- writer ---- */
 

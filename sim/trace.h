@@ -36,16 +36,18 @@ enum trace_rc {
   TRACE_EFORMAT,      /* not a vmxsim trace or corrupt */
 };
 
-/* Reader: maps the file and copies out one record at a time, so memory use
-** does not grow with trace length (the kernel pages the mapping in and out). */
+/* Reader: reads records through a fixed buffer, so memory use does not grow
+** with trace length. */
+#define TRACE_READ_RECORDS 4096
 struct trace_reader {
   const char *path;
   struct trace_header hdr;
-  const unsigned char *map;        /* whole file */
-  size_t map_len;
+  int fd;
+  size_t file_len;
+  struct trace_event *buf;         /* [TRACE_READ_RECORDS] */
+  size_t buf_n, buf_i;             /* records in buf, next one to return */
   size_t data_off;                 /* byte offset of record 0 */
   uint64_t next;                   /* index of the next record to return */
-  struct trace_event cur;          /* the record trace_next returned */
   char err[512];                   /* message of the last failure */
 };
 

@@ -392,9 +392,9 @@ void mmu_guest_event(struct mmu *m, struct vcpu *v, const struct trace_event *ev
   }
   struct work g;
   work_clear(&g);
-  uint64_t pages = ev->b ? ev->b : 1;
+  uint64_t pages = ev->b ? ev->b : 1, misses = m->ctr[CTR_TLB_MISSES];
   for (uint64_t i = 0; i < pages; i++) touch_page(m, v, ev->a + (i << 12), &g, sink);
-  sink->guest(sink, v, &g);
+  if (m->ctr[CTR_TLB_MISSES] != misses) sink->guest(sink, v, &g);   /* only misses cost the guest */
 }
 
 void mmu_request(struct mmu *m, struct vcpu *v, enum mmu_request req, uint64_t arg, bool exited,

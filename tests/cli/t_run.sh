@@ -1,0 +1,135 @@
+# `vmxsim run` (and the bare `vmxsim --policy`), `policies`, `cpus`, --help/--version, exit codes.
+
+cat > t.txt <<'TXT'
+@paging 64
+@init cr0=0x80050033 cr3=0x10000000 cr4=0x6f0
+run 1000
+cr3w 0x10100000
+touch 0x400000 2 w
+cr4w 0x670
+cr4w 0x6f0
+cpuid 1
+drw 7 0x401
+mark op
+cr3w 0x10000000
+touch 0x400000 2 w
+mark op
+TXT
+"$VMXSIM" trace asm t.txt -o t.bin
+
+run "$VMXSIM" --version
+check_rc "--version" 0
+check_contains "--version prints the version" "$out" "vmxsim 0."
+run "$VMXSIM" --help
+check_rc "--help" 0
+check_contains "--help documents exit codes" "$out" "exit codes"
+check_contains "--help lists reproduce" "$out" "reproduce"
+run "$VMXSIM"
+check_rc "no arguments is a usage error" 2
+run "$VMXSIM" frobnicate
+check_rc "unknown command" 2
+check_contains "unknown command named" "$err" "unknown command 'frobnicate'"
+run "$VMXSIM" run --help
+check_rc "run --help" 0
+check_contains "run --help has an example" "$out" "example:"
+
+run "$VMXSIM" policies
+check_rc "policies" 0
+for p in nocache shadowcache cr3cache prevroots ept cr4mask lazydr; do check_contains "policies lists $p" "$out" "$p"; done
+for k in cr0_guest_host_mask cr4_guest_host_mask cr3_target_count mov_dr_exiting dr_switch shadow_pages_max; do
+  check_contains "policies lists knob $k" "$out" "$k"
+done
+run "$VMXSIM" cpus
+check_rc "cpus" 0
+for c in core2-2007 core2-2008 nehalem-2009 skylake-2019; do check_contains "cpus lists $c" "$out" "$c"; done
+
+# the table, xenalyze-style
+run "$VMXSIM" --policy shadowcache --no-db t.bin
+check_rc "run shadowcache" 0
+check_contains "table header" "$out" "VM-EXIT"
+check_contains "table p5|p50|p95" "$out" "p50"
+check_contains "CR3 write breakdown row" "$out" "  cr3 write"
+check_contains "CR4 write breakdown row" "$out" "  cr4 write"
+check_contains "DR breakdown row" "$out" "  dr7 write"
+check_contains "per-operation line" "$out" "per operation (2 marks)"
+check_contains "MMU section" "$out" "MMU:"
+bare=$out
+run "$VMXSIM" run --policy shadowcache --no-db t.bin
+check_eq "'run' and the bare form agree" "$bare" "$out"
+
+# JSON keys fixed by the design
+run "$VMXSIM" --policy shadowcache --no-db --format json t.bin
+check_rc "json" 0
+for key in '"policy"' '"cpu"' '"events"' '"total_exits"' '"exits"' '"cycles"' '"total"' '"guest"' '"vmm"' '"counters"' '"p5"' '"p50"' '"p95"' '"avg"'; do
+  check_contains "json has $key" "$out" "$key"
+done
+check_contains "json CR_ACCESS count" "$out" '"CR_ACCESS"'
+first=$out
+run "$VMXSIM" --policy shadowcache --no-db --format json t.bin
+check_eq "deterministic output" "$first" "$out"
+run "$VMXSIM" --policy shadowcache --no-db --format csv t.bin
+check_contains "csv header" "$out" "section,name,parent,count,cycles"
+
+# policies: composition, overrides, EPT
+run "$VMXSIM" --policy ept --no-db --format json t.bin
+check_not_contains "ept: no CR_ACCESS for CR3" "$out" '"cr3 write"'
+run "$VMXSIM" --policy ept+cr4mask --no-db --format json t.bin
+check_not_contains "ept+cr4mask: CR4 PGE toggles do not exit" "$out" '"CR_ACCESS"'
+run "$VMXSIM" --policy shadowcache+cr4mask --no-db --format json t.bin
+check_contains "shadow+cr4mask: PGE stays host-owned" "$out" '"cr4 write"'
+check_contains "forced bit counted" "$out" '"cr4_forced_owned_bits":	1'
+run "$VMXSIM" --policy shadowcache --set mov_dr_exiting=false --no-db --format json t.bin
+check_not_contains "--set mov_dr_exiting=false: no DR exit" "$out" '"DR_ACCESS"'
+
+# errors
+run "$VMXSIM" --policy nosuch --no-db t.bin
+check_rc "unknown policy" 2
+check_contains "unknown policy lists the valid ones" "$err" "valid: "
+check_contains "... including shadowcache" "$err" "shadowcache"
+run "$VMXSIM" --policy shadowcache --set nosuch=1 --no-db t.bin
+check_rc "unknown knob" 2
+check_contains "unknown knob lists the valid ones" "$err" "valid knobs: "
+run "$VMXSIM" --policy shadowcache --set dr_switch=sideways --no-db t.bin
+check_rc "bad knob value" 2
+check_contains "bad knob value explained" "$err" "not one of: eager, lazy"
+run "$VMXSIM" --policy shadowcache --set novalue --no-db t.bin
+check_rc "--set without =" 2
+run "$VMXSIM" --policy shadowcache --format xml --no-db t.bin
+check_rc "bad --format" 2
+run "$VMXSIM" --policy shadowcache --cpu nosuch --no-db t.bin
+check_rc "unknown cpu" 2
+check_contains "unknown cpu lists profiles" "$err" "core2-2007"
+run "$VMXSIM" --no-db t.bin
+check_rc "missing --policy" 2
+check_contains "missing --policy explained" "$err" "--policy is required"
+run "$VMXSIM" --policy shadowcache --no-db
+check_rc "missing trace" 2
+run "$VMXSIM" --policy shadowcache --no-db nosuch.bin
+check_rc "missing trace file" 3
+check_contains "missing trace named" "$err" "nosuch.bin"
+run "$VMXSIM" --policy shadowcache --no-db t.txt
+check_rc "text trace given to run" 3
+check_contains "text trace: hint to assemble" "$err" "vmxsim trace asm"
+run "$VMXSIM" --policy shadowcache --bogus --no-db t.bin
+check_rc "unknown option" 2
+
+# VM entry check: CR3_TARGET_COUNT above IA32_VMX_MISC's 4 (SDM 26.2.1.1)
+run "$VMXSIM" --policy cr3cache --set cr3_target_count=5 --no-db t.bin
+check_rc "cr3_target_count=5 fails VM entry" 4
+check_contains "VM-instruction error 7" "$err" "VM-instruction error 7"
+check_contains "names CR3_TARGET_COUNT" "$err" "CR3_TARGET_COUNT is 5"
+check_eq "no result printed on VM-entry failure" "" "$out"
+run "$VMXSIM" --policy cr3cache --set cr3_target_count=4 --no-db t.bin
+check_rc "cr3_target_count=4 runs" 0
+
+# a malformed CPU profile file names the file and the key
+cat > bad.json <<'JSON'
+{ "name": "bad", "params": { "clock_ghz": { "value": 2.0, "kind": "guessed", "source": "x" } } }
+JSON
+run "$VMXSIM" --policy shadowcache --cpu ./bad.json --no-db t.bin
+check_rc "bad profile" 3
+check_contains "bad profile: file and key" "$err" "bad.json: params.clock_ghz"
+printf '{ "name": \n' > broken.json
+run "$VMXSIM" --policy shadowcache --cpu ./broken.json --no-db t.bin
+check_rc "malformed profile JSON" 3
+check_contains "malformed JSON: file and line" "$err" "broken.json:2: malformed JSON"
