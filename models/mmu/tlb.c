@@ -3,10 +3,12 @@
 #include "sim/util.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define WAYS 4
 
 void tlb_init(struct tlb *t, unsigned entries) {
+  memset(t, 0, sizeof *t);
   t->sets = 1;
   while (t->sets * 2 * WAYS <= (entries ? entries : WAYS)) t->sets *= 2;
   t->e = xcalloc((size_t)t->sets * WAYS, sizeof *t->e);

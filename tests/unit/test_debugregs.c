@@ -27,7 +27,7 @@ static struct work W;
 /* vcpu_setup with a resolved policy; sets are KEY=VALUE overrides. */
 static void setup(const char *spec, const char *set1, const char *set2) {
   char err[1024];
-  char *sets[2];
+  char *sets[2] = { NULL, NULL };
   int n = 0;
   if (set1) sets[n++] = (char *)set1;
   if (set2) sets[n++] = (char *)set2;
