@@ -223,6 +223,22 @@ bool import_snum(const char *s, const char *end, int64_t *v, const char **stop) 
   return true;
 }
 
+const char *import_find_cpu(const char *s, const char *end, import_task_ok_fn ok, void *arg,
+                            const char **ts, const char **te) {
+  for (const char *q = s; (q = memchr(q, '[', (size_t)(end - q))); q++) {
+    if (q == s || (q[-1] != ' ' && q[-1] != '\t')) continue;
+    const char *d = q + 1;
+    while (d < end && *d >= '0' && *d <= '9') d++;
+    if (d == q + 1 || d >= end || *d != ']') continue;
+    const char *e = q;
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t')) e--;
+    const char *b = e;
+    while (b > s && b[-1] != ' ' && b[-1] != '\t') b--;
+    if (b < e && ok(b, e, arg)) { *ts = b; *te = e; return q; }
+  }
+  return NULL;
+}
+
 bool import_parse_secs(const char *s, size_t n, uint64_t *ns) {
   const char *end = s + n, *p;
   uint64_t secs, frac = 0;

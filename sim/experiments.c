@@ -16,6 +16,15 @@ static double clock_of(const char *cpu) {
   return ghz;
 }
 
+/* Names a table and its columns (NULL-terminated). */
+static void table(struct xp_table *t, const char *name, const char *title, const char *unit,
+                  const char *const *cols) {
+  t->name = name;
+  t->title = title;
+  t->unit = unit;
+  for (t->ncols = 0; cols[t->ncols] && t->ncols < XP_MAX_COLS; t->ncols++) t->cols[t->ncols] = cols[t->ncols];
+}
+
 static const char *num(char *buf, double v) {
   snprintf(buf, 32, "%g", v);
   return buf;
@@ -49,12 +58,10 @@ static bool shadow_cache_2007(struct xp_ctx *c, struct xp_table *t, unsigned n) 
   static const unsigned sizes[] = { 0, 1000 }, procs[] = { 2, 20, 50 };
   char ghz[32], p[16], s[16], it[16];
   num(ghz, clock_of("core2-2007"));
-  t->name = "shadow-cache-2007";
-  t->title = "lmbench lat_ctx, 32-bit uniprocessor Core 2 guest, KVM January 2007";
-  t->unit = "microseconds per context switch";
-  const char *cols[] = { "native", "nocache", "shadowcache", "nocache/shadowcache", "shadowcache/native" };
-  memcpy(t->cols, cols, sizeof cols);
-  t->ncols = 5;
+  table(t, "shadow-cache-2007",
+        "lmbench lat_ctx, 32-bit uniprocessor Core 2 guest, KVM January 2007",
+        "microseconds per context switch",
+        ARGS("native", "nocache", "shadowcache", "nocache/shadowcache", "shadowcache/native"));
   t->plot_log = true;
   for (unsigned si = 0; si < 2; si++)
     for (unsigned pi = 0; pi < 3; pi++) {
@@ -84,12 +91,10 @@ static bool cr3_cache_2008(struct xp_ctx *c, struct xp_table *t, unsigned n) {
   static const unsigned procs[] = { 2, 4, 8 };
   char ghz[32], p[16], it[16], loops[16];
   num(ghz, clock_of("core2-2008"));
-  t[0].name = "cr3-cache-2008";
-  t[0].title = "lmbench lat_ctx -s 0, 4-vCPU 64-bit guest, KVM January 2008";
-  t[0].unit = "microseconds per context switch (exits per switch)";
-  const char *cols[] = { "native", "shadowcache", "cr3cache", "saving", "exits sc", "exits cc" };
-  memcpy(t[0].cols, cols, sizeof cols);
-  t[0].ncols = 6;
+  table(&t[0], "cr3-cache-2008",
+        "lmbench lat_ctx -s 0, 4-vCPU 64-bit guest, KVM January 2008",
+        "microseconds per context switch (exits per switch)",
+        ARGS("native", "shadowcache", "cr3cache", "saving", "exits sc", "exits cc"));
   for (unsigned i = 0; i < 3; i++) {
     snprintf(p, sizeof p, "%u", procs[i]);
     snprintf(it, sizeof it, "%u", c->quick ? 3 : 4000 / procs[i]);
@@ -110,12 +115,10 @@ static bool cr3_cache_2008(struct xp_ctx *c, struct xp_table *t, unsigned n) {
            "Calibrated (*): the 2-process saving (10.02 - 6.63 = 3.39 us) fixes the 2008 CR3-exit handler cost. "
            "Predicted: the absolute times, and the 4- and 8-process rows: with more address spaces than the 4 "
            "CR3-target values, round-robin replacement misses on every switch and the saving disappears.");
-  t[1].name = "cr3-cache-2008-hackbench";
-  t[1].title = "hackbench 1 process 50000 (1 group of 20+20 processes), 4-vCPU 64-bit guest, 2008";
-  t[1].unit = "seconds (exits per message)";
-  const char *cols2[] = { "shadowcache", "cr3cache", "cr3cache/shadowcache", "exits sc", "exits cc" };
-  memcpy(t[1].cols, cols2, sizeof cols2);
-  t[1].ncols = 5;
+  table(&t[1], "cr3-cache-2008-hackbench",
+        "hackbench 1 process 50000 (1 group of 20+20 processes), 4-vCPU 64-bit guest, 2008",
+        "seconds (exits per message)",
+        ARGS("shadowcache", "cr3cache", "cr3cache/shadowcache", "exits sc", "exits cc"));
   t[1].plot_n = 2;
   unsigned full = 50000, run = c->quick ? 5 : full;
   snprintf(loops, sizeof loops, "%u", run);
@@ -136,12 +139,10 @@ static bool xen_pv_syscalls(struct xp_ctx *c, struct xp_table *t, unsigned n) {
   (void)n;
   char count[16];
   snprintf(count, sizeof count, "%u", c->quick ? 200 : 200000);
-  t->name = "xen-pv-syscalls";
-  t->title = "null system calls in a 64-bit Xen-PV-style guest (kernel and user on separate page tables), 2008 costs";
-  t->unit = "per system call";
-  const char *cols[] = { "exits", "CR3 exits", "us", "us over hvm" };
-  memcpy(t->cols, cols, sizeof cols);
-  t->ncols = 4;
+  table(t, "xen-pv-syscalls",
+        "null system calls in a 64-bit Xen-PV-style guest (kernel and user on separate page tables), 2008 costs",
+        "per system call",
+        ARGS("exits", "CR3 exits", "us", "us over hvm"));
   t->plot_first = 2;
   t->plot_n = 1;
   const char *hvm = xp_gen(c, ARGS("syscalls", "--count", count, "--mode", "hvm"));
@@ -169,12 +170,10 @@ static bool cr4_mask_2018(struct xp_ctx *c, struct xp_table *t, unsigned n) {
   (void)n;
   char count[16];
   snprintf(count, sizeof count, "%u", c->quick ? 200 : 100000);
-  t->name = "cr4-mask-2018";
-  t->title = "a PV-shim-style guest toggling CR4 (global TLB flush via PGE, or TSD), Xen-2018 costs";
-  t->unit = "per toggle operation";
-  const char *cols[] = { "CR_ACCESS exits", "cycles in CR exits", "us" };
-  memcpy(t->cols, cols, sizeof cols);
-  t->ncols = 3;
+  table(t, "cr4-mask-2018",
+        "a PV-shim-style guest toggling CR4 (global TLB flush via PGE, or TSD), Xen-2018 costs",
+        "per toggle operation",
+        ARGS("CR_ACCESS exits", "cycles in CR exits", "us"));
   t->plot_first = 2;
   t->plot_n = 1;
   static const char *const bits[] = { "pge", "tsd" };
@@ -204,12 +203,10 @@ static bool debugreg_2009(struct xp_ctx *c, struct xp_table *t, unsigned n) {
   char count[16], iters[16];
   snprintf(count, sizeof count, "%u", c->quick ? 200 : 200000);
   snprintf(iters, sizeof iters, "%u", c->quick ? 20 : 20000);
-  t[0].name = "debugreg-2009";
-  t[0].title = "lightweight exit (CPUID loop), Nehalem, KVM September 2009";
-  t[0].unit = "cycles per exit";
-  const char *cols[] = { "cycles/exit", "saving", "saving %" };
-  memcpy(t[0].cols, cols, sizeof cols);
-  t[0].ncols = 3;
+  table(&t[0], "debugreg-2009",
+        "lightweight exit (CPUID loop), Nehalem, KVM September 2009",
+        "cycles per exit",
+        ARGS("cycles/exit", "saving", "saving %"));
   t[0].plot_n = 1;
   const char *tr = xp_gen(c, ARGS("cpuid", "--count", count));
   struct xp_result eager, lazy;
@@ -226,12 +223,10 @@ static bool debugreg_2009(struct xp_ctx *c, struct xp_table *t, unsigned n) {
   snprintf(t[0].notes, sizeof t[0].notes, "The DR read/write costs are derived from this anchor (350 cycles), "
            "so the saving in cycles restates an input; the relative saving depends on the round trip (SplitX) "
            "and handler costs and is a prediction (reported: 11%%).");
-  t[1].name = "debugreg-2009-debugger";
-  t[1].title = "two processes under a debugger (DR0-3, DR7 loaded on each switch), Nehalem 2009";
-  t[1].unit = "per context switch";
-  const char *cols2[] = { "us", "exits", "DR exits", "dr mismatches" };
-  memcpy(t[1].cols, cols2, sizeof cols2);
-  t[1].ncols = 4;
+  table(&t[1], "debugreg-2009-debugger",
+        "two processes under a debugger (DR0-3, DR7 loaded on each switch), Nehalem 2009",
+        "per context switch",
+        ARGS("us", "exits", "DR exits", "dr mismatches"));
   t[1].plot_n = 1;
   const char *dbg = xp_gen(c, ARGS("debug", "--procs", "2", "--iters", iters));
   static const char *const pol[][3] = { { "shadowcache", NULL, "eager" }, { "shadowcache+lazydr", NULL, "lazy" },
@@ -254,12 +249,10 @@ static bool guest_walk_2011(struct xp_ctx *c, struct xp_table *t, unsigned n) {
   (void)n;
   char iters[16];
   snprintf(iters, sizeof iters, "%u", c->quick ? 2 : 200);
-  t->name = "guest-walk-2011";
-  t->title = "shadow page faults with and without the memory-slot hint (lat_ctx -s 1000, nocache), Nehalem costs";
-  t->unit = "cycles";
-  const char *cols[] = { "per walk", "per fault", "faults/switch", "us/switch" };
-  memcpy(t->cols, cols, sizeof cols);
-  t->ncols = 4;
+  table(t, "guest-walk-2011",
+        "shadow page faults with and without the memory-slot hint (lat_ctx -s 1000, nocache), Nehalem costs",
+        "cycles",
+        ARGS("per walk", "per fault", "faults/switch", "us/switch"));
   t->plot_n = 2;
   static const char *const modes[] = { "64", "32" };
   for (unsigned m = 0; m < 2; m++) {

@@ -122,6 +122,12 @@ char *import_metadata(const struct import *im, const char *source, const char *c
 bool import_next_line(const char *buf, size_t len, size_t *pos, const char **line, size_t *n);
 /* "SECS[.FRACTION]" at s (n bytes) as nanoseconds. */
 bool import_parse_secs(const char *s, size_t n, uint64_t *ns);
+/* The task column before the CPU: finds the first blank-preceded "[DIGITS]" in
+** [s, end) whose preceding token [*ts, *te) satisfies ok(ts, te, arg); returns
+** the '[' or NULL.  perf script and ftrace print the task before "[CPU]". */
+typedef bool (*import_task_ok_fn)(const char *ts, const char *te, void *arg);
+const char *import_find_cpu(const char *s, const char *end, import_task_ok_fn ok, void *arg,
+                            const char **ts, const char **te);
 /* Finds "name" (e.g. "next_pid=") in s[0..n) at a field start; returns the value's start or NULL. */
 const char *import_field(const char *s, size_t n, const char *name);
 /* Parses an unsigned decimal (dec) or hex number (0x optional when hex) at s, up to end. */

@@ -81,19 +81,12 @@ static bool host_pid(const char *ts, const char *te, int64_t *pid) {
   return true;
 }
 
+static bool host_pid_ok(const char *ts, const char *te, void *pid) { return host_pid(ts, te, pid); }
+
+/* The end of "COMM-PID [CPU]", with the host thread's pid; NULL if absent. */
 static const char *find_cpu(const char *s, const char *end, int64_t *pid) {
-  for (const char *q = s; (q = memchr(q, '[', (size_t)(end - q))); q++) {
-    if (q == s || !is_blank(q[-1])) continue;
-    const char *d = q + 1;
-    while (d < end && is_digit(*d)) d++;
-    if (d == q + 1 || d >= end || *d != ']') continue;
-    const char *te = q;
-    while (te > s && is_blank(te[-1])) te--;
-    const char *ts = te;
-    while (ts > s && !is_blank(ts[-1])) ts--;
-    if (ts < te && host_pid(ts, te, pid)) return d + 1;
-  }
-  return NULL;
+  const char *ts, *te, *br = import_find_cpu(s, end, host_pid_ok, pid, &ts, &te);
+  return br ? strchr(br, ']') + 1 : NULL;
 }
 
 static const char *token(const char *p, const char *end, const char **ts) {

@@ -92,20 +92,14 @@ static bool is_task_token(const char *s, const char *e) {
   return p == e;
 }
 
+static bool task_token_ok(const char *ts, const char *te, void *arg) {
+  (void)arg;
+  return is_task_token(ts, te);
+}
+
 /* Finds "[CPU]" preceded by the task token; sets [*tok, *tok_end) to that token. */
 static const char *find_cpu(const char *s, const char *end, const char **tok, const char **tok_end) {
-  for (const char *q = s; (q = memchr(q, '[', (size_t)(end - q))); q++) {
-    if (q == s || !is_blank(q[-1])) continue;
-    const char *d = q + 1;
-    while (d < end && is_digit(*d)) d++;
-    if (d == q + 1 || d >= end || *d != ']') continue;
-    const char *te = q;
-    while (te > s && is_blank(te[-1])) te--;
-    const char *ts = te;
-    while (ts > s && !is_blank(ts[-1])) ts--;
-    if (ts < te && is_task_token(ts, te)) { *tok = ts; *tok_end = te; return q; }
-  }
-  return NULL;
+  return import_find_cpu(s, end, task_token_ok, NULL, tok, tok_end);
 }
 
 static void parse_task(const char *s, const char *e, struct prefix *p) {
