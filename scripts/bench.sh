@@ -5,32 +5,24 @@
 # >= 25 M events/s for shadowcache on lat_ctx, >= 50 M events/s generated.
 set -eu
 VMXSIM=${1:-./vmxsim}
-# Traces go to a tmpfs when one has room, so generation speed measures the
-# generator rather than the disk (BENCH_DIR overrides).
-if [ -z "${BENCH_DIR:-}" ] && [ -d /dev/shm ] && [ "$(df -Pk /dev/shm | awk 'NR == 2 { print $4 }')" -gt 4000000 ]; then
-  DIR=/dev/shm/vmxsim-bench-$$
-else
-  DIR=${BENCH_DIR:-bench}
-fi
+DIR=${BENCH_DIR:-bench}
 EVENTS=${BENCH_EVENTS:-50000000}
 mkdir -p "$DIR"
 
 now() { date +%s.%N; }
 rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { t = b - a; printf "%8.1f M events/s  (%.2f s)", n / t / 1e6, t }'; }
-rss() { # max resident set size of a command, in MiB, where GNU time exists
-  if [ -x /usr/bin/time ]; then /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1 | awk '{ printf "%.0f MiB", $1 / 1024 }'; else echo "n/a"; fi
-}
 count() { "$VMXSIM" trace info "$1" --format json | sed -n 's/.*"records":[^0-9]*\([0-9]*\).*/\1/p' | head -1; }
 
 bench_trace() { # name, generator args...
   name=$1; shift
   f="$DIR/$name.bin"
+  rm -f "$f"
   t0=$(now)
-  if [ -x /usr/bin/time ]; then /usr/bin/time -f '%U %S' -o "$DIR/.cpu" "$VMXSIM" gen "$@" -o "$f"; else "$VMXSIM" gen "$@" -o "$f"; fi
+  if [ -x /usr/bin/time ]; then /usr/bin/time -f '%U' -o "$DIR/.cpu" "$VMXSIM" gen "$@" -o "$f"; else "$VMXSIM" gen "$@" -o "$f"; fi
   t1=$(now)
   n=$(count "$f")
-  # generation is also reported per CPU second: wall time includes the file system's page allocation
-  cpu=$(awk -v n="$n" '{ t = $1 + $2; if (t > 0) printf ", %.1f M events per CPU second", n / t / 1e6 }' "$DIR/.cpu" 2>/dev/null)
+  # also per second of the generator's own (user) CPU time: the wall time includes the kernel's writing
+  cpu=$(awk -v n="$n" '{ if ($1 > 0) printf ", %.1f M events per user-CPU second", n / $1 / 1e6 }' "$DIR/.cpu" 2>/dev/null)
   echo "trace $name: $n events ($(du -h "$f" | cut -f1)); generated at $(rate "$n" "$t0" "$t1")$cpu"
   t0=$(now); cat "$f" > /dev/null; t1=$(now)
   echo "  raw read (cat)             $(rate "$n" "$t0" "$t1")"
@@ -38,11 +30,18 @@ bench_trace() { # name, generator args...
   echo "  record scan (trace info)   $(rate "$n" "$t0" "$t1")"
 }
 
-bench_policy() { # trace name, policy
+bench_policy() { # trace name, policy: wall rate, user-CPU rate and max RSS in one run
   f="$DIR/$1.bin"
   n=$(count "$f")
-  t0=$(now); "$VMXSIM" --policy "$2" --no-db --quiet --format csv "$f" > /dev/null; t1=$(now)
-  printf '  %-24s %s  max RSS %s\n' "$2" "$(rate "$n" "$t0" "$t1")" "$(rss "$VMXSIM" --policy "$2" --no-db --quiet "$f")"
+  t0=$(now)
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f '%U %M' -o "$DIR/.cpu" "$VMXSIM" --policy "$2" --no-db --quiet --format csv "$f" > /dev/null
+  else
+    "$VMXSIM" --policy "$2" --no-db --quiet --format csv "$f" > /dev/null
+  fi
+  t1=$(now)
+  extra=$(awk -v n="$n" '{ if ($1 > 0) printf ", %6.1f M events per user-CPU second", n / $1 / 1e6; printf ", max RSS %.0f MiB", $2 / 1024 }' "$DIR/.cpu" 2>/dev/null)
+  printf '  %-24s %s%s\n' "$2" "$(rate "$n" "$t0" "$t1")" "$extra"
 }
 
 # System calls under EPT: no MMU work beyond the TLB, so the loop itself is measured.

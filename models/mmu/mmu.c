@@ -231,15 +231,19 @@ static void ensure_roots(struct mmu *m, struct vcpu *v) {
 
 /* ---- shadow faults ---- */
 
-/* Is va mapped all the way down the current shadow tables? */
-static bool shadow_present(struct mmu *m, struct mmu_vcpu *mv, const struct gpt_step *path, unsigned root_i) {
+/* Is va mapped all the way down the current shadow tables?  Follows the links
+** the way the hardware walker does (a link names exactly the child the guest
+** table structure implies), so no hash lookup is needed on this hot path. */
+static bool shadow_present(const struct mmu *m, const struct mmu_vcpu *mv, uint64_t va, unsigned root_i) {
+  const struct spt_pool *p = &m->pool;
   uint32_t page = mv->cur.slot[root_i];
-  for (unsigned i = 0; i + 1 < m->slevels; i++) {
-    uint32_t child = spt_find(&m->pool, &path[i + 1].gkey, path[i + 1].level, path[i + 1].quadrant);
-    if (child == SPT_NONE || !spt_linked(&m->pool, page, path[i].entry, child)) return false;
-    page = child;
+  if (page == SPT_NONE) return false;
+  for (unsigned level = m->slevels; level > 1; level--) {
+    const struct spt_link *l = &p->page[page].links[(va >> (12 + 9 * (level - 1))) & 511];
+    if (!l->serial || !p->page[l->slot].live || p->page[l->slot].serial != l->serial) return false;
+    page = l->slot;
   }
-  return spt_leaf_present(&m->pool, page, path[m->slevels - 1].entry);
+  return spt_leaf_present(p, page, (va >> 12) & 511);
 }
 
 static unsigned root_index(const struct mmu *m, uint64_t va) {
@@ -285,10 +289,10 @@ static void shadow_fill(struct mmu *m, struct mmu_vcpu *mv, const struct gpt_ste
 /* One page access under shadow paging. */
 static void shadow_access(struct mmu *m, struct vcpu *v, uint64_t va, struct mmu_sink *sink) {
   struct mmu_vcpu *mv = &m->v[v->id];
+  unsigned ri = root_index(m, va);
+  if (shadow_present(m, mv, va, ri)) return;
   struct gpt_step path[GPT_MAX_LEVELS];
   gpt_walk(m->paging, v->guest_cr3, va, path);
-  unsigned ri = root_index(m, va);
-  if (shadow_present(m, mv, path, ri)) return;
   /* SDM 26.2: the #PF is intercepted (exception bitmap bit 14 under shadow
   ** paging); the exit qualification is the faulting linear address. */
   struct work w;
