@@ -39,6 +39,21 @@ int event_type_from_mnemonic(const char *m) {
   return -1;
 }
 
+const char *event_invalid(const struct trace_event *ev) {
+  switch (ev->type) {
+  case EV_INIT: case EV_CR_WRITE: case EV_CR_READ:
+    return ev->aux == 0 || ev->aux == 3 || ev->aux == 4 || ev->aux == 8 ? NULL : "control register not 0, 3, 4 or 8";
+  case EV_DR_WRITE: case EV_DR_READ: return ev->aux <= 7 ? NULL : "debug register above 7";
+  case EV_PTWRITE: return ev->aux >= 1 && ev->aux <= 4 ? NULL : "page-table level outside 1..4";
+  case EV_IO: {
+    unsigned size = IO_AUX_SIZE(ev->aux);
+    return size == 1 || size == 2 || size == 4 ? NULL : "I/O size not 1, 2 or 4";
+  }
+  case EV_TOUCH: return ev->b >= 1 && ev->b <= TOUCH_PAGES_MAX ? NULL : "touch of 0 pages or more than 2^24";
+  default: return NULL;
+  }
+}
+
 const char *paging_name(unsigned paging) {
   switch (paging) {
   case PAGING_32: return "32";
@@ -208,6 +223,12 @@ const struct trace_event *trace_next(struct trace_reader *r) {
          trace_record_offset(r, r->next), (unsigned long long)r->next,
          ev->type >= EV_COUNT ? "unknown event type" : "vCPU beyond the header's count",
          ev->type >= EV_COUNT ? ev->type : ev->vcpu);
+    return NULL;
+  }
+  const char *why = event_invalid(ev);
+  if (why) {
+    fail(r->err, TRACE_EFORMAT, "%s: byte %zu: record %llu (%s): %s", r->path, trace_record_offset(r, r->next),
+         (unsigned long long)r->next, event_mnemonic(ev->type), why);
     return NULL;
   }
   r->buf_i++;

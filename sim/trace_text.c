@@ -64,7 +64,7 @@ static const struct mnemonic mnemonics[] = {
                                  HEX(TO_A, "PORT", "port", 0xffff),
                                  { OP_IOSIZE, TO_AUX, 0, 10, "SIZE", "size", 1, 4, NULL, NULL } } },
   { "vmcall",  EV_VMCALL,  -1, { DEC(TO_A, "NR", "hypercall number", 0, U64) } },
-  { "touch",   EV_TOUCH,   -1, { HEX(TO_A, "VA", "address", U64), DEC(TO_B, "PAGES", "page count", 1, U64),
+  { "touch",   EV_TOUCH,   -1, { HEX(TO_A, "VA", "address", U64), DEC(TO_B, "PAGES", "page count", 1, TOUCH_PAGES_MAX),
                                  WORD(1, "r|w", "access", "r", "w") } },
   { "ptwrite", EV_PTWRITE, -1, { HEX(TO_A, "VA", "address", U64), DEC(TO_AUX, "LEVEL", "level", 1, 4) } },
   { "syscall", EV_SYSCALL, -1, { DEC(TO_A, "NR", "system call number", 0, U64) } },

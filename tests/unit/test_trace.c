@@ -276,7 +276,8 @@ static void malformed_lines_give_precise_messages(void **state) {
     { "io out 0x3f8 3", "io: size '3' is not 1, 2 or 4" },
     { "io up 0x3f8 1", "io: direction 'up' is not 'in' or 'out'" },
     { "io out 0x10000 1", "io: port 0x10000 out of range 0x0..0xffff" },
-    { "touch 0x1000 0", "touch: page count 0 must be at least 1" },
+    { "touch 0x1000 0", "touch: page count 0 out of range 1..16777216" },
+    { "touch 0x1000 16777217", "touch: page count 16777217 out of range 1..16777216" },
     { "touch 0x1000 1 x", "touch: access 'x' is not 'r' or 'w'" },
     { "ptwrite 0x1000 5", "ptwrite: level 5 out of range 1..4" },
     { "ptwrite 0x1000 0", "ptwrite: level 0 out of range 1..4" },
@@ -633,6 +634,25 @@ static void reader_rejects_unknown_event_type_in_a_record(void **state) {
   free(path);
 }
 
+static void reader_rejects_impossible_operands_in_a_record(void **state) {
+  (void)state;
+  char *path = temp_path();
+  write_trace(path, 2);
+  patch(path, 91, "\x05", 1);                      /* record 1 (crw) aux := CR5 */
+  struct trace_reader r;
+  assert_int_equal(trace_open(&r, path), TRACE_OK);
+  assert_non_null(trace_next(&r));
+  assert_null(trace_next(&r));
+  assert_contains(r.err, ": byte 90: record 1 (crw): control register not 0, 3, 4 or 8");
+  trace_close(&r);
+  struct trace_event touch = { .type = EV_TOUCH, .a = 0x1000, .b = (uint64_t)1 << 40 };
+  assert_string_equal(event_invalid(&touch), "touch of 0 pages or more than 2^24");
+  touch.b = 4;
+  assert_null(event_invalid(&touch));
+  unlink(path);
+  free(path);
+}
+
 static void reader_rejects_absurd_metadata_length(void **state) {
   (void)state;
   char *path = temp_path();
@@ -668,6 +688,7 @@ int main(void) {
     cmocka_unit_test(reader_rejects_wrong_magic),
     cmocka_unit_test(reader_refuses_a_newer_format_version),
     cmocka_unit_test(reader_rejects_unknown_event_type_in_a_record),
+    cmocka_unit_test(reader_rejects_impossible_operands_in_a_record),
     cmocka_unit_test(reader_rejects_absurd_metadata_length),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
