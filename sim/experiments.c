@@ -93,8 +93,8 @@ static bool cr3_cache_2008(struct xp_ctx *c, struct xp_table *t, unsigned n) {
   num(ghz, clock_of("core2-2008"));
   table(&t[0], "cr3-cache-2008",
         "lmbench lat_ctx -s 0, 4-vCPU 64-bit guest, KVM January 2008",
-        "microseconds per context switch (exits per switch)",
-        ARGS("native", "shadowcache", "cr3cache", "saving", "exits sc", "exits cc"));
+        "microseconds per context switch",
+        ARGS("native", "shadowcache", "cr3cache", "saving", "exits/switch sc", "exits/switch cc"));
   for (unsigned i = 0; i < 3; i++) {
     snprintf(p, sizeof p, "%u", procs[i]);
     snprintf(it, sizeof it, "%u", c->quick ? 3 : 4000 / procs[i]);
@@ -117,8 +117,8 @@ static bool cr3_cache_2008(struct xp_ctx *c, struct xp_table *t, unsigned n) {
            "CR3-target values, round-robin replacement misses on every switch and the saving disappears.");
   table(&t[1], "cr3-cache-2008-hackbench",
         "hackbench 1 process 50000 (1 group of 20+20 processes), 4-vCPU 64-bit guest, 2008",
-        "seconds (exits per message)",
-        ARGS("shadowcache", "cr3cache", "cr3cache/shadowcache", "exits sc", "exits cc"));
+        "seconds",
+        ARGS("shadowcache", "cr3cache", "cr3cache/shadowcache", "exits/msg sc", "exits/msg cc"));
   t[1].plot_n = 2;
   unsigned full = 50000, run = c->quick ? 5 : full;
   snprintf(loops, sizeof loops, "%u", run);

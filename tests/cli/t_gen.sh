@@ -134,3 +134,25 @@ for f in samples/*.bin; do
   run "$VMXSIM" trace info "$ROOT/traces/$b"
   check_rc "traces/$b is readable" 0
 done
+
+# cpuid: one CPUID and one mark per iteration
+run "$VMXSIM" gen cpuid --help
+check_contains "gen cpuid --help has an example" "$out" "vmxsim gen cpuid"
+run "$VMXSIM" gen cpuid --count 25 -o c.bin
+check_rc "cpuid generates" 0
+run "$VMXSIM" trace info c.bin
+check_eq "cpuid marks" 25 "$(count marks:)"
+check_eq "cpuid instructions" 25 "$(count cpuid)"
+run "$VMXSIM" --policy shadowcache --no-db --format csv c.bin
+check_contains "every cpuid exits" "$out" "exit,CPUID,,25,"
+err_case "zero cpuid" --count cpuid --count 0 -o e.bin
+
+# --native-scale multiplies the anchors (2.02 us x 2.5 x 2.4 GHz = 12120 cycles per switch)
+run "$VMXSIM" gen lat_ctx --procs 2 --iters 10 --native-scale 2.5 -o s.bin
+check_rc "native-scale generates" 0
+run "$VMXSIM" trace info s.bin
+check_eq "native-scale cycles" 242400 "$(count cycles:)"
+check_contains "native-scale recorded" "$out" '"native_scale"'
+run "$VMXSIM" gen lat_ctx --procs 2 --iters 1 --native-scale 0 -o e.bin
+check_rc "native-scale 0 refused" 2
+check_contains "native-scale error names the option" "$err" "--native-scale"
