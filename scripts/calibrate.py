@@ -53,66 +53,78 @@ def per_op(result, reason, row=None):
     return n / marks
 
 
-def fit_2007(vmxsim, tmp):
-    prof = load("core2-2007")
+def gen(vmxsim, tmp, name, args):
+    trace = os.path.join(tmp, name + ".bin")
+    sh([vmxsim, "gen", "lat_ctx"] + args + ["-o", trace])
+    return trace
+
+
+def fit(vmxsim, tmp, prof, trace, policies, points):
+    """Newton steps on handler costs until every point is met within 0.005 us.
+    points: (param, residual) pairs; residual(results) gives (us still missing,
+    exits per operation that the param is charged on)."""
     ghz = prof["params"]["clock_ghz"]["value"]
-    trace = os.path.join(tmp, "a.bin")
-    sh([vmxsim, "gen", "lat_ctx", "--procs", "2", "--size", "0", "--iters", "2000",
-        "--paging", "32", "--cpu-ghz", str(ghz), "-o", trace])
-    path = os.path.join(tmp, "core2-2007.json")
-    cr3 = "handler.CR_ACCESS.cr3 write"
+    path = os.path.join(tmp, prof["name"] + ".json")
     for _ in range(10):
         with open(path, "w") as f:
             json.dump(prof, f)
-        a = run(vmxsim, trace, "shadowcache", path)
-        b = run(vmxsim, trace, "nocache", path)
-        da, db = 9.19 - a["per_op"]["us"], 180.91 - b["per_op"]["us"]
-        if abs(da) < 0.005 and abs(db) < 0.005:
+        results = {p: run(vmxsim, trace, p, path) for p in policies}
+        steps = [(param,) + residual(results) for param, residual in points]
+        if all(abs(err) < 0.005 for _, err, _ in steps):
             break
-        p = prof["params"]
-        p[cr3]["value"] = round(p[cr3]["value"] + da * ghz * 1000 / per_op(a, "CR_ACCESS", "cr3 write"))
-        p.setdefault("handler.EXCEPTION_NMI", {"value": p["handler.default"]["value"], "kind": "derived", "source": "being fitted"})
-        p["handler.EXCEPTION_NMI"]["value"] = round(p["handler.EXCEPTION_NMI"]["value"] + db * ghz * 1000 / per_op(b, "EXCEPTION_NMI"))
+        for param, err, exits in steps:
+            prof["params"][param]["value"] = round(prof["params"][param]["value"] + err * ghz * 1000 / exits)
+    return results
+
+
+def cite(prof, param, source):
+    prof["params"][param]["kind"] = "derived"
+    prof["params"][param]["source"] = source
+
+
+CR3 = "handler.CR_ACCESS.cr3 write"
+FAULT = "handler.EXCEPTION_NMI"
+
+
+def us(r):
+    return r["per_op"]["us"]
+
+
+def fit_2007(vmxsim, tmp):
+    prof = load("core2-2007")
     p = prof["params"]
-    p[cr3]["kind"] = "derived"
-    p[cr3]["source"] = ("calibration point: lat_ctx -s 0 2, 32-bit UP Core 2 guest, Jan 2007 (I. Molnar, kvm-devel "
-                        "'mmu optimizations branch', 2007-01-02): KVM caching shadow tables 9.19 us per switch; "
-                        "fitted by scripts/calibrate.py (point A) with every other cost fixed")
-    p["handler.EXCEPTION_NMI"]["kind"] = "derived"
-    p["handler.EXCEPTION_NMI"]["source"] = ("calibration point: same benchmark, KVM discarding shadow tables on each "
-                                            "switch 180.91 us per switch; fitted by scripts/calibrate.py (point B): "
-                                            "base cost of the hidden-page-fault path beyond the priced walk, "
-                                            "allocation and install work")
-    print("core2-2007: %s = %d, handler.EXCEPTION_NMI = %d  (A %.2f us, B %.2f us)" %
-          (cr3, p[cr3]["value"], p["handler.EXCEPTION_NMI"]["value"], a["per_op"]["us"], b["per_op"]["us"]))
+    p.setdefault(FAULT, {"value": p["handler.default"]["value"], "kind": "derived", "source": "being fitted"})
+    trace = gen(vmxsim, tmp, "a", ["--procs", "2", "--size", "0", "--iters", "2000", "--paging", "32",
+                                   "--cpu-ghz", str(p["clock_ghz"]["value"])])
+    r = fit(vmxsim, tmp, prof, trace, ["shadowcache", "nocache"], [
+        (CR3, lambda r: (9.19 - us(r["shadowcache"]), per_op(r["shadowcache"], "CR_ACCESS", "cr3 write"))),
+        (FAULT, lambda r: (180.91 - us(r["nocache"]), per_op(r["nocache"], "EXCEPTION_NMI"))),
+    ])
+    cite(prof, CR3, "calibration point: lat_ctx -s 0 2, 32-bit UP Core 2 guest, Jan 2007 (I. Molnar, kvm-devel "
+                    "'mmu optimizations branch', 2007-01-02): KVM caching shadow tables 9.19 us per switch; "
+                    "fitted by scripts/calibrate.py (point A) with every other cost fixed")
+    cite(prof, FAULT, "calibration point: same benchmark, KVM discarding shadow tables on each switch 180.91 us per "
+                      "switch; fitted by scripts/calibrate.py (point B): base cost of the hidden-page-fault path "
+                      "beyond the priced walk, allocation and install work")
+    print("core2-2007: %s = %d, %s = %d  (A %.2f us, B %.2f us)" %
+          (CR3, p[CR3]["value"], FAULT, p[FAULT]["value"], us(r["shadowcache"]), us(r["nocache"])))
     return prof
 
 
 def fit_2008(vmxsim, tmp):
     prof = load("core2-2008")
-    ghz = prof["params"]["clock_ghz"]["value"]
-    trace = os.path.join(tmp, "c.bin")
-    sh([vmxsim, "gen", "lat_ctx", "--procs", "2", "--size", "0", "--iters", "2000", "--vcpus", "4",
-        "--paging", "64", "--cpu-ghz", str(ghz), "--native-scale", str(5.2 / 2.02), "-o", trace])
-    path = os.path.join(tmp, "core2-2008.json")
-    cr3 = "handler.CR_ACCESS.cr3 write"
-    for _ in range(10):
-        with open(path, "w") as f:
-            json.dump(prof, f)
-        sc = run(vmxsim, trace, "shadowcache", path)
-        cc = run(vmxsim, trace, "cr3cache", path)
-        d = 3.39 - (sc["per_op"]["us"] - cc["per_op"]["us"])
-        if abs(d) < 0.005:
-            break
-        removed = per_op(sc, "CR_ACCESS", "cr3 write") - per_op(cc, "CR_ACCESS", "cr3 write")
-        prof["params"][cr3]["value"] = round(prof["params"][cr3]["value"] + d * ghz * 1000 / removed)
-    prof["params"][cr3]["kind"] = "derived"
-    prof["params"][cr3]["source"] = ("calibration point: lat_ctx -s 0 2, 4-way 64-bit guest, Jan 2008 (A. Kivity, "
-                                     "kvm-devel '[RFC] VMX CR3 cache'): shadow caching 10.02 us vs 4-entry CR3 cache "
-                                     "6.63 us, i.e. the 3.39 us of the CR3 exit the cache removes; fitted by "
-                                     "scripts/calibrate.py (point C) with every other cost fixed")
+    p = prof["params"]
+    trace = gen(vmxsim, tmp, "c", ["--procs", "2", "--size", "0", "--iters", "2000", "--vcpus", "4", "--paging", "64",
+                                   "--cpu-ghz", str(p["clock_ghz"]["value"]), "--native-scale", str(5.2 / 2.02)])
+    removed = lambda r: per_op(r["shadowcache"], "CR_ACCESS", "cr3 write") - per_op(r["cr3cache"], "CR_ACCESS", "cr3 write")
+    r = fit(vmxsim, tmp, prof, trace, ["shadowcache", "cr3cache"], [
+        (CR3, lambda r: (3.39 - (us(r["shadowcache"]) - us(r["cr3cache"])), removed(r))),
+    ])
+    cite(prof, CR3, "calibration point: lat_ctx -s 0 2, 4-way 64-bit guest, Jan 2008 (A. Kivity, kvm-devel '[RFC] "
+                    "VMX CR3 cache'): shadow caching 10.02 us vs 4-entry CR3 cache 6.63 us, i.e. the 3.39 us of the "
+                    "CR3 exit the cache removes; fitted by scripts/calibrate.py (point C) with every other cost fixed")
     print("core2-2008: %s = %d  (shadowcache %.2f us, cr3cache %.2f us; predictions)" %
-          (cr3, prof["params"][cr3]["value"], sc["per_op"]["us"], cc["per_op"]["us"]))
+          (CR3, p[CR3]["value"], us(r["shadowcache"]), us(r["cr3cache"])))
     return prof
 
 
