@@ -20,14 +20,19 @@ static uint64_t guest_work_cost(const struct profile *pr, const struct work *w) 
 }
 
 /* Charges one exit: the VMCS accesses the handler made are counted from the
-** VMCS itself, so no handler can forget to report them. */
-static void charge_exit(struct engine *e, struct vcpu *v, unsigned reason, unsigned key,
-                        struct work *w, uint64_t reads0, uint64_t writes0) {
+** VMCS itself, so no handler can forget to report them.  Every access made
+** since the vCPU's previous charge counts, including those the MMU handler
+** made before it reported the exit (e.g. clearing the CR3 cache). */
+static void charge_exit(struct engine *e, struct vcpu *v, unsigned reason, unsigned key, struct work *w) {
   struct vmcs *c = &v->vmx.vmcs;
-  work_add(w, PP_VMREAD, (uint32_t)(c->reads - reads0));
-  work_add(w, PP_VMWRITE, (uint32_t)(c->writes - writes0));
-  e->st.counter[CTR_VMREADS] += c->reads - reads0;
-  e->st.counter[CTR_VMWRITES] += c->writes - writes0;
+  uint64_t *done = &e->vmcs_charged[2 * v->id];
+  uint64_t reads = c->reads - done[0], writes = c->writes - done[1];
+  done[0] = c->reads;
+  done[1] = c->writes;
+  work_add(w, PP_VMREAD, (uint32_t)reads);
+  work_add(w, PP_VMWRITE, (uint32_t)writes);
+  e->st.counter[CTR_VMREADS] += reads;
+  e->st.counter[CTR_VMWRITES] += writes;
   uint64_t cost = engine_exit_cost(e->prof, key, w);
   stats_add(&e->st, reason, cost);
   if (key != reason) stats_add(&e->st, key, cost);
@@ -42,11 +47,10 @@ static void charge_exit(struct engine *e, struct vcpu *v, unsigned reason, unsig
 static void sink_exit(struct mmu_sink *s, struct vcpu *v, unsigned reason, uint64_t qual, const struct work *mw) {
   struct engine *e = (struct engine *)((char *)s - offsetof(struct engine, sink));
   struct work w = *mw;
-  uint64_t r0 = v->vmx.vmcs.reads, w0 = v->vmx.vmcs.writes;
   vcpu_exit_begin(v, reason, qual, &w, e->st.counter);
   vcpu_exit_end(v, &w, e->st.counter);
   mmu_on_vm_transition(e->mmu, v, s);
-  charge_exit(e, v, reason, reason, &w, r0, w0);
+  charge_exit(e, v, reason, reason, &w);
 }
 
 static void sink_guest(struct mmu_sink *s, struct vcpu *v, const struct work *w) {
@@ -66,6 +70,7 @@ bool engine_init(struct engine *e, const struct policy *p, const struct profile 
   stats_init(&e->st);
   e->vcpu = xcalloc(nvcpu, sizeof *e->vcpu);
   e->vcpu_cycles = xcalloc(nvcpu, sizeof *e->vcpu_cycles);
+  e->vmcs_charged = xcalloc(2 * (size_t)nvcpu, sizeof *e->vmcs_charged);
   for (unsigned i = 0; i < nvcpu; i++) {
     uint64_t forced = vcpu_setup(&e->vcpu[i], i, p);
     if (i == 0) e->st.counter[CTR_CR4_FORCED_OWNED] = forced;
@@ -85,10 +90,12 @@ void engine_free(struct engine *e) {
   if (e->mmu) mmu_destroy(e->mmu);
   free(e->vcpu);
   free(e->vcpu_cycles);
+  free(e->vmcs_charged);
   stats_free(&e->st);
   e->mmu = NULL;
   e->vcpu = NULL;
   e->vcpu_cycles = NULL;
+  e->vmcs_charged = NULL;
 }
 
 static void exit_event(struct engine *e, struct vcpu *v, const struct trace_event *ev,
@@ -96,13 +103,12 @@ static void exit_event(struct engine *e, struct vcpu *v, const struct trace_even
   struct work w;
   struct vcpu_result r = { 0 };
   work_clear(&w);
-  uint64_t r0 = v->vmx.vmcs.reads, w0 = v->vmx.vmcs.writes;
   vcpu_exit_begin(v, d->reason, d->qual, &w, e->st.counter);
   vcpu_emulate(v, ev, d, &r);
   if (r.mmu != MMU_NONE) mmu_request(e->mmu, v, r.mmu, r.mmu_arg, true, &w, &e->sink);
   vcpu_exit_end(v, &w, e->st.counter);
   mmu_on_vm_transition(e->mmu, v, &e->sink);
-  charge_exit(e, v, d->reason, r.stat_key, &w, r0, w0);
+  charge_exit(e, v, d->reason, r.stat_key, &w);
   if (r.reexecute) {               /* e.g. MOV DR after KVM stopped intercepting it */
     struct vcpu_result again = { 0 };
     vcpu_no_exit(v, ev, &again);

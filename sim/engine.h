@@ -28,6 +28,7 @@ struct engine {
   struct mmu *mmu;
   struct stats st;
   uint64_t *vcpu_cycles;           /* [nvcpu] guest + hypervisor cycles per vCPU */
+  uint64_t *vmcs_charged;          /* [2 * nvcpu] VMREADs, VMWRITEs of each vCPU charged so far */
   uint64_t index;                  /* events replayed so far */
   struct engine_last last;
   struct mmu_sink sink;

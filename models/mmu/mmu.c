@@ -17,7 +17,8 @@
 
 /* A set of shadow roots for one address space (1 for 64-bit, 4 for PAE/32-bit). */
 struct root_set {
-  uint64_t cr3;                 /* guest CR3; 0 = none */
+  bool used;                    /* false: no roots (0 is a valid guest CR3) */
+  uint64_t cr3;                 /* guest CR3 */
   uint32_t slot[MAX_ROOTS];
   uint64_t serial[MAX_ROOTS];
 };
@@ -53,14 +54,17 @@ static bool is_root_page(const struct mmu *m, const struct spt_page *pg) {
   return pg->level == m->slevels && pg->gkey.level == gpt_guest_levels(m->paging) - (m->paging == PAGING_PAE);
 }
 
-/* The 2008 CR3 cache is cleared when a shadow root it names is zapped. */
-static void on_zap(struct mmu *m, const struct spt_page *pg, struct work *w) {
+/* The 2008 CR3 cache is cleared when a shadow root it names is zapped.
+** Returns true if it cleared the cache. */
+static bool on_zap(struct mmu *m, const struct spt_page *pg, struct work *w) {
   m->ctr[CTR_SHADOW_ZAPPED]++;
   if (w) work_add(w, PP_SHADOW_ZAP, 1);
-  if (!m->pol->cr3_cache || !is_root_page(m, pg)) return;
+  if (!m->pol->cr3_cache || !is_root_page(m, pg)) return false;
   for (unsigned i = 0; i < m->nvcpu; i++)
     for (unsigned s = 0; s < 4; s++)
-      if (m->vcpus[i].cr3t_guest[s] == pg->gkey.owner) { clear_cr3_caches(m); return; }
+      if (vmcs_peek(&m->vcpus[i].vmx.vmcs, (enum vmcs_field)(VMCS_CR3_TARGET_VALUE0 + s)) &&
+          m->vcpus[i].cr3t_guest[s] == pg->gkey.owner) { clear_cr3_caches(m); return true; }
+  return false;
 }
 
 static void on_evict(void *arg, struct spt_pool *p, uint32_t slot) {
@@ -101,7 +105,7 @@ void mmu_destroy(struct mmu *m) {
 /* ---- roots ---- */
 
 static bool root_set_live(const struct mmu *m, const struct root_set *r) {
-  if (!r->cr3) return false;
+  if (!r->used) return false;
   for (unsigned i = 0; i < m->nroots; i++)
     if (r->slot[i] == SPT_NONE || !m->pool.page[r->slot[i]].live || m->pool.page[r->slot[i]].serial != r->serial[i])
       return false;
@@ -118,6 +122,7 @@ static void pin_set(struct mmu *m, struct root_set *r, int delta) {
 static bool build_roots(struct mmu *m, uint64_t cr3, struct root_set *r, struct work *w) {
   bool all_found = true;
   spt_reserve(&m->pool, m->nroots);
+  r->used = true;
   r->cr3 = cr3;
   for (unsigned i = 0; i < m->nroots; i++) {
     struct gpt_step st;
@@ -154,7 +159,7 @@ static bool prev_roots_switch(struct mmu *m, struct mmu_vcpu *mv, uint64_t cr3) 
     struct root_set hit = mv->prev[i];
     memmove(&mv->prev[i], &mv->prev[i + 1], (mv->nprev - i - 1) * sizeof *mv->prev);
     mv->nprev--;
-    if (mv->cur.cr3) {
+    if (mv->cur.used) {
       memmove(&mv->prev[1], &mv->prev[0], mv->nprev * sizeof *mv->prev);
       mv->prev[0] = mv->cur;
       mv->nprev++;
@@ -162,7 +167,7 @@ static bool prev_roots_switch(struct mmu *m, struct mmu_vcpu *mv, uint64_t cr3) 
     mv->cur = hit;
     return true;
   }
-  if (!mv->cur.cr3 || keep == 0) return false;
+  if (!mv->cur.used || keep == 0) return false;
   if (mv->nprev == keep) pin_set(m, &mv->prev[--mv->nprev], -1);
   memmove(&mv->prev[1], &mv->prev[0], mv->nprev * sizeof *mv->prev);
   mv->prev[0] = mv->cur;
@@ -201,8 +206,9 @@ static void switch_roots(struct mmu *m, struct vcpu *v, uint64_t cr3, bool exite
   if (exited && m->pol->prev_roots && prev_roots_switch(m, mv, cr3)) {
     m->ctr[CTR_ROOT_HITS]++;
     m->ctr[CTR_PREV_ROOT_HITS]++;
+    for (unsigned i = 0; i < m->nroots; i++) spt_touch(&m->pool, mv->cur.slot[i]);   /* LRU: a root switch uses it */
   } else {
-    if (mv->cur.cr3) pin_set(m, &mv->cur, -1);
+    if (mv->cur.used) pin_set(m, &mv->cur, -1);
     struct work *charge = exited ? w : NULL;
     m->evict_work = charge;
     bool found = build_roots(m, cr3, &mv->cur, charge);
@@ -364,14 +370,17 @@ static void touch_page(struct mmu *m, struct vcpu *v, uint64_t va, struct work *
 static void pt_write(struct mmu *m, struct vcpu *v, uint64_t va, unsigned level, struct mmu_sink *sink) {
   struct gpt_key k = gpt_table_of(m->paging, v->guest_cr3, va, level);
   if (level < 1 || level > m->slevels) return;   /* e.g. the PAE PDPT: not shadowed */
-  uint32_t hit = SPT_NONE;
-  for (unsigned q = 0; q < 4 && hit == SPT_NONE; q++) hit = spt_find(&m->pool, &k, level, q);
-  if (hit == SPT_NONE) return;                                 /* not shadowed: a plain write */
+  /* Every shadow page of the guest page (one per quadrant for 32-bit guests)
+  ** sees the write: KVM counts flooding per shadow page of the gfn. */
+  uint32_t hit[4];
+  unsigned nhit = 0;
+  for (unsigned q = 0; q < 4; q++)
+    if ((hit[nhit] = spt_find(&m->pool, &k, level, q)) != SPT_NONE) nhit++;
+  if (!nhit) return;                                           /* not shadowed: a plain write */
   struct work w;
   work_clear(&w);
   work_add(&w, PP_PTE_EMULATE, 1);
   m->ctr[CTR_PTE_WRITES_EMULATED]++;
-  struct spt_page *pg = &m->pool.page[hit];
   if (level == 1) {
     struct gpt_step path[GPT_MAX_LEVELS];
     gpt_walk(m->paging, v->guest_cr3, va, path);
@@ -379,12 +388,17 @@ static void pt_write(struct mmu *m, struct vcpu *v, uint64_t va, unsigned level,
     if (leaf != SPT_NONE && spt_leaf_present(&m->pool, leaf, path[m->slevels - 1].entry))
       work_add(&w, PP_SHADOW_INSTALL, 1);                      /* update the shadow PTE in place */
   }
-  if (++pg->writes >= m->pol->flood_threshold && m->pol->flood_threshold && !pg->pins) {
-    on_zap(m, pg, &w);
-    m->ctr[CTR_FLOOD_ZAPS]++;
-    clear_cr3_caches(m);              /* the 2008 CR3 cache was cleared on such zaps */
-    spt_free(&m->pool, hit);
+  bool zapped = false, cleared = false;
+  for (unsigned i = 0; i < nhit; i++) {
+    struct spt_page *pg = &m->pool.page[hit[i]];
+    if (++pg->writes >= m->pol->flood_threshold && m->pol->flood_threshold && !pg->pins) {
+      cleared |= on_zap(m, pg, &w);
+      m->ctr[CTR_FLOOD_ZAPS]++;
+      spt_free(&m->pool, hit[i]);
+      zapped = true;
+    }
   }
+  if (zapped && !cleared) clear_cr3_caches(m);   /* the 2008 CR3 cache was cleared on such zaps */
   sink->exit(sink, v, EXIT_REASON_EXCEPTION_NMI, va, &w);
 }
 

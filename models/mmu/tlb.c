@@ -10,7 +10,8 @@
 void tlb_init(struct tlb *t, unsigned entries) {
   memset(t, 0, sizeof *t);
   t->sets = 1;
-  while (t->sets * 2 * WAYS <= (entries ? entries : WAYS)) t->sets *= 2;
+  /* 64-bit product: in 32 bits it wraps to 0 from 2^29 sets on and the loop never ends */
+  while ((uint64_t)t->sets * 2 * WAYS <= (entries ? entries : WAYS)) t->sets *= 2;
   t->e = xcalloc((size_t)t->sets * WAYS, sizeof *t->e);
   t->next = xcalloc(t->sets, 1);
 }
@@ -27,7 +28,7 @@ static uint32_t set_of(const struct tlb *t, uint64_t vpn) {
 }
 
 static bool natively_valid(const struct tlb *t, const struct tlb_entry *e) {
-  return e->valid && e->gen_all == t->gen_all && (!e->space || e->gen_nonglobal == t->gen_nonglobal);
+  return e->valid && e->gen_all == t->gen_all && (e->global || e->gen_nonglobal == t->gen_nonglobal);
 }
 
 enum tlb_result tlb_access(struct tlb *t, uint64_t va, uint64_t space, bool global) {
@@ -35,14 +36,14 @@ enum tlb_result tlb_access(struct tlb *t, uint64_t va, uint64_t space, bool glob
   uint32_t set = set_of(t, vpn);
   struct tlb_entry *e = &t->e[(size_t)set * WAYS];
   for (unsigned w = 0; w < WAYS; w++) {
-    if (e[w].vpn != vpn || e[w].space != tag || !natively_valid(t, &e[w])) continue;
+    if (e[w].vpn != vpn || e[w].space != tag || e[w].global != global || !natively_valid(t, &e[w])) continue;
     if (e[w].gen_vm == t->gen_vm) return TLB_HIT;
     e[w].gen_vm = t->gen_vm;                /* dropped by a VM transition: natively a hit */
     return TLB_MISS_VIRT;
   }
   unsigned w = t->next[set];
   t->next[set] = (uint8_t)((w + 1) % WAYS);
-  e[w] = (struct tlb_entry){ vpn, tag, t->gen_all, t->gen_nonglobal, t->gen_vm, true };
+  e[w] = (struct tlb_entry){ vpn, tag, t->gen_all, t->gen_nonglobal, t->gen_vm, true, global };
   return TLB_MISS_NATIVE;
 }
 
@@ -62,7 +63,7 @@ void tlb_print(const struct tlb *t, FILE *f) {
   for (size_t i = 0; i < (size_t)t->sets * WAYS; i++) {
     const struct tlb_entry *e = &t->e[i];
     if (!natively_valid(t, e)) continue;
-    if (e->gen_vm == t->gen_vm) { valid++; global += !e->space; } else dropped++;
+    if (e->gen_vm == t->gen_vm) { valid++; global += e->global; } else dropped++;
   }
   fprintf(f, "TLB: %u entries (%u sets x %d ways), %u valid (%u global), %u dropped by VM transitions\n",
           t->sets * WAYS, t->sets, WAYS, valid, global, dropped);

@@ -25,6 +25,7 @@ struct tlb_entry {
   uint64_t space;        /* CR3 of the address space; 0 for global entries */
   uint32_t gen_all, gen_nonglobal, gen_vm;
   bool valid;            /* cleared by INVLPG */
+  bool global;           /* survives CR3 writes (CR3 0 is an address space like any other) */
 };
 
 struct tlb {

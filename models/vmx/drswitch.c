@@ -79,15 +79,28 @@ void dr_stop_intercepting(struct vcpu *v) {
   v->dr_wont_exit = true;
 }
 
-void dr_guest_write(struct vcpu *v, unsigned dr, uint64_t value) {
+int dr_resolve(uint64_t cr4, unsigned dr, bool write, uint64_t value, unsigned *fault) {
   dr &= 7;
-  if (dr == 4 || dr == 5) dr += 2;       /* aliases of DR6/DR7 when CR4.DE = 0 */
-  v->hw_dr[dr] = value;
-  v->guest_dr[dr] = value;
+  if (dr == 4 || dr == 5) {
+    if (cr4 & CR4_DE) { *fault = DR_FAULT_UD; return -1; }
+    dr += 2;                             /* aliases of DR6/DR7 when CR4.DE = 0 */
+  }
+  if (write && (dr == 6 || dr == 7) && (value >> 32)) { *fault = DR_FAULT_GP; return -1; }
+  return (int)dr;
+}
+
+/* Natively the processor checks its real CR4; a faulting MOV DR (#UD, #GP:
+** not intercepted) changes no register. */
+void dr_guest_write(struct vcpu *v, unsigned dr, uint64_t value) {
+  unsigned fault;
+  int n = dr_resolve(vmcs_peek(&v->vmx.vmcs, VMCS_GUEST_CR4), dr, true, value, &fault);
+  if (n < 0) return;
+  v->hw_dr[n] = value;
+  v->guest_dr[n] = value;
 }
 
 void dr_guest_read(struct vcpu *v, unsigned dr) {
-  dr &= 7;
-  if (dr == 4 || dr == 5) dr += 2;
-  if (v->hw_dr[dr] != v->guest_dr[dr]) v->dr_mismatches++;
+  unsigned fault;
+  int n = dr_resolve(vmcs_peek(&v->vmx.vmcs, VMCS_GUEST_CR4), dr, false, 0, &fault);
+  if (n >= 0 && v->hw_dr[n] != v->guest_dr[n]) v->dr_mismatches++;
 }

@@ -28,6 +28,13 @@ void dr_after_exit(struct vcpu *v, struct work *w, uint64_t counters[]);
 void dr_before_entry(struct vcpu *v, struct work *w, uint64_t counters[]);
 /* The guest's first MOV DR under lazy switching: stop intercepting. */
 void dr_stop_intercepting(struct vcpu *v);
+/* SDM MOV DR: with CR4.DE = 1 a reference to DR4 or DR5 is #UD; with CR4.DE = 0
+** they are aliases of DR6 and DR7; a write of a 1 to bits 63:32 of DR6 or DR7
+** is #GP(0).  Returns the register the access reaches, or -1 when it faults
+** (vector in *fault; nothing is read or written). */
+#define DR_FAULT_UD 6u
+#define DR_FAULT_GP 13u
+int dr_resolve(uint64_t cr4, unsigned dr, bool write, uint64_t value, unsigned *fault);
 /* Guest MOV DR executed natively (no exit). */
 void dr_guest_write(struct vcpu *v, unsigned dr, uint64_t value);
 void dr_guest_read(struct vcpu *v, unsigned dr);

@@ -133,9 +133,12 @@ static struct exit_decision msr(const struct vmx_state *s, uint32_t idx, bool wr
 
 /* SDM 26.2 exceptions: exit iff the vector's exception-bitmap bit is 1, except
 ** #PF (vector 14): when (PFEC & PFEC_MASK) == PFEC_MATCH it exits iff bit 14
-** is 1, otherwise iff bit 14 is 0. */
+** is 1, otherwise iff bit 14 is 0.  Only vectors 0-31 index the bitmap (above
+** 31 it is not an exception); an NMI (vector 2) exits iff "NMI exiting" is 1. */
 static struct exit_decision exception(const struct vmcs *v, unsigned vec, uint32_t pfec) {
-  bool bit = vmcs_peek(v, VMCS_EXCEPTION_BITMAP) >> (vec & 31) & 1;
+  if (vec > 31) return stay(WHY_EXC_BITMAP_CLEAR, vec);
+  if (vec == 2) return by_control(pin_ctl(v, PIN_NMI_EXITING), PIN_NMI_EXITING, EXIT_REASON_EXCEPTION_NMI, 0);
+  bool bit = vmcs_peek(v, VMCS_EXCEPTION_BITMAP) >> vec & 1;
   if (vec == 14) {
     bool match = (pfec & vmcs_peek(v, VMCS_PAGE_FAULT_ERROR_CODE_MASK)) ==
                  vmcs_peek(v, VMCS_PAGE_FAULT_ERROR_CODE_MATCH);

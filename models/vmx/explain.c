@@ -24,6 +24,7 @@ const char *cr4_bit_name(unsigned bit) {
 static const char *control_name(uint64_t bit, unsigned type) {
   if (type == EV_WBINVD) return "WBINVD exiting (secondary)";
   if (type == EV_INTR) return "external-interrupt exiting (pin-based)";
+  if (type == EV_EXC) return "NMI exiting (pin-based)";
   switch (bit) {
   case CPU_HLT_EXITING: return "HLT exiting";
   case CPU_INVLPG_EXITING: return "INVLPG exiting";

@@ -147,7 +147,8 @@ void vcpu_cr3t_fill(struct vcpu *v, uint64_t guest_cr3, uint64_t root_hpa) {
 
 void vcpu_cr3t_clear(struct vcpu *v) {
   for (unsigned i = 0; i < 4; i++) {
-    if (!v->cr3t_guest[i]) continue;
+    /* a slot is empty when its target value is 0: guest CR3 0 can be cached too */
+    if (!v->cr3t_guest[i] && !vmcs_peek(&v->vmx.vmcs, (enum vmcs_field)(VMCS_CR3_TARGET_VALUE0 + i))) continue;
     v->cr3t_guest[i] = 0;
     vmcs_write(&v->vmx.vmcs, (enum vmcs_field)(VMCS_CR3_TARGET_VALUE0 + i), 0);
   }
@@ -225,7 +226,12 @@ static void emulate_cr_write(struct vcpu *v, const struct trace_event *ev, struc
   struct vmcs *c = &v->vmx.vmcs;
   switch (ev->aux) {
   case 0: case 4: {
-    uint64_t old = vmcs_read(c, ev->aux == 0 ? VMCS_CR0_READ_SHADOW : VMCS_CR4_READ_SHADOW);
+    /* The guest's current value (KVM kvm_read_cr4): guest-owned bits from the
+    ** register (one VMREAD), host-owned ones from the shadow (KVM's copy).  The
+    ** shadow alone is stale in guest-owned bits the guest changed without exits. */
+    uint64_t real = vmcs_read(c, ev->aux == 0 ? VMCS_GUEST_CR0 : VMCS_GUEST_CR4);
+    uint64_t old = cr_read_value(real, vmcs_peek(c, ev->aux == 0 ? VMCS_CR0_GUEST_HOST_MASK : VMCS_CR4_GUEST_HOST_MASK),
+                                 vmcs_peek(c, ev->aux == 0 ? VMCS_CR0_READ_SHADOW : VMCS_CR4_READ_SHADOW));
     set_guest_cr(v, ev->aux, ev->a, true);
     /* Paging-relevant CR4 bits changed: the shadow MMU resets its context and
     ** the TLB loses global entries (KVM kvm_post_set_cr4). */
@@ -246,11 +252,16 @@ static void emulate_cr(struct vcpu *v, const struct trace_event *ev, struct vcpu
   vmcs_read(c, VMCS_EXIT_QUALIFICATION);
   r->stat_key = cr_subkey(ev);
   if (ev->type == EV_CR_WRITE) emulate_cr_write(v, ev, r);
-  else if (ev->type == EV_CLTS) set_guest_cr(v, 0, vmcs_read(c, VMCS_CR0_READ_SHADOW) & ~CR0_TS, true);
-  else if (ev->type == EV_LMSW) {
-    /* Emulated as the instruction would run with no bits owned: PE can be set, never cleared. */
-    uint64_t shadow = vmcs_read(c, VMCS_CR0_READ_SHADOW);
-    set_guest_cr(v, 0, lmsw_no_exit(shadow, 0, (uint16_t)ev->a), true);
+  else if (ev->type == EV_CLTS || ev->type == EV_LMSW) {
+    /* CLTS and LMSW change some bits of the guest's current CR0 (KVM kvm_clts,
+    ** kvm_lmsw use kvm_read_cr0): guest-owned bits come from the register (one
+    ** VMREAD), host-owned ones from the shadow.  The shadow alone is stale in
+    ** guest-owned bits the guest changed without exits. */
+    uint64_t cr0 = cr_read_value(vmcs_read(c, VMCS_GUEST_CR0), vmcs_peek(c, VMCS_CR0_GUEST_HOST_MASK),
+                                 vmcs_peek(c, VMCS_CR0_READ_SHADOW));
+    if (ev->type == EV_CLTS) set_guest_cr(v, 0, cr0 & ~CR0_TS, true);
+    /* LMSW emulated as the instruction would run with no bits owned: PE can be set, never cleared. */
+    else set_guest_cr(v, 0, lmsw_no_exit(cr0, 0, (uint16_t)ev->a), true);
   }
   skip_instruction(c);
 }
@@ -259,6 +270,17 @@ static void emulate_dr(struct vcpu *v, const struct trace_event *ev, struct vcpu
   struct vmcs *c = &v->vmx.vmcs;
   vmcs_read(c, VMCS_EXIT_QUALIFICATION);
   r->stat_key = stat_key_dr(ev->aux, ev->type == EV_DR_READ);
+  /* The MOV-DR exit has priority over #UD/#GP (SDM 26.1.3), so the handler
+  ** applies them, with the guest's CR4 (KVM keeps a copy: no VMREAD). */
+  unsigned fault = 0;
+  uint64_t cr4 = cr_read_value(vmcs_peek(c, VMCS_GUEST_CR4), vmcs_peek(c, VMCS_CR4_GUEST_HOST_MASK),
+                               vmcs_peek(c, VMCS_CR4_READ_SHADOW));
+  int n = dr_resolve(cr4, ev->aux, ev->type == EV_DR_WRITE, ev->a, &fault);
+  if (n < 0 && fault == DR_FAULT_UD) {
+    /* KVM kvm_require_dr: DR4/DR5 with CR4.DE = 1 is #UD, before anything else. */
+    vmcs_write(c, VMCS_VM_ENTRY_INTR_INFO_FIELD, DR_FAULT_UD | (3u << 8) | (1u << 31));
+    return;
+  }
   if (v->pol->dr_switch == DR_LAZY) {
     /* KVM: stop intercepting, load guest DRs, re-execute the instruction natively. */
     dr_stop_intercepting(v);
@@ -266,11 +288,10 @@ static void emulate_dr(struct vcpu *v, const struct trace_event *ev, struct vcpu
     return;
   }
   if (ev->type == EV_DR_WRITE) {
-    unsigned n = ev->aux & 7;
-    if ((n == 6 || n == 7) && (ev->a >> 32)) {
+    if (n < 0) {
       /* SDM: MOV to DR6/DR7 with bits 63:32 set is #GP; KVM injects it (and so
       ** GUEST_DR7 never holds high bits, which would fail VM entry). */
-      vmcs_write(c, VMCS_VM_ENTRY_INTR_INFO_FIELD, 13u | (3u << 8) | (1u << 11) | (1u << 31));
+      vmcs_write(c, VMCS_VM_ENTRY_INTR_INFO_FIELD, DR_FAULT_GP | (3u << 8) | (1u << 11) | (1u << 31));
       return;
     }
     v->guest_dr[n] = ev->a;
@@ -300,8 +321,11 @@ static void emulate(struct vcpu *v, const struct trace_event *ev, const struct e
     r->halted = true;
     skip_instruction(c);
     break;
-  case EXIT_REASON_EXTERNAL_INTERRUPT:
   case EXIT_REASON_TPR_BELOW_THRESHOLD:
+    /* Trap-like (SDM 29.1.2): the MOV to CR8 completed and wrote VTPR. */
+    if (ev->type == EV_CR_WRITE) v->cr8 = ev->a;
+    /* fall through */
+  case EXIT_REASON_EXTERNAL_INTERRUPT:
     vmcs_read(c, VMCS_VM_EXIT_INTR_INFO);
     break;
   case EXIT_REASON_IO_INSTRUCTION:

@@ -389,6 +389,93 @@ static void lazy_with_host_debugger_restores_host_dr7_after_every_exit(void **st
   assert_int_equal(V.hw_dr[0], 0x1000);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Faulting MOV DR: the register is not written                              */
+
+#define UD_VECTOR 6
+#define GP_VECTOR 13
+
+static void native_dr7_write_with_high_bits_faults_and_leaves_dr7_unchanged(void **state) {
+  (void)state;
+  /* SDM MOV DR: a 1 written to DR6/DR7 bits 63:32 is #GP(0); nothing is
+  ** written, so the next exit cannot save high bits into GUEST_DR7 (which
+  ** would fail the VM-entry check "bits 63:32 of DR7 are 0"). */
+  setup("nocache+lazydr", "mov_dr_exiting=false", NULL);
+  assert_false(drw(7, 0x401).exits);
+  assert_false(drw(7, 0x100000455ull).exits);
+  assert_false(drw(6, 0x1ffff0ff0ull).exits);
+  print_message("DR7 0x%llx (expected 0x401), DR6 0x%llx (expected 0xffff0ff0)\n",
+                (unsigned long long)V.hw_dr[7], (unsigned long long)V.hw_dr[6]);
+  assert_int_equal(V.hw_dr[7], 0x401);
+  assert_int_equal(V.hw_dr[6], 0xffff0ff0);
+  assert_true(cpuid().exits);
+  assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_DR7), 0x401);
+  assert_int_equal(V.dr_mismatches, 0);
+}
+
+static void lazily_reexecuted_dr7_write_with_high_bits_leaves_dr7_unchanged(void **state) {
+  (void)state;
+  setup("nocache+lazydr", NULL, NULL);
+  assert_true(drw(7, 0x100000401ull).exits);   /* exits, re-executes natively: #GP */
+  assert_true(cpuid().exits);
+  uint64_t g7 = vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_DR7);
+  print_message("GUEST_DR7 0x%llx (expected 0x400)\n", (unsigned long long)g7);
+  assert_int_equal(g7, DR7_RESET);
+  assert_int_equal(V.guest_dr[7], DR7_RESET);
+}
+
+static void native_mov_dr4_dr5_alias_dr6_dr7_when_cr4_de_is_clear(void **state) {
+  (void)state;
+  setup("nocache+lazydr", "mov_dr_exiting=false", NULL);
+  assert_false(drw(5, 0x401).exits);
+  assert_int_equal(V.hw_dr[7], 0x401);
+  assert_false(drr(4).exits);
+  assert_int_equal(V.dr_mismatches, 0);
+}
+
+static void native_mov_dr4_dr5_with_cr4_de_set_is_ud_and_writes_nothing(void **state) {
+  (void)state;
+  setup("nocache+lazydr", "mov_dr_exiting=false", NULL);
+  vcpu_init_reg(&V, 4, CR4_PAE | CR4_PGE | CR4_DE);
+  assert_false(drw(5, 0x401).exits);
+  print_message("DR7 0x%llx (expected 0x400)\n", (unsigned long long)V.hw_dr[7]);
+  assert_int_equal(V.hw_dr[7], DR7_RESET);
+  assert_int_equal(V.guest_dr[7], DR7_RESET);
+}
+
+static void emulated_mov_to_dr5_writes_dr7_when_cr4_de_is_clear(void **state) {
+  (void)state;
+  /* KVM kvm_set_dr: DR4/DR5 are DR6/DR7 (CR4.DE = 0); the MOV-DR exit has
+  ** priority over the alias and #UD checks, so the handler must apply them. */
+  setup("nocache", NULL, NULL);
+  assert_true(drw(5, 0x401).exits);
+  uint64_t g7 = vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_DR7);
+  print_message("GUEST_DR7 0x%llx (expected 0x401), guest DR7 0x%llx (expected 0x401)\n",
+                (unsigned long long)g7, (unsigned long long)V.guest_dr[7]);
+  assert_int_equal(g7, 0x401);
+  assert_int_equal(V.guest_dr[7], 0x401);
+  assert_int_equal(V.hw_dr[7], 0x401);        /* loaded at entry */
+  assert_true(drw(4, 0x1ffff0ff0ull).exits);  /* DR6 with high bits: #GP */
+  assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_VM_ENTRY_INTR_INFO_FIELD) & 0xff, GP_VECTOR);
+  assert_int_equal(V.guest_dr[6], 0xffff0ff0);
+}
+
+static void emulated_mov_dr5_with_cr4_de_set_injects_ud(void **state) {
+  (void)state;
+  setup("nocache", NULL, NULL);
+  vcpu_init_reg(&V, 4, CR4_PAE | CR4_PGE | CR4_DE);
+  vmcs_poke(&V.vmx.vmcs, VMCS_VM_EXIT_INSTRUCTION_LEN, 3);          /* mov %rax,%dr5 */
+  uint64_t rip = vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_RIP);
+  assert_true(drw(5, 0x401).exits);
+  uint64_t info = vmcs_peek(&V.vmx.vmcs, VMCS_VM_ENTRY_INTR_INFO_FIELD);
+  print_message("entry interruption info 0x%llx (expected vector 6, valid)\n", (unsigned long long)info);
+  assert_int_equal(info & 0xff, UD_VECTOR);
+  assert_true(info >> 31 & 1);
+  assert_int_equal(V.guest_dr[7], DR7_RESET);
+  assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_DR7), DR7_RESET);
+  assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_RIP), rip);   /* a fault: RIP not advanced */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(debug_control_bits_are_0x4_not_0x2),
@@ -415,6 +502,12 @@ int main(void) {
     cmocka_unit_test(guest_sees_its_own_debug_registers_under_lazy_switching),
     cmocka_unit_test(guest_sees_its_own_debug_registers_under_lazy_switching_with_host_debugger),
     cmocka_unit_test(lazy_with_host_debugger_restores_host_dr7_after_every_exit),
+    cmocka_unit_test(native_dr7_write_with_high_bits_faults_and_leaves_dr7_unchanged),
+    cmocka_unit_test(lazily_reexecuted_dr7_write_with_high_bits_leaves_dr7_unchanged),
+    cmocka_unit_test(native_mov_dr4_dr5_alias_dr6_dr7_when_cr4_de_is_clear),
+    cmocka_unit_test(native_mov_dr4_dr5_with_cr4_de_set_is_ud_and_writes_nothing),
+    cmocka_unit_test(emulated_mov_to_dr5_writes_dr7_when_cr4_de_is_clear),
+    cmocka_unit_test(emulated_mov_dr5_with_cr4_de_set_injects_ud),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -290,6 +290,36 @@ static void mov_cr8_to_rax_exit_qualification_is_0x18(void **state) {
   assert_int_equal(d.qual, 0x18);
 }
 
+/* SDM 29.1.2: with "use TPR shadow", MOV to CR8 writes VTPR; a new TPR below
+** TPR_THRESHOLD then causes a trap-like exit: the write has already happened. */
+static void mov_to_cr8_below_the_tpr_threshold_exits_after_the_write(void **state) {
+  (void)state;
+  static struct policy p;
+  static struct vcpu v;
+  char err[1024] = "";
+  char *sets[] = { "tpr_shadow=true" };
+  uint64_t ctr[CTR_COUNT] = { 0 };
+  struct work w;
+  work_clear(&w);
+  assert_true(policy_resolve(&p, "shadowcache", sets, 1, err, sizeof err));
+  vcpu_setup(&v, 0, &p);
+  vcpu_init_reg(&v, 8, 5);
+  vmcs_poke(&v.vmx.vmcs, VMCS_TPR_THRESHOLD, 4);
+  vmcs_poke(&v.vmx.vmcs, VMCS_VM_EXIT_INSTRUCTION_LEN, 4);          /* mov %rax,%cr8 */
+  struct trace_event ev = { .type = EV_CR_WRITE, .aux = 8, .a = 2, .b = GPR_RAX };
+  struct exit_decision d = vmx_decide(&v.vmx, &ev);
+  assert_true(d.exits);
+  assert_int_equal(d.reason, EXIT_REASON_TPR_BELOW_THRESHOLD);
+  uint64_t rip = vmcs_peek(&v.vmx.vmcs, VMCS_GUEST_RIP);
+  struct vcpu_result r = { 0 };
+  vcpu_exit_begin(&v, d.reason, d.qual, &w, ctr);
+  vcpu_emulate(&v, &ev, &d, &r);
+  vcpu_exit_end(&v, &w, ctr);
+  print_message("TPR after the exit %llu (expected 2)\n", (unsigned long long)v.cr8);
+  assert_int_equal(v.cr8, 2);
+  assert_int_equal(vmcs_peek(&v.vmx.vmcs, VMCS_GUEST_RIP), rip);   /* trap-like: nothing to skip */
+}
+
 /* ------------------------------------------------------------------------ */
 /* CLTS                                                                      */
 
@@ -579,6 +609,93 @@ static void engine_init_accepts_cr3_target_count_4(void **state) {
   profile_free(&pr);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Exceptions and NMIs (SDM 26.2)                                            */
+
+static void vectors_above_31_are_not_exceptions_and_ignore_the_exception_bitmap(void **state) {
+  (void)state;
+  set(VMCS_EXCEPTION_BITMAP, 0xffffffff);
+  for (unsigned vec = 32; vec < 256; vec++) {
+    struct exit_decision d = decide(EV_EXC, 0, vec, 0);
+    if (d.exits) fail_msg("vector %u: exits with reason %u (expected no exit: only vectors 0-31 index the bitmap)",
+                          vec, d.reason);
+  }
+}
+
+static void an_nmi_exits_per_nmi_exiting_not_the_exception_bitmap(void **state) {
+  (void)state;
+  set(VMCS_EXCEPTION_BITMAP, 0);
+  set(VMCS_PIN_BASED_VM_EXEC_CONTROL, PIN_NMI_EXITING);
+  struct exit_decision d = decide(EV_EXC, 0, 2, 0);
+  print_message("NMI with NMI exiting, bitmap bit 2 clear: exits %d (expected 1)\n", d.exits);
+  assert_true(d.exits);
+  assert_int_equal(d.reason, EXIT_REASON_EXCEPTION_NMI);
+  set(VMCS_EXCEPTION_BITMAP, 1u << 2);
+  set(VMCS_PIN_BASED_VM_EXEC_CONTROL, 0);
+  d = decide(EV_EXC, 0, 2, 0);
+  print_message("NMI without NMI exiting, bitmap bit 2 set: exits %d (expected 0)\n", d.exits);
+  assert_false(d.exits);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Emulated CLTS and LMSW keep the guest's own CR0 bits                      */
+
+static struct vcpu EV;
+static struct policy EP;
+
+/* A vCPU whose CR0 mask leaves MP to the guest; the guest clears MP without an exit. */
+static void vcpu_with_guest_owned_mp(void) {
+  char err[1024] = "";
+  char *sets[] = { "cr0_guest_host_mask=0xfffffffffffffffd" };
+  assert_true(policy_resolve(&EP, "nocache", sets, 1, err, sizeof err));
+  vcpu_setup(&EV, 0, &EP);
+  vcpu_init_reg(&EV, 0, CR0_PG | CR0_PE | CR0_TS | CR0_MP);
+}
+
+static bool run_event(struct trace_event ev) {
+  uint64_t ctr[CTR_COUNT] = { 0 };
+  struct work w;
+  work_clear(&w);
+  struct exit_decision d = vmx_decide(&EV.vmx, &ev);
+  struct vcpu_result r = { 0 };
+  if (!d.exits) { vcpu_no_exit(&EV, &ev, &r); return false; }
+  vcpu_exit_begin(&EV, d.reason, d.qual, &w, ctr);
+  vcpu_emulate(&EV, &ev, &d, &r);
+  vcpu_exit_end(&EV, &w, ctr);
+  return true;
+}
+
+static void emulated_clts_keeps_a_guest_owned_bit_the_guest_changed(void **state) {
+  (void)state;
+  vcpu_with_guest_owned_mp();
+  assert_false(run_event((struct trace_event){ .type = EV_CR_WRITE, .aux = 0, .a = CR0_PG | CR0_PE | CR0_TS }));
+  assert_false(vmcs_peek(&EV.vmx.vmcs, VMCS_GUEST_CR0) & CR0_MP);
+  assert_true(run_event((struct trace_event){ .type = EV_CLTS }));   /* TS owned and set in the shadow */
+  uint64_t cr0 = vmcs_peek(&EV.vmx.vmcs, VMCS_GUEST_CR0);
+  print_message("CR0 after the emulated CLTS 0x%llx: MP %d (expected 0), TS %d (expected 0)\n",
+                (unsigned long long)cr0, (int)(cr0 >> 1 & 1), (int)(cr0 >> 3 & 1));
+  assert_false(cr0 & CR0_MP);
+  assert_false(cr0 & CR0_TS);
+}
+
+static void emulated_lmsw_keeps_the_guest_cr0_outside_bits_3_0(void **state) {
+  (void)state;
+  /* LMSW loads bits 3:0 only: a guest-owned bit above 3 the guest changed
+  ** natively (NE here) must survive the emulation. */
+  char err[1024] = "";
+  char *sets[] = { "cr0_guest_host_mask=0xffffffffffffffdf" };   /* NE (bit 5) guest-owned */
+  assert_true(policy_resolve(&EP, "ept", sets, 1, err, sizeof err));
+  vcpu_setup(&EV, 0, &EP);
+  vcpu_init_reg(&EV, 0, CR0_PG | CR0_PE | (1ull << 5));
+  assert_false(run_event((struct trace_event){ .type = EV_CR_WRITE, .aux = 0, .a = CR0_PG | CR0_PE }));
+  assert_true(run_event((struct trace_event){ .type = EV_LMSW, .a = CR0_PE | CR0_TS }));   /* sets owned TS */
+  uint64_t cr0 = vmcs_peek(&EV.vmx.vmcs, VMCS_GUEST_CR0);
+  print_message("CR0 after the emulated LMSW 0x%llx: NE %d (expected 0), TS %d (expected 1)\n",
+                (unsigned long long)cr0, (int)(cr0 >> 5 & 1), (int)(cr0 >> 3 & 1));
+  assert_false(cr0 & (1ull << 5));
+  assert_true(cr0 & CR0_TS);
+}
+
 #define T(name) cmocka_unit_test_setup(name, reset)
 
 int main(void) {
@@ -604,6 +721,7 @@ int main(void) {
     T(mov_cr3_to_rax_exit_qualification_is_0x13),
     T(mov_rax_to_cr8_exit_qualification_is_0x8),
     T(mov_cr8_to_rax_exit_qualification_is_0x18),
+    T(mov_to_cr8_below_the_tpr_threshold_exits_after_the_write),
     T(clts_exits_when_ts_is_owned_and_set_in_the_shadow),
     T(clts_does_not_exit_and_leaves_ts_when_owned_and_clear_in_the_shadow),
     T(clts_clears_ts_without_exit_when_ts_is_guest_owned),
@@ -627,6 +745,10 @@ int main(void) {
     T(cr3_target_counts_0_to_4_pass_the_vm_entry_check),
     T(engine_init_refuses_cr3_target_count_5_on_every_cpu_profile),
     T(engine_init_accepts_cr3_target_count_4),
+    T(vectors_above_31_are_not_exceptions_and_ignore_the_exception_bitmap),
+    T(an_nmi_exits_per_nmi_exiting_not_the_exception_bitmap),
+    T(emulated_clts_keeps_a_guest_owned_bit_the_guest_changed),
+    T(emulated_lmsw_keeps_the_guest_cr0_outside_bits_3_0),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "models/mmu/gpt.h"
@@ -380,6 +382,197 @@ static void vm_transitions_flush_the_tlb_unless_vpid(void **state) {
   tlb_free(&t);
 }
 
+/* ---- an address space whose CR3 is 0 (a trace without "@init cr3") ---- */
+
+static void an_address_space_whose_cr3_is_0_keeps_its_shadow_pages(void **state) {
+  (void)state;
+  struct vm vm;
+  vm_start(&vm, "shadowcache", NULL, 0, PAGING_64);
+  init_cr3(&vm, 0);
+  for (int i = 0; i < 3; i++) {
+    touch(&vm, USER_CODE, 1);
+    ev(&vm, EV_CPUID, 0, 0, 0);                  /* the exit flushes the TLB: the next touch walks */
+  }
+  uint64_t faults = ctr(&vm, CTR_SHADOW_FAULTS), allocs = ctr(&vm, CTR_SHADOW_ALLOCATED);
+  print_message("cr3 0: %llu shadow faults (expected 1), %llu pages allocated (expected 4)\n",
+                (unsigned long long)faults, (unsigned long long)allocs);
+  assert_int_equal(faults, 1);
+  assert_int_equal(allocs, 4);
+  vm_stop(&vm);
+}
+
+static void prevroots_keeps_the_roots_of_cr3_0_as_a_previous_root(void **state) {
+  (void)state;
+  struct vm vm;
+  vm_start(&vm, "prevroots", NULL, 0, PAGING_64);
+  init_cr3(&vm, 0);
+  touch(&vm, USER_CODE, 1);                      /* roots of cr3 0 load at the first entry */
+  for (int i = 0; i < 10; i++) {
+    cr3w(&vm, space(1));
+    touch(&vm, USER_CODE, 1);
+    cr3w(&vm, 0);
+    touch(&vm, USER_CODE, 1);
+  }
+  uint64_t hits = ctr(&vm, CTR_PREV_ROOT_HITS), misses = ctr(&vm, CTR_ROOT_MISSES);
+  print_message("prev_root_hits %llu (expected 19), root_misses %llu (expected 1)\n",
+                (unsigned long long)hits, (unsigned long long)misses);
+  assert_int_equal(hits, 19);
+  assert_int_equal(misses, 1);
+  vm_stop(&vm);
+}
+
+static void a_cr3_write_flushes_non_global_entries_of_address_space_0(void **state) {
+  (void)state;
+  struct tlb t;
+  tlb_init(&t, 64);
+  assert_int_equal(tlb_access(&t, 0x1000, 0, false), TLB_MISS_NATIVE);
+  tlb_flush_nonglobal(&t);
+  enum tlb_result r = tlb_access(&t, 0x1000, 0, false);
+  print_message("access after a CR3 write: %d (expected TLB_MISS_NATIVE = %d)\n", r, TLB_MISS_NATIVE);
+  assert_int_equal(r, TLB_MISS_NATIVE);
+  assert_int_equal(tlb_access(&t, KERNEL_TEXT, 0, true), TLB_MISS_NATIVE);
+  tlb_flush_nonglobal(&t);
+  assert_int_equal(tlb_access(&t, KERNEL_TEXT, 0, true), TLB_HIT);   /* a global entry survives */
+  tlb_free(&t);
+}
+
+static void clearing_the_cr3_cache_also_drops_a_cached_cr3_0(void **state) {
+  (void)state;
+  struct vm vm;
+  vm_start(&vm, "cr3cache", NULL, 0, PAGING_64);
+  init_cr3(&vm, space(1));
+  touch(&vm, USER_CODE, 1);
+  for (unsigned i = 2; i <= 5; i++) {            /* fill all four slots */
+    cr3w(&vm, space(i));
+    touch(&vm, USER_CODE, 1);
+  }
+  cr3w(&vm, 0);                  /* 0 matches no target now: exits and is cached in slot 0 */
+  assert_int_equal(cr3_exits(&vm), 5);
+  assert_int_not_equal(vcpu_cr3_operand(&vm.e.vcpu[0], 0), 0);
+  touch(&vm, USER_CODE, 1);
+  for (int i = 0; i < 3; i++) ev(&vm, EV_PTWRITE, 1, USER_CODE, 0);   /* flooding clears the cache */
+  assert_int_equal(ctr(&vm, CTR_CR3_CACHE_CLEARS), 1);
+  uint64_t op = vcpu_cr3_operand(&vm.e.vcpu[0], 0), target0 = vmcs_peek(&vm.e.vcpu[0].vmx.vmcs, VMCS_CR3_TARGET_VALUE0);
+  print_message("after the clear the guest loads 0x%llx for cr3 0 (expected 0), CR3_TARGET_VALUE0 0x%llx (expected 0)\n",
+                (unsigned long long)op, (unsigned long long)target0);
+  assert_int_equal(op, 0);
+  assert_int_equal(target0, 0);
+  vm_stop(&vm);
+}
+
+static void evicting_the_root_of_an_uncached_cr3_0_does_not_clear_the_cr3_cache(void **state) {
+  (void)state;
+  const char *sets[] = { "shadow_pages_max=8", "shadow_refill=false" };
+  struct vm vm;
+  vm_start(&vm, "cr3cache", sets, 2, PAGING_64);
+  init_cr3(&vm, 0);
+  touch(&vm, USER_CODE, 1);
+  cr3w(&vm, space(1));                           /* caches space(1); cr3 0 is not cached */
+  for (unsigned i = 0; i < 16; i++) touch(&vm, USER_CODE + ((uint64_t)i << 21), 1);
+  assert_true(ctr(&vm, CTR_SHADOW_EVICTED) >= 4);   /* cr3 0's pages, root included, are gone */
+  uint64_t clears = ctr(&vm, CTR_CR3_CACHE_CLEARS);
+  print_message("cr3_cache_clears %llu (expected 0)\n", (unsigned long long)clears);
+  assert_int_equal(clears, 0);
+  vm_stop(&vm);
+}
+
+static void flooding_a_32_bit_guest_page_table_zaps_the_shadow_page_of_the_written_half(void **state) {
+  (void)state;
+  /* A 32-bit guest page table (4 MiB) is shadowed by two pages, one per 2 MiB
+  ** half (quadrant = va[21]).  Writes to entries of the upper half flood the
+  ** guest page, so the shadow page that holds those entries must go. */
+  struct vm vm;
+  vm_start(&vm, "shadowcache", NULL, 0, PAGING_32);
+  init_cr3(&vm, space(0));
+  touch(&vm, 0x08000000, 1);                     /* lower half: quadrant 0 */
+  touch(&vm, 0x08200000, 1);                     /* upper half: quadrant 1 */
+  assert_int_equal(ctr(&vm, CTR_SHADOW_FAULTS), 2);
+  for (int i = 0; i < 3; i++) ev(&vm, EV_PTWRITE, 1, 0x08200000, 0);
+  assert_int_equal(ctr(&vm, CTR_PTE_WRITES_EMULATED), 3);
+  touch(&vm, 0x08200000, 1);
+  uint64_t faults = ctr(&vm, CTR_SHADOW_FAULTS), zaps = ctr(&vm, CTR_FLOOD_ZAPS);
+  print_message("after flooding: %llu shadow faults (expected 3: the upper half was zapped), %llu flood zaps (expected 2)\n",
+                (unsigned long long)faults, (unsigned long long)zaps);
+  assert_int_equal(faults, 3);
+  assert_int_equal(zaps, 2);                     /* every shadow page of the flooded guest page */
+  vm_stop(&vm);
+}
+
+static void an_exiting_cr4_write_that_sets_a_guest_owned_pge_flushes_the_tlb(void **state) {
+  (void)state;
+  /* ept+cr4mask: PGE is guest-owned, MCE host-owned.  The guest clears PGE
+  ** without an exit (the read shadow keeps the stale PGE = 1), then sets PGE
+  ** and MCE: the write exits, and it changes PGE, so it flushes every TLB
+  ** entry (SDM 4.10.4.1).  The handler must compare with the guest's CR4,
+  ** not with the read shadow. */
+  struct vm vm;
+  vm_start(&vm, "ept+cr4mask", NULL, 0, PAGING_64);
+  init_cr3(&vm, space(0));
+  ev(&vm, EV_INIT, 4, CR4_PAE | CR4_PGE, 0);
+  assert_false(vm.e.vcpu[0].vmx.vmcs.f[VMCS_CR4_GUEST_HOST_MASK] & CR4_PGE);
+  ev(&vm, EV_CR_WRITE, 4, CR4_PAE, 0);                         /* no exit */
+  assert_int_equal(vm.e.st.total_exits, 0);
+  touch(&vm, USER_CODE, 1);
+  uint64_t flushes = ctr(&vm, CTR_TLB_FLUSHES), exits0 = vm.e.st.total_exits;
+  ev(&vm, EV_CR_WRITE, 4, CR4_PAE | CR4_PGE | (1ull << 6), 0);   /* sets PGE and MCE: exits */
+  assert_int_equal(vm.e.st.total_exits, exits0 + 1);
+  uint64_t d = ctr(&vm, CTR_TLB_FLUSHES) - flushes;
+  print_message("TLB flushes by the exiting CR4 write: %llu (expected 1)\n", (unsigned long long)d);
+  assert_int_equal(d, 1);
+  vm_stop(&vm);
+}
+
+static void vmwrites_that_clear_the_cr3_cache_in_a_flood_exit_are_charged_to_it(void **state) {
+  (void)state;
+  struct vm vm;
+  vm_start(&vm, "cr3cache", NULL, 0, PAGING_64);
+  init_cr3(&vm, space(0));
+  cycle(&vm, 2, 4);                              /* two slots filled */
+  touch(&vm, USER_CODE, 1);
+  for (int i = 0; i < 2; i++) ev(&vm, EV_PTWRITE, 1, USER_CODE, 0);
+  uint64_t writes = ctr(&vm, CTR_VMWRITES), vmm = vm.e.st.vmm_cycles;
+  ev(&vm, EV_PTWRITE, 1, USER_CODE, 0);          /* floods: zaps the page and clears both slots */
+  assert_int_equal(ctr(&vm, CTR_CR3_CACHE_CLEARS), 1);
+  uint64_t d = ctr(&vm, CTR_VMWRITES) - writes;
+  print_message("VMWRITEs charged to the flooding exit: %llu (expected 2, one per cleared CR3-target value)\n",
+                (unsigned long long)d);
+  assert_int_equal(d, 2);
+  assert_int_equal(vm.e.st.vmm_cycles - vmm, vm.e.last.cycles);
+  assert_true(vm.e.last.cycles >= vm.prof.p[PP_VM_ROUNDTRIP] + 2 * vm.prof.p[PP_VMWRITE]);
+  vm_stop(&vm);
+}
+
+static void under_lru_a_previous_root_hit_makes_the_root_most_recently_used(void **state) {
+  (void)state;
+  /* README: under LRU a page becomes most recent when a fault or root switch
+  ** uses it.  A pool of 3 pages holds only roots here; building the fourth
+  ** root evicts the least recently used unpinned one. */
+  const char *sets[] = { "prev_roots=1", "shadow_eviction=lru", "shadow_pages_max=3", "shadow_refill=false" };
+  struct vm vm;
+  vm_start(&vm, "prevroots", sets, 4, PAGING_64);
+  init_cr3(&vm, space(1));
+  ev(&vm, EV_PTWRITE, 1, USER_CODE, 0);          /* a guest event: the root of space 1 loads */
+  cr3w(&vm, space(2));
+  cr3w(&vm, space(1));                           /* previous-root hit: space 1's root is used */
+  assert_int_equal(ctr(&vm, CTR_PREV_ROOT_HITS), 1);
+  cr3w(&vm, space(3));                           /* space 2 drops out of the previous roots */
+  cr3w(&vm, space(4));                           /* space 1 drops out; one root is evicted */
+  assert_int_equal(ctr(&vm, CTR_SHADOW_EVICTED), 1);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  mmu_print_shadow(vm.e.mmu, f);
+  fclose(f);
+  char s1[64], s2[64];
+  snprintf(s1, sizeof s1, "cr3 0x%llx", (unsigned long long)space(1));
+  snprintf(s2, sizeof s2, "cr3 0x%llx", (unsigned long long)space(2));
+  print_message("pool after the eviction (expected: space 1's root kept, space 2's evicted):\n%s", text);
+  assert_non_null(strstr(text, s1));
+  assert_null(strstr(text, s2));
+  free(text);
+  vm_stop(&vm);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(kernel_tables_are_shared_and_user_tables_private),
@@ -400,6 +593,15 @@ int main(void) {
     cmocka_unit_test(small_pool_evicts_but_never_the_current_root),
     cmocka_unit_test(counters_are_deterministic),
     cmocka_unit_test(vm_transitions_flush_the_tlb_unless_vpid),
+    cmocka_unit_test(an_address_space_whose_cr3_is_0_keeps_its_shadow_pages),
+    cmocka_unit_test(prevroots_keeps_the_roots_of_cr3_0_as_a_previous_root),
+    cmocka_unit_test(a_cr3_write_flushes_non_global_entries_of_address_space_0),
+    cmocka_unit_test(clearing_the_cr3_cache_also_drops_a_cached_cr3_0),
+    cmocka_unit_test(evicting_the_root_of_an_uncached_cr3_0_does_not_clear_the_cr3_cache),
+    cmocka_unit_test(flooding_a_32_bit_guest_page_table_zaps_the_shadow_page_of_the_written_half),
+    cmocka_unit_test(an_exiting_cr4_write_that_sets_a_guest_owned_pge_flushes_the_tlb),
+    cmocka_unit_test(vmwrites_that_clear_the_cr3_cache_in_a_flood_exit_are_charged_to_it),
+    cmocka_unit_test(under_lru_a_previous_root_hit_makes_the_root_most_recently_used),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
