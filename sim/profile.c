@@ -87,6 +87,22 @@ static bool read_handlers(struct profile *pr, const char *file, const cJSON *par
   return true;
 }
 
+/* Every key is a parameter or a handler cost: a misspelt one must not be ignored. */
+static bool check_known(const char *file, const cJSON *params, char *err, size_t errlen) {
+  for (const cJSON *e = params->child; e; e = e->next) {
+    bool known = strncmp(e->string, "handler.", 8) == 0;
+    for (unsigned i = 0; i < PP_JSON_COUNT && !known; i++) known = strcmp(e->string, param_names[i]) == 0;
+    if (!known) {
+      size_t used = (size_t)snprintf(err, errlen, "%s: params.%s: unknown parameter; valid: ", file, e->string);
+      for (unsigned i = 0; i < PP_JSON_COUNT && used < errlen; i++)
+        used += (size_t)snprintf(err + used, errlen - used, "%s%s", i ? ", " : "", param_names[i]);
+      if (used < errlen) snprintf(err + used, errlen - used, ", handler.<EXIT_REASON>[.<breakdown row>]");
+      return false;
+    }
+  }
+  return true;
+}
+
 bool profile_load(struct profile *pr, const char *name, char *err, size_t errlen) {
   memset(pr, 0, sizeof *pr);
   cJSON *j = data_load("cpus", name, err, errlen);
@@ -94,6 +110,7 @@ bool profile_load(struct profile *pr, const char *name, char *err, size_t errlen
   const cJSON *params = cJSON_GetObjectItemCaseSensitive(j, "params");
   bool ok = cJSON_IsObject(params);
   if (!ok) snprintf(err, errlen, "%s: missing \"params\" object", name);
+  if (ok) ok = check_known(name, params, err, errlen);
   for (unsigned i = 0; ok && i < PP_JSON_COUNT; i++) {
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(params, param_names[i]);
     if (!e) {

@@ -30,7 +30,6 @@
   X(SHADOW_INSTALL,   "shadow_install",     "install one shadow PTE after a fault")           \
   X(PTE_EMULATE,      "pte_emulate",        "emulate one trapped guest page-table write")     \
   X(ROOT_SWITCH,      "root_switch",        "find or build the shadow root on a CR3 exit")    \
-  X(TLB_FLUSH,        "tlb_flush",          "flush the TLB (non-global or all)")              \
   X(TLB_MISS_NATIVE,  "tlb_miss_native",    "native page walk on a TLB miss (4 references)")  \
   X(TLB_MISS_2D,      "tlb_miss_2d",        "two-dimensional EPT walk on a TLB miss (up to 24 references)")
 

@@ -133,3 +133,14 @@ printf '{ "name": \n' > broken.json
 run "$VMXSIM" --policy shadowcache --cpu ./broken.json --no-db t.bin
 check_rc "malformed profile JSON" 3
 check_contains "malformed JSON: file and line" "$err" "broken.json:2: malformed JSON"
+
+# a misspelt profile parameter is an error, not silently ignored
+sed 's/"params": {/"params": { "vmreed": { "value": 1, "kind": "estimated", "source": "x" },/' \
+  "$ROOT/models/cpus/core2-2007.json" > typo.json
+run "$VMXSIM" --policy shadowcache --cpu ./typo.json --no-db t.bin
+check_rc "unknown profile parameter" 3
+check_contains "unknown parameter named with the file" "$err" "typo.json: params.vmreed: unknown parameter"
+check_contains "valid parameters listed" "$err" "vmread"
+cp "$ROOT/models/cpus/core2-2007.json" copy.json
+run "$VMXSIM" --policy shadowcache --cpu ./copy.json --no-db --format json t.bin
+check_rc "a copy of a shipped profile loads from a path" 0
