@@ -68,6 +68,13 @@ bool engine_init(struct engine *e, const struct policy *p, const struct profile 
   e->nvcpu = nvcpu;
   e->paging = paging;
   stats_init(&e->st);
+  unsigned min_pool = mmu_min_pool(p, paging, nvcpu);
+  if (p->shadow_pages_max < min_pool) {
+    snprintf(err, errlen, "shadow_pages_max %u is too small for %u vCPU%s with %s-bit paging and %u previous "
+             "roots: the pinned shadow roots need at least %u pages", p->shadow_pages_max, nvcpu,
+             nvcpu == 1 ? "" : "s", paging_name(paging), p->prev_roots, min_pool);
+    return false;
+  }
   e->vcpu = xcalloc(nvcpu, sizeof *e->vcpu);
   e->vcpu_cycles = xcalloc(nvcpu, sizeof *e->vcpu_cycles);
   e->vmcs_charged = xcalloc(2 * (size_t)nvcpu, sizeof *e->vmcs_charged);

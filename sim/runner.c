@@ -36,7 +36,8 @@ static void fill_identity(struct report *rep, const struct run_spec *s, const st
 static int replay(const struct run_spec *s, struct run_output *o, const struct policy *pol,
                   const struct profile *prof, struct trace_reader *r, char *err, size_t errlen) {
   struct engine e;
-  if (!engine_init(&e, pol, prof, r->hdr.vcpu_count, r->hdr.paging, err, errlen)) return EXIT_VMENTRY;
+  if (!engine_init(&e, pol, prof, r->hdr.vcpu_count, r->hdr.paging, err, errlen))
+    return strstr(err, "VM entry") ? EXIT_VMENTRY : EXIT_USAGE;
   struct progress_ctx ctx = { s, r };
   double t0 = now();
   bool ok = engine_run(&e, r, s->progress ? progress_shim : NULL, &ctx);

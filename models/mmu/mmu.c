@@ -93,6 +93,12 @@ struct mmu *mmu_create(const struct policy *p, unsigned paging, unsigned nvcpu, 
   return m;
 }
 
+unsigned mmu_min_pool(const struct policy *p, unsigned paging, unsigned nvcpu) {
+  if (p->paging == PAGING_EPT) return 0;
+  unsigned prev = p->prev_roots < MAX_PREV ? p->prev_roots : MAX_PREV;
+  return (nvcpu * (1 + prev) + 1) * gpt_roots(paging);
+}
+
 void mmu_destroy(struct mmu *m) {
   for (unsigned i = 0; i < m->nvcpu; i++) tlb_free(&m->v[i].tlb);
   free(m->v);

@@ -27,6 +27,12 @@ struct mmu_sink {
 struct mmu *mmu_create(const struct policy *p, unsigned paging, unsigned nvcpu, struct vcpu *vcpus,
                        uint64_t *counters);
 void mmu_destroy(struct mmu *m);
+/* Fewest shadow pages the policy can run with on this VM: every vCPU pins the
+** roots of its address space (and of its previous roots), and a switch must be
+** able to build one more set of roots.  (A pool with no room left for faults
+** still runs: every access through an unshadowed table then faults again.)
+** 0 for EPT. */
+unsigned mmu_min_pool(const struct policy *p, unsigned paging, unsigned nvcpu);
 
 /* Guest memory actions (EV_TOUCH, EV_PTWRITE, guest #PF). */
 void mmu_guest_event(struct mmu *m, struct vcpu *v, const struct trace_event *ev, struct mmu_sink *s);

@@ -144,3 +144,12 @@ check_contains "valid parameters listed" "$err" "vmread"
 cp "$ROOT/models/cpus/core2-2007.json" copy.json
 run "$VMXSIM" --policy shadowcache --cpu ./copy.json --no-db --format json t.bin
 check_rc "a copy of a shipped profile loads from a path" 0
+
+# a shadow pool smaller than the pinned roots plus one fault is refused up front
+run "$VMXSIM" --policy prevroots --set shadow_pages_max=4 --no-db t.bin
+check_rc "pool too small: usage error" 2
+check_contains "pool too small: says the minimum" "$err" "shadow_pages_max 4 is too small for 1 vCPU with 64-bit paging and 3 previous roots: the pinned shadow roots need at least 5 pages"
+run "$VMXSIM" --policy prevroots --set shadow_pages_max=5 --no-db t.bin
+check_rc "the minimum pool runs" 0
+run "$VMXSIM" --policy ept --set shadow_pages_max=0 --no-db t.bin
+check_rc "EPT needs no shadow pool" 0
