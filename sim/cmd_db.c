@@ -92,7 +92,11 @@ static int add_policies(struct db_opts *o, const char *arg) {
   char *copy = o->policy_buf[o->nbuf++] = xstrdup(arg), *save = NULL, *prev = NULL;
   for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     if (strchr(tok, '=') && prev) {
-      tok[-1] = ',';     /* glue the override back onto its policy */
+      /* Glue the override back onto its policy, right after it: empty parts
+      ** ("a,,k=v") in between are dropped.  save points past tok's end. */
+      char *end = prev + strlen(prev);
+      memmove(end + 1, tok, strlen(tok) + 1);
+      *end = ',';
       continue;
     }
     if (o->npolicy == COMPARE_MAX_RUNS) {

@@ -89,7 +89,8 @@ int import_mark(struct import *im, unsigned vcpu, const char *label) {
 }
 
 uint64_t import_ns_to_cycles(const struct import *im, uint64_t ns) {
-  return (uint64_t)((double)ns * im->opt.cpu_ghz + 0.5);
+  double c = (double)ns * im->opt.cpu_ghz + 0.5;
+  return c < 18446744073709551616.0 ? (uint64_t)c : UINT64_MAX;   /* 2^64: converting more is undefined */
 }
 
 /* Copies at most IMPORT_TEXT_MAX bytes, with control characters shown as '?'. */
@@ -251,8 +252,7 @@ bool import_parse_secs(const char *s, size_t n, uint64_t *ns) {
   }
   if (p != end) return false;
   for (unsigned d = digits; d < 9; d++) frac *= 10;
-  *ns = secs * 1000000000u + frac;
-  return true;
+  return !__builtin_add_overflow(secs * 1000000000u, frac, ns);   /* secs <= UINT64_MAX / 1e9 */
 }
 
 const char *import_field(const char *s, size_t n, const char *name) {
@@ -554,23 +554,63 @@ static int copy_spool(struct spool *s, struct trace_writer *w) {
   return ferror(s->f) ? -1 : 0;
 }
 
-/* Writes OUT: header with metadata, @init per vCPU, then the spooled events. */
+/* A temporary file beside the regular file `out` (symlinks followed), to rename over
+** it: NULL after a message.  Devices and FIFOs are refused: a trace needs seeking, and
+** a failed write removes the file it wrote (it would remove /dev/full). */
+static char *output_tmp(const char *out, char **target) {
+  struct stat st;
+  *target = NULL;
+  if (stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
+    errorf("%s: not a regular file (a binary trace cannot go to standard output, a device or a FIFO)", out);
+    return NULL;
+  }
+  char *real = realpath(out, NULL);
+  *target = real ? real : xstrdup(out);
+  size_t n = strlen(*target) + 8;
+  char *tmp = xmalloc(n);
+  snprintf(tmp, n, "%s.XXXXXX", *target);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    errorf("%s: cannot create: %s", out, strerror(errno));
+    free(tmp);
+    free(*target);
+    *target = NULL;
+    return NULL;
+  }
+  mode_t mask = umask(0);                      /* mkstemp makes 0600; give the usual 0666 & ~umask */
+  umask(mask);
+  if (fchmod(fd, 0666 & ~mask) != 0) { /* keeps 0600: harmless */ }
+  close(fd);
+  return tmp;
+}
+
+/* Writes OUT: header with metadata, @init per vCPU, then the spooled events, into a
+** temporary file renamed over OUT at the end, so a failure or a kill leaves neither
+** a partial trace nor a removed old one. */
 static int assemble(struct import *im, struct spool *s, const char *out, const char *workload,
                     const char *meta) {
   struct trace_writer w;
   unsigned nv = im->nvcpus ? im->nvcpus : 1;
   if (!im->nvcpus) im->nvcpus = 1;
-  if (trace_create(&w, out, workload, nv, im->opt.paging, meta) != TRACE_OK) {
+  char *target, *tmp = output_tmp(out, &target);
+  if (!tmp) return EXIT_BADINPUT;
+  int rc = EXIT_BADINPUT;
+  if (trace_create(&w, tmp, workload, nv, im->opt.paging, meta) != TRACE_OK) {
     errorf("%s", w.err);
-    return EXIT_BADINPUT;
-  }
-  if (write_inits(im, &w) != 0 || copy_spool(s, &w) != 0) {
+  } else if (write_inits(im, &w) != 0 || copy_spool(s, &w) != 0) {
     errorf("%s: %s", out, w.err[0] ? w.err : "cannot read back the temporary file");
     trace_abort(&w);
-    return EXIT_BADINPUT;
+  } else if (trace_finish(&w) != TRACE_OK) {
+    errorf("%s", w.err);
+  } else if (rename(tmp, target) != 0) {
+    errorf("%s: cannot rename into place: %s", target, strerror(errno));
+  } else {
+    rc = 0;
   }
-  if (trace_finish(&w) != TRACE_OK) { errorf("%s", w.err); return EXIT_BADINPUT; }
-  return 0;
+  if (rc) remove(tmp);
+  free(tmp);
+  free(target);
+  return rc;
 }
 
 /* The command line as one string, for the metadata. */

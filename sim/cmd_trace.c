@@ -207,8 +207,16 @@ static int asm_emit(void *ctx, const struct trace_event *ev) {
 static int asm_lines(struct assembler *as, FILE *f, const char *name) {
   char *line = NULL;
   size_t cap = 0;
+  ssize_t len;
   int rc = 0;
-  while (rc == 0 && getline(&line, &cap, f) >= 0) {
+  while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
+    const char *nul = memchr(line, 0, (size_t)len);
+    if (nul) {                                   /* the parser would stop there and take the rest for gone */
+      errorf("%s:%lu: NUL byte at column %zu (a binary file? 'vmxsim trace dump' turns a binary trace into text)",
+             name, as->p.line + 1, (size_t)(nul - line) + 1);
+      rc = EXIT_BADINPUT;
+      break;
+    }
     rc = trace_text_parse_line(&as->p, line, asm_emit, as);
     if (rc == TEXT_ESYNTAX) errorf("%s:%lu: %s", name, as->p.err_line, as->p.err);
   }

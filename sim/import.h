@@ -23,6 +23,12 @@
 #define IMPORT_TEXT_MAX   160    /* bytes of a bad line quoted */
 #define IMPORT_NAMES_MAX  24     /* distinct skipped-event names counted separately */
 #define IMPORT_GHZ_DEFAULT 2.4
+/* Longest recorded time between two events of a CPU that becomes `run` records:
+** 2^48 cycles (more than a day at 2.4 GHz; 65537 records).  A longer jump is a
+** corrupt timestamp, reported as an unparseable line or record: converted, it
+** would write up to 2^32 records (about 100 GB). */
+#define IMPORT_GAP_MAX    (1ull << 48)
+#define IMPORT_GAP_WHY    "timestamp more than 2^48 cycles after the CPU's previous event (corrupt?)"
 
 /* Guest state every imported trace starts from (the generators use the same). */
 #define IMPORT_CR0_INIT   0x80050033ull

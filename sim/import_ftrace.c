@@ -438,6 +438,10 @@ static int kvm_line(struct kvm *K, const char *s, size_t n, uint64_t lineno) {
   if (k.ev == KE_ENTRY) field = fnum(&k, "vcpu ", false, &fv) ? (int64_t)fv : -1;
   int v = vcpu_of(K, field, k.host_pid, true);
   if (v < 0) return import_bad(im, lineno, s, n, "vcpu number beyond 255");
+  const struct kvcpu *c = &K->v[v];
+  if (k.ev == KE_EXIT && c->in_guest && k.ns > c->entry_ns &&
+      import_ns_to_cycles(im, k.ns - c->entry_ns) > IMPORT_GAP_MAX)
+    return import_bad(im, lineno, s, n, IMPORT_GAP_WHY);
   im->used++;
   return k.ev == KE_EXIT ? exit_begins(K, (unsigned)v, &k, &x) : entry_seen(K, (unsigned)v, &k);
 }

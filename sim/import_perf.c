@@ -102,18 +102,20 @@ static const char *find_cpu(const char *s, const char *end, const char **tok, co
   return import_find_cpu(s, end, task_token_ok, NULL, tok, tok_end);
 }
 
-static void parse_task(const char *s, const char *e, struct prefix *p) {
+/* The task token's PID and TID; false when one does not fit a pid_t. */
+static bool parse_task(const char *s, const char *e, struct prefix *p) {
   const char *stop;
   uint64_t a, b;
-  import_num(s, e, false, &a, &stop);
+  if (!import_num(s, e, false, &a, &stop) || a > INT32_MAX) return false;
   if (stop < e && *stop == '/') {
-    import_num(stop + 1, e, false, &b, NULL);
+    if (!import_num(stop + 1, e, false, &b, NULL) || b > INT32_MAX) return false;
     p->pid = (int64_t)a;
     p->tid = (int64_t)b;
   } else {
     p->pid = -1;
     p->tid = (int64_t)a;
   }
+  return true;
 }
 
 static const char *skip_blanks(const char *p, const char *end) {
@@ -144,9 +146,10 @@ static const char *parse_prefix(const char *s, size_t n, struct prefix *p) {
   while (ce > c && is_blank(ce[-1])) ce--;
   p->comm = c;
   p->comm_len = (size_t)(ce - c);
-  parse_task(tok, tok_end, p);
+  if (!parse_task(tok, tok_end, p)) return "PID or TID out of range (at most 2147483647)";
   uint64_t cpu;
-  import_num(br + 1, end, false, &cpu, &te);
+  if (!import_num(br + 1, end, false, &cpu, &te) || cpu > INT32_MAX)
+    return "CPU number out of range (at most 2147483647)";
   p->cpu = (int64_t)cpu;
   te++;                                            /* past ']' */
   bool have_ts = false;
@@ -212,7 +215,7 @@ static const char *parse_fault(const struct prefix *p, struct fields *f) {
   if (!a) return "page fault: no address= field";
   if (!e || !import_num(e, end, true, &f->error_code, NULL)) return "page fault: no error_code= field";
   /* %ps prints a symbol ("copy_user_generic+0x2c") for kernel text addresses. */
-  f->address_known = a[0] == '0' && a[1] == 'x' && import_num(a, end, true, &f->address, &stop) &&
+  f->address_known = end - a > 2 && a[0] == '0' && a[1] == 'x' && import_num(a, end, true, &f->address, &stop) &&
                      (stop == end || is_blank(*stop));
   return NULL;
 }
@@ -357,12 +360,18 @@ static int do_tlb(struct perf *P, unsigned v, const struct fields *f) {
   return import_emit(P->im, v, EV_CR_WRITE, 3, import_cr3_of((unsigned)c->mm), 0);
 }
 
+/* Cycles of recorded time since vCPU v's previous line (0 when the time goes back). */
+static uint64_t gap_cycles(const struct perf *P, unsigned v, uint64_t ns) {
+  const struct perf_cpu *c = &P->cpu[v];
+  return c->seen && ns > c->last_ns ? import_ns_to_cycles(P->im, ns - c->last_ns) : 0;
+}
+
 static int advance_time(struct perf *P, unsigned v, uint64_t ns) {
   struct perf_cpu *c = &P->cpu[v];
-  uint64_t dt = c->seen && ns > c->last_ns ? ns - c->last_ns : 0;
+  uint64_t cycles = gap_cycles(P, v, ns);
   if (!c->seen || ns > c->last_ns) c->last_ns = ns;
   c->seen = true;
-  return dt ? import_run(P->im, v, import_ns_to_cycles(P->im, dt)) : 0;
+  return cycles ? import_run(P->im, v, cycles) : 0;
 }
 
 /* Events of one parsed line on vCPU v. */
@@ -419,6 +428,7 @@ static int perf_line(struct perf *P, const char *s, size_t n, uint64_t lineno) {
   if ((why = parse_fields(&p, &f))) return import_bad(im, lineno, s, n, why);
   int v = import_vcpu_of_cpu(im, p.cpu);
   if (v < 0) return import_bad(im, lineno, s, n, "more than 256 CPUs");
+  if (gap_cycles(P, (unsigned)v, p.ns) > IMPORT_GAP_MAX) return import_bad(im, lineno, s, n, IMPORT_GAP_WHY);
   return convert(P, (unsigned)v, &p, &f);
 }
 
@@ -430,8 +440,9 @@ static void learn(struct perf *P, const char *buf, size_t len) {
   while (import_next_line(buf, len, &pos, &s, &n)) {
     struct prefix p;
     struct fields f;
-    if (n == 0 || *skip_blanks(s, s + n) == '#' || !find_cpu(s, s + n, &tok, &tok_end)) continue;
-    parse_task(tok, tok_end, &p);
+    if (n == 0 || *skip_blanks(s, s + n) == '#' || !find_cpu(s, s + n, &tok, &tok_end) ||
+        !parse_task(tok, tok_end, &p))
+      continue;
     if (p.pid >= 0) {
       P->pid_column = true;
       *import_map_put(&P->tgid_of, (uint32_t)p.tid, p.pid) = p.pid;

@@ -164,6 +164,10 @@ static int on_record(struct xen *X, const struct xrec *r) {
   }
   if (X->vcpu < 0) return skip(im, "HVM record before the first CPU change");
   unsigned v = (unsigned)X->vcpu;
+  const struct xcpu *c = &X->c[v];
+  if ((r->event == TRC_HVM_VMEXIT || r->event == TRC_HVM_VMEXIT64) && c->in_guest && r->has_tsc &&
+      r->tsc > c->entry_tsc && r->tsc - c->entry_tsc > IMPORT_GAP_MAX)
+    return import_bad(im, r->off, NULL, 0, IMPORT_GAP_WHY);
   switch (r->event) {
   case TRC_HVM_VMEXIT: case TRC_HVM_VMEXIT64: return exit_begins(X, v, r);
   case TRC_HVM_VMENTRY: return entry_seen(X, v, r);

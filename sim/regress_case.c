@@ -392,9 +392,16 @@ static bool load_json(struct regress_case *c, char *err, size_t errlen) {
 bool regress_case_load(struct regress_case *c, const char *path, bool lenient, char *err, size_t errlen) {
   memset(c, 0, sizeof *c);
   c->path = xstrdup(path);
-  c->text = read_file(path, NULL);
+  size_t len;
+  c->text = read_file(path, &len);
   if (!c->text) {
     snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    return false;
+  }
+  const char *nul = memchr(c->text, 0, len);       /* the JSON parser would stop there */
+  if (nul) {
+    snprintf(err, errlen, "%s: byte %zu: NUL byte (a case file is JSON text in UTF-8; saved as UTF-16?)", path,
+             (size_t)(nul - c->text));
     return false;
   }
   if (!load_json(c, err, errlen)) return false;

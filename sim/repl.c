@@ -50,6 +50,7 @@ struct input {
   FILE *f;                         /* the script or stdin (not read through f when tty) */
   bool tty;                        /* an interactive terminal: use readline */
   bool batch;                      /* --batch: blank lines are skipped, not repeats */
+  size_t nul;                      /* plain input: column of a NUL byte in the last line, 0 if none */
   char hist[4096];                 /* history file, "" when $HOME is unset */
 };
 
@@ -129,22 +130,20 @@ static void tty_close(struct input *in) {
 
 /* ---- plain input: scripts, pipes, --batch ---- */
 
-/* The next line without its newline (caller frees), or NULL at the end.  A
-** Ctrl-C while a script waits for input ends the session. */
+/* The next line without its newline (caller frees), or NULL at the end; in->nul
+** is set when it holds a NUL byte.  A Ctrl-C while a script waits for input
+** ends the session. */
 static char *plain_read(struct input *in) {
-  size_t cap = 256, len = 0;
-  char *buf = xmalloc(cap);
-  for (;;) {
-    if (!fgets(buf + len, (int)(cap - len), in->f)) {
-      if (len) break;
-      free(buf);
-      return NULL;
-    }
-    len += strlen(buf + len);
-    if (len && buf[len - 1] == '\n') break;
-    if (len + 1 == cap) buf = xrealloc(buf, cap *= 2);
-    else break;                    /* a last line without a newline */
+  char *buf = NULL;
+  size_t cap = 0;
+  ssize_t got = getline(&buf, &cap, in->f);
+  if (got < 0) {
+    free(buf);
+    return NULL;
   }
+  size_t len = (size_t)got;
+  const char *nul = memchr(buf, 0, len);
+  in->nul = nul ? (size_t)(nul - buf) + 1 : 0;
   while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r')) buf[--len] = 0;
   return buf;
 }
@@ -173,7 +172,9 @@ static void loop(struct repl *s, struct input *in) {
     s->line++;
     if (in->tty) tty_remember(line);
     if (s->echo && !in->tty) printf(REPL_PROMPT "%s\n", line);
-    if (!blank(line)) {
+    if (!in->tty && in->nul) {
+      repl_error(s, "NUL byte at column %zu (the line is not run)", in->nul);   /* of a binary file? */
+    } else if (!blank(line)) {
       repl_execute(s, line);
     } else if (!in->batch && s->repeat[0]) {
       char again[sizeof s->repeat];

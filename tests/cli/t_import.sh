@@ -145,6 +145,23 @@ flat=$(printf '%s' "$out" | tr -d ' \t\n')
 check_contains "perf: metadata counts the unparseable lines" "$flat" '"lines":{"total":4,"used":2,"skipped":0,"unparseable":2'
 check_contains "perf: metadata keeps the first bad line" "$flat" '{"line":3,"why":"no'\''SECS.FRACTION:'\''timestampaftertheCPU","text":"perf5375[007]garbageline"}'
 
+# ---- the output file: written whole or not at all, never to a device or a FIFO ----
+
+printf 'p 7/7 [000] 5.0: raw_syscalls:sys_exit: NR 0 = 0\n' > one.txt
+mkfifo out.fifo
+run timeout 20 "$VMXSIM" import perf-script one.txt -o out.fifo
+check_rc "import -o FIFO is refused (not hung)" 3
+check_contains "import -o FIFO: message" "$err" "out.fifo: not a regular file"
+[ -p out.fifo ] && pass "import -o FIFO leaves the FIFO" || fail "import -o FIFO leaves the FIFO" "out.fifo is gone"
+printf 'keep' > keep.bin
+ln -s keep.bin link.bin
+run "$VMXSIM" import perf-script one.txt -o link.bin
+check_rc "import through a symlink succeeds" 0
+[ -L link.bin ] && pass "import writes through a symlink, keeping it" || fail "import writes through a symlink, keeping it" "link.bin is no longer a symlink"
+run "$VMXSIM" trace info keep.bin
+check_rc "import through a symlink writes its target" 0
+check_eq "import leaves no temporary file" "" "$(ls ./*.bin.* 2>/dev/null)"
+
 # ---- KVM ftrace (hand-made excerpt: no KVM here) ----
 
 run "$VMXSIM" import kvm-ftrace "$REC/kvm-ftrace-excerpt.txt" -o kvm.bin
@@ -193,6 +210,15 @@ check_eq "xen: message gives the byte offset" "vmxsim: trunc.bin: byte 76: trunc
 run "$VMXSIM" import xentrace trunc.bin -o trunc.trace --skip-bad
 check_rc "xen: --skip-bad keeps what came before" 0
 check_contains "xen: --skip-bad reports it" "$err" "skipped 1 unparseable records of trunc.bin"
+# A flipped bit in the high TSC word of the first VMEXIT (byte 76: header, TSC at 80..87) would
+# make 2^61 cycles of guest time: up to 2^32 run records (about 100 GB) before the limit.
+cp xen.bin tsc.bin
+printf '\040' | dd of=tsc.bin bs=1 seek=87 conv=notrunc 2>/dev/null
+run timeout 20 "$VMXSIM" import xentrace tsc.bin -o tsc.trace
+check_rc "xen: a corrupt TSC is bad input (quickly)" 3
+check_eq "xen: corrupt TSC message gives the byte offset" \
+  "vmxsim: tsc.bin: byte 76: timestamp more than 2^48 cycles after the CPU's previous event (corrupt?)" "$err"
+[ -e tsc.trace ] && fail "xen: no output after a corrupt TSC" "tsc.trace exists" || pass "xen: no output after a corrupt TSC"
 
 # ---- live: record with perf here and import, where perf can record ----
 

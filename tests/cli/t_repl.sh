@@ -66,6 +66,13 @@ check_rc "batch with an error exits 3" 3
 check_eq "batch error names file and line" "bad.cmd:2: Unknown command 'bogus'; try 'help'" "$err"
 check_contains "batch goes on after an error" "$out" "event 2 vcpu 0: @init cr4=0x6f0  -> no exit"
 
+printf 'step\nstep\000 5\nstep 2\n' > nul.cmd
+run "$VMXSIM" repl repl.bin --batch nul.cmd
+check_rc "batch with a NUL byte exits 3" 3
+check_eq "a NUL byte names file, line and column" "nul.cmd:2: NUL byte at column 5 (the line is not run)" "$err"
+check_eq "the line with the NUL byte is not run, in part or whole" "event 0 vcpu 0: @init cr0=0x80050033  -> no exit
+event 2 vcpu 0: @init cr4=0x6f0  -> no exit" "$out"
+
 run "$VMXSIM" repl repl.bin --batch missing.cmd
 check_rc "missing batch file exits 3" 3
 check_eq "missing batch file message" "vmxsim: missing.cmd: No such file or directory" "$err"

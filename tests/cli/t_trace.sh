@@ -141,6 +141,17 @@ check_eq "bad metadata JSON names its line" "vmxsim: bad.txt:2: @meta: invalid J
 run "$VMXSIM" trace asm - -o bad.bin < bad.txt
 check_contains "stdin errors are named <stdin>" "$err" "vmxsim: <stdin>:2: @meta:"
 
+printf 'run 1\nhlt\000garbage\n' > nul.txt
+run "$VMXSIM" trace asm nul.txt -o nul.bin
+check_rc "a NUL byte in the text exits 3" 3
+check_eq "a NUL byte in the text: FILE:LINE: message" \
+  "vmxsim: nul.txt:2: NUL byte at column 4 (a binary file? 'vmxsim trace dump' turns a binary trace into text)" "$err"
+if [ -e nul.bin ]; then fail "a NUL byte leaves no output file" "nul.bin exists"; else pass "a NUL byte leaves no output file"; fi
+
+run "$VMXSIM" trace asm small.bin -o twice.bin
+check_rc "asm of a binary trace exits 3" 3
+check_contains "asm of a binary trace: the message says so" "$err" "vmxsim: small.bin:1: NUL byte at column 10 (a binary file?"
+
 run "$VMXSIM" trace asm missing.txt -o out.bin
 check_rc "asm of a missing file exits 3" 3
 check_eq "asm of a missing file: message" "vmxsim: missing.txt: No such file or directory" "$err"

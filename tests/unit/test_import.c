@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "sim/import.h"
 #include "sim/util.h"
@@ -42,6 +44,24 @@ static int import_text(enum fmt f, const char *text, bool skip_bad) {
 }
 
 static int teardown(void **state) { (void)state; import_free(&im); return 0; }
+
+/* Runs an importer over text placed so that its last byte is the last byte
+** before an inaccessible page: reading past the input faults in any build. */
+static int import_at_page_end(enum fmt f, const char *text) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), len = strlen(text);
+  assert_true(len <= page);
+  char *m = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  assert_true(m != MAP_FAILED);
+  assert_int_equal(mprotect(m + page, page, PROT_NONE), 0);
+  char *buf = m + page - len;
+  memcpy(buf, text, len);
+  struct import_opts o = { .cpu_ghz = 2.4, .paging = PAGING_64, .input = "in.txt" };
+  memset(&got, 0, sizeof got);
+  import_init(&im, &o, collect, &got);
+  int rc = f == PERF ? import_perf_script(&im, buf, len) : import_kvm_ftrace(&im, buf, len);
+  munmap(m, 2 * page);
+  return rc;
+}
 
 /* The emitted events without runs and marks, as "type aux a b" lines (mnemonic names). */
 static const char *actions(void) {
@@ -212,6 +232,53 @@ static void perf_malformed_line_is_reported_with_number_and_text(void **state) {
   assert_int_equal(im.ignored, 1);
 }
 
+static void perf_fault_fields_at_the_end_of_the_input_are_not_read_past(void **state) {
+  (void)state;
+  /* "address=" is the last thing in the file: there is no address to read. */
+  assert_int_equal(import_at_page_end(PERF, "p 7/7 [000] 5.0: exceptions:page_fault_user: error_code=0x2 address="), 0);
+  assert_int_equal(im.skipped, 1);
+  import_free(&im);
+  assert_int_equal(import_at_page_end(PERF, "p 7/7 [000] 5.0: exceptions:page_fault_user: error_code=0x2 address=0"), 0);
+  assert_int_equal(im.skipped, 1);
+}
+
+static void perf_task_and_cpu_numbers_too_large_are_reported(void **state) {
+  (void)state;
+  static const char *const lines[] = {
+    "p 99999999999999999999999/7 [000] 5.0: raw_syscalls:sys_exit: NR 0 = 0\n",
+    "p 7/99999999999999999999999 [000] 5.0: raw_syscalls:sys_exit: NR 0 = 0\n",
+    "p 99999999999999999999999 [000] 5.0: raw_syscalls:sys_exit: NR 0 = 0\n",
+    "p 7/4294967303 [000] 5.0: raw_syscalls:sys_exit: NR 0 = 0\n",
+    "p 7/7 [99999999999999999999999] 5.0: raw_syscalls:sys_exit: NR 0 = 0\n",
+    "p 7/7 [4294967296] 5.0: raw_syscalls:sys_exit: NR 0 = 0\n",
+  };
+  for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+    char t[256];
+    snprintf(t, sizeof t, "p 7/7 [000] 4.0: raw_syscalls:sys_exit: NR 0 = 0\n%s", lines[i]);
+    assert_int_equal(import_text(PERF, t, false), EXIT_BADINPUT);
+    assert_contains(im.err, "in.txt:2: ");
+    assert_contains(im.err, "out of range");
+    import_free(&im);
+  }
+  memset(&im, 0, sizeof im);
+}
+
+static void perf_timestamp_jump_beyond_the_gap_limit_is_reported(void **state) {
+  (void)state;
+  const char *t =
+    "p 7/7 [000] 5.000000: raw_syscalls:sys_enter: NR 0 (0, 0, 0, 0, 0, 0)\n"
+    "p 7/7 [000] 10000005.000000: raw_syscalls:sys_exit: NR 0 = 0\n"      /* a corrupt timestamp */
+    "p 7/7 [000] 5.000010: raw_syscalls:sys_exit: NR 0 = 0\n";
+  assert_int_equal(import_text(PERF, t, false), EXIT_BADINPUT);
+  assert_contains(im.err, "in.txt:2: ");
+  assert_contains(im.err, "2^48 cycles");
+  import_free(&im);
+  assert_int_equal(import_text(PERF, t, true), 0);
+  assert_int_equal(im.bad, 1);
+  assert_int_equal(run_cycles(), 24000);            /* the line after it still counts from 5.0 */
+  assert_int_equal(count(EV_SYSRET), 1);
+}
+
 /* ---- KVM ftrace ---- */
 
 static void kvm_cr_exit_with_kvm_cr_becomes_a_cr_write_and_guest_time_a_run(void **state) {
@@ -270,6 +337,22 @@ static void kvm_malformed_line_is_reported_with_number_and_text(void **state) {
   assert_str(im.err, "in.txt:2: kvm_exit: no 'reason' field: 'q-1 [000] 1.0: kvm_exit: vcpu 0 rip 0x1'");
 }
 
+static void kvm_timestamp_jump_beyond_the_gap_limit_is_reported(void **state) {
+  (void)state;
+  const char *t =
+    "q-1 [000] 1.000000: kvm_entry: vcpu 0\n"
+    "q-1 [000] 10000001.000000: kvm_exit: reason HLT rip 0x1 info 0 0\n"
+    "q-1 [000] 1.000010: kvm_exit: reason HLT rip 0x1 info 0 0\n";
+  assert_int_equal(import_text(KVM, t, false), EXIT_BADINPUT);
+  assert_contains(im.err, "in.txt:2: ");
+  assert_contains(im.err, "2^48 cycles");
+  import_free(&im);
+  assert_int_equal(import_text(KVM, t, true), 0);
+  assert_int_equal(im.bad, 1);
+  assert_int_equal(run_cycles(), 24000);
+  assert_int_equal(count(EV_HLT), 1);
+}
+
 /* ---- xentrace ---- */
 
 struct xbuf { unsigned char b[512]; size_t n; };
@@ -317,6 +400,23 @@ static void xen_truncated_record_is_reported_with_its_byte_offset(void **state) 
   assert_str(im.err, "x.bin: byte 12: truncated record: the file ends 4 bytes into it");
 }
 
+static void xen_tsc_jump_beyond_the_gap_limit_is_reported_with_its_byte_offset(void **state) {
+  (void)state;
+  struct xbuf x = { .n = 0 };
+  xrec(&x, 0x0001f003, false, 0, 2, (uint32_t[]){ 0, 0 });                  /* 12 bytes */
+  xrec(&x, 0x00081001, true, 1000, 0, NULL);                                /* 12 bytes */
+  xrec(&x, 0x00081102, true, 1000 + (1ull << 56), 3, (uint32_t[]){ 12, 0, 0 });   /* byte 24: corrupt TSC */
+  xrec(&x, 0x00081102, true, 3000, 3, (uint32_t[]){ 12, 0, 0 });
+  assert_int_equal(import_xen(&x, false), EXIT_BADINPUT);
+  assert_contains(im.err, "x.bin: byte 24: ");
+  assert_contains(im.err, "2^48 cycles");
+  import_free(&im);
+  assert_int_equal(import_xen(&x, true), 0);
+  assert_int_equal(im.bad, 1);
+  assert_int_equal(run_cycles(), 2000);
+  assert_int_equal(count(EV_HLT), 1);
+}
+
 /* ---- helpers ---- */
 
 static void parse_secs_takes_any_fraction_to_nanoseconds(void **state) {
@@ -330,6 +430,20 @@ static void parse_secs_takes_any_fraction_to_nanoseconds(void **state) {
   assert_int_equal(ns, 12000000000ull);
   assert_false(import_parse_secs("12.", 3, &ns));
   assert_false(import_parse_secs("1x", 2, &ns));
+  const char *max = "18446744073.709551615", *over = "18446744073.709551616", *far = "18446744073.999999999";
+  assert_true(import_parse_secs(max, strlen(max), &ns));
+  assert_true(ns == UINT64_MAX);
+  assert_false(import_parse_secs(over, strlen(over), &ns));   /* 2^64 ns: does not wrap */
+  assert_false(import_parse_secs(far, strlen(far), &ns));
+}
+
+static void ns_to_cycles_saturates_instead_of_overflowing(void **state) {
+  (void)state;
+  struct import_opts o = { .cpu_ghz = 999, .paging = PAGING_64 };
+  import_init(&im, &o, collect, &got);
+  assert_int_equal(import_ns_to_cycles(&im, 1000), 999000);
+  assert_true(import_ns_to_cycles(&im, UINT64_MAX) == UINT64_MAX);
+  assert_true(import_ns_to_cycles(&im, UINT64_MAX / 100) == UINT64_MAX);
 }
 
 static void field_lookup_needs_a_field_boundary(void **state) {
@@ -352,12 +466,18 @@ int main(void) {
     cmocka_unit_test_teardown(perf_cpus_become_dense_vcpus_in_order_of_appearance, teardown),
     cmocka_unit_test_teardown(perf_comm_with_blanks_and_old_switch_format_parse, teardown),
     cmocka_unit_test_teardown(perf_malformed_line_is_reported_with_number_and_text, teardown),
+    cmocka_unit_test_teardown(perf_fault_fields_at_the_end_of_the_input_are_not_read_past, teardown),
+    cmocka_unit_test_teardown(perf_task_and_cpu_numbers_too_large_are_reported, teardown),
+    cmocka_unit_test_teardown(perf_timestamp_jump_beyond_the_gap_limit_is_reported, teardown),
     cmocka_unit_test_teardown(kvm_cr_exit_with_kvm_cr_becomes_a_cr_write_and_guest_time_a_run, teardown),
     cmocka_unit_test_teardown(kvm_details_and_qualifications_become_guest_actions, teardown),
     cmocka_unit_test_teardown(kvm_malformed_line_is_reported_with_number_and_text, teardown),
+    cmocka_unit_test_teardown(kvm_timestamp_jump_beyond_the_gap_limit_is_reported, teardown),
     cmocka_unit_test_teardown(xen_exit_with_cr_write_becomes_cr_write_and_tsc_delta_a_run, teardown),
     cmocka_unit_test_teardown(xen_truncated_record_is_reported_with_its_byte_offset, teardown),
+    cmocka_unit_test_teardown(xen_tsc_jump_beyond_the_gap_limit_is_reported_with_its_byte_offset, teardown),
     cmocka_unit_test(parse_secs_takes_any_fraction_to_nanoseconds),
+    cmocka_unit_test_teardown(ns_to_cycles_saturates_instead_of_overflowing, teardown),
     cmocka_unit_test(field_lookup_needs_a_field_boundary),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -47,6 +47,34 @@ static const char *load_error(const char *text) {
   return err + n;
 }
 
+/* A case file holding bytes the C strings above cannot: NUL bytes. */
+static const char *load_error_bytes(const char *bytes, size_t n) {
+  struct regress_case c;
+  snprintf(path, sizeof path, "/tmp/vmxsim-test-regress-XXXXXX");
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, bytes, n), (ssize_t)n);
+  close(fd);
+  err[0] = 0;
+  bool ok = regress_case_load(&c, path, false, err, sizeof err);
+  unlink(path);
+  regress_case_free(&c);
+  if (ok) fail_msg("case with a NUL byte loaded, expected an error");
+  size_t k = strlen(path);
+  if (strncmp(err, path, k) != 0) fail_msg("message does not start with the file name: %s", err);
+  return err + k;
+}
+
+static void load_refuses_nul_bytes(void **state) {
+  (void)state;
+  static const char tail[] = "{\"generate\": [\"lat_ctx\"], \"policy\": \"ept\"}\0{\"policy\": 1}";
+  assert_string_equal(load_error_bytes(tail, sizeof tail - 1),
+                      ": byte 42: NUL byte (a case file is JSON text in UTF-8; saved as UTF-16?)");
+  static const char utf16[] = "{\0\"\0p\0";
+  assert_string_equal(load_error_bytes(utf16, sizeof utf16 - 1),
+                      ": byte 1: NUL byte (a case file is JSON text in UTF-8; saved as UTF-16?)");
+}
+
 static void canonical_sorts_and_indents(void **state) {
   (void)state;
   cJSON *j = cJSON_Parse("{\"b\": {\"y\": 2, \"x\": [1, \"two\", true, null]}, \"a\": 0.001, \"c\": [],"
@@ -281,6 +309,7 @@ int main(void) {
     cmocka_unit_test(load_resolves_paths),
     cmocka_unit_test(load_expectations),
     cmocka_unit_test(load_errors),
+    cmocka_unit_test(load_refuses_nul_bytes),
     cmocka_unit_test(compare_checks_sections_completely),
     cmocka_unit_test(update_round_trips),
   };
