@@ -663,6 +663,12 @@ static int run_import(const struct import_args *a, importer_fn fn, bool binary, 
   im.binary = binary;
   int rc = fn(&im, in.data, in.len);
   if (rc && !s.failed) errorf("%s", im.err);
+  if (!rc && im.used == 0) {
+    /* Nothing recognised: most likely another format, or the wrong events recorded. */
+    errorf("%s: no %s events found in it; is it %s output? (see 'vmxsim import %s --help')",
+           opt.input, a->format, a->format, a->format);
+    rc = EXIT_BADINPUT;
+  }
   if (!rc) {
     char workload[TRACE_WORKLOAD_MAX + 1];
     if (a->workload) snprintf(workload, sizeof workload, "%s", a->workload);

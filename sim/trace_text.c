@@ -307,14 +307,17 @@ static int parse_event(struct trace_text_parser *p, char **tok, int ntok, trace_
   return emit_record(p, &ev, emit, ctx);
 }
 
-/* run N: N cycles of native execution, split into records of at most 2^32-1. */
+/* run N: N cycles of native execution, split into records of at most 2^32-1.
+** N is bounded (2^48 cycles, over a day at 3 GHz) so that a typo cannot make
+** billions of records. */
+#define RUN_CYCLES_MAX (1ull << 48)
 static int parse_run(struct trace_text_parser *p, char **tok, int ntok, trace_text_emit_fn emit, void *ctx) {
   uint64_t n;
   if (ntok < 2) return syntax(p, "run: missing CYCLES (usage: run CYCLES)");
   if (tok[1][0] == '+' || (ntok > 2 && tok[2][0] == '+'))
     return syntax(p, "run: takes no +CYCLES; its operand is the cycle count (usage: run CYCLES)");
   if (ntok > 2) return syntax(p, "run: unexpected '%s' (usage: run CYCLES)", tok[2]);
-  if (number_in(p, "run", "cycle count", tok[1], 0, U64, 10, &n)) return TEXT_ESYNTAX;
+  if (number_in(p, "run", "cycle count", tok[1], 0, RUN_CYCLES_MAX, 10, &n)) return TEXT_ESYNTAX;
   do {
     struct trace_event ev = blank_event(EV_RUN);
     ev.cycles = (uint32_t)(n > CYCLES_MAX ? CYCLES_MAX : n);

@@ -235,3 +235,13 @@ else
   echo "  skipped: live perf recording: $(printf '%s\n' "$reason" | head -1)"
   pass "live record-and-import skipped (reason printed)"
 fi
+
+# an input with nothing the importer recognises is bad input, not an empty trace
+: > empty.txt
+run "$VMXSIM" import perf-script empty.txt -o e.bin
+check_rc "empty perf-script input" 3
+check_contains "empty input explained" "$err" "no perf-script events found"
+[ -e e.bin ]; check_eq "no trace written for it" 1 $?
+printf '# a comment only\n' > comment.txt
+run "$VMXSIM" import kvm-ftrace comment.txt -o e.bin
+check_rc "kvm-ftrace input without events" 3

@@ -278,6 +278,7 @@ static void malformed_lines_give_precise_messages(void **state) {
     { "io out 0x10000 1", "io: port 0x10000 out of range 0x0..0xffff" },
     { "touch 0x1000 0", "touch: page count 0 out of range 1..16777216" },
     { "touch 0x1000 16777217", "touch: page count 16777217 out of range 1..16777216" },
+    { "run 281474976710657", "run: cycle count 281474976710657 out of range 0..281474976710656" },
     { "touch 0x1000 1 x", "touch: access 'x' is not 'r' or 'w'" },
     { "ptwrite 0x1000 5", "ptwrite: level 5 out of range 1..4" },
     { "ptwrite 0x1000 0", "ptwrite: level 0 out of range 1..4" },
