@@ -5,18 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t engine_exit_cost(const struct profile *pr, unsigned key, const struct work *w) {
-  uint64_t c = pr->p[PP_VM_ROUNDTRIP] + pr->handler[key];
+/* Cycles of a set of work items at the profile's prices. */
+static uint64_t work_cost(const struct profile *pr, const struct work *w) {
+  uint64_t c = 0;
   for (unsigned i = 0; i < PP_COUNT; i++)
     if (w->n[i]) c += (uint64_t)w->n[i] * pr->p[i];
   return c;
 }
 
-static uint64_t guest_work_cost(const struct profile *pr, const struct work *w) {
-  uint64_t c = 0;
-  for (unsigned i = 0; i < PP_COUNT; i++)
-    if (w->n[i]) c += (uint64_t)w->n[i] * pr->p[i];
-  return c;
+uint64_t engine_exit_cost(const struct profile *pr, unsigned key, const struct work *w) {
+  return pr->p[PP_VM_ROUNDTRIP] + pr->handler[key] + work_cost(pr, w);
 }
 
 /* Charges one exit: the VMCS accesses the handler made are counted from the
@@ -55,7 +53,7 @@ static void sink_exit(struct mmu_sink *s, struct vcpu *v, unsigned reason, uint6
 
 static void sink_guest(struct mmu_sink *s, struct vcpu *v, const struct work *w) {
   struct engine *e = (struct engine *)((char *)s - offsetof(struct engine, sink));
-  uint64_t c = guest_work_cost(e->prof, w);
+  uint64_t c = work_cost(e->prof, w);
   e->st.guest_cycles += c;
   e->vcpu_cycles[v->id] += c;
 }

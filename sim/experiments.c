@@ -1,6 +1,8 @@
 /* The six classic exit-cost experiments of `vmxsim reproduce` (docs/experiments.md). */
 #include "reproduce.h"
 #include "profile.h"
+#include "trace.h"
+#include "models/mmu/gpt.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -255,24 +257,31 @@ static bool guest_walk_2011(struct xp_ctx *c, struct xp_table *t, unsigned n) {
         ARGS("per walk", "per fault", "faults/switch", "us/switch"));
   t->plot_n = 2;
   static const char *const modes[] = { "64", "32" };
-  for (unsigned m = 0; m < 2; m++) {
+  struct profile p;
+  char err[256];
+  if (!profile_load(&p, "nehalem-2009", err, sizeof err)) {
+    snprintf(c->err, sizeof c->err, "%s", err);
+    profile_free(&p);
+    return false;
+  }
+  bool ok = true;
+  for (unsigned m = 0; m < 2 && ok; m++) {
     const char *tr = xp_gen(c, ARGS("lat_ctx", "--procs", "2", "--size", "1000", "--iters", iters, "--paging", modes[m]));
-    for (unsigned hint = 0; hint < 2; hint++) {
+    double levels = gpt_guest_levels((unsigned)paging_from_name(modes[m]));
+    for (unsigned hint = 0; hint < 2 && ok; hint++) {
       struct xp_result r;
       const char *const sets[] = { hint ? "memslot_hint=true" : "memslot_hint=false", NULL };
-      if (!tr || !xp_run(c, tr, "nocache", "nehalem-2009", sets, &r)) return false;
-      struct profile p;
-      char err[256];
-      profile_load(&p, "nehalem-2009", err, sizeof err);
-      unsigned levels = m == 0 ? 4 : 2;
-      double walk = (double)levels * (double)(hint ? p.p[PP_GUEST_PTE_READ_FAST] + p.p[PP_MEMSLOT_LOOKUP_FAST]
-                                                   : p.p[PP_GUEST_PTE_READ] + p.p[PP_MEMSLOT_LOOKUP]);
-      profile_free(&p);
+      ok = tr && xp_run(c, tr, "nocache", "nehalem-2009", sets, &r);
+      if (!ok) break;
+      double walk = levels * (double)(hint ? p.p[PP_GUEST_PTE_READ_FAST] + p.p[PP_MEMSLOT_LOOKUP_FAST]
+                                           : p.p[PP_GUEST_PTE_READ] + p.p[PP_MEMSLOT_LOOKUP]);
       struct xp_row *row = xp_add_row(t, "%s-bit guest, %s", modes[m], hint ? "memslot hint" : "no hint");
       double v[] = { walk, avg_cycles(&r, "EXCEPTION_NMI"), count_per_op(&r, "EXCEPTION_NMI"), r.us_per_op };
       memcpy(row->v, v, sizeof v);
     }
   }
+  profile_free(&p);
+  if (!ok) return false;
   snprintf(t->notes, sizeof t->notes, "Cycles per walk are derived from the 2011 measurement (an input); cycles "
            "per fault, per switch and the 32-bit rows (shallower walks) are predictions.");
   return true;
