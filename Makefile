@@ -37,8 +37,8 @@ else
 Q := @
 endif
 
-LIB_SRCS  := $(sort $(wildcard sim/*.c models/*/*.c workloads/*.c))
-LIB_SRCS  := $(filter-out sim/main.c,$(LIB_SRCS))
+LIB_SRCS  := $(sort $(wildcard sim/*/*.c models/*.c models/*/*.c workloads/*.c))
+LIB_SRCS  := $(filter-out sim/cli/main.c,$(LIB_SRCS))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/embedded.o
 DATA      := $(sort $(wildcard models/cpus/*.json models/policies/*.json))
 TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
@@ -72,7 +72,7 @@ $(BUILD)/embedded.o: $(BUILD)/embedded.c
 $(BUILD)/libvmxsim.a: $(LIB_OBJS)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(PROG): $(BUILD)/sim/main.o $(BUILD)/libvmxsim.a
+$(PROG): $(BUILD)/sim/cli/main.o $(BUILD)/libvmxsim.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -129,4 +129,4 @@ help:
 	@echo "targets: all (default) check unit cli demo bench install uninstall clean deps"
 	@echo "options: SANITIZER=address|undefined WERROR=1 V=1 PREFIX=dir OPT=-O0"
 
--include $(LIB_OBJS:.o=.d) $(BUILD)/sim/main.d
+-include $(LIB_OBJS:.o=.d) $(BUILD)/sim/cli/main.d

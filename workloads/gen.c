@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/commands.h"
-#include "sim/util.h"
+#include "sim/cli/commands.h"
+#include "sim/core/util.h"
 #include "gen_cpuid.h"
 #include "gen_cr4toggle.h"
 #include "gen_debug.h"

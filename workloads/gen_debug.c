@@ -3,7 +3,7 @@
 
 #include <string.h>
 #include "gen_latctx.h"
-#include "sim/util.h"
+#include "sim/core/util.h"
 
 static const char *const debug_sources[] = {
   "lmbench lat_ctx native, 2007 Core 2, -s 0 (costs-and-workloads.md, Workloads): "

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gen_latctx.h"
-#include "sim/util.h"
+#include "sim/core/util.h"
 
 static const char *const hackbench_sources[] = {
   "hackbench: groups of 20 senders and 20 receivers, UNIX sockets by default (-p pipes), "

@@ -3,7 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
-#include "sim/util.h"
+#include "sim/core/util.h"
 
 /*
 ** Native lat_ctx on the 2007 Core 2 (costs-and-workloads.md, "Workloads"),

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "sim/util.h"
+#include "sim/core/util.h"
 
 /* ---- layout ---- */
 

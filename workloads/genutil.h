@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cJSON.h>
-#include "sim/event.h"
-#include "sim/trace.h"
+#include "models/event.h"
+#include "sim/core/trace.h"
 
 /* Results of the gen_* functions (the CLI maps them to exit codes). */
 enum gen_rc {

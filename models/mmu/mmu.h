@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "models/vmx/vcpu.h"
-#include "sim/work.h"
+#include "models/work.h"
 
 struct mmu;
 

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "vmcs.h"
-#include "../../sim/event.h"
+#include "models/event.h"
 
 /* What the processor consults besides the VMCS: the bitmaps it points to. */
 struct vmx_state {

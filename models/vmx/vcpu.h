@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "exit.h"
-#include "sim/policy.h"
-#include "sim/work.h"
+#include "sim/core/policy.h"
+#include "models/work.h"
 
 /* Hypervisor addresses of shadow roots live in their own range, so a guest CR3
 ** value can never equal one by accident in the CR3-target comparison. */

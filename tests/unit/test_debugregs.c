@@ -15,9 +15,9 @@
 #include "models/vmx/exit.h"
 #include "models/vmx/exit_reason.h"
 #include "models/vmx/vcpu.h"
-#include "sim/policy.h"
-#include "sim/stats.h"
-#include "sim/work.h"
+#include "sim/core/policy.h"
+#include "sim/core/stats.h"
+#include "models/work.h"
 
 static struct policy P;
 static struct vcpu V;

@@ -14,9 +14,9 @@
 #include "models/vmx/exit.h"
 #include "models/vmx/exit_reason.h"
 #include "models/vmx/vcpu.h"
-#include "sim/engine.h"
-#include "sim/policy.h"
-#include "sim/profile.h"
+#include "sim/core/engine.h"
+#include "sim/core/policy.h"
+#include "sim/core/profile.h"
 
 #define GPR_RAX 0
 #define GPR_RSI 6

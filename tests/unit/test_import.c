@@ -11,8 +11,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "sim/import.h"
-#include "sim/util.h"
+#include "sim/import/import.h"
+#include "sim/core/util.h"
 
 /* ---- helpers: run an importer over a text, collect what it emits ---- */
 

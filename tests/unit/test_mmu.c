@@ -12,7 +12,7 @@
 #include "models/mmu/gpt.h"
 #include "models/mmu/spt.h"
 #include "models/mmu/tlb.h"
-#include "sim/engine.h"
+#include "sim/core/engine.h"
 
 #define KERNEL_TEXT 0xffffffff81000000ull
 #define USER_CODE   0x400000ull

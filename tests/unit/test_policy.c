@@ -15,8 +15,8 @@
 #include "models/vmx/controls.h"
 #include "models/vmx/exit.h"
 #include "models/vmx/vcpu.h"
-#include "sim/policy.h"
-#include "sim/profile.h"
+#include "sim/core/policy.h"
+#include "sim/core/profile.h"
 
 static struct policy P;
 static struct vcpu V;

@@ -1,4 +1,4 @@
-/* Regression cases (sim/regress_case.c): canonical JSON, loading and its
+/* Regression cases (sim/regress/regress_case.c): canonical JSON, loading and its
 ** errors, comparison of expectations with results, and --update texts. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/regress_case.h"
+#include "sim/regress/regress_case.h"
 
 static char err[4096];
 static char path[64];

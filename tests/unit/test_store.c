@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/hash.h"
-#include "sim/report.h"
-#include "sim/store.h"
-#include "sim/util.h"
+#include "sim/core/hash.h"
+#include "sim/core/report.h"
+#include "sim/store/store.h"
+#include "sim/core/util.h"
 
 #define assert_contains(hay, needle) do { \
     const char *h_ = (hay), *n_ = (needle); \

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/trace.h"
-#include "sim/trace_text.h"
+#include "sim/core/trace.h"
+#include "sim/core/trace_text.h"
 
 #define assert_contains(hay, needle) do { \
     const char *h_ = (hay), *n_ = (needle); \

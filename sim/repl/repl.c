@@ -1,8 +1,8 @@
 /* `vmxsim repl`: the interactive loop, its input (GNU Readline on a terminal, plain fgets otherwise) and Ctrl-C. */
-#include "commands.h"
+#include "sim/cli/commands.h"
 #include "repl.h"
-#include "store.h"
-#include "util.h"
+#include "sim/store/store.h"
+#include "sim/core/util.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -21,8 +21,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "report.h"
-#include "stats.h"
+#include "sim/core/report.h"
+#include "sim/core/stats.h"
 
 /* Largest integer that a JSON number (an IEEE double) holds exactly, and every smaller one: 2^53 - 1. */
 #define REGRESS_JSON_INT_MAX 9007199254740991.0

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stddef.h>
-#include "event.h"
+#include "models/event.h"
 
 #define TRACE_MAGIC        "VMXTRACE"
 #define TRACE_VERSION      1

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "report.h"
+#include "sim/core/report.h"
 
 #define XP_MAX_COLS 10
 #define XP_MAX_ROWS 24
@@ -57,7 +57,7 @@ bool xp_run(struct xp_ctx *c, const char *trace, const char *policy, const char 
 void xp_cleanup(const struct xp_ctx *c, bool keep);
 struct xp_row *xp_add_row(struct xp_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The experiments (sim/experiments.c); each fills its table(s). */
+/* The experiments (sim/reproduce/experiments.c); each fills its table(s). */
 typedef bool (*xp_fn)(struct xp_ctx *c, struct xp_table *t, unsigned ntables);
 struct experiment {
   const char *name;

@@ -1,12 +1,12 @@
 /* `vmxsim reproduce`: runs the classic exit-cost experiments and prints, stores
 ** and plots their tables (the experiments themselves are in experiments.c). */
 #include "reproduce.h"
-#include "commands.h"
-#include "runner.h"
-#include "store.h"
-#include "texttable.h"
-#include "trace.h"
-#include "util.h"
+#include "sim/cli/commands.h"
+#include "sim/core/runner.h"
+#include "sim/store/store.h"
+#include "sim/core/texttable.h"
+#include "sim/core/trace.h"
+#include "sim/core/util.h"
 
 #include <cJSON.h>
 #include <errno.h>

@@ -1,11 +1,11 @@
 /* `vmxsim runs`, `vmxsim report` and `vmxsim compare`: query the results database. */
 #include "commands.h"
-#include "compare.h"
-#include "hash.h"
-#include "report.h"
-#include "store.h"
-#include "texttable.h"
-#include "util.h"
+#include "sim/core/compare.h"
+#include "sim/core/hash.h"
+#include "sim/core/report.h"
+#include "sim/store/store.h"
+#include "sim/core/texttable.h"
+#include "sim/core/util.h"
 
 #include <cJSON.h>
 #include <getopt.h>

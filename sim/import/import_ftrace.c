@@ -1,6 +1,6 @@
 /* ftrace / trace-cmd text of KVM's host tracepoints -> trace of the guest actions that caused each exit. */
 #include "import.h"
-#include "util.h"
+#include "sim/core/util.h"
 #include "models/vmx/exit_reason.h"
 
 #include <cJSON.h>

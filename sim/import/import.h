@@ -5,8 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "event.h"
-#include "trace.h"
+#include "models/event.h"
+#include "sim/core/trace.h"
 
 /*
 ** How an import runs.  An importer reads the whole input (a memory buffer),
@@ -89,7 +89,7 @@ struct import {
   char err[640];             /* the failure message when an importer returns non-zero */
 };
 
-/* ---- setup and output (sim/cmd_import.c) ---- */
+/* ---- setup and output (sim/cli/cmd_import.c) ---- */
 void import_init(struct import *im, const struct import_opts *opt, import_emit_fn emit, void *ctx);
 void import_free(struct import *im);
 
@@ -146,8 +146,8 @@ int64_t *import_map_get(const struct import_map *m, uint32_t key);   /* NULL whe
 int64_t *import_map_put(struct import_map *m, uint32_t key, int64_t init); /* existing or new slot */
 
 /* ---- the importers: each returns 0, or EXIT_BADINPUT with im->err set ---- */
-int import_perf_script(struct import *im, const char *buf, size_t len);   /* sim/import_perf.c */
-int import_kvm_ftrace(struct import *im, const char *buf, size_t len);    /* sim/import_ftrace.c */
-int import_xentrace(struct import *im, const unsigned char *buf, size_t len); /* sim/import_xen.c */
+int import_perf_script(struct import *im, const char *buf, size_t len);   /* sim/import/import_perf.c */
+int import_kvm_ftrace(struct import *im, const char *buf, size_t len);    /* sim/import/import_ftrace.c */
+int import_xentrace(struct import *im, const unsigned char *buf, size_t len); /* sim/import/import_xen.c */
 
 #endif

@@ -1,7 +1,7 @@
 /* `vmxsim import`: turns perf script, KVM ftrace and xentrace recordings into traces; shared importer machinery. */
 #include "commands.h"
-#include "import.h"
-#include "util.h"
+#include "sim/import/import.h"
+#include "sim/core/util.h"
 
 #include <cJSON.h>
 #include <errno.h>

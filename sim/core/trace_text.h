@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "event.h"
+#include "models/event.h"
 #include "trace.h"
 
 /*

@@ -1,10 +1,10 @@
 /* `vmxsim regress`: replay regression cases and compare exit counts, counters
 ** and cycles with their expectations; --update records the current results.
 ** The case file format is in regress_case.h. */
-#include "commands.h"
+#include "sim/cli/commands.h"
 #include "regress_case.h"
-#include "runner.h"
-#include "util.h"
+#include "sim/core/runner.h"
+#include "sim/core/util.h"
 
 #include <dirent.h>
 #include <errno.h>

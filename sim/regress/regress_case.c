@@ -1,6 +1,6 @@
 /* Regression case files: loading, validation, comparison, canonical JSON (see regress_case.h). */
 #include "regress_case.h"
-#include "util.h"
+#include "sim/core/util.h"
 
 #include <errno.h>
 #include <math.h>

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "report.h"
+#include "sim/core/report.h"
 
 #define STORE_DEFAULT_PATH "vmxsim.db"
 #define STORE_SCHEMA_VERSION 1            /* PRAGMA user_version of a current database */
@@ -47,7 +47,7 @@ int store_save(const char *db_path, const struct store_run *run, int64_t *run_id
 int store_load(const char *db_path, int64_t run_id, struct report *rep, int64_t *loaded_id,
                char *err, size_t errlen);
 
-/* ---- for the query commands (sim/cmd_db.c) and tests ---- */
+/* ---- for the query commands (sim/cli/cmd_db.c) and tests ---- */
 
 /* Opens an existing database (create: creating it if missing) with WAL and a
 ** busy timeout, and migrates its schema forward.  Returns 0 or EXIT_DB with a

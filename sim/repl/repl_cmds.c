@@ -1,10 +1,10 @@
 /* The REPL's commands: the table that `help` and completion are generated from,
 ** the replay they drive, and their handlers. */
 #include "repl.h"
-#include "report.h"
-#include "store.h"
-#include "trace_text.h"
-#include "util.h"
+#include "sim/core/report.h"
+#include "sim/store/store.h"
+#include "sim/core/trace_text.h"
+#include "sim/core/util.h"
 
 #include <ctype.h>
 #include <inttypes.h>

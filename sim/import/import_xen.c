@@ -1,6 +1,6 @@
 /* Xen binary traces (xentrace) -> trace: HVM exits, entries and CR accesses, per physical CPU. */
 #include "import.h"
-#include "util.h"
+#include "sim/core/util.h"
 #include "models/vmx/exit_reason.h"
 
 #include <cJSON.h>

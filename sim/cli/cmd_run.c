@@ -1,10 +1,10 @@
 /* `vmxsim run`: replay a trace under a policy and print the report. */
 #include "commands.h"
-#include "engine.h"
-#include "runner.h"
-#include "report.h"
-#include "store.h"
-#include "util.h"
+#include "sim/core/engine.h"
+#include "sim/core/runner.h"
+#include "sim/core/report.h"
+#include "sim/store/store.h"
+#include "sim/core/util.h"
 
 #include <getopt.h>
 #include <signal.h>

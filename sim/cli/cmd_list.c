@@ -1,8 +1,8 @@
 /* `vmxsim policies` and `vmxsim cpus`: list the presets and profiles compiled in. */
 #include "commands.h"
-#include "policy.h"
-#include "profile.h"
-#include "util.h"
+#include "sim/core/policy.h"
+#include "sim/core/profile.h"
+#include "sim/core/util.h"
 
 #include <string.h>
 

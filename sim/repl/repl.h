@@ -11,7 +11,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include "engine.h"
+#include "sim/core/engine.h"
 
 #define REPL_MAX_SETS 64           /* --set / `set` overrides */
 #define REPL_MAX_BP   64           /* breakpoints alive at once */

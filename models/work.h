@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 #include <string.h>
-#include "profile.h"
+#include "sim/core/profile.h"
 
 struct work {
   uint32_t n[PP_COUNT];     /* how many of each priced operation (index = enum profile_param) */

@@ -1,8 +1,8 @@
 /* The results database: opening it (WAL, busy timeout, schema migrations), storing a run in one transaction, and loading it back. */
 #include "store.h"
-#include "hash.h"
-#include "util.h"
-#include "version.h"
+#include "sim/core/hash.h"
+#include "sim/core/util.h"
+#include "sim/core/version.h"
 
 #include <sqlite3.h>
 #include <errno.h>
@@ -72,7 +72,7 @@ static const char schema_v1[] =
   "CREATE TABLE counters (\n"
   "  run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
   "  seq     INTEGER NOT NULL,  -- position in the report\n"
-  "  name    TEXT NOT NULL,     -- e.g. 'shadow_pages_allocated' (COUNTERS in sim/stats.h)\n"
+  "  name    TEXT NOT NULL,     -- e.g. 'shadow_pages_allocated' (COUNTERS in sim/core/stats.h)\n"
   "  value   INTEGER NOT NULL,\n"
   "  PRIMARY KEY (run_id, seq)\n"
   ") WITHOUT ROWID;\n"

@@ -1,8 +1,8 @@
 /* `vmxsim trace asm|dump|info`: assemble text traces, dump binary ones, summarise them. */
 #include "commands.h"
-#include "trace.h"
-#include "trace_text.h"
-#include "util.h"
+#include "sim/core/trace.h"
+#include "sim/core/trace_text.h"
+#include "sim/core/util.h"
 
 #include <cJSON.h>
 #include <errno.h>

@@ -1,9 +1,9 @@
 /* The six classic exit-cost experiments of `vmxsim reproduce` (docs/experiments.md). */
 #include "reproduce.h"
-#include "profile.h"
-#include "trace.h"
+#include "sim/core/profile.h"
+#include "sim/core/trace.h"
 #include "models/mmu/gpt.h"
-#include "util.h"
+#include "sim/core/util.h"
 
 #include <stdio.h>
 #include <string.h>

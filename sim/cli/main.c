@@ -1,7 +1,7 @@
 /* vmxsim: command-line entry point and subcommand dispatch. */
 #include "commands.h"
-#include "util.h"
-#include "version.h"
+#include "sim/core/util.h"
+#include "sim/core/version.h"
 
 #include <string.h>
 
