@@ -70,12 +70,7 @@ static_assert(sizeof(struct trace_event) == 24, "trace record size is part of th
 
 #define TOUCH_PAGES_MAX  (1u << 24)   /* one touch covers at most 64 GiB */
 
-const char *event_mnemonic(unsigned type);          /* "?" when unknown */
-/* Why a record's operands are impossible (a CR other than 0/3/4/8, DR > 7,
-** level outside 1..4, I/O size not 1/2/4, touch of 0 or too many pages), or
-** NULL when it is valid.  The type must already be known. */
-const char *event_invalid(const struct trace_event *ev);
-const char *event_describe(unsigned type);
-int event_type_from_mnemonic(const char *m);         /* -1 when unknown */
+/* Guest paging modes (the trace header's paging byte). */
+enum paging_mode { PAGING_32 = 32, PAGING_PAE = 36, PAGING_64 = 64 };
 
 #endif

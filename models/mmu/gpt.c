@@ -1,6 +1,6 @@
 /* Guest page-table geometry for 32-bit, PAE and 64-bit guests (see gpt.h). */
 #include "gpt.h"
-#include "sim/core/trace.h"
+#include "models/event.h"
 
 unsigned gpt_shadow_levels(unsigned paging) { return paging == PAGING_64 ? 4 : 2; }
 unsigned gpt_guest_levels(unsigned paging) { return paging == PAGING_64 ? 4 : paging == PAGING_PAE ? 3 : 2; }

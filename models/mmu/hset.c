@@ -1,6 +1,6 @@
 /* A growable open-addressing set of nonzero 64-bit keys. */
 #include "hset.h"
-#include "sim/core/util.h"
+#include "models/alloc.h"
 
 #include <stdlib.h>
 

@@ -5,9 +5,9 @@
 #include "spt.h"
 #include "tlb.h"
 #include "models/vmx/exit_reason.h"
-#include "sim/core/stats.h"
-#include "sim/core/util.h"
-#include "sim/core/trace.h"
+#include "models/counters.h"
+#include "models/alloc.h"
+#include "models/event.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* The shadow page pool: hash, bounded allocation, FIFO/LRU eviction, links. */
 #include "spt.h"
-#include "sim/core/util.h"
+#include "models/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>

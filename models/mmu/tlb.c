@@ -1,6 +1,6 @@
 /* A per-vCPU set-associative TLB with ghost entries (see tlb.h). */
 #include "tlb.h"
-#include "sim/core/util.h"
+#include "models/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>

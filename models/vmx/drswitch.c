@@ -1,7 +1,7 @@
 /* Debug-register switching between host and guest around VM exits (see drswitch.h). */
 #include "drswitch.h"
 #include "controls.h"
-#include "sim/core/stats.h"
+#include "models/counters.h"
 
 /* DR0-3 and DR6: the registers software switches (DR7 goes through the VMCS). */
 static const unsigned switched[] = { 0, 1, 2, 3, 6 };

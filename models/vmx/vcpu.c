@@ -4,7 +4,7 @@
 #include "controls.h"
 #include "drswitch.h"
 #include "exit_reason.h"
-#include "sim/core/stats.h"
+#include "models/counters.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "exit.h"
-#include "sim/core/policy.h"
+#include "models/knobs.h"
 #include "models/work.h"
 
 /* Hypervisor addresses of shadow roots live in their own range, so a guest CR3

@@ -15,11 +15,6 @@ static const char *const counter_names[] = {
   COUNTERS(X)
 #undef X
 };
-static const char *const counter_descs[] = {
-#define X(e, n, d) d,
-  COUNTERS(X)
-#undef X
-};
 
 const char *stat_key_name(unsigned key) {
   static char dr_names[16][12];
@@ -41,7 +36,6 @@ int stat_key_by_name(const char *name) {
 
 bool stat_key_is_sub(unsigned key) { return key >= STAT_CR_BASE; }
 const char *counter_name(unsigned c) { return c < CTR_COUNT ? counter_names[c] : NULL; }
-const char *counter_describe(unsigned c) { return c < CTR_COUNT ? counter_descs[c] : NULL; }
 
 void stats_init(struct stats *s) { memset(s, 0, sizeof *s); }
 

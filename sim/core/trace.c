@@ -21,17 +21,9 @@ static const char *const event_mnemonics[] = {
   EVENT_TYPES(X)
 #undef X
 };
-static const char *const event_descriptions[] = {
-#define X(e, m, d) d,
-  EVENT_TYPES(X)
-#undef X
-};
 
 const char *event_mnemonic(unsigned type) {
   return type < EV_COUNT ? event_mnemonics[type] : "?";
-}
-const char *event_describe(unsigned type) {
-  return type < EV_COUNT ? event_descriptions[type] : "unknown event";
 }
 int event_type_from_mnemonic(const char *m) {
   for (int i = 0; i < EV_COUNT; i++)

@@ -14,8 +14,6 @@
 #define TRACE_METADATA_MAX (16u << 20) /* refuse absurd metadata lengths */
 #define TRACE_VCPU_MAX     256
 
-/* Guest paging modes, as stored in the header's paging byte. */
-enum paging_mode { PAGING_32 = 32, PAGING_PAE = 36, PAGING_64 = 64 };
 
 /* Parsed header.  The caller owns metadata (malloc'd, NUL terminated). */
 struct trace_header {
@@ -79,6 +77,12 @@ int  trace_write(struct trace_writer *w, const struct trace_event *ev);
 int  trace_finish(struct trace_writer *w);
 void trace_abort(struct trace_writer *w);   /* close and remove the file */
 
+const char *event_mnemonic(unsigned type);          /* "?" when unknown */
+/* Why a record's operands are impossible (a CR other than 0/3/4/8, DR > 7,
+** level outside 1..4, I/O size not 1/2/4, touch of 0 or too many pages), or
+** NULL when it is valid.  The type must already be known. */
+const char *event_invalid(const struct trace_event *ev);
+int event_type_from_mnemonic(const char *m);         /* -1 when unknown */
 const char *paging_name(unsigned paging);   /* "32", "pae", "64" or NULL */
 int paging_from_name(const char *s);        /* -1 when unknown */
 

@@ -15,18 +15,6 @@ void errorf(const char *fmt, ...) {
   va_end(ap);
 }
 
-static void *check(void *p) {
-  if (!p) {
-    errorf("out of memory");
-    exit(EXIT_INTERNAL);
-  }
-  return p;
-}
-void *xmalloc(size_t n) { return check(malloc(n ? n : 1)); }
-void *xcalloc(size_t n, size_t size) { return check(calloc(n ? n : 1, size ? size : 1)); }
-void *xrealloc(void *p, size_t n) { return check(realloc(p, n ? n : 1)); }
-char *xstrdup(const char *s) { return check(strdup(s)); }
-
 bool parse_u64(const char *s, uint64_t *out) {
   if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') return false;
   char *end;

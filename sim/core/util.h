@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "models/alloc.h"
 
 /* Process exit codes (documented in `vmxsim --help`). */
 enum exit_code {
@@ -21,11 +22,6 @@ enum exit_code {
 /* Prints "vmxsim: <message>\n" to stderr. */
 void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Allocation that exits with EXIT_INTERNAL on failure. */
-void *xmalloc(size_t n);
-void *xcalloc(size_t n, size_t size);
-void *xrealloc(void *p, size_t n);
-char *xstrdup(const char *s);
 
 /* Strict number parsing: whole string, decimal or 0x hex; false on junk or overflow. */
 bool parse_u64(const char *s, uint64_t *out);
