@@ -23,13 +23,6 @@ static uint64_t slot(uint64_t k, uint64_t cap) {
   return k & (cap - 1);
 }
 
-bool hset_has(const struct hset *s, uint64_t k) {
-  for (uint64_t i = slot(k, s->cap);; i = (i + 1) & (s->cap - 1)) {
-    if (s->key[i] == k) return true;
-    if (!s->key[i]) return false;
-  }
-}
-
 static void grow(struct hset *s) {
   struct hset old = *s;
   s->cap *= 2;

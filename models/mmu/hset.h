@@ -14,6 +14,5 @@ void hset_init(struct hset *s);
 void hset_free(struct hset *s);
 /* Adds k; returns true if it was not there before. */
 bool hset_add(struct hset *s, uint64_t k);
-bool hset_has(const struct hset *s, uint64_t k);
 
 #endif

@@ -1,30 +1,59 @@
 /* The VM's memory-management model: guest address spaces, shadow page tables
-** and their pool, shadow roots, the CR3 cache's MMU side, EPT and the TLBs.
-** It decides which guest memory actions fault into the hypervisor and what
-** the hypervisor's MMU work is; the engine charges the cycles. */
+** and their pool, shadow roots, EPT and the TLBs.  It decides which guest
+** memory actions fault into the hypervisor and what the hypervisor's MMU work
+** is; the engine charges the cycles.  It knows nothing of the vCPU beyond what
+** an operation passes in (struct mmu_ctx) and reports everything that concerns
+** the rest of the hypervisor through struct mmu_sink.
+**
+** Files: mmu.c (this interface, TLB charging), mmu_shadow.c (shadow faults,
+** guest page-table writes, zaps), mmu_roots*.c (shadow roots, one file per
+** root-management scheme), mmu_ept.c (EPT), plus gpt/spt/tlb/hset
+** (models/mmu/README.md).
+*/
 #ifndef VMXSIM_MMU_H
 #define VMXSIM_MMU_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "models/vmx/vcpu.h"
+#include "models/event.h"
+#include "models/knobs.h"
+#include "models/vmx/cpu.h"
 #include "models/work.h"
+
+/* Host addresses of shadow roots live in their own range, so a guest CR3
+** value can never equal one by accident in the CR3-target comparison. */
+#define SHADOW_ROOT_HPA_BASE 0x7f0000000000ull
 
 struct mmu;
 
-/* Where the MMU reports what it caused: the engine implements these. */
+/* The vCPU state one MMU operation depends on. */
+struct mmu_ctx {
+  unsigned vcpu;
+  uint64_t cr3;              /* the guest's CR3 (its address space) */
+  bool pge;                  /* CR4.PGE: kernel pages are global in the TLB */
+};
+
+/* What the MMU reports to the rest of the hypervisor; the engine implements it. */
 struct mmu_sink {
   /* An exit the MMU raised (shadow #PF, EPT violation, write-protect fault),
   ** with the MMU work the hypervisor did to handle it. */
-  void (*exit)(struct mmu_sink *s, struct vcpu *v, unsigned reason, uint64_t qual, const struct work *w);
+  void (*exit)(struct mmu_sink *s, unsigned vcpu, unsigned reason, uint64_t qual, const struct work *w);
   /* Work the guest does without an exit (TLB-miss walks). */
-  void (*guest)(struct mmu_sink *s, struct vcpu *v, const struct work *w);
-  uint64_t *counters;            /* enum counter */
+  void (*guest)(struct mmu_sink *s, unsigned vcpu, const struct work *w);
+  /* The shadow roots of guest_cr3 are at root_hpa and must be loaded into
+  ** GUEST_CR3; exited: by a handler (a VMWRITE), else at entry or by hardware. */
+  void (*roots_loaded)(struct mmu_sink *s, unsigned vcpu, uint64_t guest_cr3, uint64_t root_hpa, bool exited);
+  /* The top-level shadow page of guest_cr3 was zapped; true if the CR3 cache
+  ** was cleared because of it. */
+  bool (*root_zapped)(struct mmu_sink *s, uint64_t guest_cr3);
+  /* Write flooding zapped shadow pages and no root zap cleared the CR3 cache. */
+  void (*pt_zapped)(struct mmu_sink *s);
 };
 
-/* paging: enum paging_mode of the trace (32, PAE, 64); vcpus: the VM's
-** vCPUs (for VM-wide CR3-cache clears); counters: the engine's, by enum counter. */
-struct mmu *mmu_create(const struct policy *p, unsigned paging, unsigned nvcpu, struct vcpu *vcpus,
+/* paging: enum paging_mode of the trace (32, PAE, 64); counters: the
+** engine's, by enum counter (models/counters.h). */
+struct mmu *mmu_create(const struct policy *p, unsigned paging, unsigned nvcpu, struct mmu_sink *sink,
                        uint64_t *counters);
 void mmu_destroy(struct mmu *m);
 /* Fewest shadow pages the policy can run with on this VM: every vCPU pins the
@@ -34,18 +63,18 @@ void mmu_destroy(struct mmu *m);
 ** 0 for EPT. */
 unsigned mmu_min_pool(const struct policy *p, unsigned paging, unsigned nvcpu);
 
-/* Guest memory actions (EV_TOUCH, EV_PTWRITE, guest #PF). */
-void mmu_guest_event(struct mmu *m, struct vcpu *v, const struct trace_event *ev, struct mmu_sink *s);
-/* Follow-up of a VMX event (CR3 switch, INVLPG, flush).  exited: the request
-** comes from a hypervisor handler (its work goes to w) rather than from the
-** guest executing natively (a CR3-target hit). */
-void mmu_request(struct mmu *m, struct vcpu *v, enum mmu_request req, uint64_t arg, bool exited,
-                 struct work *w, struct mmu_sink *s);
-/* A VM exit/entry happened on v (TLB flush unless VPID). */
-void mmu_on_vm_transition(struct mmu *m, struct vcpu *v, struct mmu_sink *s);
+/* Guest memory actions (EV_TOUCH, EV_PTWRITE). */
+void mmu_guest_event(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev);
+/* Follow-up of an instruction (CR3 switch, INVLPG, flush).  exited: the
+** request comes from a hypervisor handler (its work goes to w) rather than
+** from the guest executing natively (a CR3-target hit). */
+void mmu_request(struct mmu *m, const struct mmu_ctx *c, enum mmu_request req, uint64_t arg, bool exited,
+                 struct work *w);
+/* A VM exit/entry happened on the vCPU (TLB flush unless VPID). */
+void mmu_on_vm_transition(struct mmu *m, unsigned vcpu);
 
-/* For the REPL: pool usage, roots and oldest pages; the vCPU's TLB. */
+/* For the REPL: pool usage, roots and oldest pages; a vCPU's TLB. */
 void mmu_print_shadow(const struct mmu *m, FILE *f);
-void mmu_print_tlb(const struct mmu *m, const struct vcpu *v, FILE *f);
+void mmu_print_tlb(const struct mmu *m, unsigned vcpu, FILE *f);
 
 #endif

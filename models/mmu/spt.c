@@ -129,15 +129,6 @@ uint32_t spt_alloc(struct spt_pool *p, const struct gpt_key *k, unsigned level, 
   return s;
 }
 
-uint32_t spt_free_all(struct spt_pool *p, bool all) {
-  uint32_t n = 0;
-  for (uint32_t s = p->oldest, next; s != SPT_NONE; s = next) {
-    next = p->page[s].newer;
-    if (all || !p->page[s].pins) { spt_free(p, s); n++; }
-  }
-  return n;
-}
-
 bool spt_linked(const struct spt_pool *p, uint32_t parent, unsigned entry, uint32_t child) {
   const struct spt_link *l = &p->page[parent].links[entry];
   return l->slot == child && l->serial == p->page[child].serial && p->page[child].live;

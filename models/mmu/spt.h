@@ -71,8 +71,6 @@ uint32_t spt_alloc(struct spt_pool *p, const struct gpt_key *k, unsigned level, 
 /* Frees a page (its parents' links to it become absent through the serial). */
 void spt_free(struct spt_pool *p, uint32_t slot);
 void spt_touch(struct spt_pool *p, uint32_t slot);   /* most recently used (LRU only) */
-/* Frees every unpinned page, and pinned ones too when all is true; returns the count. */
-uint32_t spt_free_all(struct spt_pool *p, bool all);
 
 /* Links and leaf entries. */
 bool spt_linked(const struct spt_pool *p, uint32_t parent, unsigned entry, uint32_t child);

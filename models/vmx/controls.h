@@ -12,7 +12,6 @@
 /* Primary processor-based controls (0x4002), SDM 25.6.2 table 25-6 */
 #define CPU_HLT_EXITING          (1u << 7)
 #define CPU_INVLPG_EXITING       (1u << 9)
-#define CPU_MWAIT_EXITING        (1u << 10)
 #define CPU_RDPMC_EXITING        (1u << 11)
 #define CPU_RDTSC_EXITING        (1u << 12)
 #define CPU_CR3_LOAD_EXITING     (1u << 15)
@@ -23,7 +22,6 @@
 #define CPU_MOV_DR_EXITING       (1u << 23)
 #define CPU_UNCOND_IO_EXITING    (1u << 24)
 #define CPU_USE_IO_BITMAPS       (1u << 25)
-#define CPU_MONITOR_EXITING      (1u << 29)
 #define CPU_USE_MSR_BITMAPS      (1u << 28)
 #define CPU_PAUSE_EXITING        (1u << 30)
 #define CPU_ACTIVATE_SECONDARY   (1u << 31)

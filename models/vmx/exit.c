@@ -104,7 +104,7 @@ static struct exit_decision mov_dr(const struct vmcs *v, const struct trace_even
 ** the accessed range set, or a range wrapping past FFFF, exits) and
 ** unconditional I/O exiting is ignored; otherwise exits iff unconditional I/O
 ** exiting.  Qualification (table 27-5): 2:0 size-1, 3 direction (1 = IN), 31:16 port. */
-static struct exit_decision io(const struct vmx_state *s, const struct trace_event *ev) {
+static struct exit_decision io(const struct vmx_cpu *s, const struct trace_event *ev) {
   unsigned size = IO_AUX_SIZE(ev->aux), port = (unsigned)ev->a & 0xffff;
   bool in = !(ev->aux & IO_AUX_OUT);
   uint64_t q = (uint64_t)((size ? size : 1) - 1) | (uint64_t)in << 3 | (uint64_t)port << 16;
@@ -119,7 +119,7 @@ static struct exit_decision io(const struct vmx_state *s, const struct trace_eve
 
 /* SDM 26.1.3 RDMSR/WRMSR: without MSR bitmaps every access exits; with them,
 ** MSRs 0-1FFF and C0000000-C0001FFF exit per their bit, all others exit. */
-static struct exit_decision msr(const struct vmx_state *s, uint32_t idx, bool write) {
+static struct exit_decision msr(const struct vmx_cpu *s, uint32_t idx, bool write) {
   unsigned reason = write ? EXIT_REASON_MSR_WRITE : EXIT_REASON_MSR_READ;
   if (!cpu_ctl(&s->vmcs, CPU_USE_MSR_BITMAPS))
     return leave(reason, WHY_CONTROL_CLEAR, 0, CPU_USE_MSR_BITMAPS);
@@ -147,7 +147,7 @@ static struct exit_decision exception(const struct vmcs *v, unsigned vec, uint32
   return bit ? leave(EXIT_REASON_EXCEPTION_NMI, WHY_EXC_BITMAP_SET, 0, vec) : stay(WHY_EXC_BITMAP_CLEAR, vec);
 }
 
-struct exit_decision vmx_decide(const struct vmx_state *s, const struct trace_event *ev) {
+struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_event *ev) {
   const struct vmcs *v = &s->vmcs;
   switch (ev->type) {
   case EV_CR_WRITE: return mov_to_cr(v, ev);

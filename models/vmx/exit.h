@@ -9,15 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "vmcs.h"
+#include "cpu.h"
 #include "models/event.h"
-
-/* What the processor consults besides the VMCS: the bitmaps it points to. */
-struct vmx_state {
-  struct vmcs vmcs;
-  uint8_t io_bitmap[8192];   /* bitmaps A (ports 0-7FFF) and B (8000-FFFF); 1 = exit */
-  uint8_t msr_bitmap[4096];  /* read low, read high, write low, write high; 1 = exit */
-};
 
 /* Which rule decided: lets the REPL and tests say *why*. */
 enum exit_why {
@@ -52,7 +45,7 @@ struct exit_decision {
 };
 
 /* The decision for one trace event on a vCPU whose VMX state is s. */
-struct exit_decision vmx_decide(const struct vmx_state *s, const struct trace_event *ev);
+struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_event *ev);
 
 /* One sentence explaining d, e.g. "exits: CR4 bit PGE is host-owned and differs
 ** from the read shadow".  Writes into buf (n bytes) and returns it. */

@@ -1,5 +1,11 @@
-/* The engine: event loop and the only place cycles are charged. */
+/* The engine: event loop and the only place cycles are charged.  Per event:
+** the processor decides (models/vmx/exit.h); on an exit the hypervisor handles
+** it (models/hv/) and the MMU does its part (models/mmu/); then the work they
+** reported is priced at the CPU profile's prices.  The engine knows no policy
+** by name: the mechanisms were chosen from the knobs when the vCPUs and the
+** MMU were set up. */
 #include "engine.h"
+#include "models/hv/cr3cache.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -42,21 +48,49 @@ static void charge_exit(struct engine *e, struct vcpu *v, unsigned reason, unsig
   e->last.cycles += cost;
 }
 
-static void sink_exit(struct mmu_sink *s, struct vcpu *v, unsigned reason, uint64_t qual, const struct work *mw) {
-  struct engine *e = (struct engine *)((char *)s - offsetof(struct engine, sink));
+static struct engine *engine_of(struct mmu_sink *s) {
+  return (struct engine *)((char *)s - offsetof(struct engine, sink));
+}
+
+static struct mmu_ctx mmu_ctx_of(const struct vcpu *v) {
+  return (struct mmu_ctx){ .vcpu = v->id, .cr3 = v->guest_cr3,
+                           .pge = (vmcs_peek(&v->vmx.vmcs, VMCS_GUEST_CR4) & CR4_PGE) != 0 };
+}
+
+/* ---- what the MMU reports (struct mmu_sink) ---- */
+
+static void sink_exit(struct mmu_sink *s, unsigned vcpu, unsigned reason, uint64_t qual, const struct work *mw) {
+  struct engine *e = engine_of(s);
+  struct vcpu *v = &e->vcpu[vcpu];
   struct work w = *mw;
   vcpu_exit_begin(v, reason, qual, &w, e->st.counter);
   vcpu_exit_end(v, &w, e->st.counter);
-  mmu_on_vm_transition(e->mmu, v, s);
+  mmu_on_vm_transition(e->mmu, vcpu);
   charge_exit(e, v, reason, reason, &w);
 }
 
-static void sink_guest(struct mmu_sink *s, struct vcpu *v, const struct work *w) {
-  struct engine *e = (struct engine *)((char *)s - offsetof(struct engine, sink));
+static void sink_guest(struct mmu_sink *s, unsigned vcpu, const struct work *w) {
+  struct engine *e = engine_of(s);
   uint64_t c = work_cost(e->prof, w);
   e->st.guest_cycles += c;
-  e->vcpu_cycles[v->id] += c;
+  e->vcpu_cycles[vcpu] += c;
 }
+
+static void sink_roots_loaded(struct mmu_sink *s, unsigned vcpu, uint64_t guest_cr3, uint64_t root_hpa, bool exited) {
+  vcpu_roots_loaded(&engine_of(s)->vcpu[vcpu], guest_cr3, root_hpa, exited);
+}
+
+static bool sink_root_zapped(struct mmu_sink *s, uint64_t guest_cr3) {
+  struct engine *e = engine_of(s);
+  return e->vcpu[0].cr3c->root_zapped(e->vcpu, e->nvcpu, guest_cr3, e->st.counter);
+}
+
+static void sink_pt_zapped(struct mmu_sink *s) {
+  struct engine *e = engine_of(s);
+  e->vcpu[0].cr3c->pt_zapped(e->vcpu, e->nvcpu, e->st.counter);
+}
+
+/* ---- set-up ---- */
 
 bool engine_init(struct engine *e, const struct policy *p, const struct profile *pr,
                  unsigned nvcpu, unsigned paging, char *err, size_t errlen) {
@@ -79,15 +113,14 @@ bool engine_init(struct engine *e, const struct policy *p, const struct profile 
   for (unsigned i = 0; i < nvcpu; i++) {
     uint64_t forced = vcpu_setup(&e->vcpu[i], i, p);
     if (i == 0) e->st.counter[CTR_CR4_FORCED_OWNED] = forced;
-    if (vcpu_entry_check(&e->vcpu[i], pr->p[PP_CR3_TARGETS], err, errlen)) {
+    if (vmx_entry_check(&e->vcpu[i].vmx, pr->p[PP_CR3_TARGETS], err, errlen)) {
       engine_free(e);
       return false;
     }
   }
-  e->mmu = mmu_create(p, paging, nvcpu, e->vcpu, e->st.counter);
-  e->sink.exit = sink_exit;
-  e->sink.guest = sink_guest;
-  e->sink.counters = e->st.counter;
+  e->sink = (struct mmu_sink){ .exit = sink_exit, .guest = sink_guest, .roots_loaded = sink_roots_loaded,
+                               .root_zapped = sink_root_zapped, .pt_zapped = sink_pt_zapped };
+  e->mmu = mmu_create(p, paging, nvcpu, &e->sink, e->st.counter);
   return true;
 }
 
@@ -103,41 +136,40 @@ void engine_free(struct engine *e) {
   e->vmcs_charged = NULL;
 }
 
-static void exit_event(struct engine *e, struct vcpu *v, const struct trace_event *ev,
+/* ---- events ---- */
+
+static void exit_event(struct engine *e, struct vcpu *v, const struct trace_event *op,
                        const struct exit_decision *d) {
   struct work w;
   struct vcpu_result r = { 0 };
   work_clear(&w);
   vcpu_exit_begin(v, d->reason, d->qual, &w, e->st.counter);
-  vcpu_emulate(v, ev, d, &r);
-  if (r.mmu != MMU_NONE) mmu_request(e->mmu, v, r.mmu, r.mmu_arg, true, &w, &e->sink);
+  vcpu_emulate(v, op, d, &r);
+  if (r.mmu != MMU_NONE) {
+    struct mmu_ctx c = mmu_ctx_of(v);
+    mmu_request(e->mmu, &c, r.mmu, r.mmu_arg, true, &w);
+  }
   vcpu_exit_end(v, &w, e->st.counter);
-  mmu_on_vm_transition(e->mmu, v, &e->sink);
+  mmu_on_vm_transition(e->mmu, v->id);
   charge_exit(e, v, d->reason, r.stat_key, &w);
   if (r.reexecute) {               /* e.g. MOV DR after KVM stopped intercepting it */
-    struct vcpu_result again = { 0 };
-    vcpu_no_exit(v, ev, &again);
+    struct vmx_native again = { 0 };
+    vcpu_no_exit(v, op, op->a, &again);
   }
 }
 
-/* op is the event as executed; guest_cr3 the guest's own CR3 operand, which
-** differs from op->a when a paravirtual CR3-cache guest loaded a cached root. */
-static void no_exit_event(struct engine *e, struct vcpu *v, const struct trace_event *op, uint64_t guest_cr3) {
-  struct vcpu_result r = { 0 };
-  vcpu_no_exit(v, op, &r);
-  if (r.mmu == MMU_CR3_SWITCH) v->guest_cr3 = r.mmu_arg = guest_cr3;
+/* op is the instruction as executed; guest_value the operand the guest meant
+** (they differ when a paravirtual CR3-cache guest loaded a cached root). */
+static void no_exit_event(struct engine *e, struct vcpu *v, const struct trace_event *op, uint64_t guest_value) {
+  struct vmx_native r = { 0 };
+  vcpu_no_exit(v, op, guest_value, &r);
   if (r.mmu != MMU_NONE) {
     struct work w;
+    struct mmu_ctx c = mmu_ctx_of(v);
     work_clear(&w);
-    mmu_request(e->mmu, v, r.mmu, r.mmu_arg, false, &w, &e->sink);
-    sink_guest(&e->sink, v, &w);
+    mmu_request(e->mmu, &c, r.mmu, r.mmu_arg, false, &w);
+    sink_guest(&e->sink, v->id, &w);
   }
-}
-
-static void count_cr3_target(struct engine *e, const struct vcpu *v, const struct exit_decision *d) {
-  if (!v->pol->cr3_cache) return;
-  if (d->why == WHY_CR3_TARGET_HIT) e->st.counter[CTR_CR3_TARGET_HITS]++;
-  else if (d->why == WHY_CR3_NO_TARGET) e->st.counter[CTR_CR3_TARGET_MISSES]++;
 }
 
 void engine_step(struct engine *e, const struct trace_event *ev) {
@@ -151,19 +183,20 @@ void engine_step(struct engine *e, const struct trace_event *ev) {
   case EV_RUN: return;
   case EV_MARK: e->st.counter[CTR_MARKS]++; return;
   case EV_INIT: vcpu_init_reg(v, ev->aux, ev->a); return;
-  case EV_TOUCH: case EV_PTWRITE:
-    mmu_guest_event(e->mmu, v, ev, &e->sink);
+  case EV_TOUCH: case EV_PTWRITE: {
+    struct mmu_ctx c = mmu_ctx_of(v);
+    mmu_guest_event(e->mmu, &c, ev);
     return;
-  /* SYSCALL/SYSRET never cause VM exits (SDM 26.1: not in the list of
+  }
+  /* SYSCALL/SYSRET never cause VM exits (SDM 25.1: not in the list of
   ** instructions that exit) and change nothing the models track. */
   case EV_SYSCALL: case EV_SYSRET: return;
   default: break;
   }
-  struct trace_event op = *ev;
-  if (ev->type == EV_CR_WRITE && ev->aux == 3) op.a = vcpu_cr3_operand(v, ev->a);
+  struct trace_event op = vcpu_guest_op(v, ev);
   struct exit_decision d = vmx_decide(&v->vmx, &op);
   e->last.decision = d;
-  if (op.type == EV_CR_WRITE && op.aux == 3) count_cr3_target(e, v, &d);
+  vcpu_decided(v, &op, &d, e->st.counter);
   uint64_t mismatches = v->dr_mismatches;
   if (d.exits) exit_event(e, v, &op, &d);
   else no_exit_event(e, v, &op, ev->a);

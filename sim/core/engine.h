@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "models/mmu/mmu.h"
-#include "models/vmx/vcpu.h"
+#include "models/hv/vcpu.h"
 #include "policy.h"
 #include "profile.h"
 #include "stats.h"

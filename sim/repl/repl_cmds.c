@@ -541,7 +541,7 @@ static int info_regs(struct repl *s) {
   const char *what = ept ? "" : root ? ": the shadow root" : ": no CR3 exit has loaded a shadow root yet";
   printf("  cr3               0x%016" PRIx64 "  (GUEST_CR3 0x%016" PRIx64 "%s)\n", v->guest_cr3, root, what);
   print_owned_cr(c, 4, VMCS_GUEST_CR4, VMCS_CR4_READ_SHADOW, VMCS_CR4_GUEST_HOST_MASK);
-  printf("  cr8               0x%016" PRIx64 "\n", v->cr8);
+  printf("  cr8               0x%016" PRIx64 "\n", v->vmx.cr8);
   static const unsigned drs[] = { 0, 1, 2, 3, 6, 7 };
   for (size_t i = 0; i < sizeof drs / sizeof *drs; i++)
     printf("  dr%u               0x%016" PRIx64 "\n", drs[i], v->guest_dr[drs[i]]);
@@ -559,10 +559,10 @@ static int info_cr3targets(struct repl *s) {
     enum vmcs_field f = (enum vmcs_field)(VMCS_CR3_TARGET_VALUE0 + i);
     printf("  %-18s 0x%016" PRIx64, vmcs_name(f), vmcs_peek(c, f));
     if (i >= count) printf("  (beyond the count: ignored)");
-    else if (s->pol->cr3_cache && vmcs_peek(c, f)) printf("  root of guest cr3 0x%" PRIx64, v->cr3t_guest[i]);
+    else if (s->pol->cr3_cache && vmcs_peek(c, f)) printf("  root of guest cr3 0x%" PRIx64, v->cr3c_table.guest_cr3[i]);
     printf("\n");
   }
-  if (s->pol->cr3_cache && count) printf("  next slot to fill: %u\n", v->cr3t_next);
+  if (s->pol->cr3_cache && count) printf("  next slot to fill: %u\n", v->cr3c_table.next);
   return 0;
 }
 
@@ -578,7 +578,7 @@ static int do_info(struct repl *s, int argc, char **argv) {
   if (!strcmp(t, "shadow")) { mmu_print_shadow(s->e->mmu, stdout); return 0; }
   if (!strcmp(t, "tlb")) {
     printf("vCPU %u ", cur_vcpu(s)->id);
-    mmu_print_tlb(s->e->mmu, cur_vcpu(s), stdout);
+    mmu_print_tlb(s->e->mmu, cur_vcpu(s)->id, stdout);
     return 0;
   }
   repl_error(s, "info: unknown topic '%s' (vmcs, regs, cr3targets, shadow, tlb)", t);

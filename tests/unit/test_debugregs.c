@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "models/vmx/controls.h"
-#include "models/vmx/drswitch.h"
+#include "models/hv/dr.h"
 #include "models/vmx/exit.h"
 #include "models/vmx/exit_reason.h"
-#include "models/vmx/vcpu.h"
+#include "models/hv/vcpu.h"
 #include "sim/core/policy.h"
 #include "sim/core/stats.h"
 #include "models/work.h"
@@ -51,12 +51,12 @@ static struct exit_decision step(struct trace_event ev) {
     vcpu_emulate(&V, &ev, &d, &r);
     vcpu_exit_end(&V, &W, ctr);
     if (r.reexecute) {
-      struct vcpu_result again = { 0 };
-      vcpu_no_exit(&V, &ev, &again);
+      struct vmx_native again = { 0 };
+      vcpu_no_exit(&V, &ev, ev.a, &again);
     }
   } else {
-    struct vcpu_result r = { 0 };
-    vcpu_no_exit(&V, &ev, &r);
+    struct vmx_native r = { 0 };
+    vcpu_no_exit(&V, &ev, ev.a, &r);
   }
   return d;
 }
@@ -84,10 +84,10 @@ static void exit_control_0x2_does_not_save_dr7(void **state) {
   setup("nocache", NULL, NULL);
   vmcs_poke(&V.vmx.vmcs, VMCS_VM_EXIT_CONTROLS, 0x2);
   vmcs_poke(&V.vmx.vmcs, VMCS_GUEST_DR7, 0x400);
-  V.hw_dr[7] = 0x455;
-  dr_hw_exit(&V);
+  V.vmx.dr[7] = 0x455;
+  vmx_cpu_exit(&V.vmx, EXIT_REASON_CPUID, 0);
   assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_DR7), 0x400);
-  assert_int_equal(V.hw_dr[7], 0x400);
+  assert_int_equal(V.vmx.dr[7], 0x400);
 }
 
 static void entry_control_0x2_does_not_load_dr7(void **state) {
@@ -95,9 +95,9 @@ static void entry_control_0x2_does_not_load_dr7(void **state) {
   setup("nocache", NULL, NULL);
   vmcs_poke(&V.vmx.vmcs, VMCS_VM_ENTRY_CONTROLS, 0x2);
   vmcs_poke(&V.vmx.vmcs, VMCS_GUEST_DR7, 0x4aa);
-  V.hw_dr[7] = 0x400;
-  dr_hw_entry(&V);
-  assert_int_equal(V.hw_dr[7], 0x400);
+  V.vmx.dr[7] = 0x400;
+  vmx_cpu_entry(&V.vmx);
+  assert_int_equal(V.vmx.dr[7], 0x400);
 }
 
 static void every_vm_exit_loads_dr7_0x400_whatever_the_debug_controls(void **state) {
@@ -106,10 +106,10 @@ static void every_vm_exit_loads_dr7_0x400_whatever_the_debug_controls(void **sta
     setup("nocache", NULL, NULL);
     vmcs_poke(&V.vmx.vmcs, VMCS_VM_EXIT_CONTROLS, ctl & 1 ? EXIT_SAVE_DEBUG_CONTROLS : 0);
     vmcs_poke(&V.vmx.vmcs, VMCS_VM_ENTRY_CONTROLS, ctl & 2 ? ENTRY_LOAD_DEBUG_CONTROLS : 0);
-    V.hw_dr[7] = 0x4ff;
-    dr_hw_exit(&V);
-    if (V.hw_dr[7] != DR7_RESET)
-      fail_msg("controls %u: DR7 after exit 0x%llx, expected 0x400", ctl, (unsigned long long)V.hw_dr[7]);
+    V.vmx.dr[7] = 0x4ff;
+    vmx_cpu_exit(&V.vmx, EXIT_REASON_CPUID, 0);
+    if (V.vmx.dr[7] != DR7_RESET)
+      fail_msg("controls %u: DR7 after exit 0x%llx, expected 0x400", ctl, (unsigned long long)V.vmx.dr[7]);
   }
 }
 
@@ -122,10 +122,10 @@ static void vm_exit_leaves_dr7_0x400_in_hardware_under_lazy_switching(void **sta
     vmcs_poke(&V.vmx.vmcs, VMCS_VM_EXIT_CONTROLS, ctl & 1 ? EXIT_SAVE_DEBUG_CONTROLS : 0);
     vmcs_poke(&V.vmx.vmcs, VMCS_VM_ENTRY_CONTROLS, ctl & 2 ? ENTRY_LOAD_DEBUG_CONTROLS : 0);
     assert_false(drw(7, 0x4ff).exits);         /* guest arms breakpoints natively */
-    assert_int_equal(V.hw_dr[7], 0x4ff);
+    assert_int_equal(V.vmx.dr[7], 0x4ff);
     vcpu_exit_begin(&V, EXIT_REASON_CPUID, 0, &W, ctr);
-    if (V.hw_dr[7] != DR7_RESET)
-      fail_msg("controls %u: DR7 after exit 0x%llx, expected 0x400", ctl, (unsigned long long)V.hw_dr[7]);
+    if (V.vmx.dr[7] != DR7_RESET)
+      fail_msg("controls %u: DR7 after exit 0x%llx, expected 0x400", ctl, (unsigned long long)V.vmx.dr[7]);
   }
 }
 
@@ -138,7 +138,7 @@ static void vm_exit_leaves_dr7_0x400_in_hardware_under_eager_switching(void **st
     assert_false(drw(7, 0x4ff).exits);
     vcpu_exit_begin(&V, EXIT_REASON_CPUID, 0, &W, ctr);
     /* no host debugger: the host's DR7 is 0x400 as well */
-    assert_int_equal(V.hw_dr[7], DR7_RESET);
+    assert_int_equal(V.vmx.dr[7], DR7_RESET);
   }
 }
 
@@ -148,7 +148,7 @@ static void save_debug_controls_saves_dr7_to_guest_dr7_before_loading_0x400(void
   assert_false(drw(7, 0x455).exits);
   vcpu_exit_begin(&V, EXIT_REASON_CPUID, 0, &W, ctr);
   assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_DR7), 0x455);
-  assert_int_equal(V.hw_dr[7], DR7_RESET);
+  assert_int_equal(V.vmx.dr[7], DR7_RESET);
 }
 
 static void every_vm_exit_clears_debugctl_after_saving_it(void **state) {
@@ -157,12 +157,12 @@ static void every_vm_exit_clears_debugctl_after_saving_it(void **state) {
   /* IA32_DEBUGCTL (MSR 0x1d9) is intercepted: the write exits and lands in
   ** GUEST_IA32_DEBUGCTL, which VM entry loads (load debug controls). */
   assert_true(step(mkev(EV_WRMSR, 0, 0x1d9, 0x3)).exits);
-  assert_int_equal(V.hw_debugctl, 0x3);
+  assert_int_equal(V.vmx.debugctl, 0x3);
   vcpu_exit_begin(&V, EXIT_REASON_CPUID, 0, &W, ctr);
-  assert_int_equal(V.hw_debugctl, 0);                            /* SDM 28.3.1 */
+  assert_int_equal(V.vmx.debugctl, 0);                            /* SDM 28.3.1 */
   assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_IA32_DEBUGCTL), 0x3);
   vcpu_exit_end(&V, &W, ctr);
-  assert_int_equal(V.hw_debugctl, 0x3);
+  assert_int_equal(V.vmx.debugctl, 0x3);
 }
 
 static void emulated_dr7_write_with_high_bits_injects_gp_instead(void **state) {
@@ -180,7 +180,7 @@ static void without_save_debug_controls_guest_dr7_is_not_updated(void **state) {
   assert_false(drw(7, 0x455).exits);
   vcpu_exit_begin(&V, EXIT_REASON_CPUID, 0, &W, ctr);
   assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_DR7), DR7_RESET);
-  assert_int_equal(V.hw_dr[7], DR7_RESET);
+  assert_int_equal(V.vmx.dr[7], DR7_RESET);
 }
 
 static void load_debug_controls_loads_dr7_from_guest_dr7_on_entry(void **state) {
@@ -189,7 +189,7 @@ static void load_debug_controls_loads_dr7_from_guest_dr7_on_entry(void **state) 
   vcpu_exit_begin(&V, EXIT_REASON_CPUID, 0, &W, ctr);
   vmcs_poke(&V.vmx.vmcs, VMCS_GUEST_DR7, 0x4aa);
   vcpu_exit_end(&V, &W, ctr);
-  assert_int_equal(V.hw_dr[7], 0x4aa);
+  assert_int_equal(V.vmx.dr[7], 0x4aa);
 }
 
 static void without_load_debug_controls_entry_leaves_dr7_alone(void **state) {
@@ -199,7 +199,7 @@ static void without_load_debug_controls_entry_leaves_dr7_alone(void **state) {
   vcpu_exit_begin(&V, EXIT_REASON_CPUID, 0, &W, ctr);
   vmcs_poke(&V.vmx.vmcs, VMCS_GUEST_DR7, 0x4aa);
   vcpu_exit_end(&V, &W, ctr);
-  assert_int_equal(V.hw_dr[7], DR7_RESET);
+  assert_int_equal(V.vmx.dr[7], DR7_RESET);
 }
 
 static void guest_dr7_round_trips_through_an_exit(void **state) {
@@ -207,7 +207,7 @@ static void guest_dr7_round_trips_through_an_exit(void **state) {
   setup("nocache+lazydr", "mov_dr_exiting=false", NULL);
   assert_false(drw(7, 0x401).exits);
   assert_true(cpuid().exits);
-  assert_int_equal(V.hw_dr[7], 0x401);
+  assert_int_equal(V.vmx.dr[7], 0x401);
   assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_DR7), 0x401);
 }
 
@@ -261,7 +261,7 @@ static void first_guest_mov_dr_exits_then_exiting_is_cleared_and_guest_drs_loade
   assert_true(V.guest_dr_live);
   assert_int_equal(ctr[CTR_DR_GUEST_LOADS], 5);
   /* the instruction re-executed natively after the entry */
-  assert_int_equal(V.hw_dr[0], 0x1000);
+  assert_int_equal(V.vmx.dr[0], 0x1000);
   assert_int_equal(V.guest_dr[0], 0x1000);
 }
 
@@ -273,7 +273,7 @@ static void next_guest_mov_dr_does_not_exit(void **state) {
   assert_false(d.exits);
   assert_int_equal(d.why, WHY_CONTROL_CLEAR);
   assert_false(drr(0).exits);
-  assert_int_equal(V.hw_dr[1], 0x2000);
+  assert_int_equal(V.vmx.dr[1], 0x2000);
   assert_int_equal(V.dr_mismatches, 0);
 }
 
@@ -290,8 +290,8 @@ static void next_exit_of_any_kind_reads_guest_drs_back_and_sets_mov_dr_exiting(v
   assert_int_equal(V.guest_dr[0], 0x1000);
   assert_int_equal(V.guest_dr[2], 0x3000);
   /* the host's registers are back after the exit */
-  assert_int_equal(V.hw_dr[0], V.host_dr[0]);
-  assert_int_equal(V.hw_dr[2], V.host_dr[2]);
+  assert_int_equal(V.vmx.dr[0], V.host_dr[0]);
+  assert_int_equal(V.vmx.dr[2], V.host_dr[2]);
   vcpu_exit_end(&V, &W, ctr);
   /* and the guest's next MOV DR exits again */
   struct exit_decision d = drr(2);
@@ -335,8 +335,8 @@ static void guest_writes_dr0_3_and_dr7_and_reads_them_back(void) {
   assert_int_equal(V.guest_dr[7], GUEST_DR7);
   assert_int_equal(V.dr_mismatches, 0);
   /* the guest's breakpoints are armed in hardware while it runs */
-  for (unsigned i = 0; i < 4; i++) assert_int_equal(V.hw_dr[i], guest_vals[i]);
-  assert_int_equal(V.hw_dr[7], GUEST_DR7);
+  for (unsigned i = 0; i < 4; i++) assert_int_equal(V.vmx.dr[i], guest_vals[i]);
+  assert_int_equal(V.vmx.dr[7], GUEST_DR7);
 }
 
 static void guest_sees_its_own_debug_registers_under_eager_switching(void **state) {
@@ -370,10 +370,10 @@ static void lazy_with_host_debugger_restores_host_dr7_after_every_exit(void **st
   assert_int_not_equal(host7, DR7_RESET);
   for (int i = 0; i < 3; i++) {
     vcpu_exit_begin(&V, EXIT_REASON_CPUID, 0, &W, ctr);
-    assert_int_equal(V.hw_dr[7], host7);
-    assert_int_equal(V.hw_dr[0], host0);
+    assert_int_equal(V.vmx.dr[7], host7);
+    assert_int_equal(V.vmx.dr[0], host0);
     vcpu_exit_end(&V, &W, ctr);
-    assert_int_equal(V.hw_dr[7], DR7_RESET);   /* guest's DR7 while it runs */
+    assert_int_equal(V.vmx.dr[7], DR7_RESET);   /* guest's DR7 while it runs */
   }
   assert_int_equal(ctr[CTR_DR_HOST_RESTORES], 18);
   assert_int_equal(ctr[CTR_DR_HOST_SAVES], 0);   /* taken from the thread's copy */
@@ -381,12 +381,12 @@ static void lazy_with_host_debugger_restores_host_dr7_after_every_exit(void **st
   assert_true(drw(0, 0x1000).exits);
   assert_false(drw(7, 0x401).exits);
   vcpu_exit_begin(&V, EXIT_REASON_HLT, 0, &W, ctr);
-  assert_int_equal(V.hw_dr[7], host7);
-  assert_int_equal(V.hw_dr[0], host0);
+  assert_int_equal(V.vmx.dr[7], host7);
+  assert_int_equal(V.vmx.dr[0], host0);
   assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_DR7), 0x401);
   vcpu_exit_end(&V, &W, ctr);
-  assert_int_equal(V.hw_dr[7], 0x401);
-  assert_int_equal(V.hw_dr[0], 0x1000);
+  assert_int_equal(V.vmx.dr[7], 0x401);
+  assert_int_equal(V.vmx.dr[0], 0x1000);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -405,9 +405,9 @@ static void native_dr7_write_with_high_bits_faults_and_leaves_dr7_unchanged(void
   assert_false(drw(7, 0x100000455ull).exits);
   assert_false(drw(6, 0x1ffff0ff0ull).exits);
   print_message("DR7 0x%llx (expected 0x401), DR6 0x%llx (expected 0xffff0ff0)\n",
-                (unsigned long long)V.hw_dr[7], (unsigned long long)V.hw_dr[6]);
-  assert_int_equal(V.hw_dr[7], 0x401);
-  assert_int_equal(V.hw_dr[6], 0xffff0ff0);
+                (unsigned long long)V.vmx.dr[7], (unsigned long long)V.vmx.dr[6]);
+  assert_int_equal(V.vmx.dr[7], 0x401);
+  assert_int_equal(V.vmx.dr[6], 0xffff0ff0);
   assert_true(cpuid().exits);
   assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_DR7), 0x401);
   assert_int_equal(V.dr_mismatches, 0);
@@ -428,7 +428,7 @@ static void native_mov_dr4_dr5_alias_dr6_dr7_when_cr4_de_is_clear(void **state) 
   (void)state;
   setup("nocache+lazydr", "mov_dr_exiting=false", NULL);
   assert_false(drw(5, 0x401).exits);
-  assert_int_equal(V.hw_dr[7], 0x401);
+  assert_int_equal(V.vmx.dr[7], 0x401);
   assert_false(drr(4).exits);
   assert_int_equal(V.dr_mismatches, 0);
 }
@@ -438,8 +438,8 @@ static void native_mov_dr4_dr5_with_cr4_de_set_is_ud_and_writes_nothing(void **s
   setup("nocache+lazydr", "mov_dr_exiting=false", NULL);
   vcpu_init_reg(&V, 4, CR4_PAE | CR4_PGE | CR4_DE);
   assert_false(drw(5, 0x401).exits);
-  print_message("DR7 0x%llx (expected 0x400)\n", (unsigned long long)V.hw_dr[7]);
-  assert_int_equal(V.hw_dr[7], DR7_RESET);
+  print_message("DR7 0x%llx (expected 0x400)\n", (unsigned long long)V.vmx.dr[7]);
+  assert_int_equal(V.vmx.dr[7], DR7_RESET);
   assert_int_equal(V.guest_dr[7], DR7_RESET);
 }
 
@@ -454,7 +454,7 @@ static void emulated_mov_to_dr5_writes_dr7_when_cr4_de_is_clear(void **state) {
                 (unsigned long long)g7, (unsigned long long)V.guest_dr[7]);
   assert_int_equal(g7, 0x401);
   assert_int_equal(V.guest_dr[7], 0x401);
-  assert_int_equal(V.hw_dr[7], 0x401);        /* loaded at entry */
+  assert_int_equal(V.vmx.dr[7], 0x401);        /* loaded at entry */
   assert_true(drw(4, 0x1ffff0ff0ull).exits);  /* DR6 with high bits: #GP */
   assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_VM_ENTRY_INTR_INFO_FIELD) & 0xff, GP_VECTOR);
   assert_int_equal(V.guest_dr[6], 0xffff0ff0);

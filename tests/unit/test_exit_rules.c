@@ -13,7 +13,7 @@
 #include "models/vmx/controls.h"
 #include "models/vmx/exit.h"
 #include "models/vmx/exit_reason.h"
-#include "models/vmx/vcpu.h"
+#include "models/hv/vcpu.h"
 #include "sim/core/engine.h"
 #include "sim/core/policy.h"
 #include "sim/core/profile.h"
@@ -22,7 +22,7 @@
 #define GPR_RSI 6
 #define GPR_R15 15
 
-static struct vmx_state S;
+static struct vmx_cpu S;
 
 static int reset(void **state) {
   (void)state;
@@ -200,8 +200,8 @@ static void cr4_write_without_exit_updates_guest_cr4_but_not_the_shadow(void **s
   struct trace_event ev = { .type = EV_CR_WRITE, .aux = 4, .a = (shadow & CR4_PAE) | CR4_DE, .b = GPR_RSI };
   struct exit_decision d = vmx_decide(&v.vmx, &ev);
   assert_false(d.exits);
-  struct vcpu_result r = { 0 };
-  vcpu_no_exit(&v, &ev, &r);
+  struct vmx_native r = { 0 };
+  vcpu_no_exit(&v, &ev, ev.a, &r);
   assert_int_equal(vmcs_peek(&v.vmx.vmcs, VMCS_GUEST_CR4), cr_write_no_exit(real, 0x20, ev.a));
   assert_int_equal(vmcs_peek(&v.vmx.vmcs, VMCS_CR4_READ_SHADOW), shadow);
 }
@@ -315,8 +315,8 @@ static void mov_to_cr8_below_the_tpr_threshold_exits_after_the_write(void **stat
   vcpu_exit_begin(&v, d.reason, d.qual, &w, ctr);
   vcpu_emulate(&v, &ev, &d, &r);
   vcpu_exit_end(&v, &w, ctr);
-  print_message("TPR after the exit %llu (expected 2)\n", (unsigned long long)v.cr8);
-  assert_int_equal(v.cr8, 2);
+  print_message("TPR after the exit %llu (expected 2)\n", (unsigned long long)v.vmx.cr8);
+  assert_int_equal(v.vmx.cr8, 2);
   assert_int_equal(vmcs_peek(&v.vmx.vmcs, VMCS_GUEST_RIP), rip);   /* trap-like: nothing to skip */
 }
 
@@ -551,7 +551,7 @@ static void cr3_target_count_5_fails_vm_entry_with_error_7(void **state) {
   assert_true(policy_resolve(&p, "nocache", sets, 1, err, sizeof err));
   vcpu_setup(&v, 0, &p);
   assert_int_equal(vmcs_peek(&v.vmx.vmcs, VMCS_CR3_TARGET_COUNT), 5);
-  assert_int_equal(vcpu_entry_check(&v, 4, msg, sizeof msg), 7);
+  assert_int_equal(vmx_entry_check(&v.vmx, 4, msg, sizeof msg), 7);
   assert_contains(msg, "CR3_TARGET_COUNT");
   assert_contains(msg, "IA32_VMX_MISC");
   assert_contains(msg, "error 7");
@@ -567,7 +567,7 @@ static void cr3_target_counts_0_to_4_pass_the_vm_entry_check(void **state) {
     char *sets[] = { set_n };
     assert_true(policy_resolve(&p, "nocache", sets, 1, err, sizeof err));
     vcpu_setup(&v, 0, &p);
-    unsigned e = vcpu_entry_check(&v, 4, msg, sizeof msg);
+    unsigned e = vmx_entry_check(&v.vmx, 4, msg, sizeof msg);
     if (e) fail_msg("count %u: error %u: %s", n, e, msg);
   }
 }
@@ -658,7 +658,11 @@ static bool run_event(struct trace_event ev) {
   work_clear(&w);
   struct exit_decision d = vmx_decide(&EV.vmx, &ev);
   struct vcpu_result r = { 0 };
-  if (!d.exits) { vcpu_no_exit(&EV, &ev, &r); return false; }
+  if (!d.exits) {
+    struct vmx_native n = { 0 };
+    vcpu_no_exit(&EV, &ev, ev.a, &n);
+    return false;
+  }
   vcpu_exit_begin(&EV, d.reason, d.qual, &w, ctr);
   vcpu_emulate(&EV, &ev, &d, &r);
   vcpu_exit_end(&EV, &w, ctr);

@@ -17,7 +17,7 @@
 #define GPR_RCX 1
 #define GPR_RBX 3
 
-static struct vmx_state S;
+static struct vmx_cpu S;
 
 static int reset(void **state) {
   (void)state;

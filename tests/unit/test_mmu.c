@@ -12,6 +12,7 @@
 #include "models/mmu/gpt.h"
 #include "models/mmu/spt.h"
 #include "models/mmu/tlb.h"
+#include "models/hv/cr3cache.h"
 #include "sim/core/engine.h"
 
 #define KERNEL_TEXT 0xffffffff81000000ull
@@ -448,11 +449,11 @@ static void clearing_the_cr3_cache_also_drops_a_cached_cr3_0(void **state) {
   }
   cr3w(&vm, 0);                  /* 0 matches no target now: exits and is cached in slot 0 */
   assert_int_equal(cr3_exits(&vm), 5);
-  assert_int_not_equal(vcpu_cr3_operand(&vm.e.vcpu[0], 0), 0);
+  assert_int_not_equal(vm.e.vcpu[0].cr3c->operand(&vm.e.vcpu[0], 0), 0);
   touch(&vm, USER_CODE, 1);
   for (int i = 0; i < 3; i++) ev(&vm, EV_PTWRITE, 1, USER_CODE, 0);   /* flooding clears the cache */
   assert_int_equal(ctr(&vm, CTR_CR3_CACHE_CLEARS), 1);
-  uint64_t op = vcpu_cr3_operand(&vm.e.vcpu[0], 0), target0 = vmcs_peek(&vm.e.vcpu[0].vmx.vmcs, VMCS_CR3_TARGET_VALUE0);
+  uint64_t op = vm.e.vcpu[0].cr3c->operand(&vm.e.vcpu[0], 0), target0 = vmcs_peek(&vm.e.vcpu[0].vmx.vmcs, VMCS_CR3_TARGET_VALUE0);
   print_message("after the clear the guest loads 0x%llx for cr3 0 (expected 0), CR3_TARGET_VALUE0 0x%llx (expected 0)\n",
                 (unsigned long long)op, (unsigned long long)target0);
   assert_int_equal(op, 0);

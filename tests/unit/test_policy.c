@@ -14,7 +14,7 @@
 
 #include "models/vmx/controls.h"
 #include "models/vmx/exit.h"
-#include "models/vmx/vcpu.h"
+#include "models/hv/vcpu.h"
 #include "sim/core/policy.h"
 #include "sim/core/profile.h"
 

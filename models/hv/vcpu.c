@@ -1,0 +1,186 @@
+/* The hypervisor's virtual CPU: VMCS set-up from a policy, and the
+** hypervisor's side of each guest action (see vcpu.h). */
+#include "vcpu.h"
+#include "cr3cache.h"
+#include "dr.h"
+#include "emulate.h"
+#include "models/counters.h"
+#include "models/vmx/controls.h"
+
+#include <string.h>
+
+/* Bits the host keeps set in the real CR0/CR4 regardless of the guest:
+** CR4.VMXE (IA32_VMX_CR4_FIXED0), and under shadow paging CR0.PG/WP/PE/NE. */
+#define CR4_HOST_FORCED (1ull << 13)
+#define CR0_SHADOW_FORCED (CR0_PG | CR0_WP | CR0_PE | (1ull << 5))
+
+/* KVM's MSR-bitmap pass-through set: the MSRs a guest may access directly. */
+static const uint32_t passthrough_msrs[] = {
+  0x48 /* SPEC_CTRL */, 0x174, 0x175, 0x176 /* SYSENTER_CS/ESP/EIP */,
+  0xc0000100 /* FS_BASE */, 0xc0000101 /* GS_BASE */, 0xc0000102 /* KERNEL_GS_BASE */,
+};
+
+static void msr_pass(struct vmx_cpu *s, uint32_t msr) {
+  unsigned base = msr >= 0xc0000000u ? 1024 : 0, bit = msr & 0x1fff;
+  s->msr_bitmap[base + bit / 8] &= (uint8_t)~(1u << (bit % 8));          /* reads */
+  s->msr_bitmap[2048 + base + bit / 8] &= (uint8_t)~(1u << (bit % 8));   /* writes */
+}
+
+static uint64_t setup_controls(const struct policy *p) {
+  uint64_t cpu = CPU_CR8_LOAD_EXITING | CPU_CR8_STORE_EXITING | CPU_ACTIVATE_SECONDARY;
+  if (p->tpr_shadow) cpu = CPU_TPR_SHADOW | CPU_ACTIVATE_SECONDARY;
+  if (p->paging == PAGING_SHADOW) cpu |= CPU_CR3_LOAD_EXITING | CPU_CR3_STORE_EXITING | CPU_INVLPG_EXITING;
+  if (p->hlt_exiting) cpu |= CPU_HLT_EXITING;
+  if (p->rdtsc_exiting) cpu |= CPU_RDTSC_EXITING;
+  if (p->pause_exiting) cpu |= CPU_PAUSE_EXITING;
+  if (p->mov_dr_exiting) cpu |= CPU_MOV_DR_EXITING;
+  if (p->msr_bitmaps) cpu |= CPU_USE_MSR_BITMAPS;
+  cpu |= p->io_bitmaps ? CPU_USE_IO_BITMAPS : CPU_UNCOND_IO_EXITING;
+  return cpu;
+}
+
+/* The CR4 guest/host mask: the policy's, plus the bits shadow paging needs
+** host-owned (CR4_SHADOW_PAGING_OWNED, emulate.h). */
+static uint64_t setup_cr4_mask(struct vcpu *v, const struct policy *p) {
+  uint64_t mask = p->cr4_mask;
+  if (p->paging == PAGING_SHADOW) {
+    v->cr4_forced = CR4_SHADOW_PAGING_OWNED & ~mask;
+    mask |= CR4_SHADOW_PAGING_OWNED;
+  }
+  return mask;
+}
+
+static void setup_bitmaps(struct vmx_cpu *s) {
+  memset(s->io_bitmap, 0xff, sizeof s->io_bitmap);
+  s->io_bitmap[0x80 / 8] &= (uint8_t)~(1u << (0x80 % 8));   /* port 0x80 delay writes pass */
+  memset(s->msr_bitmap, 0xff, sizeof s->msr_bitmap);
+  for (size_t i = 0; i < sizeof passthrough_msrs / sizeof *passthrough_msrs; i++)
+    msr_pass(s, passthrough_msrs[i]);
+}
+
+static void setup_debug(struct vcpu *v, const struct policy *p) {
+  v->guest_dr[6] = v->vmx.dr[6] = v->host_dr[6] = 0xffff0ff0;
+  v->guest_dr[7] = v->vmx.dr[7] = v->host_dr[7] = DR7_RESET;
+  vmcs_poke(&v->vmx.vmcs, VMCS_GUEST_DR7, DR7_RESET);
+  if (p->host_debugged) {               /* a host debugger's hardware breakpoint */
+    v->host_dr[0] = 0xffffffff81000000ull;
+    v->host_dr[7] = DR7_RESET | 0x2;
+  }
+}
+
+uint64_t vcpu_setup(struct vcpu *v, unsigned id, const struct policy *p) {
+  memset(v, 0, sizeof *v);
+  v->id = id;
+  v->pol = p;
+  v->dr = dr_scheme_for(p);
+  v->cr3c = cr3c_scheme_for(p);
+  struct vmcs *c = &v->vmx.vmcs;
+  vmcs_poke(c, VMCS_PIN_BASED_VM_EXEC_CONTROL, PIN_EXT_INTR_EXITING | PIN_NMI_EXITING);
+  vmcs_poke(c, VMCS_CPU_BASED_VM_EXEC_CONTROL, setup_controls(p));
+  vmcs_poke(c, VMCS_SECONDARY_VM_EXEC_CONTROL,
+            (p->paging == PAGING_EPT ? SEC_ENABLE_EPT | SEC_UNRESTRICTED_GUEST : 0) |
+            (p->vpid ? SEC_ENABLE_VPID : 0));
+  vmcs_poke(c, VMCS_VM_EXIT_CONTROLS, EXIT_SAVE_DEBUG_CONTROLS);
+  vmcs_poke(c, VMCS_VM_ENTRY_CONTROLS, ENTRY_LOAD_DEBUG_CONTROLS);
+  /* Shadow paging intercepts every guest #PF (KVM: the shadow MMU must see
+  ** the faults that fill shadow entries). */
+  vmcs_poke(c, VMCS_EXCEPTION_BITMAP, p->paging == PAGING_SHADOW ? 1u << 14 : 0);
+  vmcs_poke(c, VMCS_CR0_GUEST_HOST_MASK, p->cr0_mask);
+  vmcs_poke(c, VMCS_CR4_GUEST_HOST_MASK, setup_cr4_mask(v, p));
+  vmcs_poke(c, VMCS_CR3_TARGET_COUNT, p->cr3_target_count);
+  vmcs_poke(c, VMCS_VIRTUAL_PROCESSOR_ID, p->vpid ? id + 1 : 0);
+  setup_bitmaps(&v->vmx);
+  setup_debug(v, p);
+  vcpu_init_reg(v, 0, CR0_PG | CR0_PE | CR0_WP | (1ull << 5) | (1ull << 4));
+  vcpu_init_reg(v, 4, CR4_PAE | CR4_PGE);
+  return __builtin_popcountll(v->cr4_forced);
+}
+
+static uint64_t forced_bits(const struct vcpu *v, unsigned cr) {
+  if (cr == 4) return CR4_HOST_FORCED;
+  return v->pol->paging == PAGING_SHADOW ? CR0_SHADOW_FORCED : 0;
+}
+
+/* The hypervisor keeps the read shadow equal to the guest-visible value and
+** the real register at that value plus the bits it forces. */
+void vcpu_set_cr(struct vcpu *v, unsigned cr, uint64_t value, bool counted) {
+  struct vmcs *c = &v->vmx.vmcs;
+  enum vmcs_field shadow = cr == 0 ? VMCS_CR0_READ_SHADOW : VMCS_CR4_READ_SHADOW;
+  enum vmcs_field real = cr == 0 ? VMCS_GUEST_CR0 : VMCS_GUEST_CR4;
+  if (counted) {
+    vmcs_write(c, shadow, value);
+    vmcs_write(c, real, value | forced_bits(v, cr));
+  } else {
+    vmcs_poke(c, shadow, value);
+    vmcs_poke(c, real, value | forced_bits(v, cr));
+  }
+}
+
+void vcpu_init_reg(struct vcpu *v, unsigned cr, uint64_t value) {
+  switch (cr) {
+  case 0: case 4: vcpu_set_cr(v, cr, value, false); break;
+  case 3:
+    v->guest_cr3 = value;
+    if (v->pol->paging == PAGING_EPT) vmcs_poke(&v->vmx.vmcs, VMCS_GUEST_CR3, value);
+    break;
+  case 8: v->vmx.cr8 = value; break;
+  }
+}
+
+struct trace_event vcpu_guest_op(const struct vcpu *v, const struct trace_event *ev) {
+  struct trace_event op = *ev;
+  if (ev->type == EV_CR_WRITE && ev->aux == 3) op.a = v->cr3c->operand(v, ev->a);
+  return op;
+}
+
+void vcpu_decided(const struct vcpu *v, const struct trace_event *op, const struct exit_decision *d,
+                  uint64_t counters[]) {
+  if (op->type == EV_CR_WRITE && op->aux == 3) v->cr3c->decided(v, d, counters);
+}
+
+void vcpu_no_exit(struct vcpu *v, const struct trace_event *op, uint64_t guest_value, struct vmx_native *r) {
+  vmx_execute(&v->vmx, op, r);
+  switch (op->type) {
+  case EV_CR_WRITE:
+    /* A CR3 load the hardware did by itself (a CR3-target hit): the guest's
+    ** own CR3 is what it meant, whatever root the target value held. */
+    if (r->mmu == MMU_CR3_SWITCH) v->guest_cr3 = r->mmu_arg = guest_value;
+    break;
+  case EV_DR_WRITE:
+    if (r->dr >= 0) v->guest_dr[r->dr] = op->a;
+    break;
+  case EV_DR_READ:
+    if (r->dr >= 0 && v->vmx.dr[r->dr] != v->guest_dr[r->dr]) v->dr_mismatches++;
+    break;
+  default: break;
+  }
+}
+
+void vcpu_exit_begin(struct vcpu *v, unsigned reason, uint64_t qual, struct work *w, uint64_t counters[]) {
+  vmx_cpu_exit(&v->vmx, reason, qual);
+  /* What the processor saved is the guest's DR7 from now on. */
+  if (save_debug_controls(&v->vmx.vmcs)) v->guest_dr[7] = vmcs_peek(&v->vmx.vmcs, VMCS_GUEST_DR7);
+  /* The hypervisor: dispatch on the reason, then put host debug state back. */
+  vmcs_read(&v->vmx.vmcs, VMCS_VM_EXIT_REASON);
+  v->dr->after_exit(v, w, counters);
+}
+
+void vcpu_emulate(struct vcpu *v, const struct trace_event *ev, const struct exit_decision *d,
+                  struct vcpu_result *r) {
+  r->stat_key = d->reason;
+  emulate_exit(v, ev, d, r);
+}
+
+void vcpu_exit_end(struct vcpu *v, struct work *w, uint64_t counters[]) {
+  v->dr->before_entry(v, w, counters);
+  vmx_cpu_entry(&v->vmx);
+}
+
+void vcpu_roots_loaded(struct vcpu *v, uint64_t guest_cr3, uint64_t root_hpa, bool exited) {
+  if (!exited) {                       /* loaded at VM entry, or by a CR3-target hit */
+    vmcs_poke(&v->vmx.vmcs, VMCS_GUEST_CR3, root_hpa);
+    return;
+  }
+  vmcs_write(&v->vmx.vmcs, VMCS_GUEST_CR3, root_hpa);
+  v->cr3c->cr3_exit(v, guest_cr3, root_hpa);
+}

@@ -1,0 +1,92 @@
+/* The hypervisor's virtual CPU: the processor it runs on (struct vmx_cpu), the
+** guest state the VMCS does not hold, and the per-vCPU state of the
+** hypervisor's mechanisms.  This is the hypervisor's side of every guest
+** action: vcpu_setup programs the VMCS from a policy (as KVM's vmx_vcpu_setup
+** does); an exit runs vcpu_exit_begin -> vcpu_emulate -> (MMU) -> vcpu_exit_end;
+** an action that did not exit runs vcpu_no_exit.  Which mechanism does what
+** is chosen once per vCPU from the policy's knobs, through the scheme tables
+** of dr.h (debug registers) and cr3cache.h (the CR3 cache); emulate.h holds the
+** exit handlers.  Costs are reported as work items (models/work.h). */
+#ifndef VMXSIM_VCPU_H
+#define VMXSIM_VCPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "models/knobs.h"
+#include "models/vmx/cpu.h"
+#include "models/vmx/exit.h"
+#include "models/work.h"
+
+struct dr_scheme;
+struct cr3c_scheme;
+
+/* The paravirtual CR3 cache's per-vCPU table (cr3cache_pv.c): the guest CR3 each
+** CR3-target slot caches (the target value itself holds the shadow root). */
+struct cr3c_table {
+  uint64_t guest_cr3[4];
+  unsigned next;             /* round-robin slot to fill next */
+};
+
+struct vcpu {
+  unsigned id;
+  struct vmx_cpu vmx;          /* the processor: VMCS, bitmaps, DR7, DEBUGCTL */
+  const struct policy *pol;
+  const struct dr_scheme *dr;      /* debug-register switching (dr.h) */
+  const struct cr3c_scheme *cr3c;  /* CR3 cache (cr3cache.h) */
+  uint64_t guest_cr3;        /* the guest's CR3 (GUEST_CR3 holds the shadow root under shadow paging) */
+  uint64_t guest_dr[8];      /* the guest's architectural debug registers */
+  uint64_t host_dr[8];       /* the host thread's debug registers */
+  bool guest_dr_live;        /* the physical DR0-3, DR6 hold the guest's values */
+  bool dr_wont_exit;         /* KVM: MOV-DR exiting cleared until the next exit */
+  uint64_t cr4_forced;       /* CR4 bits shadow paging forces host-owned */
+  struct cr3c_table cr3c_table;
+  uint64_t dr_mismatches;    /* guest DR reads that saw a non-guest value: a switching bug */
+};
+
+/* What the hypervisor's handler did with an exit. */
+struct vcpu_result {
+  enum mmu_request mmu;      /* follow-up for the MMU model */
+  uint64_t mmu_arg;          /* new guest CR3, or the INVLPG address */
+  unsigned stat_key;         /* breakdown row of the exit (stat key), or the reason */
+  bool reexecute;            /* the instruction runs again natively after entry */
+  bool halted;               /* HLT: the guest waits for an interrupt */
+};
+
+/* Programs the VMCS controls, masks, shadows and bitmaps from the policy and
+** picks the mechanisms.  Returns the number of CR4 bits forced host-owned. */
+uint64_t vcpu_setup(struct vcpu *v, unsigned id, const struct policy *pol);
+/* @init: the guest's initial register value (before any exit; costs nothing). */
+void vcpu_init_reg(struct vcpu *v, unsigned cr, uint64_t value);
+/* Sets the guest-visible CR0/CR4 (read shadow) and the real register (the
+** value plus the bits the hypervisor forces); counted = by VMWRITEs. */
+void vcpu_set_cr(struct vcpu *v, unsigned cr, uint64_t value, bool counted);
+
+/* The instruction the guest executes for trace event ev: a paravirtual
+** CR3-cache guest writes a cached shadow root instead of its own CR3. */
+struct trace_event vcpu_guest_op(const struct vcpu *v, const struct trace_event *ev);
+/* The processor decided d for the guest's op (counts CR3-cache hits). */
+void vcpu_decided(const struct vcpu *v, const struct trace_event *op, const struct exit_decision *d,
+                  uint64_t counters[]);
+/* The instruction op ran without an exit; guest_value is the operand as the
+** guest meant it (its own CR3 when op loaded a cached root).  r says what the
+** MMU must do. */
+void vcpu_no_exit(struct vcpu *v, const struct trace_event *op, uint64_t guest_value, struct vmx_native *r);
+
+/* An exit, in three steps so the MMU can act between emulation and entry:
+**   begin:   the processor's exit actions, the hypervisor's dispatch and its
+**            debug-register work after the exit;
+**   emulate: the handler for the exit reason (r says what the MMU must do
+**            next and which breakdown row to charge);
+**   end:     debug-register work before entry, then the processor's VM entry.
+** Work items go to w; counters are indexed by enum counter. */
+void vcpu_exit_begin(struct vcpu *v, unsigned reason, uint64_t qual, struct work *w, uint64_t counters[]);
+void vcpu_emulate(struct vcpu *v, const struct trace_event *ev, const struct exit_decision *d,
+                  struct vcpu_result *r);
+void vcpu_exit_end(struct vcpu *v, struct work *w, uint64_t counters[]);
+
+/* The MMU loaded the shadow roots of guest_cr3 at root_hpa: the hypervisor
+** puts them in GUEST_CR3 (a VMWRITE when a handler does it, exited) and, after
+** a CR3 exit, lets the CR3 cache remember them. */
+void vcpu_roots_loaded(struct vcpu *v, uint64_t guest_cr3, uint64_t root_hpa, bool exited);
+
+#endif

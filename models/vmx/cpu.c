@@ -1,0 +1,102 @@
+/* What the processor does by itself at VM exit, at VM entry and for guest
+** instructions that do not exit (see cpu.h). */
+#include "cpu.h"
+#include "controls.h"
+#include "exit.h"
+
+#include <stdio.h>
+
+void vmx_cpu_exit(struct vmx_cpu *c, unsigned reason, uint64_t qual) {
+  struct vmcs *v = &c->vmcs;
+  vmcs_poke(v, VMCS_VM_EXIT_REASON, reason);          /* SDM 27.2.1 */
+  vmcs_poke(v, VMCS_EXIT_QUALIFICATION, qual);
+  if (save_debug_controls(v)) {                      /* SDM 27.3.1: DR7 and DEBUGCTL first */
+    vmcs_poke(v, VMCS_GUEST_DR7, c->dr[7]);
+    vmcs_poke(v, VMCS_GUEST_IA32_DEBUGCTL, c->debugctl);
+  }
+  c->dr[7] = DR7_RESET;                              /* SDM 27.5.1: every VM exit loads DR7 = 0x400 */
+  c->debugctl = 0;                                   /* ... and IA32_DEBUGCTL = 0 */
+}
+
+void vmx_cpu_entry(struct vmx_cpu *c) {
+  if (load_debug_controls(&c->vmcs)) {               /* SDM 26.3.2.1: DR7 and DEBUGCTL from the VMCS */
+    c->dr[7] = vmcs_peek(&c->vmcs, VMCS_GUEST_DR7);
+    c->debugctl = vmcs_peek(&c->vmcs, VMCS_GUEST_IA32_DEBUGCTL);
+  }
+}
+
+unsigned vmx_entry_check(const struct vmx_cpu *c, uint64_t supported, char *msg, size_t n) {
+  uint64_t count = vmcs_peek(&c->vmcs, VMCS_CR3_TARGET_COUNT);
+  /* SDM 26.2.1.1: CR3_TARGET_COUNT must not exceed IA32_VMX_MISC[24:16]; a
+  ** violation fails VM entry with VM-instruction error 7 (invalid control field). */
+  if (count > supported) {
+    snprintf(msg, n, "VM entry failed with VM-instruction error 7 (entry with invalid control "
+             "field(s)): CR3_TARGET_COUNT is %llu but this CPU supports %llu CR3-target values "
+             "(IA32_VMX_MISC[24:16])", (unsigned long long)count, (unsigned long long)supported);
+    return 7;
+  }
+  return 0;
+}
+
+int dr_resolve(uint64_t cr4, unsigned dr, bool write, uint64_t value, unsigned *fault) {
+  dr &= 7;
+  if (dr == 4 || dr == 5) {
+    if (cr4 & CR4_DE) { *fault = DR_FAULT_UD; return -1; }
+    dr += 2;                             /* aliases of DR6/DR7 when CR4.DE = 0 */
+  }
+  if (write && (dr == 6 || dr == 7) && (value >> 32)) { *fault = DR_FAULT_GP; return -1; }
+  return (int)dr;
+}
+
+static void mov_to_cr(struct vmx_cpu *c, const struct trace_event *ev, struct vmx_native *r) {
+  struct vmcs *v = &c->vmcs;
+  switch (ev->aux) {
+  case 0: case 4: {
+    enum vmcs_field real = ev->aux == 0 ? VMCS_GUEST_CR0 : VMCS_GUEST_CR4;
+    uint64_t mask = vmcs_peek(v, ev->aux == 0 ? VMCS_CR0_GUEST_HOST_MASK : VMCS_CR4_GUEST_HOST_MASK);
+    uint64_t old = vmcs_peek(v, real), now = cr_write_no_exit(old, mask, ev->a);
+    vmcs_poke(v, real, now);
+    /* CR4.PGE or PCIDE toggled by the guest (possible only when the hypervisor
+    ** lets the guest own them) flushes the TLB including global entries. */
+    if (ev->aux == 4 && ((old ^ now) & (CR4_PGE | CR4_PCIDE))) r->mmu = MMU_FLUSH_ALL;
+    break;
+  }
+  case 3:
+    /* The operand is loaded as it is: a CR3-target hit may load a shadow root
+    ** the hypervisor placed there, i.e. a switch the MMU must follow. */
+    vmcs_poke(v, VMCS_GUEST_CR3, ev->a);
+    r->mmu = MMU_CR3_SWITCH;
+    r->mmu_arg = ev->a;
+    break;
+  case 8: c->cr8 = ev->a; break;
+  }
+}
+
+/* A MOV DR that does not exit runs against the processor's real CR4; a
+** faulting one (#UD, #GP: not intercepted) changes no register. */
+static void mov_dr(struct vmx_cpu *c, const struct trace_event *ev, struct vmx_native *r) {
+  unsigned fault;
+  bool write = ev->type == EV_DR_WRITE;
+  r->dr = dr_resolve(vmcs_peek(&c->vmcs, VMCS_GUEST_CR4), ev->aux, write, write ? ev->a : 0, &fault);
+  if (write && r->dr >= 0) c->dr[r->dr] = ev->a;
+}
+
+void vmx_execute(struct vmx_cpu *c, const struct trace_event *ev, struct vmx_native *r) {
+  struct vmcs *v = &c->vmcs;
+  r->dr = -1;
+  switch (ev->type) {
+  case EV_CR_WRITE: mov_to_cr(c, ev, r); break;
+  case EV_CLTS:
+    vmcs_poke(v, VMCS_GUEST_CR0, clts_no_exit(vmcs_peek(v, VMCS_GUEST_CR0), vmcs_peek(v, VMCS_CR0_GUEST_HOST_MASK)));
+    break;
+  case EV_LMSW:
+    vmcs_poke(v, VMCS_GUEST_CR0, lmsw_no_exit(vmcs_peek(v, VMCS_GUEST_CR0),
+                                              vmcs_peek(v, VMCS_CR0_GUEST_HOST_MASK), (uint16_t)ev->a));
+    break;
+  case EV_DR_WRITE: case EV_DR_READ: mov_dr(c, ev, r); break;
+  case EV_WRMSR: if (ev->a == 0x1d9) c->debugctl = ev->b; break;   /* IA32_DEBUGCTL */
+  case EV_INVLPG: r->mmu = MMU_INVLPG; r->mmu_arg = ev->a; break;
+  case EV_HLT: r->halted = true; break;
+  default: break;
+  }
+}

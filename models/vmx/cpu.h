@@ -1,0 +1,69 @@
+/* One logical processor in VMX non-root operation: the VMCS it runs, the
+** bitmaps the VMCS points to, and the registers that VM exits and entries
+** change by themselves (DR7, IA32_DEBUGCTL).  This file is what the processor
+** does on its own -- at VM exit (SDM 27.2, 27.3.1, 27.5.1), at VM entry (SDM
+** 26.2.1.1 checks, 26.3.2.1 loads), and when a guest instruction runs without
+** an exit (SDM 25.3) -- never what a hypervisor does (models/hv/).
+**
+** SDM section numbers follow the edition named in docs/sources.md.
+*/
+#ifndef VMXSIM_VMX_CPU_H
+#define VMXSIM_VMX_CPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "vmcs.h"
+#include "models/event.h"
+
+struct vmx_cpu {
+  struct vmcs vmcs;
+  uint8_t io_bitmap[8192];   /* bitmaps A (ports 0-7FFF) and B (8000-FFFF); 1 = exit */
+  uint8_t msr_bitmap[4096];  /* read low, read high, write low, write high; 1 = exit */
+  uint64_t dr[8];            /* the physical debug registers (DR4/5 unused: aliases) */
+  uint64_t debugctl;         /* the physical IA32_DEBUGCTL */
+  uint64_t cr8;              /* the TPR as the guest's last MOV to CR8 left it */
+};
+
+/* What an instruction asks of the paging structures and TLBs once it has run
+** (natively, or emulated by the hypervisor): the MMU model carries it out. */
+enum mmu_request {
+  MMU_NONE,
+  MMU_CR3_SWITCH,            /* MOV to CR3: new address space, non-global TLB flush */
+  MMU_INVLPG,                /* INVLPG: one linear address */
+  MMU_FLUSH_ALL,             /* CR4.PGE/PCIDE toggled: every TLB entry, global ones too */
+};
+
+/* The architectural effect of a guest instruction that did not exit. */
+struct vmx_native {
+  enum mmu_request mmu;      /* follow-up for the MMU model */
+  uint64_t mmu_arg;          /* the CR3 value loaded, or the INVLPG address */
+  int dr;                    /* MOV DR: the register reached, -1 when it faulted */
+  bool halted;               /* HLT: the processor waits for an interrupt */
+};
+
+/* VM exit (SDM 27.2, 27.3.1, 27.5.1): records the reason and qualification, saves DR7
+** and IA32_DEBUGCTL to the guest-state area when "save debug controls" is 1,
+** then loads DR7 = 0x400 and IA32_DEBUGCTL = 0. */
+void vmx_cpu_exit(struct vmx_cpu *c, unsigned reason, uint64_t qual);
+/* VM entry (SDM 26.3.2.1): loads DR7 and IA32_DEBUGCTL from the guest-state
+** area when "load debug controls" is 1. */
+void vmx_cpu_entry(struct vmx_cpu *c);
+/* VM-entry checks on the control fields (SDM 26.2.1.1).  Returns 0, or the
+** VM-instruction error number (7: invalid control field) with a message. */
+unsigned vmx_entry_check(const struct vmx_cpu *c, uint64_t cr3_targets_supported, char *msg, size_t n);
+
+/* Runs a guest instruction that did not exit (SDM 25.3): masked CR0/CR4 bits
+** keep their value, MOV to CR3 loads the operand, MOV DR reaches the physical
+** register, WRMSR IA32_DEBUGCTL loads it.  The MMU follow-up goes to r. */
+void vmx_execute(struct vmx_cpu *c, const struct trace_event *ev, struct vmx_native *r);
+
+/* SDM MOV DR: with CR4.DE = 1 a reference to DR4 or DR5 is #UD; with CR4.DE = 0
+** they are aliases of DR6 and DR7; a write of a 1 to bits 63:32 of DR6 or DR7
+** is #GP(0).  Returns the register the access reaches, or -1 when it faults
+** (vector in *fault; nothing is read or written). */
+#define DR_FAULT_UD 6u
+#define DR_FAULT_GP 13u
+int dr_resolve(uint64_t cr4, unsigned dr, bool write, uint64_t value, unsigned *fault);
+
+#endif
