@@ -1,36 +1,65 @@
-/* VM-execution, VM-exit and VM-entry control bits (SDM Vol. 3C 25.6-25.8), one predicate each. */
+/* VM-execution, VM-exit and VM-entry control bits (SDM 24.6-24.8), one list
+** each, generating the bit constants and their names (for explanations and
+** for the capability checks at VM entry), and one predicate per control. */
 #ifndef VMXSIM_CONTROLS_H
 #define VMXSIM_CONTROLS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include "vmcs.h"
 
-/* Pin-based controls (0x4000), SDM 25.6.1 */
-#define PIN_EXT_INTR_EXITING     (1u << 0)
-#define PIN_NMI_EXITING          (1u << 3)
+/* X(NAME, bit, "name as the SDM spells it") */
 
-/* Primary processor-based controls (0x4002), SDM 25.6.2 table 25-6 */
-#define CPU_HLT_EXITING          (1u << 7)
-#define CPU_INVLPG_EXITING       (1u << 9)
-#define CPU_RDPMC_EXITING        (1u << 11)
-#define CPU_RDTSC_EXITING        (1u << 12)
-#define CPU_CR3_LOAD_EXITING     (1u << 15)
-#define CPU_CR3_STORE_EXITING    (1u << 16)
-#define CPU_CR8_LOAD_EXITING     (1u << 19)
-#define CPU_CR8_STORE_EXITING    (1u << 20)
-#define CPU_TPR_SHADOW           (1u << 21)
-#define CPU_MOV_DR_EXITING       (1u << 23)
-#define CPU_UNCOND_IO_EXITING    (1u << 24)
-#define CPU_USE_IO_BITMAPS       (1u << 25)
-#define CPU_USE_MSR_BITMAPS      (1u << 28)
-#define CPU_PAUSE_EXITING        (1u << 30)
-#define CPU_ACTIVATE_SECONDARY   (1u << 31)
+/* Pin-based controls (0x4000), SDM 24.6.1 */
+#define PIN_CONTROLS(X)                                        \
+  X(EXT_INTR_EXITING,   0, "external-interrupt exiting")       \
+  X(NMI_EXITING,        3, "NMI exiting")
 
-/* Secondary processor-based controls (0x401E), SDM 25.6.2 table 25-7 */
-#define SEC_ENABLE_EPT           (1u << 1)
-#define SEC_ENABLE_VPID          (1u << 5)
-#define SEC_WBINVD_EXITING       (1u << 6)
-#define SEC_UNRESTRICTED_GUEST   (1u << 7)
+/* Primary processor-based controls (0x4002), SDM 24.6.2 table 24-6 */
+#define CPU_CONTROLS(X)                                        \
+  X(HLT_EXITING,        7, "HLT exiting")                      \
+  X(INVLPG_EXITING,     9, "INVLPG exiting")                   \
+  X(RDPMC_EXITING,     11, "RDPMC exiting")                    \
+  X(RDTSC_EXITING,     12, "RDTSC exiting")                    \
+  X(CR3_LOAD_EXITING,  15, "CR3-load exiting")                 \
+  X(CR3_STORE_EXITING, 16, "CR3-store exiting")                \
+  X(CR8_LOAD_EXITING,  19, "CR8-load exiting")                 \
+  X(CR8_STORE_EXITING, 20, "CR8-store exiting")                \
+  X(TPR_SHADOW,        21, "use TPR shadow")                   \
+  X(MOV_DR_EXITING,    23, "MOV-DR exiting")                   \
+  X(UNCOND_IO_EXITING, 24, "unconditional I/O exiting")        \
+  X(USE_IO_BITMAPS,    25, "use I/O bitmaps")                  \
+  X(USE_MSR_BITMAPS,   28, "use MSR bitmaps")                  \
+  X(PAUSE_EXITING,     30, "PAUSE exiting")                    \
+  X(ACTIVATE_SECONDARY, 31, "activate secondary controls")
+
+/* Secondary processor-based controls (0x401E), SDM 24.6.2 table 24-7 */
+#define SEC_CONTROLS(X)                                        \
+  X(ENABLE_EPT,         1, "enable EPT")                       \
+  X(ENABLE_VPID,        5, "enable VPID")                      \
+  X(WBINVD_EXITING,     6, "WBINVD exiting")                   \
+  X(UNRESTRICTED_GUEST, 7, "unrestricted guest")
+
+enum {
+#define X(name, bit, text) PIN_##name = 1u << bit,
+  PIN_CONTROLS(X)
+#undef X
+};
+enum {
+#define X(name, bit, text) CPU_##name = 1u << bit,
+  CPU_CONTROLS(X)
+#undef X
+};
+enum {
+#define X(name, bit, text) SEC_##name = 1u << bit,
+  SEC_CONTROLS(X)
+#undef X
+};
+
+/* The field a control bit belongs to, for names and capability checks. */
+enum control_field { CTL_PIN, CTL_CPU, CTL_SEC };
+/* "HLT exiting" for bit CPU_HLT_EXITING of CTL_CPU; NULL for a bit not listed. */
+const char *control_name(enum control_field f, uint32_t bit);
 
 /* VM-exit controls (0x400C) bit 2 and VM-entry controls (0x4012) bit 2.
 ** Old Linux headers say 0x2: the SDM, Bochs and modern Linux say 0x4. */
@@ -43,7 +72,7 @@
 static inline bool cpu_ctl(const struct vmcs *v, uint32_t bit) {
   return (vmcs_peek(v, VMCS_CPU_BASED_VM_EXEC_CONTROL) & bit) != 0;
 }
-/* Secondary controls apply only when "activate secondary controls" is set (SDM 25.6.2). */
+/* Secondary controls apply only when "activate secondary controls" is set (SDM 24.6.2). */
 static inline bool sec_ctl(const struct vmcs *v, uint32_t bit) {
   return cpu_ctl(v, CPU_ACTIVATE_SECONDARY) &&
          (vmcs_peek(v, VMCS_SECONDARY_VM_EXEC_CONTROL) & bit) != 0;

@@ -21,25 +21,14 @@ const char *cr4_bit_name(unsigned bit) {
   return bit < 32 ? n[bit] : NULL;
 }
 
-static const char *control_name(uint64_t bit, unsigned type) {
-  if (type == EV_WBINVD) return "WBINVD exiting (secondary)";
-  if (type == EV_INTR) return "external-interrupt exiting (pin-based)";
-  if (type == EV_EXC) return "NMI exiting (pin-based)";
-  switch (bit) {
-  case CPU_HLT_EXITING: return "HLT exiting";
-  case CPU_INVLPG_EXITING: return "INVLPG exiting";
-  case CPU_RDPMC_EXITING: return "RDPMC exiting";
-  case CPU_RDTSC_EXITING: return "RDTSC exiting";
-  case CPU_CR3_LOAD_EXITING: return "CR3-load exiting";
-  case CPU_CR3_STORE_EXITING: return "CR3-store exiting";
-  case CPU_CR8_LOAD_EXITING: return "CR8-load exiting";
-  case CPU_CR8_STORE_EXITING: return "CR8-store exiting";
-  case CPU_MOV_DR_EXITING: return "MOV-DR exiting";
-  case CPU_UNCOND_IO_EXITING: return "unconditional I/O exiting";
-  case CPU_USE_MSR_BITMAPS: return "use MSR bitmaps";
-  case CPU_PAUSE_EXITING: return "PAUSE exiting";
-  }
-  return "the control";
+/* The control a decision names (exit.c's by_control calls): pin-based for
+** interrupts and NMIs, secondary for WBINVD, primary otherwise. */
+static const char *control_of(uint64_t bit, unsigned type, char *buf, size_t n) {
+  enum control_field f = type == EV_WBINVD ? CTL_SEC : type == EV_INTR || type == EV_EXC ? CTL_PIN : CTL_CPU;
+  const char *name = control_name(f, (uint32_t)bit);
+  if (!name) return "the control";
+  snprintf(buf, n, "%s%s", name, f == CTL_SEC ? " (secondary)" : f == CTL_PIN ? " (pin-based)" : "");
+  return buf;
 }
 
 /* "PGE" or "PGE, PSE" for the set bits of a CR0/CR4 mask. */
@@ -62,7 +51,7 @@ static unsigned cr_of(const struct trace_event *ev) {
 const char *vmx_explain(const struct exit_decision *d, const struct trace_event *ev, char *buf, size_t n) {
   const char *verdict = d->exits ? "exits" : "no exit";
   const char *reason = d->exits ? exit_reason_name(d->reason) : NULL;
-  char bits[160];
+  char bits[160], ctl[64];
   unsigned cr = cr_of(ev);
   switch (d->why) {
   case WHY_NOT_AN_INSTRUCTION:
@@ -70,10 +59,10 @@ const char *vmx_explain(const struct exit_decision *d, const struct trace_event 
   case WHY_ALWAYS:
     snprintf(buf, n, "exits (%s): this instruction always exits in VMX non-root operation", reason); break;
   case WHY_CONTROL_SET:
-    snprintf(buf, n, "exits (%s): %s is set", reason, control_name(d->detail, ev->type)); break;
+    snprintf(buf, n, "exits (%s): %s is set", reason, control_of(d->detail, ev->type, ctl, sizeof ctl)); break;
   case WHY_CONTROL_CLEAR:
-    if (d->exits) snprintf(buf, n, "exits (%s): %s is clear, so every access exits", reason, control_name(d->detail, ev->type));
-    else snprintf(buf, n, "no exit: %s is clear", control_name(d->detail, ev->type));
+    if (d->exits) snprintf(buf, n, "exits (%s): %s is clear, so every access exits", reason, control_of(d->detail, ev->type, ctl, sizeof ctl));
+    else snprintf(buf, n, "no exit: %s is clear", control_of(d->detail, ev->type, ctl, sizeof ctl));
     break;
   case WHY_CR_OWNED_DIFFERS:
     bit_list(d->detail, cr, bits, sizeof bits);
