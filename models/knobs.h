@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 enum mmu_paging   { PAGING_SHADOW, PAGING_EPT };
+/* dr_switch indexes the scheme table of models/hv/dr.c; its names are the knob's values. */
 enum dr_switching { DR_EAGER, DR_LAZY };
 enum shadow_evict { EVICT_FIFO, EVICT_LRU };
 

@@ -10,7 +10,15 @@ static const struct dr_scheme *const schemes[] = {
   [DR_LAZY]  = &dr_lazy,
 };
 
+#define NSCHEMES (sizeof schemes / sizeof *schemes)
+
 const struct dr_scheme *dr_scheme_for(const struct policy *p) { return schemes[p->dr_switch]; }
+
+const char *const *dr_scheme_names(void) {
+  static const char *names[NSCHEMES + 1];
+  for (size_t i = 0; i < NSCHEMES; i++) names[i] = schemes[i]->name;
+  return names;
+}
 
 /* DR0-3 and DR6: the registers software switches (DR7 goes through the VMCS). */
 static const unsigned switched[] = { 0, 1, 2, 3, 6 };

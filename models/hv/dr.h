@@ -32,6 +32,8 @@ struct dr_scheme {
 
 /* The scheme the policy's dr_switch knob selects. */
 const struct dr_scheme *dr_scheme_for(const struct policy *p);
+/* The schemes' names, in table order (the knob's values), NULL-terminated. */
+const char *const *dr_scheme_names(void);
 
 /* Steps the schemes share. */
 void dr_read_back_guest(struct vcpu *v, struct work *w, uint64_t counters[]);

@@ -1,5 +1,6 @@
 /* Hypervisor policies: knob table, preset loading, '+' composition and overrides. */
 #include "policy.h"
+#include "models/hv/dr.h"
 #include "data.h"
 #include "util.h"
 
@@ -19,12 +20,11 @@ struct knob {
 };
 
 static const char *const paging_choices[] = { "shadow", "ept", NULL };
-static const char *const dr_choices[] = { "eager", "lazy", NULL };
 static const char *const evict_choices[] = { "fifo", "lru", NULL };
 
 static const char *const *choices_for(const char *name) {
   if (strcmp(name, "paging") == 0) return paging_choices;
-  if (strcmp(name, "dr_switch") == 0) return dr_choices;
+  if (strcmp(name, "dr_switch") == 0) return dr_scheme_names();   /* one per models/hv/dr_*.c */
   if (strcmp(name, "shadow_eviction") == 0) return evict_choices;
   return NULL;
 }
