@@ -6,8 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include "sim/core/outfile.h"
 #include "sim/core/util.h"
 
 /* ---- layout ---- */
@@ -66,37 +65,6 @@ static int io_fail(struct gen *g, const char *msg) {
   return GEN_EIO;
 }
 
-/* The trace is written beside the target and renamed over it at the end, so a
-** failed run leaves neither a partial file nor a clobbered old one. */
-static int make_tmp(struct gen *g, const char *path) {
-  size_t n = strlen(path) + 8;
-  g->tmp = xmalloc(n);
-  snprintf(g->tmp, n, "%s.XXXXXX", path);
-  int fd = mkstemp(g->tmp);
-  if (fd < 0) {
-    gen_errf(g->err, g->errlen, "%s: cannot create: %s", path, strerror(errno));
-    free(g->tmp);
-    g->tmp = NULL;
-    return g->rc = GEN_EIO;
-  }
-  mode_t mask = umask(0);          /* mkstemp makes 0600; give the usual 0666 & ~umask */
-  umask(mask);
-  if (fchmod(fd, 0666 & ~mask) != 0) { /* harmless: the file stays private */ }
-  close(fd);
-  return GEN_OK;
-}
-
-/* A binary trace is rewound to finish its header, and renaming over a device
-** would replace it: only regular files (new or existing) are accepted. */
-static bool regular_target(struct gen *g, const char *path) {
-  struct stat st;
-  if (strcmp(path, "-") != 0 && (stat(path, &st) != 0 || S_ISREG(st.st_mode))) return true;
-  gen_errf(g->err, g->errlen, "%s: not a regular file (a binary trace cannot go to standard "
-           "output or a device)", path);
-  g->rc = GEN_EIO;
-  return false;
-}
-
 int gen_open(struct gen *g, const char *path, const char *workload, unsigned vcpus,
              unsigned paging, cJSON *meta, char *err, size_t errlen) {
   memset(g, 0, sizeof *g);
@@ -107,18 +75,16 @@ int gen_open(struct gen *g, const char *path, const char *workload, unsigned vcp
     cJSON_Delete(meta);
     return g->rc = GEN_EINVAL;
   }
-  if (!regular_target(g, path)) { cJSON_Delete(meta); return g->rc; }
   char *json = meta ? cJSON_PrintUnformatted(meta) : NULL;
   cJSON_Delete(meta);
   if (meta && !json) return io_fail(g, "out of memory formatting metadata");
-  char *real = realpath(path, NULL);          /* write through a symlink to its file */
-  g->target = real ? real : xstrdup(path);
-  if (make_tmp(g, g->target) != GEN_OK) { free(json); free(g->target); g->target = NULL; return g->rc; }
-  if (trace_create(&g->w, g->tmp, workload, vcpus, paging, json) != TRACE_OK) {
+  if (outfile_begin(&g->out, path, OUTFILE_REGULAR, err, errlen) != EXIT_OK) {
+    free(json);
+    return g->rc = GEN_EIO;
+  }
+  if (trace_create(&g->w, outfile_path(&g->out), workload, vcpus, paging, json) != TRACE_OK) {
     io_fail(g, g->w.err);
-    remove(g->tmp);
-    free(g->tmp); free(g->target);
-    g->tmp = g->target = NULL;
+    outfile_discard(&g->out);
   }
   free(json);
   return g->rc;
@@ -127,18 +93,15 @@ int gen_open(struct gen *g, const char *path, const char *workload, unsigned vcp
 void gen_write_failed(struct gen *g) { io_fail(g, g->w.err); }
 
 int gen_close(struct gen *g) {
-  if (!g->tmp) return g->rc;       /* gen_open failed */
+  if (!g->out.target) return g->rc;       /* gen_open failed */
   if (g->rc != GEN_OK) {
     trace_abort(&g->w);
   } else if (trace_finish(&g->w) != TRACE_OK) {
     io_fail(g, g->w.err);
-  } else if (rename(g->tmp, g->target) != 0) {
-    gen_errf(g->err, g->errlen, "%s: cannot rename into place: %s", g->target, strerror(errno));
-    g->rc = GEN_EIO;
+  } else if (outfile_commit(&g->out, g->err, g->errlen) != EXIT_OK) {
+    return g->rc = GEN_EIO;
   }
-  if (g->rc != GEN_OK) remove(g->tmp);
-  free(g->tmp); free(g->target);
-  g->tmp = g->target = NULL;
+  if (g->rc != GEN_OK) outfile_discard(&g->out);
   return g->rc;
 }
 

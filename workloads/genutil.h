@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cJSON.h>
 #include "models/event.h"
+#include "sim/core/outfile.h"
 #include "sim/core/trace.h"
 
 /* Results of the gen_* functions (the CLI maps them to exit codes). */
@@ -67,8 +68,7 @@ static inline uint64_t gen_kbuf(const struct gen_layout *l, unsigned index) {
 
 struct gen {
   struct trace_writer w;
-  char *target;             /* the file asked for */
-  char *tmp;                /* written here, renamed over target on success */
+  struct outfile out;       /* written atomically: renamed into place by gen_close */
   int rc;                   /* first failure (enum gen_rc); later events are dropped */
   char *err;
   size_t errlen;

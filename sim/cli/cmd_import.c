@@ -1,6 +1,7 @@
 /* `vmxsim import`: turns perf script, KVM ftrace and xentrace recordings into traces; shared importer machinery. */
 #include "commands.h"
 #include "sim/import/import.h"
+#include "sim/core/outfile.h"
 #include "sim/core/util.h"
 
 #include <cJSON.h>
@@ -554,62 +555,34 @@ static int copy_spool(struct spool *s, struct trace_writer *w) {
   return ferror(s->f) ? -1 : 0;
 }
 
-/* A temporary file beside the regular file `out` (symlinks followed), to rename over
-** it: NULL after a message.  Devices and FIFOs are refused: a trace needs seeking, and
-** a failed write removes the file it wrote (it would remove /dev/full). */
-static char *output_tmp(const char *out, char **target) {
-  struct stat st;
-  *target = NULL;
-  if (stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
-    errorf("%s: not a regular file (a binary trace cannot go to standard output, a device or a FIFO)", out);
-    return NULL;
-  }
-  char *real = realpath(out, NULL);
-  *target = real ? real : xstrdup(out);
-  size_t n = strlen(*target) + 8;
-  char *tmp = xmalloc(n);
-  snprintf(tmp, n, "%s.XXXXXX", *target);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    errorf("%s: cannot create: %s", out, strerror(errno));
-    free(tmp);
-    free(*target);
-    *target = NULL;
-    return NULL;
-  }
-  mode_t mask = umask(0);                      /* mkstemp makes 0600; give the usual 0666 & ~umask */
-  umask(mask);
-  if (fchmod(fd, 0666 & ~mask) != 0) { /* keeps 0600: harmless */ }
-  close(fd);
-  return tmp;
-}
-
-/* Writes OUT: header with metadata, @init per vCPU, then the spooled events, into a
-** temporary file renamed over OUT at the end, so a failure or a kill leaves neither
-** a partial trace nor a removed old one. */
+/* Writes OUT: header with metadata, @init per vCPU, then the spooled events,
+** atomically (sim/core/outfile.h). */
 static int assemble(struct import *im, struct spool *s, const char *out, const char *workload,
                     const char *meta) {
   struct trace_writer w;
+  struct outfile o;
+  char err[1024];
   unsigned nv = im->nvcpus ? im->nvcpus : 1;
   if (!im->nvcpus) im->nvcpus = 1;
-  char *target, *tmp = output_tmp(out, &target);
-  if (!tmp) return EXIT_BADINPUT;
+  if (outfile_begin(&o, out, OUTFILE_REGULAR, err, sizeof err)) {
+    errorf("%s", err);
+    return EXIT_BADINPUT;
+  }
   int rc = EXIT_BADINPUT;
-  if (trace_create(&w, tmp, workload, nv, im->opt.paging, meta) != TRACE_OK) {
+  if (trace_create(&w, outfile_path(&o), workload, nv, im->opt.paging, meta) != TRACE_OK) {
     errorf("%s", w.err);
   } else if (write_inits(im, &w) != 0 || copy_spool(s, &w) != 0) {
     errorf("%s: %s", out, w.err[0] ? w.err : "cannot read back the temporary file");
     trace_abort(&w);
   } else if (trace_finish(&w) != TRACE_OK) {
     errorf("%s", w.err);
-  } else if (rename(tmp, target) != 0) {
-    errorf("%s: cannot rename into place: %s", target, strerror(errno));
+  } else if (outfile_commit(&o, err, sizeof err) != EXIT_OK) {
+    errorf("%s", err);
+    return EXIT_BADINPUT;
   } else {
-    rc = 0;
+    return EXIT_OK;
   }
-  if (rc) remove(tmp);
-  free(tmp);
-  free(target);
+  outfile_discard(&o);
   return rc;
 }
 

@@ -1,5 +1,6 @@
 /* `vmxsim trace asm|dump|info`: assemble text traces, dump binary ones, summarise them. */
 #include "commands.h"
+#include "sim/core/outfile.h"
 #include "sim/core/trace.h"
 #include "sim/core/trace_text.h"
 #include "sim/core/util.h"
@@ -110,78 +111,37 @@ static int parse_args(int argc, char **argv, bool outopt, bool fmtopt, struct ar
   return 0;
 }
 
-/* ---- output files ---- */
-
-/*
-** Outputs are written to a temporary file beside the target and renamed over
-** it on success, so a failure leaves neither a partial file nor a clobbered
-** old one.  Targets that are not regular files (/dev/stdout, a FIFO) are
-** written in place: renaming over them would replace the device.
-*/
-struct output {
-  char *target;            /* where the result goes (symlinks resolved) */
-  char *tmp;               /* temporary file, NULL when writing in place */
-};
+/* ---- output files: written atomically (sim/core/outfile.h) ---- */
 
 /* Returns 0, or -1 after reporting why the output cannot be written. */
-static int output_begin(struct output *o, const char *path, bool need_regular) {
-  struct stat st;
-  memset(o, 0, sizeof *o);
-  char *real = realpath(path, NULL);           /* follow a symlink to its file */
-  o->target = real ? real : xstrdup(path);
-  if (stat(o->target, &st) == 0 && !S_ISREG(st.st_mode)) {
-    if (need_regular) {
-      errorf("%s: not a regular file (a binary trace needs a seekable file)", path);
-      return -1;
-    }
-    return 0;
-  }
-  size_t n = strlen(o->target) + 8;
-  o->tmp = xmalloc(n);
-  snprintf(o->tmp, n, "%s.XXXXXX", o->target);
-  int fd = mkstemp(o->tmp);
-  if (fd < 0) {
-    errorf("%s: cannot create: %s", path, strerror(errno));
-    free(o->tmp);
-    o->tmp = NULL;
-    return -1;
-  }
-  mode_t mask = umask(0);                      /* mkstemp makes 0600; give the usual 0666 & ~umask */
-  umask(mask);
-  fchmod(fd, 0666 & ~mask);
-  close(fd);
-  return 0;
+static int output_begin(struct outfile *o, const char *path, enum outfile_target kind) {
+  char err[1024];
+  if (outfile_begin(o, path, kind, err, sizeof err) == EXIT_OK) return 0;
+  errorf("%s", err);
+  return -1;
 }
 
-/* The path to open for writing. */
-static const char *output_path(const struct output *o) { return o->tmp ? o->tmp : o->target; }
-
 /* ok: rename the temporary file into place; !ok: remove it.  Returns 0 or -1. */
-static int output_end(struct output *o, bool ok) {
-  int rc = 0;
-  if (o->tmp && ok && rename(o->tmp, o->target) != 0) {
-    errorf("%s: cannot rename into place: %s", o->target, strerror(errno));
-    rc = -1;
-  }
-  if (o->tmp && (!ok || rc)) remove(o->tmp);
-  free(o->tmp);
-  free(o->target);
-  o->tmp = o->target = NULL;
-  return rc;
+static int output_end(struct outfile *o, bool ok) {
+  char err[1024];
+  if (!ok) { outfile_discard(o); return 0; }
+  if (outfile_commit(o, err, sizeof err) == EXIT_OK) return 0;
+  errorf("%s", err);
+  return -1;
 }
 
 /* ---- asm ---- */
 
 struct assembler {
   struct trace_text_parser p;
-  struct output out;
+  struct outfile out;
   struct trace_writer w;
   bool open;               /* w created: at the first record, when the header is final */
 };
 
 static int asm_open(struct assembler *as) {
   struct trace_text_parser *p = &as->p;
-  if (trace_create(&as->w, output_path(&as->out), p->workload, p->vcpus ? p->vcpus : 1,
+  if (trace_create(&as->w, outfile_path(&as->out), p->workload, p->vcpus ? p->vcpus : 1,
                    p->paging, p->metadata) != TRACE_OK) {
     errorf("%s", as->w.err);
     return EXIT_BADINPUT;
@@ -250,7 +210,7 @@ static int trace_asm(int argc, char **argv) {
   }
   struct assembler as = { .open = false };
   trace_text_parser_init(&as.p);
-  rc = output_begin(&as.out, a.out, true) ? EXIT_BADINPUT : asm_lines(&as, f, name);
+  rc = output_begin(&as.out, a.out, OUTFILE_REGULAR) ? EXIT_BADINPUT : asm_lines(&as, f, name);
   if (as.open) {
     if (rc) trace_abort(&as.w);
     else if (trace_finish(&as.w) != TRACE_OK) { errorf("%s", as.w.err); rc = EXIT_BADINPUT; }
@@ -287,11 +247,11 @@ static int trace_dump(int argc, char **argv) {
     errorf("%s", r.err);
     return EXIT_BADINPUT;
   }
-  struct output o = { 0 };
+  struct outfile o = { 0 };
   FILE *out = stdout;
   if (a.out) {
-    bool began = output_begin(&o, a.out, false) == 0;
-    if (!began || !(out = fopen(output_path(&o), "w"))) {
+    bool began = output_begin(&o, a.out, OUTFILE_ANY) == 0;
+    if (!began || !(out = fopen(outfile_path(&o), "w"))) {
       if (began) errorf("%s: %s", a.out, strerror(errno));
       output_end(&o, false);
       trace_close(&r);

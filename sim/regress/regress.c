@@ -3,6 +3,7 @@
 ** The case file format is in regress_case.h. */
 #include "sim/cli/commands.h"
 #include "regress_case.h"
+#include "sim/core/outfile.h"
 #include "sim/core/runner.h"
 #include "sim/core/util.h"
 
@@ -419,34 +420,6 @@ static void set_error(struct result *r, const char *msg) {
   r->error = xstrdup(msg);
 }
 
-/* Writes text to path through a temporary file renamed over it (a symlink's target is replaced). */
-static bool write_file(const char *path, const char *text, char *err, size_t errlen) {
-  char *real = realpath(path, NULL);
-  const char *target = real ? real : path;
-  struct stat st;
-  mode_t mode = stat(target, &st) == 0 ? st.st_mode & 07777 : 0644;
-  char *tmp = xasprintf("%s.XXXXXX", target);
-  int fd = mkstemp(tmp);
-  bool ok = fd >= 0;
-  if (ok) {
-    size_t n = strlen(text), off = 0;
-    while (ok && off < n) {
-      ssize_t w = write(fd, text + off, n - off);
-      if (w < 0 && errno == EINTR) continue;
-      ok = w > 0;
-      if (ok) off += (size_t)w;
-    }
-    if (fchmod(fd, mode) != 0) { /* keeps mkstemp's 0600: harmless */ }
-    if (close(fd) != 0) ok = false;
-    if (ok && rename(tmp, target) != 0) ok = false;
-    if (!ok) remove(tmp);
-  }
-  if (!ok) snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-  free(tmp);
-  free(real);
-  return ok;
-}
-
 static void run_case(const char *file, const struct opts *o, struct trace_cache *tc, struct result *res,
                      struct result_extra *x) {
   static const struct regress_values nothing;     /* no section: every value is new */
@@ -503,7 +476,7 @@ static void run_case(const char *file, const struct opts *o, struct trace_cache 
     set_error(res, err);
   } else if (!strcmp(text, c.text)) {
     res->status = ST_UNCHANGED;
-  } else if (!write_file(file, text, err, sizeof err)) {
+  } else if (outfile_write_text(file, text, err, sizeof err) != EXIT_OK) {
     set_error(res, err);
   } else {
     res->status = c.has_expect ? ST_UPDATED : ST_RECORDED;
