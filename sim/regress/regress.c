@@ -11,12 +11,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define DEFAULT_DIR "tests/regress"
@@ -97,12 +95,6 @@ struct result {
 
 /* ---- small helpers ---- */
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *xasprintf(const char *fmt, ...) {
   va_list ap;
@@ -137,11 +129,9 @@ static void sb_printf(struct strbuf *b, const char *fmt, ...) {
   b->len += (size_t)n;
 }
 
-static volatile sig_atomic_t interrupted;
-static void on_signal(int sig) { (void)sig; interrupted = 1; }
 static bool keep_going(struct engine *e, const struct trace_reader *r, void *arg) {
   (void)e; (void)r; (void)arg;
-  return !interrupted;
+  return !interrupt_requested();
 }
 
 /* ---- options ---- */
@@ -734,22 +724,20 @@ int cmd_regress(int argc, char **argv) {
     return rc;
   }
   bool table_stdout = o.format == OUT_TABLE || o.output;
-  struct sigaction sa = { 0 }, old_int, old_term;
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+  struct interrupt_catch ic;
+  interrupt_catch(&ic, true);
 
   struct result *rs = xcalloc(f.n ? f.n : 1, sizeof *rs);
   unsigned count[ST_RECORDED + 1] = { 0 };
   struct trace_cache tc = { 0 };
   struct strbuf table = { 0 };
-  double t0 = now();
+  double t0 = monotonic_seconds();
   size_t n = 0;
-  for (; n < f.n && !interrupted; n++) {
+  for (; n < f.n && !interrupt_requested(); n++) {
     struct result_extra x;
-    double t = now();
+    double t = monotonic_seconds();
     run_case(f.v[n], &o, &tc, &rs[n], &x);
-    rs[n].seconds = now() - t;
+    rs[n].seconds = monotonic_seconds() - t;
     count[rs[n].status]++;
     if (rs[n].status == ST_ERROR) {
       fflush(stdout);
@@ -760,10 +748,9 @@ int cmd_regress(int argc, char **argv) {
     emit_table(&table, table_stdout, &line);
     free(line.s);
   }
-  double secs = now() - t0;
+  double secs = monotonic_seconds() - t0;
   cache_free(&tc);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
+  interrupt_release(&ic);
 
   struct strbuf sum = { 0 };
   if (o.update)
@@ -790,9 +777,9 @@ int cmd_regress(int argc, char **argv) {
   free(doc);
   free(table.s);
 
-  if (interrupted) {
+  if (interrupt_requested()) {
     errorf("regress: interrupted after %zu of %zu cases", n, f.n);
-    rc = 130;
+    rc = EXIT_INTERRUPTED;
   } else if (count[ST_ERROR]) {
     rc = EXIT_BADINPUT;
   } else if (count[ST_FAIL]) {

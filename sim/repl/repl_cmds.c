@@ -33,12 +33,6 @@ static const char *reason_name(unsigned r) {
   return n ? n : "?";
 }
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 /* Index of the event replayed last; only meaningful when e->index > 0. */
 static uint64_t last_index(const struct repl *s) { return s->e->index - 1; }
 
@@ -279,7 +273,7 @@ static int step_one(struct repl *s) {
 static enum stop replay(struct repl *s, const struct goal *g, uint64_t *n) {
   uint64_t exits = 0;
   for (*n = 0;; ) {
-    if (repl_interrupted) return STOP_INTERRUPT;
+    if (interrupt_requested()) return STOP_INTERRUPT;
     int rc = step_one(s);
     if (rc) return rc > 0 ? STOP_END : STOP_CORRUPT;
     ++*n;
@@ -295,11 +289,11 @@ static enum stop replay(struct repl *s, const struct goal *g, uint64_t *n) {
 ** command started must not cut it short, hence the reset of the flag. */
 static int run_to(struct repl *s, const struct goal *g) {
   uint64_t n;
-  repl_interrupted = 0;
-  double t0 = now();
+  interrupt_clear();
+  double t0 = monotonic_seconds();
   enum stop why = replay(s, g, &n);
-  s->wall += now() - t0;
-  repl_interrupted = 0;
+  s->wall += monotonic_seconds() - t0;
+  interrupt_clear();
   switch (why) {
   case STOP_CORRUPT:
     repl_error(s, "%s", s->r.err);
