@@ -9,12 +9,17 @@
 #include "sim/core/trace.h"
 
 /*
-** How an import runs.  An importer reads the whole input (a memory buffer),
-** turns each recorded line or record into trace events and hands them to
-** struct import's emit callback; cmd_import.c writes them to a temporary file
-** and, at the end, assembles the trace: header, metadata (counts are only
-** known at the end), one @init group per vCPU, then the events.  The unit
-** tests pass a callback that collects the events in memory instead.
+** How an import runs.  An importer (one file per format) reads the whole
+** input (a memory buffer), turns each recorded line or record into trace
+** events and hands them to struct import's emit callback.  import_file (the
+** library, import.c) spools them to a temporary file and, at the end,
+** assembles the trace: header, metadata (counts are only known at the end),
+** one @init group per vCPU, then the events.  The unit tests pass a callback
+** that collects the events in memory instead.
+**
+** Errors follow docs/architecture-errors.md: 0 or an enum exit_code; an
+** importer leaves its message in im->err (the import outlives the call that
+** failed), import_file in the caller's buffer.
 **
 ** Ownership: struct import owns `meta` and the maps; import_free releases them.
 */
@@ -89,7 +94,7 @@ struct import {
   char err[640];             /* the failure message when an importer returns non-zero */
 };
 
-/* ---- setup and output (sim/cli/cmd_import.c) ---- */
+/* ---- state and output (import.c) ---- */
 void import_init(struct import *im, const struct import_opts *opt, import_emit_fn emit, void *ctx);
 void import_free(struct import *im);
 
@@ -117,8 +122,16 @@ uint64_t import_cr3_of(unsigned n);
 int import_bad(struct import *im, uint64_t where, const char *text, size_t len, const char *why);
 /* A unit understood but not turned into events (other tracepoints, ...). */
 void import_skip(struct import *im, const char *name, size_t len);
-/* Counts `name` in a name table (unmapped exit reasons, ...). */
-void import_count_name(struct import_name *tab, unsigned *n, unsigned max, const char *name);
+/* import_skip of a NUL-terminated name; returns 0 (go on). */
+int import_skip_why(struct import *im, const char *why);
+/* Counts `name` in a name table (unmapped exit reasons, ...) of IMPORT_NAMES_MAX
+** entries, then "(other)" for the rest. */
+void import_count_name(struct import_name *tab, unsigned *n, const char *name);
+/* Adds {name: count, ...} of a table of IMPORT_NAMES_MAX entries as member `key` of obj. */
+void import_add_names(struct cJSON *obj, const char *key, const struct import_name *tab, unsigned n);
+
+/* "IN.txt:12: why: 'text'" (text input) or "IN.bin: byte 96: why" (binary input). */
+void import_format_bad(const struct import *im, const struct import_bad *b, char *out, size_t n);
 
 /* Metadata JSON (caller frees): source, command, counts, bad lines, importer members. */
 char *import_metadata(const struct import *im, const char *source, const char *command);
@@ -149,5 +162,31 @@ int64_t *import_map_put(struct import_map *m, uint32_t key, int64_t init); /* ex
 int import_perf_script(struct import *im, const char *buf, size_t len);   /* sim/import/import_perf.c */
 int import_kvm_ftrace(struct import *im, const char *buf, size_t len);    /* sim/import/import_ftrace.c */
 int import_xentrace(struct import *im, const unsigned char *buf, size_t len); /* sim/import/import_xen.c */
+
+/* ---- a whole import: input file to trace file (import.c) ---- */
+
+struct import_format {
+  const char *name;          /* as `vmxsim import` takes it: perf-script, kvm-ftrace, xentrace */
+  int (*run)(struct import *im, const char *buf, size_t len);
+  bool binary;               /* positions in messages are byte offsets */
+};
+/* The format called name, or NULL. */
+const struct import_format *import_format_find(const char *name);
+
+struct import_job {
+  const struct import_format *format;
+  const char *input;         /* the recording; "-" for standard input */
+  const char *output;        /* the trace, written atomically (sim/core/outfile.h) */
+  const char *workload;      /* header workload name; NULL: the input's base name */
+  const char *command;       /* the command line, recorded in the metadata */
+  struct import_opts opt;    /* opt.input is set from input */
+};
+
+/* Reads job->input, converts it and writes job->output.  Returns 0, or an
+** enum exit_code with the message in err: EXIT_BADINPUT (unreadable or
+** unrecognised input, unwritable output), EXIT_INTERNAL (temporary file).
+** Afterwards im holds the counts and the unparseable units kept (for the
+** caller to report); free it with import_free whatever the result. */
+int import_file(const struct import_job *job, struct import *im, char *err, size_t errlen);
 
 #endif
