@@ -108,11 +108,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
 /* Stores the printed result unless --no-db; EXIT_DB (with a message) on failure. */
 static int store_result(const struct run_opts *o, const struct run_output *out) {
   char err[1024];
-  struct store_run run = {
-    .rep = &out->rep, .trace_path = o->trace, .trace_metadata = out->metadata,
-    .trace_events = out->trace_events, .policy_json = out->policy_json,
-    .profile_json = out->profile_json, .wall_seconds = out->wall_seconds,
-  };
+  struct store_run run = store_run_of(out, o->trace);
   int64_t id = 0;
   int rc = store_save(o->db, &run, &id, err, sizeof err);
   if (rc) errorf("%s", err);

@@ -97,9 +97,7 @@ static const struct gen_cache *cached(const char *path) {
 
 static void store(struct xp_ctx *c, const struct run_output *o, const char *trace) {
   if (!c->db) return;
-  struct store_run sr = { .rep = &o->rep, .trace_path = trace, .trace_metadata = o->metadata,
-                          .trace_events = o->trace_events, .policy_json = o->policy_json,
-                          .profile_json = o->profile_json, .wall_seconds = o->wall_seconds };
+  struct store_run sr = store_run_of(o, trace);
   int64_t id;
   char err[1024];
   if (store_save(c->db, &sr, &id, err, sizeof err) != EXIT_OK) {
