@@ -132,67 +132,6 @@ static int output_end(struct outfile *o, bool ok) {
 
 /* ---- asm ---- */
 
-struct assembler {
-  struct trace_text_parser p;
-  struct outfile out;
-  struct trace_writer w;
-  bool open;               /* w created: at the first record, when the header is final */
-};
-
-static int asm_open(struct assembler *as) {
-  struct trace_text_parser *p = &as->p;
-  if (trace_create(&as->w, outfile_path(&as->out), p->workload, p->vcpus ? p->vcpus : 1,
-                   p->paging, p->metadata) != TRACE_OK) {
-    errorf("%s", as->w.err);
-    return EXIT_BADINPUT;
-  }
-  as->open = true;
-  return 0;
-}
-
-static int asm_emit(void *ctx, const struct trace_event *ev) {
-  struct assembler *as = ctx;
-  if (!as->open) {
-    int rc = asm_open(as);
-    if (rc) return rc;
-  }
-  if (trace_write(&as->w, ev) != TRACE_OK) {
-    errorf("%s", as->w.err);
-    return EXIT_BADINPUT;
-  }
-  return 0;
-}
-
-/* Feeds every line of f to the parser; returns 0 or an exit code (reported). */
-static int asm_lines(struct assembler *as, FILE *f, const char *name) {
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
-  int rc = 0;
-  while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
-    const char *nul = memchr(line, 0, (size_t)len);
-    if (nul) {                                   /* the parser would stop there and take the rest for gone */
-      errorf("%s:%lu: NUL byte at column %zu (a binary file? 'vmxsim trace dump' turns a binary trace into text)",
-             name, as->p.line + 1, (size_t)(nul - line) + 1);
-      rc = EXIT_BADINPUT;
-      break;
-    }
-    rc = trace_text_parse_line(&as->p, line, asm_emit, as);
-    if (rc == TEXT_ESYNTAX) errorf("%s:%lu: %s", name, as->p.err_line, as->p.err);
-  }
-  free(line);
-  if (rc == 0 && ferror(f)) {
-    errorf("%s: read failed: %s", name, strerror(errno));
-    rc = EXIT_BADINPUT;
-  }
-  if (rc == 0 && trace_text_parse_end(&as->p) == TEXT_ESYNTAX) {
-    errorf("%s:%lu: %s", name, as->p.err_line, as->p.err);
-    rc = TEXT_ESYNTAX;
-  }
-  if (rc == 0 && !as->open) rc = asm_open(as);      /* no records: still a valid, empty trace */
-  return rc == TEXT_ESYNTAX ? EXIT_BADINPUT : rc;
-}
-
 static int trace_asm(int argc, char **argv) {
   struct args a;
   int rc = parse_args(argc, argv, true, false, &a);
@@ -201,23 +140,9 @@ static int trace_asm(int argc, char **argv) {
     errorf("trace asm: missing -o OUT.bin; see 'vmxsim trace asm --help'");
     return EXIT_USAGE;
   }
-  bool is_stdin = strcmp(a.in, "-") == 0;
-  const char *name = is_stdin ? "<stdin>" : a.in;
-  FILE *f = is_stdin ? stdin : fopen(a.in, "r");
-  if (!f) {
-    errorf("%s: %s", a.in, strerror(errno));
-    return EXIT_BADINPUT;
-  }
-  struct assembler as = { .open = false };
-  trace_text_parser_init(&as.p);
-  rc = output_begin(&as.out, a.out, OUTFILE_REGULAR) ? EXIT_BADINPUT : asm_lines(&as, f, name);
-  if (as.open) {
-    if (rc) trace_abort(&as.w);
-    else if (trace_finish(&as.w) != TRACE_OK) { errorf("%s", as.w.err); rc = EXIT_BADINPUT; }
-  }
-  if (as.out.target && output_end(&as.out, rc == 0) && rc == 0) rc = EXIT_BADINPUT;
-  trace_text_parser_free(&as.p);
-  if (!is_stdin) fclose(f);
+  char err[1024];
+  rc = trace_text_assemble(a.in, a.out, err, sizeof err);
+  if (rc) errorf("%s", err);
   return rc;
 }
 

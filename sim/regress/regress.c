@@ -1,11 +1,13 @@
 /* `vmxsim regress`: replay regression cases and compare exit counts, counters
 ** and cycles with their expectations; --update records the current results.
 ** The case file format is in regress_case.h. */
-#include "sim/cli/commands.h"
+#include "regress.h"
 #include "regress_case.h"
 #include "sim/core/outfile.h"
 #include "sim/core/runner.h"
+#include "sim/core/trace_text.h"
 #include "sim/core/util.h"
+#include "workloads/generators.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -272,34 +274,6 @@ struct trace_cache {
   size_t n, cap;
 };
 
-/* Runs fn(argc, argv) with stderr captured; returns its exit code, messages in *msg. */
-static int call_captured(int (*fn)(int, char **), int argc, char **argv, char **msg) {
-  fflush(stderr);
-  FILE *cap = tmpfile();
-  int saved = cap ? dup(2) : -1;
-  if (saved >= 0) dup2(fileno(cap), 2);
-  int rc = fn(argc, argv);
-  *msg = NULL;
-  if (saved < 0) {
-    if (cap) fclose(cap);
-    return rc;
-  }
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  struct strbuf b = { 0 };
-  char line[1024];
-  rewind(cap);
-  while (fgets(line, sizeof line, cap)) {
-    line[strcspn(line, "\n")] = 0;
-    const char *l = strncmp(line, "vmxsim: ", 8) ? line : line + 8;
-    if (*l) sb_printf(&b, "%s%s", b.len ? "; " : "", l);
-  }
-  fclose(cap);
-  *msg = b.s ? b.s : xstrdup("(no message)");
-  return rc;
-}
-
 static const char *cache_get(struct trace_cache *tc, const char *key, char *err, size_t errlen) {
   for (size_t i = 0; i < tc->n; i++)
     if (!strcmp(tc->key[i], key)) return tc->path[i];
@@ -374,26 +348,14 @@ static const char *case_trace(const struct regress_case *c, struct trace_cache *
     free(cmd);
     return out;
   }
-  char *msg = NULL;
-  int rc;
-  if (text) {
-    char *argv[] = { "trace", "asm", c->trace, "-o", (char *)out, NULL };
-    rc = call_captured(cmd_trace, 5, argv, &msg);
-  } else {
-    char **argv = xcalloc((size_t)c->ngen + 4, sizeof *argv);
-    argv[0] = "gen";
-    for (int i = 0; i < c->ngen; i++) argv[i + 1] = c->gen[i];
-    argv[c->ngen + 1] = "-o";
-    argv[c->ngen + 2] = (char *)out;
-    rc = call_captured(cmd_gen, c->ngen + 3, argv, &msg);
-    free(argv);
-  }
+  char msg[1024];
+  int rc = text ? trace_text_assemble(c->trace, out, msg, sizeof msg)
+                : gen_generate(c->ngen, c->gen, out, msg, sizeof msg);
   if (rc != EXIT_OK) {
     snprintf(err, errlen, "%s: %s %s failed: %s", c->path, text ? "trace asm" : "generate", text ? c->trace : cmd, msg);
     cache_drop_last(tc);
     out = NULL;
   }
-  free(msg);
   free(cmd);
   return out;
 }

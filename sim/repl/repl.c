@@ -1,5 +1,4 @@
 /* `vmxsim repl`: the interactive loop, its input (GNU Readline on a terminal, plain fgets otherwise) and Ctrl-C. */
-#include "sim/cli/commands.h"
 #include "repl.h"
 #include "sim/store/store.h"
 #include "sim/core/util.h"

@@ -87,6 +87,9 @@ struct repl_cmd {
 extern const struct repl_cmd repl_commands[];
 extern const unsigned repl_ncommands;
 
+/* repl.c: the command; argv[0] is "repl"; returns an enum exit_code. */
+int cmd_repl(int argc, char **argv);
+
 /* repl_cmds.c */
 /* Loads the policy, profile and trace and builds the engine; returns 0 or an
 ** enum exit_code with the message already printed. */

@@ -1,12 +1,12 @@
 /* `vmxsim reproduce`: runs the classic exit-cost experiments and prints, stores
 ** and plots their tables (the experiments themselves are in experiments.c). */
 #include "reproduce.h"
-#include "sim/cli/commands.h"
 #include "sim/core/runner.h"
 #include "sim/store/store.h"
 #include "sim/core/texttable.h"
 #include "sim/core/trace.h"
 #include "sim/core/util.h"
+#include "workloads/generators.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -71,16 +71,10 @@ const char *xp_gen(struct xp_ctx *c, const char *const *args) {
   struct gen_cache *g = &traces[ntraces];
   snprintf(g->key, sizeof g->key, "%s", key);
   snprintf(g->path, sizeof g->path, "%s/%02u-%s.bin", c->dir, ntraces, args[0]);
-  char *argv[40];
   int argc = 0;
-  argv[argc++] = (char *)"gen";
-  for (unsigned i = 0; args[i] && argc < 36; i++) argv[argc++] = (char *)args[i];
-  argv[argc++] = (char *)"-o";
-  argv[argc++] = g->path;
-  argv[argc] = NULL;
-  int rc = cmd_gen(argc, argv);
+  while (args[argc]) argc++;
+  int rc = gen_generate(argc, (char **)args, g->path, c->err, sizeof c->err);
   if (rc != EXIT_OK) {
-    snprintf(c->err, sizeof c->err, "vmxsim gen %s failed", key);
     c->rc = rc;
     return NULL;
   }

@@ -57,6 +57,9 @@ bool xp_run(struct xp_ctx *c, const char *trace, const char *policy, const char 
 void xp_cleanup(const struct xp_ctx *c, bool keep);
 struct xp_row *xp_add_row(struct xp_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The command: argv[0] is "reproduce"; returns an enum exit_code. */
+int cmd_reproduce(int argc, char **argv);
+
 /* The experiments (sim/reproduce/experiments.c); each fills its table(s). */
 typedef bool (*xp_fn)(struct xp_ctx *c, struct xp_table *t, unsigned ntables);
 struct experiment {

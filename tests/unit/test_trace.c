@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sim/core/trace.h"
+#include "sim/core/util.h"
 #include "sim/core/trace_text.h"
 
 #define assert_contains(hay, needle) do { \
@@ -182,7 +183,7 @@ static void alternative_spellings_format_canonically(void **state) {
     trace_text_parser_init(&p);
     int rc = parse_text(&p, pairs[i][0], &r);
     if (!pairs[i][1]) {
-      assert_int_equal(rc, TEXT_ESYNTAX);
+      assert_int_equal(rc, EXIT_BADINPUT);
     } else {
       assert_int_equal(rc, 0);
       assert_int_equal(r.n, 1);
@@ -320,14 +321,14 @@ static void errors_report_the_line_they_belong_to(void **state) {
   struct trace_text_parser p;
   struct recs r;
   trace_text_parser_init(&p);
-  assert_int_equal(parse_text(&p, "# one\nrun 1\nhlt\ncr9w 1\nhlt", &r), TEXT_ESYNTAX);
+  assert_int_equal(parse_text(&p, "# one\nrun 1\nhlt\ncr9w 1\nhlt", &r), EXIT_BADINPUT);
   assert_int_equal(p.err_line, 4);
   assert_int_equal(r.n, 2);                        /* records before the error were emitted */
   trace_text_parser_free(&p);
 
   /* A JSON error in multi-line metadata points at the @meta line holding it. */
   trace_text_parser_init(&p);
-  assert_int_equal(parse_text(&p, "@meta {\n# c\n@meta   \"a\": x,\n@meta }\nrun 1", &r), TEXT_ESYNTAX);
+  assert_int_equal(parse_text(&p, "@meta {\n# c\n@meta   \"a\": x,\n@meta }\nrun 1", &r), EXIT_BADINPUT);
   assert_int_equal(p.err_line, 3);
   assert_string_equal("@meta: invalid JSON at column 14: 'x,'", p.err);
   assert_int_equal(r.n, 0);                        /* the header is checked before any record */
