@@ -82,7 +82,7 @@ int gen_open(struct gen *g, const char *path, const char *workload, unsigned vcp
     free(json);
     return g->rc = EXIT_BADINPUT;
   }
-  if (trace_create(&g->w, outfile_path(&g->out), workload, vcpus, paging, json) != TRACE_OK) {
+  if (trace_create(&g->w, outfile_path(&g->out), workload, vcpus, paging, json) != EXIT_OK) {
     io_fail(g, g->w.err);
     outfile_discard(&g->out);
   }
@@ -96,7 +96,7 @@ int gen_close(struct gen *g) {
   if (!g->out.target) return g->rc;       /* gen_open failed */
   if (g->rc != EXIT_OK) {
     trace_abort(&g->w);
-  } else if (trace_finish(&g->w) != TRACE_OK) {
+  } else if (trace_finish(&g->w) != EXIT_OK) {
     io_fail(g, g->w.err);
   } else if (outfile_commit(&g->out, g->err, g->errlen) != EXIT_OK) {
     return g->rc = EXIT_BADINPUT;

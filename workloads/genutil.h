@@ -90,7 +90,7 @@ void gen_write_failed(struct gen *g);
 static inline void gen_ev(struct gen *g, unsigned vcpu, unsigned type, unsigned aux,
                           uint64_t a, uint64_t b, uint32_t cycles) {
   struct trace_event ev = { (uint8_t)type, (uint8_t)aux, (uint16_t)vcpu, cycles, a, b };
-  if (g->rc == EXIT_OK && trace_write(&g->w, &ev) != TRACE_OK) gen_write_failed(g);
+  if (g->rc == EXIT_OK && trace_write(&g->w, &ev) != EXIT_OK) gen_write_failed(g);
 }
 
 /* `run N`, split into several records when N exceeds a record's 32 bits. */

@@ -195,7 +195,7 @@ static int make_filter(struct filter *fl, const struct db_opts *o, const char *p
   fl->workload = o->workload;
   if (o->trace && stat(o->trace, &sb) == 0 && S_ISREG(sb.st_mode)) {
     char err[600];
-    if (!hash_file(o->trace, fl->hash, err, sizeof err)) {
+    if (hash_file(o->trace, fl->hash, err, sizeof err) != EXIT_OK) {
       errorf("%s", err);
       return EXIT_BADINPUT;
     }

@@ -111,25 +111,6 @@ static int parse_args(int argc, char **argv, bool outopt, bool fmtopt, struct ar
   return 0;
 }
 
-/* ---- output files: written atomically (sim/core/outfile.h) ---- */
-
-/* Returns 0, or -1 after reporting why the output cannot be written. */
-static int output_begin(struct outfile *o, const char *path, enum outfile_target kind) {
-  char err[1024];
-  if (outfile_begin(o, path, kind, err, sizeof err) == EXIT_OK) return 0;
-  errorf("%s", err);
-  return -1;
-}
-
-/* ok: rename the temporary file into place; !ok: remove it.  Returns 0 or -1. */
-static int output_end(struct outfile *o, bool ok) {
-  char err[1024];
-  if (!ok) { outfile_discard(o); return 0; }
-  if (outfile_commit(o, err, sizeof err) == EXIT_OK) return 0;
-  errorf("%s", err);
-  return -1;
-}
-
 /* ---- asm ---- */
 
 static int trace_asm(int argc, char **argv) {
@@ -163,25 +144,36 @@ static int dump_records(struct trace_reader *r, FILE *out) {
   return 0;
 }
 
+/* The dump's output: standard output, or PATH written atomically (sim/core/outfile.h).
+** Returns 0 or EXIT_BADINPUT with the message in err. */
+static int dump_open(struct outfile *o, const char *path, FILE **out, char *err, size_t errlen) {
+  *out = stdout;
+  if (!path) return EXIT_OK;
+  int rc = outfile_begin(o, path, OUTFILE_ANY, err, errlen);
+  if (rc) return rc;
+  if ((*out = fopen(outfile_path(o), "w"))) return EXIT_OK;
+  snprintf(err, errlen, "%s: %s", path, strerror(errno));
+  outfile_discard(o);
+  return EXIT_BADINPUT;
+}
+
 static int trace_dump(int argc, char **argv) {
   struct args a;
   int rc = parse_args(argc, argv, true, false, &a);
   if (rc || a.help) return a.help ? (fputs(dump_usage, stdout), EXIT_OK) : rc;
   struct trace_reader r;
-  if (trace_open(&r, a.in) != TRACE_OK) {
+  if (trace_open(&r, a.in) != EXIT_OK) {
     errorf("%s", r.err);
     return EXIT_BADINPUT;
   }
   struct outfile o = { 0 };
-  FILE *out = stdout;
-  if (a.out) {
-    bool began = output_begin(&o, a.out, OUTFILE_ANY) == 0;
-    if (!began || !(out = fopen(outfile_path(&o), "w"))) {
-      if (began) errorf("%s: %s", a.out, strerror(errno));
-      output_end(&o, false);
-      trace_close(&r);
-      return EXIT_BADINPUT;
-    }
+  FILE *out;
+  char err[1024];
+  rc = dump_open(&o, a.out, &out, err, sizeof err);
+  if (rc) {
+    errorf("%s", err);
+    trace_close(&r);
+    return rc;
   }
   rc = dump_records(&r, out);
   if (fflush(out) != 0 || ferror(out)) {
@@ -190,7 +182,8 @@ static int trace_dump(int argc, char **argv) {
   }
   if (a.out) {
     if (fclose(out) != 0 && rc == 0) { errorf("%s: write failed: %s", a.out, strerror(errno)); rc = EXIT_BADINPUT; }
-    if (output_end(&o, rc == 0) && rc == 0) rc = EXIT_BADINPUT;
+    if (rc) outfile_discard(&o);
+    else if ((rc = outfile_commit(&o, err, sizeof err)) != EXIT_OK) errorf("%s", err);
   }
   trace_close(&r);
   return rc;
@@ -358,7 +351,7 @@ static int trace_info(int argc, char **argv) {
     return EXIT_USAGE;
   }
   struct trace_reader r;
-  if (trace_open(&r, a.in) != TRACE_OK) {
+  if (trace_open(&r, a.in) != EXIT_OK) {
     errorf("%s", r.err);
     return EXIT_BADINPUT;
   }

@@ -774,7 +774,7 @@ static int asm_fail(struct assembler *as, const char *msg) {
 static int asm_open(struct assembler *as) {
   struct trace_text_parser *p = &as->p;
   if (trace_create(&as->w, outfile_path(&as->out), p->workload, p->vcpus ? p->vcpus : 1,
-                   p->paging, p->metadata) != TRACE_OK)
+                   p->paging, p->metadata) != EXIT_OK)
     return asm_fail(as, as->w.err);
   as->open = true;
   return 0;
@@ -786,7 +786,7 @@ static int asm_emit(void *ctx, const struct trace_event *ev) {
     int rc = asm_open(as);
     if (rc) return rc;
   }
-  return trace_write(&as->w, ev) == TRACE_OK ? 0 : asm_fail(as, as->w.err);
+  return trace_write(&as->w, ev) == EXIT_OK ? 0 : asm_fail(as, as->w.err);
 }
 
 /* Feeds every line of f to the parser; returns 0 or EXIT_BADINPUT with the message in as->err. */
@@ -822,7 +822,7 @@ static int asm_file(struct assembler *as, FILE *f, const char *name) {
   int rc = asm_lines(as, f, name);
   if (as->open) {
     if (rc) trace_abort(&as->w);
-    else if (trace_finish(&as->w) != TRACE_OK) rc = asm_fail(as, as->w.err);
+    else if (trace_finish(&as->w) != EXIT_OK) rc = asm_fail(as, as->w.err);
   }
   if (rc) {
     outfile_discard(&as->out);

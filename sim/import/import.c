@@ -397,7 +397,7 @@ static int write_inits(struct import *im, struct trace_writer *w) {
     const uint8_t cr[3] = { 0, 3, 4 };
     for (int i = 0; i < 3; i++) {
       struct trace_event ev = { .type = EV_INIT, .aux = cr[i], .vcpu = (uint16_t)v, .a = val[i] };
-      if (trace_write(w, &ev) != TRACE_OK) return -1;
+      if (trace_write(w, &ev) != EXIT_OK) return -1;
     }
   }
   return 0;
@@ -409,7 +409,7 @@ static int copy_spool(struct spool *s, struct trace_writer *w) {
   if (spool_flush(s) != 0 || fflush(s->f) != 0 || fseek(s->f, 0, SEEK_SET) != 0) return -1;
   while ((n = fread(evs, sizeof *evs, sizeof evs / sizeof *evs, s->f)) > 0)
     for (size_t i = 0; i < n; i++)
-      if (trace_write(w, &evs[i]) != TRACE_OK) return -1;
+      if (trace_write(w, &evs[i]) != EXIT_OK) return -1;
   return ferror(s->f) ? -1 : 0;
 }
 
@@ -422,12 +422,12 @@ static int assemble(struct import *im, struct spool *s, const char *out, const c
   unsigned nv = im->nvcpus ? im->nvcpus : 1;
   if (!im->nvcpus) im->nvcpus = 1;
   if (outfile_begin(&o, out, OUTFILE_REGULAR, err, errlen)) return EXIT_BADINPUT;
-  if (trace_create(&w, outfile_path(&o), workload, nv, im->opt.paging, meta) != TRACE_OK) {
+  if (trace_create(&w, outfile_path(&o), workload, nv, im->opt.paging, meta) != EXIT_OK) {
     snprintf(err, errlen, "%s", w.err);
   } else if (write_inits(im, &w) != 0 || copy_spool(s, &w) != 0) {
     snprintf(err, errlen, "%s: %s", out, w.err[0] ? w.err : "cannot read back the temporary file");
     trace_abort(&w);
-  } else if (trace_finish(&w) != TRACE_OK) {
+  } else if (trace_finish(&w) != EXIT_OK) {
     snprintf(err, errlen, "%s", w.err);
   } else {
     return outfile_commit(&o, err, errlen);

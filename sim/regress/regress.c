@@ -381,7 +381,7 @@ static void run_case(const char *file, const struct opts *o, struct trace_cache 
   memset(res, 0, sizeof *res);
   memset(x, 0, sizeof *x);
   res->file = xstrdup(file);
-  if (!regress_case_load(&c, file, o->update, err, sizeof err)) {
+  if (regress_case_load(&c, file, o->update, err, sizeof err) != EXIT_OK) {
     set_error(res, err);
     goto done;
   }
@@ -422,8 +422,8 @@ static void run_case(const char *file, const struct opts *o, struct trace_cache 
   }
   res->ndiffs = regress_compare(c.has_expect ? &c.expect : &nothing, &act, 0, true, &res->diffs);
   if (c.dropped[0]) res->dropped = xstrdup(c.dropped);
-  char *text = regress_case_update(&c, &act, rerr, sizeof rerr);
-  if (!text) {
+  char *text;
+  if (regress_case_update(&c, &act, &text, rerr, sizeof rerr) != EXIT_OK) {
     snprintf(err, sizeof err, "%s: %s", file, rerr);
     set_error(res, err);
   } else if (!strcmp(text, c.text)) {

@@ -75,7 +75,7 @@ int repl_open(struct repl *s) {
     errorf("%s", err);
     return strstr(err, "unknown CPU") ? EXIT_USAGE : EXIT_BADINPUT;
   }
-  if (trace_open(&s->r, s->trace_path) != TRACE_OK) {
+  if (trace_open(&s->r, s->trace_path) != EXIT_OK) {
     errorf("%s", s->r.err);
     return EXIT_BADINPUT;
   }

@@ -50,7 +50,7 @@ static unsigned ntraces;
 static uint64_t native_cycles(const char *path) {
   struct trace_reader r;
   uint64_t sum = 0;
-  if (trace_open(&r, path) != TRACE_OK) return 0;
+  if (trace_open(&r, path) != EXIT_OK) return 0;
   const struct trace_event *ev;
   while ((ev = trace_next(&r))) sum += ev->cycles;
   trace_close(&r);
@@ -101,8 +101,10 @@ static void store(struct xp_ctx *c, const struct run_output *o, const char *trac
   }
 }
 
-bool xp_run(struct xp_ctx *c, const char *trace, const char *policy, const char *cpu,
-            const char *const *sets, struct xp_result *out) {
+int xp_failed(const struct xp_ctx *c) { return c->rc ? c->rc : EXIT_INTERNAL; }
+
+int xp_run(struct xp_ctx *c, const char *trace, const char *policy, const char *cpu,
+           const char *const *sets, struct xp_result *out) {
   int nsets = 0;
   while (sets && sets[nsets]) nsets++;
   struct run_spec spec = { .trace = trace, .policy = policy, .cpu = cpu, .sets = (char *const *)sets, .nsets = nsets };
@@ -125,7 +127,7 @@ bool xp_run(struct xp_ctx *c, const char *trace, const char *policy, const char 
     c->rc = rc;
   }
   run_output_free(&o);
-  return rc == EXIT_OK;
+  return rc;
 }
 
 struct xp_row *xp_add_row(struct xp_table *t, const char *fmt, ...) {
@@ -353,9 +355,9 @@ int cmd_reproduce(int argc, char **argv) {
     const struct experiment *x = &experiments[i];
     if (!selected(o.only, x->name)) continue;
     struct xp_table *t = xcalloc(x->ntables, sizeof *t);
-    if (!x->run(&c, t, x->ntables)) {
+    if (x->run(&c, t, x->ntables) != EXIT_OK) {
       errorf("%s: %s", x->name, c.err);
-      if (c.rc == EXIT_OK) c.rc = EXIT_INTERNAL;
+      c.rc = xp_failed(&c);
     } else {
       for (unsigned k = 0; k < x->ntables; k++) {
         if (o.format == 2) cJSON_AddItemToArray(all, table_json(&t[k]));

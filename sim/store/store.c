@@ -438,7 +438,7 @@ int store_save(const char *path, const struct store_run *run, int64_t *run_id, c
   } else if (!run->trace_path) {
     snprintf(err, errlen, "results database %s: run not stored: no trace file to hash", path);
     return EXIT_DB;
-  } else if (!hash_file(run->trace_path, hash, why, sizeof why)) {
+  } else if (hash_file(run->trace_path, hash, why, sizeof why) != EXIT_OK) {
     snprintf(err, errlen, "results database %s: run not stored: %s", path, why);
     return EXIT_DB;
   }

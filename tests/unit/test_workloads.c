@@ -95,7 +95,7 @@ static void scan_event(struct scan *s, const struct trace_event *ev, uint64_t *s
 static void scan(const char *path, struct scan *s) {
   struct trace_reader r;
   memset(s, 0, sizeof *s);
-  assert_int_equal(trace_open(&r, path), TRACE_OK);
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
   s->hdr = r.hdr;
   s->hdr.metadata = NULL;
   s->meta = cJSON_Parse(r.hdr.metadata);
