@@ -1,7 +1,6 @@
 /* Shared machinery of the workload generators: option parsing, the guest address layout, metadata and fast event emission. */
 #include "genutil.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,11 +7,8 @@
 
 #include <cJSON.h>
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 static const char trace_usage[] =
   "usage: vmxsim trace asm IN.txt -o OUT.bin         text trace -> binary trace\n"

@@ -129,7 +129,8 @@ void run_identity_json(cJSON *obj, const struct run_identity *id) {
   cJSON_AddStringToObject(obj, "cpu", id->cpu);
 }
 
-char *report_json(const struct report *rep) {
+/* The JSON object as text (caller frees). */
+static char *report_json(const struct report *rep) {
   cJSON *o = cJSON_CreateObject();
   run_identity_json(o, &(struct run_identity){ rep->trace, NULL, rep->workload, rep->policy, rep->cpu });
   cJSON_AddNumberToObject(o, "clock_ghz", rep->clock_ghz);

@@ -188,7 +188,8 @@ void trace_close(struct trace_reader *r) {
   r->buf = NULL;
 }
 
-size_t trace_record_offset(const struct trace_reader *r, uint64_t i) {
+/* Byte offset of record i, for messages. */
+static size_t trace_record_offset(const struct trace_reader *r, uint64_t i) {
   return r->data_off + (size_t)i * sizeof(struct trace_event);
 }
 

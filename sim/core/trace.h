@@ -61,8 +61,6 @@ void trace_close(struct trace_reader *r);
 const struct trace_event *trace_next(struct trace_reader *r);
 int  trace_failed(const struct trace_reader *r);
 void trace_rewind(struct trace_reader *r);
-/* Byte offset of record i, for messages. */
-size_t trace_record_offset(const struct trace_reader *r, uint64_t i);
 
 /* Writer: buffered; the header is rewritten with the final count on close. */
 struct trace_writer {

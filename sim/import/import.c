@@ -16,6 +16,16 @@
 
 /* ---- state ---- */
 
+/* Default @init values for the paging mode (CR3: process 0's). */
+static void import_default_init(const struct import *im, struct import_init *init) {
+  /* Same CR4 per paging mode as the generators (workloads/genutil.c), so an
+  ** imported trace and a generated one replay from the same state. */
+  init->cr0 = IMPORT_CR0_INIT;
+  init->cr3 = import_cr3_of(0);
+  init->cr4 = im->opt.paging == PAGING_64 ? 0x6f0 : im->opt.paging == PAGING_PAE ? 0x6b0 : 0x690;
+  init->cr3_known = false;
+}
+
 void import_init(struct import *im, const struct import_opts *opt, import_emit_fn emit, void *ctx) {
   memset(im, 0, sizeof *im);
   im->opt = *opt;
@@ -37,14 +47,6 @@ void import_free(struct import *im) {
   im->meta = NULL;
 }
 
-void import_default_init(const struct import *im, struct import_init *init) {
-  /* Same CR4 per paging mode as the generators (workloads/genutil.c), so an
-  ** imported trace and a generated one replay from the same state. */
-  init->cr0 = IMPORT_CR0_INIT;
-  init->cr3 = import_cr3_of(0);
-  init->cr4 = im->opt.paging == PAGING_64 ? 0x6f0 : im->opt.paging == PAGING_PAE ? 0x6b0 : 0x690;
-  init->cr3_known = false;
-}
 
 uint64_t import_cr3_of(unsigned n) { return IMPORT_CR3_BASE + (uint64_t)n * IMPORT_CR3_STRIDE; }
 
@@ -153,7 +155,8 @@ void import_add_names(struct cJSON *obj, const char *key, const struct import_na
   if (n == IMPORT_NAMES_MAX && tab[n].n) cJSON_AddNumberToObject(o, tab[n].name, (double)tab[n].n);
 }
 
-char *import_metadata(const struct import *im, const char *source, const char *command) {
+/* Metadata JSON (caller frees): source, command, counts, bad lines, importer members. */
+static char *import_metadata(const struct import *im, const char *source, const char *command) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "source", source);
   cJSON_AddStringToObject(o, "input", im->opt.input);

@@ -102,8 +102,6 @@ void import_free(struct import *im);
 int import_vcpu_of_cpu(struct import *im, int64_t cpu);
 /* Marks vCPU v (0..TRACE_VCPU_MAX-1) as used, so that the header covers it. */
 void import_use_vcpu(struct import *im, unsigned v);
-/* Default @init values for the paging mode (CR3: process 0's). */
-void import_default_init(const struct import *im, struct import_init *init);
 
 /* Emit one event with no native cycles of its own; 0 or EXIT_INTERNAL-style rc from emit. */
 int import_emit(struct import *im, unsigned vcpu, unsigned type, unsigned aux, uint64_t a, uint64_t b);
@@ -133,8 +131,6 @@ void import_add_names(struct cJSON *obj, const char *key, const struct import_na
 /* "IN.txt:12: why: 'text'" (text input) or "IN.bin: byte 96: why" (binary input). */
 void import_format_bad(const struct import *im, const struct import_bad *b, char *out, size_t n);
 
-/* Metadata JSON (caller frees): source, command, counts, bad lines, importer members. */
-char *import_metadata(const struct import *im, const char *source, const char *command);
 
 /* ---- small parsing helpers shared by the text importers ---- */
 /* Next line of buf from *pos (without "\n" or "\r\n"); false at the end. */

@@ -107,7 +107,8 @@ static int exit_alone(struct import_exits *X, unsigned v, const struct import_ex
 
 /* ---- the state machine ---- */
 
-int import_exit_settle(struct import_exits *X, unsigned v) {
+/* Emits the event the pending exit's reason alone implies, or counts it as unmapped. */
+static int import_exit_settle(struct import_exits *X, unsigned v) {
   if (!X->v[v].pending) return 0;
   X->v[v].pending = false;
   return exit_alone(X, v, &X->v[v].x);

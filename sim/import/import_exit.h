@@ -15,7 +15,7 @@
 ** explains the pending exit and emits its event (the importer does that, then
 ** calls import_exit_explained); an entry record, the next exit or the end of
 ** the input settles an exit left unexplained, from its reason and, when
-** recorded, its qualification (import_exit_settle).  Reasons that say too
+** recorded, its qualification.  Reasons that say too
 ** little are counted in the metadata ("exits_unmapped").
 */
 
@@ -62,8 +62,6 @@ int import_exit_begins(struct import_exits *X, unsigned v, bool timed, uint64_t 
 int import_exit_entry(struct import_exits *X, unsigned v, bool timed, uint64_t time);
 /* The importer emitted the pending exit's event from a detail record. */
 void import_exit_explained(struct import_exits *X, unsigned v);
-/* Emits the event the pending exit's reason alone implies, or counts it as unmapped. */
-int import_exit_settle(struct import_exits *X, unsigned v);
 /* Settles every vCPU's pending exit (at the end of the input). */
 int import_exits_finish(struct import_exits *X);
 

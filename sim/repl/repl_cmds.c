@@ -11,8 +11,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
 
 const char *const repl_info_topics[] = { "vmcs", "regs", "cr3targets", "shadow", "tlb", NULL };
 const char *const repl_break_kinds[] = { "exit", "event", "at", "cr3", "mark", NULL };

@@ -55,8 +55,7 @@ static double avg_cycles(const struct xp_result *r, const char *row) {
 }
 
 /* 1. lat_ctx on a 32-bit uniprocessor guest, 2007: native, nocache, shadowcache. */
-static int shadow_cache_2007(struct xp_ctx *c, struct xp_table *t, unsigned n) {
-  (void)n;
+static int shadow_cache_2007(struct xp_ctx *c, struct xp_table *t) {
   static const unsigned sizes[] = { 0, 1000 }, procs[] = { 2, 20, 50 };
   char ghz[32], p[16], s[16], it[16];
   num(ghz, clock_of("core2-2007"));
@@ -88,8 +87,7 @@ static int shadow_cache_2007(struct xp_ctx *c, struct xp_table *t, unsigned n) {
 }
 
 /* 2. The 2008 CR3 cache: lat_ctx on a 4-vCPU 64-bit guest, and hackbench. */
-static int cr3_cache_2008(struct xp_ctx *c, struct xp_table *t, unsigned n) {
-  (void)n;
+static int cr3_cache_2008(struct xp_ctx *c, struct xp_table *t) {
   static const unsigned procs[] = { 2, 4, 8 };
   char ghz[32], p[16], it[16], loops[16];
   num(ghz, clock_of("core2-2008"));
@@ -137,8 +135,7 @@ static int cr3_cache_2008(struct xp_ctx *c, struct xp_table *t, unsigned n) {
 }
 
 /* 3. A 64-bit Xen-PV-style guest: two CR3 switches per system call. */
-static int xen_pv_syscalls(struct xp_ctx *c, struct xp_table *t, unsigned n) {
-  (void)n;
+static int xen_pv_syscalls(struct xp_ctx *c, struct xp_table *t) {
   char count[16];
   snprintf(count, sizeof count, "%u", c->quick ? 200 : 200000);
   table(t, "xen-pv-syscalls",
@@ -168,8 +165,7 @@ static int xen_pv_syscalls(struct xp_ctx *c, struct xp_table *t, unsigned n) {
 }
 
 /* 4. CR4 toggling on a hot path: trap every CR4 bit vs only host-owned bits. */
-static int cr4_mask_2018(struct xp_ctx *c, struct xp_table *t, unsigned n) {
-  (void)n;
+static int cr4_mask_2018(struct xp_ctx *c, struct xp_table *t) {
   char count[16];
   snprintf(count, sizeof count, "%u", c->quick ? 200 : 100000);
   table(t, "cr4-mask-2018",
@@ -200,8 +196,7 @@ static int cr4_mask_2018(struct xp_ctx *c, struct xp_table *t, unsigned n) {
 }
 
 /* 5. Debug registers: eager vs lazy switching on a lightweight exit, and a debugged guest. */
-static int debugreg_2009(struct xp_ctx *c, struct xp_table *t, unsigned n) {
-  (void)n;
+static int debugreg_2009(struct xp_ctx *c, struct xp_table *t) {
   char count[16], iters[16];
   snprintf(count, sizeof count, "%u", c->quick ? 200 : 200000);
   snprintf(iters, sizeof iters, "%u", c->quick ? 20 : 20000);
@@ -247,8 +242,7 @@ static int debugreg_2009(struct xp_ctx *c, struct xp_table *t, unsigned n) {
 }
 
 /* 6. The 2011 guest page-table walk optimisation. */
-static int guest_walk_2011(struct xp_ctx *c, struct xp_table *t, unsigned n) {
-  (void)n;
+static int guest_walk_2011(struct xp_ctx *c, struct xp_table *t) {
   char iters[16];
   snprintf(iters, sizeof iters, "%u", c->quick ? 2 : 200);
   table(t, "guest-walk-2011",

@@ -355,7 +355,7 @@ int cmd_reproduce(int argc, char **argv) {
     const struct experiment *x = &experiments[i];
     if (!selected(o.only, x->name)) continue;
     struct xp_table *t = xcalloc(x->ntables, sizeof *t);
-    if (x->run(&c, t, x->ntables) != EXIT_OK) {
+    if (x->run(&c, t) != EXIT_OK) {
       errorf("%s: %s", x->name, c.err);
       c.rc = xp_failed(&c);
     } else {

@@ -70,7 +70,7 @@ int cmd_reproduce(int argc, char **argv);
 
 /* The experiments (sim/reproduce/experiments.c); each fills its table(s) and
 ** returns 0 or an enum exit_code (see xp_failed). */
-typedef int (*xp_fn)(struct xp_ctx *c, struct xp_table *t, unsigned ntables);
+typedef int (*xp_fn)(struct xp_ctx *c, struct xp_table *t);   /* t: ntables tables */
 struct experiment {
   const char *name;
   const char *summary;
