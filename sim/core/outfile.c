@@ -78,6 +78,19 @@ void outfile_discard(struct outfile *o) {
   release(o);
 }
 
+int outfile_tmpdir(const char *name, char **dir, char *err, size_t errlen) {
+  const char *base = getenv("TMPDIR");
+  if (!base || !*base) base = "/tmp";
+  size_t n = strlen(base) + strlen(name) + sizeof "/.XXXXXX";
+  *dir = xmalloc(n);
+  snprintf(*dir, n, "%s/%s.XXXXXX", base, name);
+  if (mkdtemp(*dir)) return EXIT_OK;
+  snprintf(err, errlen, "cannot create a temporary directory (%s): %s", *dir, strerror(errno));
+  free(*dir);
+  *dir = NULL;
+  return EXIT_INTERNAL;
+}
+
 static bool write_all(int fd, const char *text) {
   size_t n = strlen(text), off = 0;
   while (off < n) {

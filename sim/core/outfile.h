@@ -51,4 +51,9 @@ void outfile_discard(struct outfile *o);
 ** Returns 0 or EXIT_BADINPUT with "PATH: cannot write: why" in err. */
 int outfile_write_text(const char *path, const char *text, char *err, size_t errlen);
 
+/* A new private directory for scratch files: $TMPDIR/NAME.XXXXXX (/tmp when
+** TMPDIR is unset or empty).  Sets *dir (caller frees) and returns 0, or
+** EXIT_INTERNAL with the message in err. */
+int outfile_tmpdir(const char *name, char **dir, char *err, size_t errlen);
+
 #endif

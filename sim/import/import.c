@@ -64,6 +64,11 @@ int import_vcpu_of_cpu(struct import *im, int64_t cpu) {
   return (int)v;
 }
 
+void import_add_native_cpus(struct import *im, const char *key) {
+  cJSON *cpus = cJSON_AddArrayToObject(im->meta, key);
+  for (unsigned v = 0; v < im->nvcpus; v++) cJSON_AddItemToArray(cpus, cJSON_CreateNumber((double)im->native_cpu[v]));
+}
+
 int import_emit(struct import *im, unsigned vcpu, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
   struct trace_event ev = { .type = (uint8_t)type, .aux = (uint8_t)aux, .vcpu = (uint16_t)vcpu,
                             .cycles = 0, .a = a, .b = b };

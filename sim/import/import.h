@@ -100,6 +100,8 @@ void import_free(struct import *im);
 
 /* vCPU for native CPU `cpu`, allocated on first sight; -1 beyond TRACE_VCPU_MAX. */
 int import_vcpu_of_cpu(struct import *im, int64_t cpu);
+/* Metadata member `key`: the native CPU behind each vCPU, in vCPU order. */
+void import_add_native_cpus(struct import *im, const char *key);
 /* Marks vCPU v (0..TRACE_VCPU_MAX-1) as used, so that the header covers it. */
 void import_use_vcpu(struct import *im, unsigned v);
 

@@ -216,14 +216,20 @@ static bool explains(enum kvm_event ev, int reason) {
   }
 }
 
-static const char *detail_cr(struct kvm *K, unsigned v, const struct kline *k, int *rc) {
+/* Fields "READ N = VALUE" or "WRITE N = VALUE" (hex numbers), as kvm_cr and kvm_msr print them. */
+static bool read_or_write(const struct kline *k, const char *rd, const char *wr, bool *w, uint64_t *n, uint64_t *val) {
   const char *end = k->f + k->n, *stop;
-  bool w = k->n > 8 && memcmp(k->f, "cr_write", 8) == 0;
+  size_t lr = strlen(rd), lw = strlen(wr);
+  *w = k->n > lw && memcmp(k->f, wr, lw) == 0;
+  if (!*w && !(k->n > lr && memcmp(k->f, rd, lr) == 0)) return false;
+  return import_num(k->f + (*w ? lw : lr) + 1, end, true, n, &stop) && stop + 3 < end &&
+         memcmp(stop, " = ", 3) == 0 && import_num(stop + 3, end, true, val, NULL);
+}
+
+static const char *detail_cr(struct kvm *K, unsigned v, const struct kline *k, int *rc) {
+  bool w;
   uint64_t cr, val;
-  if (!(w || (k->n > 7 && memcmp(k->f, "cr_read", 7) == 0)) ||
-      !import_num(k->f + (w ? 9 : 8), end, true, &cr, &stop) ||
-      !(stop + 3 < end && memcmp(stop, " = ", 3) == 0) || !import_num(stop + 3, end, true, &val, NULL))
-    return "kvm_cr: expected 'cr_read|cr_write N = VALUE'";
+  if (!read_or_write(k, "cr_read", "cr_write", &w, &cr, &val)) return "kvm_cr: expected 'cr_read|cr_write N = VALUE'";
   if (!import_exit_cr_ok(cr)) { import_skip_why(K->im, "kvm_cr (not CR0/3/4/8)"); *rc = -1; return NULL; }
   if (cr == 3) import_exit_cr3_seen(&K->exits, v, val);
   *rc = w ? emit(K, v, EV_CR_WRITE, (unsigned)cr, val, 0) : emit(K, v, EV_CR_READ, (unsigned)cr, 0, 0);
@@ -231,12 +237,9 @@ static const char *detail_cr(struct kvm *K, unsigned v, const struct kline *k, i
 }
 
 static const char *detail_msr(struct kvm *K, unsigned v, const struct kline *k, int *rc) {
-  const char *end = k->f + k->n, *stop;
-  bool w = k->n > 9 && memcmp(k->f, "msr_write", 9) == 0;
+  bool w;
   uint64_t idx, val;
-  if (!(w || (k->n > 8 && memcmp(k->f, "msr_read", 8) == 0)) ||
-      !import_num(k->f + (w ? 10 : 9), end, true, &idx, &stop) ||
-      !(stop + 3 < end && memcmp(stop, " = ", 3) == 0) || !import_num(stop + 3, end, true, &val, NULL))
+  if (!read_or_write(k, "msr_read", "msr_write", &w, &idx, &val))
     return "kvm_msr: expected 'msr_read|msr_write INDEX = VALUE'";
   *rc = w ? emit(K, v, EV_WRMSR, 0, idx, val) : emit(K, v, EV_RDMSR, 0, idx, 0);
   return NULL;

@@ -139,9 +139,7 @@ static size_t decode(const unsigned char *buf, size_t len, size_t off, struct xr
 
 static void add_metadata(struct xen *X) {
   cJSON *m = X->im->meta;
-  cJSON *cpus = cJSON_AddArrayToObject(m, "pcpus");
-  for (unsigned v = 0; v < X->im->nvcpus; v++)
-    cJSON_AddItemToArray(cpus, cJSON_CreateNumber((double)X->im->native_cpu[v]));
+  import_add_native_cpus(X->im, "pcpus");
   import_exits_add_counts(&X->exits);
   cJSON_AddNumberToObject(m, "cr_writes", (double)X->cr_writes);
   import_exits_add_reasons(&X->exits);

@@ -276,16 +276,7 @@ struct trace_cache {
 static const char *cache_get(struct trace_cache *tc, const char *key, char *err, size_t errlen) {
   for (size_t i = 0; i < tc->n; i++)
     if (!strcmp(tc->key[i], key)) return tc->path[i];
-  if (!tc->dir) {
-    const char *tmp = getenv("TMPDIR");
-    char *templ = xasprintf("%s/vmxsim-regress.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(templ)) {
-      snprintf(err, errlen, "cannot create a temporary directory (%s): %s", templ, strerror(errno));
-      free(templ);
-      return NULL;
-    }
-    tc->dir = templ;
-  }
+  if (!tc->dir && outfile_tmpdir("vmxsim-regress", &tc->dir, err, errlen) != EXIT_OK) return NULL;
   if (tc->n == tc->cap) {
     tc->cap = tc->cap ? tc->cap * 2 : 16;
     tc->key = xrealloc(tc->key, tc->cap * sizeof *tc->key);

@@ -1,6 +1,7 @@
 /* `vmxsim reproduce`: runs the classic exit-cost experiments and prints, stores
 ** and plots their tables (the experiments themselves are in experiments.c). */
 #include "reproduce.h"
+#include "sim/core/outfile.h"
 #include "sim/core/runner.h"
 #include "sim/store/store.h"
 #include "sim/core/texttable.h"
@@ -347,8 +348,13 @@ int cmd_reproduce(int argc, char **argv) {
   struct xp_ctx c = { .quick = o.quick, .db = o.db };
   if (o.keep) snprintf(c.dir, sizeof c.dir, "%s", o.keep);
   else {
-    snprintf(c.dir, sizeof c.dir, "%s/vmxsim-reproduce-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(c.dir)) { errorf("%s: %s", c.dir, strerror(errno)); return EXIT_INTERNAL; }
+    char *dir, err[512];
+    if ((rc = outfile_tmpdir("vmxsim-reproduce", &dir, err, sizeof err)) != EXIT_OK) {
+      errorf("%s", err);
+      return rc;
+    }
+    snprintf(c.dir, sizeof c.dir, "%s", dir);
+    free(dir);
   }
   cJSON *all = cJSON_CreateArray();
   for (unsigned i = 0; i < nexperiments && c.rc == EXIT_OK; i++) {

@@ -139,6 +139,26 @@ static void test_refusals(void **state) {
   assert_string_equal(listing(), "");
 }
 
+static void test_tmpdir_under_TMPDIR(void **state) {
+  (void)state;
+  char *d = NULL, err[256] = "", prefix[512];
+  const char *old = getenv("TMPDIR");
+  char *saved = old ? strdup(old) : NULL;
+  setenv("TMPDIR", dir, 1);
+  int rc = outfile_tmpdir("vmxsim-x", &d, err, sizeof err);
+  if (saved) setenv("TMPDIR", saved, 1); else unsetenv("TMPDIR");
+  free(saved);
+  assert_int_equal(rc, EXIT_OK);
+  snprintf(prefix, sizeof prefix, "%s/vmxsim-x.", dir);
+  if (strncmp(d, prefix, strlen(prefix)) != 0 || strlen(d) != strlen(prefix) + 6)
+    fail_msg("scratch directory: expected %sXXXXXX, actual %s", prefix, d);
+  struct stat st;
+  assert_int_equal(stat(d, &st), 0);
+  assert_int_equal(st.st_mode & 0777, 0700);
+  assert_int_equal(rmdir(d), 0);
+  free(d);
+}
+
 static int setup(void **state) {
   (void)state;
   const char *t = getenv("TMPDIR");
@@ -158,6 +178,7 @@ int main(void) {
     cmocka_unit_test(test_modes),
     cmocka_unit_test(test_symlink_followed),
     cmocka_unit_test(test_refusals),
+    cmocka_unit_test(test_tmpdir_under_TMPDIR),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
