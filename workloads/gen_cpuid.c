@@ -34,14 +34,14 @@ int gen_cpuid(const struct cpuid_opts *o, const char *path, char *err, size_t er
       !gen_check_range(err, errlen, "--leaf", o->leaf, 0, UINT32_MAX) ||
       !gen_check_range(err, errlen, "--work", o->work, 0, UINT32_MAX) ||
       !gen_check_paging(err, errlen, o->paging) || !gen_check_ghz(err, errlen, o->cpu_ghz))
-    return GEN_EINVAL;
+    return EXIT_USAGE;
   struct gen_layout l;
   gen_layout_init(&l, o->paging);
   struct gen g;
   if (gen_open(&g, path, "cpuid", 1, o->paging, cpuid_meta(o), err, errlen)) return g.rc;
   gen_init_vcpus(&g, &l, 1, gen_cr3(0));
   struct gen_label label = gen_label_make("cpuid");
-  for (uint64_t i = 0; i < o->count && g.rc == GEN_OK; i++) {
+  for (uint64_t i = 0; i < o->count && g.rc == EXIT_OK; i++) {
     gen_run(&g, 0, o->work);
     gen_ev(&g, 0, EV_CPUID, 0, o->leaf, 0, 0);
     gen_mark(&g, 0, label);
@@ -49,7 +49,7 @@ int gen_cpuid(const struct cpuid_opts *o, const char *path, char *err, size_t er
   return gen_close(&g);
 }
 
-static const char cpuid_usage[] =
+const char cpuid_usage[] =
   "usage: vmxsim gen cpuid --count N [--leaf L] [--work C] [--paging 32|pae|64] [--cpu-ghz GHZ] -o TRACE\n"
   "\n"
   "CPUID in a tight loop, as the kvm-unit-tests vmexit 'cpuid' test runs it: every\n"
@@ -65,9 +65,8 @@ static const char cpuid_usage[] =
   "example:\n"
   "  vmxsim gen cpuid --count 100000 -o cpuid.bin\n";
 
-int gen_cmd_cpuid(int argc, char **argv) {
+int gen_cpuid_args(int argc, char **argv, const char *out, char *err, size_t errlen) {
   struct cpuid_opts o;
-  const char *out = NULL;
   cpuid_defaults(&o);
   const struct gen_opt opts[] = {
     { "--count", NULL, GO_UINT, &o.count, NULL, true },
@@ -75,11 +74,8 @@ int gen_cmd_cpuid(int argc, char **argv) {
     { "--work", NULL, GO_UINT, &o.work, NULL, false },
     { "--paging", NULL, GO_PAGING, &o.paging, NULL, false },
     { "--cpu-ghz", NULL, GO_DOUBLE, &o.cpu_ghz, NULL, false },
-    { "--output", "-o", GO_STRING, &out, NULL, true },
     { 0 },
   };
-  int rc = gen_parse_args(argc, argv, opts, cpuid_usage);
-  if (rc) return rc == GEN_PARSE_HELP ? EXIT_OK : rc;
-  char err[512] = "";
-  return gen_exit_code("cpuid", gen_cpuid(&o, out, err, sizeof err), err);
+  int rc = gen_parse_args(argc, argv, opts, &out, err, errlen);
+  return rc ? rc : gen_cpuid(&o, out, err, errlen);
 }

@@ -18,6 +18,9 @@ struct cpuid_opts {
 
 void cpuid_defaults(struct cpuid_opts *o);
 int gen_cpuid(const struct cpuid_opts *o, const char *path, char *err, size_t errlen);
-int gen_cmd_cpuid(int argc, char **argv);
+/* `vmxsim gen cpuid` with the options argv[1..] (usage: cpuid_usage): parses them
+** and writes the trace to out (or -o).  0 or an enum exit_code, message in err. */
+int gen_cpuid_args(int argc, char **argv, const char *out, char *err, size_t errlen);
+extern const char cpuid_usage[];
 
 #endif

@@ -33,7 +33,7 @@ static void cr4w(struct gen *g, uint64_t value) { gen_ev(g, 0, EV_CR_WRITE, 4, v
 ** pages; the TLB then refills with the pages the guest goes on to use. */
 static void emit_pge(struct gen *g, const struct gen_layout *l, uint64_t count, uint64_t work) {
   struct gen_label label = gen_label_make("flush");
-  for (uint64_t i = 0; i < count && g->rc == GEN_OK; i++) {
+  for (uint64_t i = 0; i < count && g->rc == EXIT_OK; i++) {
     gen_run(g, 0, work);
     gen_touch(g, 0, gen_ktext(l, KTEXT_MM), 1, false);
     cr4w(g, l->cr4 & ~(uint64_t)CR4_PGE);
@@ -51,7 +51,7 @@ static void emit_pge(struct gen *g, const struct gen_layout *l, uint64_t count, 
 ** address space, so there is no CR3 write. */
 static void emit_tsd(struct gen *g, const struct gen_layout *l, uint64_t count, uint64_t work) {
   struct gen_label label = gen_label_make("toggle");
-  for (uint64_t i = 0; i < count && g->rc == GEN_OK; i++) {
+  for (uint64_t i = 0; i < count && g->rc == EXIT_OK; i++) {
     gen_run(g, 0, work);
     gen_touch(g, 0, gen_ktext(l, KTEXT_SCHED), 1, false);
     cr4w(g, i % 2 == 0 ? l->cr4 | CR4_TSD : l->cr4);
@@ -75,10 +75,10 @@ int gen_cr4toggle(const struct cr4toggle_opts *o, const char *path, char *err, s
   if (!gen_check_range(err, errlen, "--count", o->count, 1, 1ull << 40) ||
       !gen_check_range(err, errlen, "--work", o->work, 0, UINT32_MAX) ||
       !gen_check_paging(err, errlen, o->paging) || !gen_check_ghz(err, errlen, o->cpu_ghz))
-    return GEN_EINVAL;
+    return EXIT_USAGE;
   if (o->bit != CR4TOGGLE_PGE && o->bit != CR4TOGGLE_TSD) {
     gen_errf(err, errlen, "--bit must be pge or tsd");
-    return GEN_EINVAL;
+    return EXIT_USAGE;
   }
   struct gen_layout l;
   gen_layout_init(&l, o->paging);
@@ -90,7 +90,7 @@ int gen_cr4toggle(const struct cr4toggle_opts *o, const char *path, char *err, s
   return gen_close(&g);
 }
 
-static const char cr4toggle_usage[] =
+const char cr4toggle_usage[] =
   "usage: vmxsim gen cr4toggle --count N [--bit pge|tsd] [--work C] [--paging 32|pae|64]\n"
   "                            [--cpu-ghz GHZ] -o TRACE\n"
   "\n"
@@ -109,9 +109,8 @@ static const char cr4toggle_usage[] =
   "example:\n"
   "  vmxsim gen cr4toggle --count 10000 --bit pge -o cr4.bin\n";
 
-int gen_cmd_cr4toggle(int argc, char **argv) {
+int gen_cr4toggle_args(int argc, char **argv, const char *out, char *err, size_t errlen) {
   struct cr4toggle_opts o;
-  const char *out = NULL;
   cr4toggle_defaults(&o);
   const struct gen_opt opts[] = {
     { "--count", NULL, GO_UINT, &o.count, NULL, true },
@@ -119,11 +118,8 @@ int gen_cmd_cr4toggle(int argc, char **argv) {
     { "--work", NULL, GO_UINT, &o.work, NULL, false },
     { "--paging", NULL, GO_PAGING, &o.paging, NULL, false },
     { "--cpu-ghz", NULL, GO_DOUBLE, &o.cpu_ghz, NULL, false },
-    { "--output", "-o", GO_STRING, &out, NULL, true },
     { 0 },
   };
-  int rc = gen_parse_args(argc, argv, opts, cr4toggle_usage);
-  if (rc) return rc == GEN_PARSE_HELP ? EXIT_OK : rc;
-  char err[512] = "";
-  return gen_exit_code("cr4toggle", gen_cr4toggle(&o, out, err, sizeof err), err);
+  int rc = gen_parse_args(argc, argv, opts, &out, err, errlen);
+  return rc ? rc : gen_cr4toggle(&o, out, err, errlen);
 }

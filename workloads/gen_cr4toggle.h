@@ -22,6 +22,9 @@ struct cr4toggle_opts {
 
 void cr4toggle_defaults(struct cr4toggle_opts *o);
 int gen_cr4toggle(const struct cr4toggle_opts *o, const char *path, char *err, size_t errlen);
-int gen_cmd_cr4toggle(int argc, char **argv);
+/* `vmxsim gen cr4toggle` with the options argv[1..] (usage: cr4toggle_usage): parses them
+** and writes the trace to out (or -o).  0 or an enum exit_code, message in err. */
+int gen_cr4toggle_args(int argc, char **argv, const char *out, char *err, size_t errlen);
+extern const char cr4toggle_usage[];
 
 #endif

@@ -51,7 +51,7 @@ int gen_debug(const struct debug_opts *o, const char *path, char *err, size_t er
       !gen_check_range(err, errlen, "--iters", o->iters, 1, (1ull << 40) / o->procs) ||
       !gen_check_range(err, errlen, "--debugged", o->debugged, 0, o->procs) ||
       !gen_check_paging(err, errlen, o->paging) || !gen_check_ghz(err, errlen, o->cpu_ghz))
-    return GEN_EINVAL;
+    return EXIT_USAGE;
   double us = latctx_native_us(o->procs, 0);
   struct gen g;
   if (gen_open(&g, path, "debug", 1, o->paging, debug_meta(o, us), err, errlen)) return g.rc;
@@ -69,7 +69,7 @@ int gen_debug(const struct debug_opts *o, const char *path, char *err, size_t er
   return gen_close(&g);
 }
 
-static const char debug_usage[] =
+const char debug_usage[] =
   "usage: vmxsim gen debug --procs N --iters I [--debugged D] [--paging 32|pae|64]\n"
   "                        [--cpu-ghz GHZ] -o TRACE\n"
   "\n"
@@ -88,9 +88,8 @@ static const char debug_usage[] =
   "example:\n"
   "  vmxsim gen debug --procs 2 --iters 1000 -o debug.bin\n";
 
-int gen_cmd_debug(int argc, char **argv) {
+int gen_debug_args(int argc, char **argv, const char *out, char *err, size_t errlen) {
   struct debug_opts o;
-  const char *out = NULL;
   debug_defaults(&o);
   const struct gen_opt opts[] = {
     { "--procs", NULL, GO_UINT, &o.procs, NULL, true },
@@ -98,11 +97,8 @@ int gen_cmd_debug(int argc, char **argv) {
     { "--debugged", NULL, GO_UINT, &o.debugged, NULL, false },
     { "--paging", NULL, GO_PAGING, &o.paging, NULL, false },
     { "--cpu-ghz", NULL, GO_DOUBLE, &o.cpu_ghz, NULL, false },
-    { "--output", "-o", GO_STRING, &out, NULL, true },
     { 0 },
   };
-  int rc = gen_parse_args(argc, argv, opts, debug_usage);
-  if (rc) return rc == GEN_PARSE_HELP ? EXIT_OK : rc;
-  char err[512] = "";
-  return gen_exit_code("debug", gen_debug(&o, out, err, sizeof err), err);
+  int rc = gen_parse_args(argc, argv, opts, &out, err, errlen);
+  return rc ? rc : gen_debug(&o, out, err, errlen);
 }

@@ -19,6 +19,9 @@ struct debug_opts {
 
 void debug_defaults(struct debug_opts *o);
 int gen_debug(const struct debug_opts *o, const char *path, char *err, size_t errlen);
-int gen_cmd_debug(int argc, char **argv);
+/* `vmxsim gen debug` with the options argv[1..] (usage: debug_usage): parses them
+** and writes the trace to out (or -o).  0 or an enum exit_code, message in err. */
+int gen_debug_args(int argc, char **argv, const char *out, char *err, size_t errlen);
+extern const char debug_usage[];
 
 #endif

@@ -170,7 +170,7 @@ static void epilogue(struct hb *h, struct hb_group *gr) {
 
 static void emit(struct hb *h, struct hb_group *groups, unsigned ngroups) {
   for (unsigned g = 0; g < ngroups; g++) prologue(h, &groups[g]);
-  for (uint64_t sent = 0; sent < h->per_task && h->g->rc == GEN_OK; sent += h->o->burst) {
+  for (uint64_t sent = 0; sent < h->per_task && h->g->rc == EXIT_OK; sent += h->o->burst) {
     uint64_t n = h->per_task - sent < h->o->burst ? h->per_task - sent : h->o->burst;
     for (unsigned s = 0; s < HACKBENCH_FDS; s++)
       for (unsigned g = 0; g < ngroups; g++) sender_turn(h, &groups[g], s, sent, n);
@@ -209,7 +209,7 @@ static uint64_t op_cycles(uint64_t tasks, double ghz) {
 }
 
 int gen_hackbench(const struct hackbench_opts *o, const char *path, char *err, size_t errlen) {
-  if (!hackbench_valid(o, err, errlen)) return GEN_EINVAL;
+  if (!hackbench_valid(o, err, errlen)) return EXIT_USAGE;
   struct hb h = { .o = o, .per_task = o->loops * HACKBENCH_FDS, .label = gen_label_make("message") };
   gen_layout_init(&h.l, o->paging);
   h.ipc_text = gen_ktext(&h.l, o->pipe ? KTEXT_PIPE : KTEXT_UNIX);
@@ -224,7 +224,7 @@ int gen_hackbench(const struct hackbench_opts *o, const char *path, char *err, s
   }
   for (unsigned g = 0; g < ngroups; g++) groups[g] = (struct hb_group){ .id = g, .cpu = &cpus[g % ncpu] };
   struct gen gw;
-  if (gen_open(&gw, path, "hackbench", ncpu, o->paging, hackbench_meta(o), err, errlen) == GEN_OK) {
+  if (gen_open(&gw, path, "hackbench", ncpu, o->paging, hackbench_meta(o), err, errlen) == EXIT_OK) {
     h.g = &gw;
     for (unsigned v = 0; v < ncpu; v++) gen_init_vcpu(&gw, &h.l, v, cpus[v].mm);
     emit(&h, groups, ngroups);
@@ -235,7 +235,7 @@ int gen_hackbench(const struct hackbench_opts *o, const char *path, char *err, s
   return gw.rc;
 }
 
-static const char hackbench_usage[] =
+const char hackbench_usage[] =
   "usage: vmxsim gen hackbench --groups G --loops L [--pipe] [--threads] [--vcpus V]\n"
   "                            [--burst B] [--paging 32|pae|64] [--cpu-ghz GHZ] -o TRACE\n"
   "\n"
@@ -259,9 +259,8 @@ static const char hackbench_usage[] =
   "example:\n"
   "  vmxsim gen hackbench --groups 1 --loops 100 -o hackbench.bin\n";
 
-int gen_cmd_hackbench(int argc, char **argv) {
+int gen_hackbench_args(int argc, char **argv, const char *out, char *err, size_t errlen) {
   struct hackbench_opts o;
-  const char *out = NULL;
   hackbench_defaults(&o);
   const struct gen_opt opts[] = {
     { "--groups", NULL, GO_UINT, &o.groups, NULL, true },
@@ -272,11 +271,8 @@ int gen_cmd_hackbench(int argc, char **argv) {
     { "--burst", NULL, GO_UINT, &o.burst, NULL, false },
     { "--paging", NULL, GO_PAGING, &o.paging, NULL, false },
     { "--cpu-ghz", NULL, GO_DOUBLE, &o.cpu_ghz, NULL, false },
-    { "--output", "-o", GO_STRING, &out, NULL, true },
     { 0 },
   };
-  int rc = gen_parse_args(argc, argv, opts, hackbench_usage);
-  if (rc) return rc == GEN_PARSE_HELP ? EXIT_OK : rc;
-  char err[512] = "";
-  return gen_exit_code("hackbench", gen_hackbench(&o, out, err, sizeof err), err);
+  int rc = gen_parse_args(argc, argv, opts, &out, err, errlen);
+  return rc ? rc : gen_hackbench(&o, out, err, errlen);
 }

@@ -25,6 +25,9 @@ struct hackbench_opts {
 
 void hackbench_defaults(struct hackbench_opts *o);
 int gen_hackbench(const struct hackbench_opts *o, const char *path, char *err, size_t errlen);
-int gen_cmd_hackbench(int argc, char **argv);
+/* `vmxsim gen hackbench` with the options argv[1..] (usage: hackbench_usage): parses them
+** and writes the trace to out (or -o).  0 or an enum exit_code, message in err. */
+int gen_hackbench_args(int argc, char **argv, const char *out, char *err, size_t errlen);
+extern const char hackbench_usage[];
 
 #endif

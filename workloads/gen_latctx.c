@@ -105,7 +105,7 @@ static void ring_pass(struct ring *r, unsigned i, const uint64_t run[4]) {
 void ring_emit(struct ring *r, uint64_t iters) {
   uint64_t run[4];
   memcpy(run, r->run, sizeof run);
-  for (uint64_t it = 0; it < iters && r->g->rc == GEN_OK; it++)
+  for (uint64_t it = 0; it < iters && r->g->rc == EXIT_OK; it++)
     for (unsigned i = 0; i < r->procs; i++) {
       if (r->jitter) jittered(r, run);
       ring_pass(r, i, run);
@@ -153,7 +153,7 @@ static cJSON *latctx_meta(const struct latctx_opts *o, double us) {
 }
 
 int gen_latctx(const struct latctx_opts *o, const char *path, char *err, size_t errlen) {
-  if (!latctx_valid(o, err, errlen)) return GEN_EINVAL;
+  if (!latctx_valid(o, err, errlen)) return EXIT_USAGE;
   double us = latctx_native_us(o->procs, o->size) * o->native_scale;
   double us0 = latctx_native_us(o->procs, 0) * o->native_scale;
   struct gen g;
@@ -168,7 +168,7 @@ int gen_latctx(const struct latctx_opts *o, const char *path, char *err, size_t 
   return gen_close(&g);
 }
 
-static const char latctx_usage[] =
+const char latctx_usage[] =
   "usage: vmxsim gen lat_ctx --procs N [--size KB] --iters I [--vcpus V] [--seed S]\n"
   "                          [--jitter PCT] [--paging 32|pae|64] [--cpu-ghz GHZ]\n"
   "                          [--native-scale F] -o TRACE\n"
@@ -193,9 +193,8 @@ static const char latctx_usage[] =
   "example:\n"
   "  vmxsim gen lat_ctx --procs 2 --size 0 --iters 1000 -o lat_ctx.bin\n";
 
-int gen_cmd_latctx(int argc, char **argv) {
+int gen_latctx_args(int argc, char **argv, const char *out, char *err, size_t errlen) {
   struct latctx_opts o;
-  const char *out = NULL;
   latctx_defaults(&o);
   const struct gen_opt opts[] = {
     { "--procs", NULL, GO_UINT, &o.procs, NULL, true },
@@ -207,11 +206,8 @@ int gen_cmd_latctx(int argc, char **argv) {
     { "--paging", NULL, GO_PAGING, &o.paging, NULL, false },
     { "--cpu-ghz", NULL, GO_DOUBLE, &o.cpu_ghz, NULL, false },
     { "--native-scale", NULL, GO_DOUBLE, &o.native_scale, NULL, false },
-    { "--output", "-o", GO_STRING, &out, NULL, true },
     { 0 },
   };
-  int rc = gen_parse_args(argc, argv, opts, latctx_usage);
-  if (rc) return rc == GEN_PARSE_HELP ? EXIT_OK : rc;
-  char err[512] = "";
-  return gen_exit_code("lat_ctx", gen_latctx(&o, out, err, sizeof err), err);
+  int rc = gen_parse_args(argc, argv, opts, &out, err, errlen);
+  return rc ? rc : gen_latctx(&o, out, err, errlen);
 }

@@ -22,11 +22,14 @@ struct latctx_opts {
 };
 
 void latctx_defaults(struct latctx_opts *o);
-/* Writes the trace to path.  Returns enum gen_rc; the message goes to err. */
+/* Writes the trace to path.  Returns 0 or an enum exit_code; the message goes to err. */
 int gen_latctx(const struct latctx_opts *o, const char *path, char *err, size_t errlen);
 /* Native microseconds per switch for N processes and a KB buffer (the interpolated anchors). */
 double latctx_native_us(uint64_t procs, uint64_t size_kb);
-int gen_cmd_latctx(int argc, char **argv);
+/* `vmxsim gen lat_ctx` with the options argv[1..] (usage: latctx_usage): parses them
+** and writes the trace to out (or -o).  0 or an enum exit_code, message in err. */
+int gen_latctx_args(int argc, char **argv, const char *out, char *err, size_t errlen);
+extern const char latctx_usage[];
 
 /*
 ** The ring itself, shared with the debug generator: one pass hands the token

@@ -61,7 +61,7 @@ static void split_tables_call(struct sc *s, uint64_t entry_va) {
 }
 
 static void emit_loop(struct sc *s, int mode, uint64_t count) {
-  for (uint64_t i = 0; i < count && s->g->rc == GEN_OK; i++) {
+  for (uint64_t i = 0; i < count && s->g->rc == EXIT_OK; i++) {
     gen_touch(s->g, 0, s->l.user_code, 1, false);
     gen_run(s->g, 0, s->work);
     if (mode == SYSCALLS_HVM) {
@@ -109,7 +109,7 @@ static cJSON *syscalls_meta(const struct syscalls_opts *o, uint64_t nr) {
 }
 
 int gen_syscalls(const struct syscalls_opts *o, const char *path, char *err, size_t errlen) {
-  if (!syscalls_valid(o, err, errlen)) return GEN_EINVAL;
+  if (!syscalls_valid(o, err, errlen)) return EXIT_USAGE;
   struct sc s = { 0 };
   gen_layout_init(&s.l, o->paging);
   s.nr = o->nr == SYSCALLS_NR_DEFAULT ? s.l.nr_getppid : o->nr;
@@ -126,7 +126,7 @@ int gen_syscalls(const struct syscalls_opts *o, const char *path, char *err, siz
   return gen_close(&g);
 }
 
-static const char syscalls_usage[] =
+const char syscalls_usage[] =
   "usage: vmxsim gen syscalls --count N [--nr NR] --mode hvm|pv64|pti\n"
   "                           [--syscall-cycles C] [--work C] [--paging 32|pae|64]\n"
   "                           [--cpu-ghz GHZ] -o TRACE\n"
@@ -149,9 +149,8 @@ static const char syscalls_usage[] =
   "example:\n"
   "  vmxsim gen syscalls --count 100000 --mode pti -o pti.bin\n";
 
-int gen_cmd_syscalls(int argc, char **argv) {
+int gen_syscalls_args(int argc, char **argv, const char *out, char *err, size_t errlen) {
   struct syscalls_opts o;
-  const char *out = NULL;
   syscalls_defaults(&o);
   const struct gen_opt opts[] = {
     { "--count", NULL, GO_UINT, &o.count, NULL, true },
@@ -161,11 +160,8 @@ int gen_cmd_syscalls(int argc, char **argv) {
     { "--work", NULL, GO_UINT, &o.work, NULL, false },
     { "--paging", NULL, GO_PAGING, &o.paging, NULL, false },
     { "--cpu-ghz", NULL, GO_DOUBLE, &o.cpu_ghz, NULL, false },
-    { "--output", "-o", GO_STRING, &out, NULL, true },
     { 0 },
   };
-  int rc = gen_parse_args(argc, argv, opts, syscalls_usage);
-  if (rc) return rc == GEN_PARSE_HELP ? EXIT_OK : rc;
-  char err[512] = "";
-  return gen_exit_code("syscalls", gen_syscalls(&o, out, err, sizeof err), err);
+  int rc = gen_parse_args(argc, argv, opts, &out, err, errlen);
+  return rc ? rc : gen_syscalls(&o, out, err, errlen);
 }

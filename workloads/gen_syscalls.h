@@ -23,6 +23,9 @@ struct syscalls_opts {
 
 void syscalls_defaults(struct syscalls_opts *o);
 int gen_syscalls(const struct syscalls_opts *o, const char *path, char *err, size_t errlen);
-int gen_cmd_syscalls(int argc, char **argv);
+/* `vmxsim gen syscalls` with the options argv[1..] (usage: syscalls_usage): parses them
+** and writes the trace to out (or -o).  0 or an enum exit_code, message in err. */
+int gen_syscalls_args(int argc, char **argv, const char *out, char *err, size_t errlen);
+extern const char syscalls_usage[];
 
 #endif

@@ -1,13 +1,11 @@
 /* Shared machinery of the workload generators: option parsing, the guest address layout, metadata and fast event emission. */
 #include "genutil.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include "sim/core/outfile.h"
 #include "sim/core/util.h"
 
 /* ---- layout ---- */
@@ -62,39 +60,8 @@ bool gen_check_paging(char *err, size_t errlen, unsigned paging) {
 
 static int io_fail(struct gen *g, const char *msg) {
   gen_errf(g->err, g->errlen, "%s", msg);
-  g->rc = GEN_EIO;
-  return GEN_EIO;
-}
-
-/* The trace is written beside the target and renamed over it at the end, so a
-** failed run leaves neither a partial file nor a clobbered old one. */
-static int make_tmp(struct gen *g, const char *path) {
-  size_t n = strlen(path) + 8;
-  g->tmp = xmalloc(n);
-  snprintf(g->tmp, n, "%s.XXXXXX", path);
-  int fd = mkstemp(g->tmp);
-  if (fd < 0) {
-    gen_errf(g->err, g->errlen, "%s: cannot create: %s", path, strerror(errno));
-    free(g->tmp);
-    g->tmp = NULL;
-    return g->rc = GEN_EIO;
-  }
-  mode_t mask = umask(0);          /* mkstemp makes 0600; give the usual 0666 & ~umask */
-  umask(mask);
-  if (fchmod(fd, 0666 & ~mask) != 0) { /* harmless: the file stays private */ }
-  close(fd);
-  return GEN_OK;
-}
-
-/* A binary trace is rewound to finish its header, and renaming over a device
-** would replace it: only regular files (new or existing) are accepted. */
-static bool regular_target(struct gen *g, const char *path) {
-  struct stat st;
-  if (strcmp(path, "-") != 0 && (stat(path, &st) != 0 || S_ISREG(st.st_mode))) return true;
-  gen_errf(g->err, g->errlen, "%s: not a regular file (a binary trace cannot go to standard "
-           "output or a device)", path);
-  g->rc = GEN_EIO;
-  return false;
+  g->rc = EXIT_BADINPUT;
+  return EXIT_BADINPUT;
 }
 
 int gen_open(struct gen *g, const char *path, const char *workload, unsigned vcpus,
@@ -105,20 +72,18 @@ int gen_open(struct gen *g, const char *path, const char *workload, unsigned vcp
   if (!path || !*path) {
     gen_errf(err, errlen, "missing -o FILE (the output trace)");
     cJSON_Delete(meta);
-    return g->rc = GEN_EINVAL;
+    return g->rc = EXIT_USAGE;
   }
-  if (!regular_target(g, path)) { cJSON_Delete(meta); return g->rc; }
   char *json = meta ? cJSON_PrintUnformatted(meta) : NULL;
   cJSON_Delete(meta);
   if (meta && !json) return io_fail(g, "out of memory formatting metadata");
-  char *real = realpath(path, NULL);          /* write through a symlink to its file */
-  g->target = real ? real : xstrdup(path);
-  if (make_tmp(g, g->target) != GEN_OK) { free(json); free(g->target); g->target = NULL; return g->rc; }
-  if (trace_create(&g->w, g->tmp, workload, vcpus, paging, json) != TRACE_OK) {
+  if (outfile_begin(&g->out, path, OUTFILE_REGULAR, err, errlen) != EXIT_OK) {
+    free(json);
+    return g->rc = EXIT_BADINPUT;
+  }
+  if (trace_create(&g->w, outfile_path(&g->out), workload, vcpus, paging, json) != EXIT_OK) {
     io_fail(g, g->w.err);
-    remove(g->tmp);
-    free(g->tmp); free(g->target);
-    g->tmp = g->target = NULL;
+    outfile_discard(&g->out);
   }
   free(json);
   return g->rc;
@@ -127,18 +92,15 @@ int gen_open(struct gen *g, const char *path, const char *workload, unsigned vcp
 void gen_write_failed(struct gen *g) { io_fail(g, g->w.err); }
 
 int gen_close(struct gen *g) {
-  if (!g->tmp) return g->rc;       /* gen_open failed */
-  if (g->rc != GEN_OK) {
+  if (!g->out.target) return g->rc;       /* gen_open failed */
+  if (g->rc != EXIT_OK) {
     trace_abort(&g->w);
-  } else if (trace_finish(&g->w) != TRACE_OK) {
+  } else if (trace_finish(&g->w) != EXIT_OK) {
     io_fail(g, g->w.err);
-  } else if (rename(g->tmp, g->target) != 0) {
-    gen_errf(g->err, g->errlen, "%s: cannot rename into place: %s", g->target, strerror(errno));
-    g->rc = GEN_EIO;
+  } else if (outfile_commit(&g->out, g->err, g->errlen) != EXIT_OK) {
+    return g->rc = EXIT_BADINPUT;
   }
-  if (g->rc != GEN_OK) remove(g->tmp);
-  free(g->tmp); free(g->target);
-  g->tmp = g->target = NULL;
+  if (g->rc != EXIT_OK) outfile_discard(&g->out);
   return g->rc;
 }
 
@@ -206,6 +168,9 @@ void gen_meta_sources(cJSON *meta, const char *const *sources) {
 
 /* ---- command-line options ---- */
 
+/* The output option every generator takes (its value goes to gen_parse_args' *out). */
+static const struct gen_opt output_opts[] = { { "--output", "-o", GO_STRING, NULL, NULL, false }, { 0 } };
+
 static const struct gen_opt *find_opt(const struct gen_opt *opts, const char *arg, size_t len) {
   for (const struct gen_opt *o = opts; o->name; o++) {
     if (strlen(o->name) == len && strncmp(o->name, arg, len) == 0) return o;
@@ -214,96 +179,83 @@ static const struct gen_opt *find_opt(const struct gen_opt *opts, const char *ar
   return NULL;
 }
 
-static int usage_error(const char *gen, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int usage_error(const char *gen, const char *fmt, ...) {
-  char msg[400];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  errorf("gen %s: %s; see 'vmxsim gen %s --help'", gen, msg, gen);
-  return EXIT_USAGE;
-}
-
-static int choice_list(const char *const *choices, char *buf, size_t n) {
+static void choice_list(const char *const *choices, char *buf, size_t n) {
   size_t len = 0;
   buf[0] = 0;
   for (size_t i = 0; choices[i] && len < n; i++)
     len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? (choices[i + 1] ? ", " : " or ") : "", choices[i]);
-  return 0;
 }
 
-/* Stores the value v of option o; returns 0 or EXIT_USAGE (reported). */
-static int store_value(const char *gen, const struct gen_opt *o, const char *v) {
+/* Stores the value v of option o in dest; returns 0 or EXIT_USAGE with the message in err. */
+static int store_value(const struct gen_opt *o, void *dest, const char *v, char *err, size_t errlen) {
   char list[128];
   switch (o->kind) {
   case GO_UINT:
-    if (!parse_u64(v, o->dest))
-      return usage_error(gen, "%s: expected a whole number >= 0, got '%s'", o->name, v);
-    return 0;
+    if (parse_u64(v, dest)) return EXIT_OK;
+    gen_errf(err, errlen, "%s: expected a whole number >= 0, got '%s'", o->name, v);
+    return EXIT_USAGE;
   case GO_DOUBLE:
-    if (!parse_double(v, o->dest) || !(*(double *)o->dest > 0))
-      return usage_error(gen, "%s: expected a positive number, got '%s'", o->name, v);
-    return 0;
+    if (parse_double(v, dest) && *(double *)dest > 0) return EXIT_OK;
+    gen_errf(err, errlen, "%s: expected a positive number, got '%s'", o->name, v);
+    return EXIT_USAGE;
   case GO_CHOICE:
     for (int i = 0; o->choices[i]; i++)
-      if (strcmp(o->choices[i], v) == 0) { *(int *)o->dest = i; return 0; }
+      if (strcmp(o->choices[i], v) == 0) { *(int *)dest = i; return EXIT_OK; }
     choice_list(o->choices, list, sizeof list);
-    return usage_error(gen, "%s: unknown value '%s' (expected %s)", o->name, v, list);
+    gen_errf(err, errlen, "%s: unknown value '%s' (expected %s)", o->name, v, list);
+    return EXIT_USAGE;
   case GO_PAGING: {
     int p = paging_from_name(v);
-    if (p < 0) return usage_error(gen, "%s: unknown paging mode '%s' (expected 32, pae or 64)", o->name, v);
-    *(unsigned *)o->dest = (unsigned)p;
-    return 0;
+    if (p >= 0) { *(unsigned *)dest = (unsigned)p; return EXIT_OK; }
+    gen_errf(err, errlen, "%s: unknown paging mode '%s' (expected 32, pae or 64)", o->name, v);
+    return EXIT_USAGE;
   }
   case GO_STRING:
-    if (!*v) return usage_error(gen, "%s: empty value", o->name);
-    *(const char **)o->dest = v;
-    return 0;
+    if (*v) { *(const char **)dest = v; return EXIT_OK; }
+    gen_errf(err, errlen, "%s: empty value", o->name);
+    return EXIT_USAGE;
   case GO_FLAG:
     break;
   }
-  return usage_error(gen, "%s takes no value", o->name);
+  gen_errf(err, errlen, "%s takes no value", o->name);
+  return EXIT_USAGE;
 }
 
-static bool is_help(const char *arg) { return !strcmp(arg, "--help") || !strcmp(arg, "-h"); }
+/* The first option in opts that is required but was not seen, or NULL. */
+static const struct gen_opt *missing_opt(const struct gen_opt *opts, const bool *seen) {
+  for (const struct gen_opt *o = opts; o->name; o++)
+    if (o->required && !seen[o - opts]) return o;
+  return NULL;
+}
 
-int gen_parse_args(int argc, char **argv, const struct gen_opt *opts, const char *usage) {
-  const char *gen = argv[0];
+int gen_parse_args(int argc, char **argv, const struct gen_opt *opts, const char **out, char *err, size_t errlen) {
   bool seen[64] = { false };
-  for (int i = 1; i < argc; i++)
-    if (is_help(argv[i])) { fputs(usage, stdout); return GEN_PARSE_HELP; }
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
-    if (arg[0] != '-' || !arg[1]) return usage_error(gen, "unexpected argument '%s'", arg);
+    if (arg[0] != '-' || !arg[1]) {
+      gen_errf(err, errlen, "unexpected argument '%s'", arg);
+      return EXIT_USAGE;
+    }
     const char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
-    const struct gen_opt *o = find_opt(opts, arg, eq ? (size_t)(eq - arg) : strlen(arg));
-    if (!o) return usage_error(gen, "unknown option '%s'", arg);
-    seen[o - opts] = true;
+    size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+    const struct gen_opt *o = find_opt(opts, arg, len);
+    if (!o && !find_opt(output_opts, arg, len)) {
+      gen_errf(err, errlen, "unknown option '%s'", arg);
+      return EXIT_USAGE;
+    }
+    if (o) seen[o - opts] = true;
+    else o = output_opts;
     if (o->kind == GO_FLAG) {
-      if (eq) return usage_error(gen, "%s takes no value", o->name);
+      if (eq) { gen_errf(err, errlen, "%s takes no value", o->name); return EXIT_USAGE; }
       *(bool *)o->dest = true;
       continue;
     }
     const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
-    if (!v) return usage_error(gen, "%s needs a value", o->name);
-    if (store_value(gen, o, v)) return EXIT_USAGE;
+    if (!v) { gen_errf(err, errlen, "%s needs a value", o->name); return EXIT_USAGE; }
+    if (store_value(o, o == output_opts ? (void *)out : o->dest, v, err, errlen)) return EXIT_USAGE;
   }
-  for (const struct gen_opt *o = opts; o->name; o++) {
-    if (!o->required || seen[o - opts]) continue;
-    if (o->kind == GO_STRING && o->short_name)
-      return usage_error(gen, "missing %s FILE (the output trace)", o->short_name);
-    return usage_error(gen, "missing required option %s", o->name);
-  }
-  return 0;
-}
-
-int gen_exit_code(const char *generator, int rc, const char *err) {
-  if (rc == GEN_OK) return EXIT_OK;
-  if (rc == GEN_EINVAL) {
-    errorf("gen %s: %s; see 'vmxsim gen %s --help'", generator, err, generator);
-    return EXIT_USAGE;
-  }
-  errorf("gen %s: %s", generator, err);
-  return EXIT_BADINPUT;
+  const struct gen_opt *m = missing_opt(opts, seen);
+  if (m) gen_errf(err, errlen, "missing required option %s", m->name);
+  else if (!*out) gen_errf(err, errlen, "missing -o FILE (the output trace)");
+  return m || !*out ? EXIT_USAGE : EXIT_OK;
 }

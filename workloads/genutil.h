@@ -7,14 +7,17 @@
 #include <stdint.h>
 #include <cJSON.h>
 #include "models/event.h"
+#include "sim/core/outfile.h"
 #include "sim/core/trace.h"
+#include "sim/core/util.h"
 
-/* Results of the gen_* functions (the CLI maps them to exit codes). */
-enum gen_rc {
-  GEN_OK = 0,
-  GEN_EINVAL,       /* a parameter is out of range: the message names the option */
-  GEN_EIO,          /* the output could not be written */
-};
+/*
+** Errors (docs/architecture-errors.md): every gen_* function that can fail
+** returns 0 or an enum exit_code, with the message in the caller's err
+** buffer: EXIT_USAGE when a parameter is out of range or an option is wrong
+** (the message names the option as the command line spells it),
+** EXIT_BADINPUT when the output cannot be written.  Nothing here prints.
+*/
 
 /* Every generator caps its task count so that the direct-map regions below
 ** never overlap and 32-bit CR3 values stay below 4 GiB. */
@@ -67,15 +70,14 @@ static inline uint64_t gen_kbuf(const struct gen_layout *l, unsigned index) {
 
 struct gen {
   struct trace_writer w;
-  char *target;             /* the file asked for */
-  char *tmp;                /* written here, renamed over target on success */
-  int rc;                   /* first failure (enum gen_rc); later events are dropped */
+  struct outfile out;       /* written atomically: renamed into place by gen_close */
+  int rc;                   /* first failure (enum exit_code); later events are dropped */
   char *err;
   size_t errlen;
 };
 
 /* Creates the output with the header and the metadata (serialised and freed
-** here).  Returns GEN_OK, GEN_EINVAL (no path) or GEN_EIO, the message in err. */
+** here).  Returns 0, EXIT_USAGE (no path) or EXIT_BADINPUT, the message in err. */
 int gen_open(struct gen *g, const char *path, const char *workload, unsigned vcpus,
              unsigned paging, cJSON *meta, char *err, size_t errlen);
 /* Finishes the trace and renames it into place; on an earlier failure removes it. */
@@ -88,7 +90,7 @@ void gen_write_failed(struct gen *g);
 static inline void gen_ev(struct gen *g, unsigned vcpu, unsigned type, unsigned aux,
                           uint64_t a, uint64_t b, uint32_t cycles) {
   struct trace_event ev = { (uint8_t)type, (uint8_t)aux, (uint16_t)vcpu, cycles, a, b };
-  if (g->rc == GEN_OK && trace_write(&g->w, &ev) != TRACE_OK) gen_write_failed(g);
+  if (g->rc == EXIT_OK && trace_write(&g->w, &ev) != EXIT_OK) gen_write_failed(g);
 }
 
 /* `run N`, split into several records when N exceeds a record's 32 bits. */
@@ -164,13 +166,11 @@ struct gen_opt {
   bool required;
 };
 
-#define GEN_PARSE_HELP (-1)
 /* Parses argv[1..] (argv[0] is the generator name) against opts (ended by a
-** zero entry).  Returns 0; GEN_PARSE_HELP after printing usage to stdout; or
-** EXIT_USAGE after printing an error naming the option. */
-int gen_parse_args(int argc, char **argv, const struct gen_opt *opts, const char *usage);
-
-/* Maps a gen_* result to the process exit code, printing err when it failed. */
-int gen_exit_code(const char *generator, int rc, const char *err);
+** zero entry) and the output option, -o/--output FILE, whose value goes to
+** *out; *out may hold a default, else -o is required.  Returns 0, or
+** EXIT_USAGE with a message naming the option in err.  --help is the
+** caller's: here it is an unknown option. */
+int gen_parse_args(int argc, char **argv, const struct gen_opt *opts, const char **out, char *err, size_t errlen);
 
 #endif

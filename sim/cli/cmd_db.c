@@ -195,7 +195,7 @@ static int make_filter(struct filter *fl, const struct db_opts *o, const char *p
   fl->workload = o->workload;
   if (o->trace && stat(o->trace, &sb) == 0 && S_ISREG(sb.st_mode)) {
     char err[600];
-    if (!hash_file(o->trace, fl->hash, err, sizeof err)) {
+    if (hash_file(o->trace, fl->hash, err, sizeof err) != EXIT_OK) {
       errorf("%s", err);
       return EXIT_BADINPUT;
     }
@@ -295,11 +295,7 @@ static cJSON *runs_json_row(const struct run_line *l) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddNumberToObject(o, "id", (double)l->id);
   cJSON_AddStringToObject(o, "started_at", l->started);
-  cJSON_AddStringToObject(o, "trace", l->trace);
-  cJSON_AddStringToObject(o, "trace_hash", l->hash);
-  cJSON_AddStringToObject(o, "workload", l->workload);
-  cJSON_AddStringToObject(o, "policy", l->policy);
-  cJSON_AddStringToObject(o, "cpu", l->cpu);
+  run_identity_json(o, &(struct run_identity){ l->trace, l->hash, l->workload, l->policy, l->cpu });
   cJSON_AddNumberToObject(o, "events", (double)l->events);
   cJSON_AddNumberToObject(o, "exits", (double)l->exits);
   cJSON_AddNumberToObject(o, "marks", (double)l->marks);

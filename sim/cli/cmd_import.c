@@ -1,318 +1,10 @@
-/* `vmxsim import`: turns perf script, KVM ftrace and xentrace recordings into traces; shared importer machinery. */
+/* `vmxsim import`: options and messages; the importer library (sim/import/import.h) does the work. */
 #include "commands.h"
 #include "sim/import/import.h"
 #include "sim/core/util.h"
 
-#include <cJSON.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-/* ==== shared machinery (declared in import.h) ==== */
-
-void import_init(struct import *im, const struct import_opts *opt, import_emit_fn emit, void *ctx) {
-  memset(im, 0, sizeof *im);
-  im->opt = *opt;
-  if (!(im->opt.cpu_ghz > 0)) im->opt.cpu_ghz = IMPORT_GHZ_DEFAULT;
-  if (!paging_name(im->opt.paging)) im->opt.paging = PAGING_64;
-  if (!im->opt.input) im->opt.input = "<input>";
-  im->emit = emit;
-  im->emit_ctx = ctx;
-  for (unsigned v = 0; v < TRACE_VCPU_MAX; v++) {
-    import_default_init(im, &im->init[v]);
-    im->native_cpu[v] = -1;
-  }
-  im->meta = cJSON_CreateObject();
-}
-
-void import_free(struct import *im) {
-  import_map_free(&im->cpu_map);
-  cJSON_Delete(im->meta);
-  im->meta = NULL;
-}
-
-void import_default_init(const struct import *im, struct import_init *init) {
-  /* Same CR4 per paging mode as the generators (workloads/genutil.c), so an
-  ** imported trace and a generated one replay from the same state. */
-  init->cr0 = IMPORT_CR0_INIT;
-  init->cr3 = import_cr3_of(0);
-  init->cr4 = im->opt.paging == PAGING_64 ? 0x6f0 : im->opt.paging == PAGING_PAE ? 0x6b0 : 0x690;
-  init->cr3_known = false;
-}
-
-uint64_t import_cr3_of(unsigned n) { return IMPORT_CR3_BASE + (uint64_t)n * IMPORT_CR3_STRIDE; }
-
-void import_use_vcpu(struct import *im, unsigned v) {
-  if (v < TRACE_VCPU_MAX && v >= im->nvcpus) im->nvcpus = v + 1;
-}
-
-int import_vcpu_of_cpu(struct import *im, int64_t cpu) {
-  int64_t *slot = import_map_get(&im->cpu_map, (uint32_t)cpu);
-  if (slot) return (int)*slot;
-  if (im->nvcpus >= TRACE_VCPU_MAX) return -1;
-  unsigned v = im->nvcpus++;
-  im->native_cpu[v] = cpu;
-  *import_map_put(&im->cpu_map, (uint32_t)cpu, v) = v;
-  return (int)v;
-}
-
-int import_emit(struct import *im, unsigned vcpu, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
-  struct trace_event ev = { .type = (uint8_t)type, .aux = (uint8_t)aux, .vcpu = (uint16_t)vcpu,
-                            .cycles = 0, .a = a, .b = b };
-  import_use_vcpu(im, vcpu);
-  im->events++;
-  return im->emit(im->emit_ctx, &ev);
-}
-
-int import_run(struct import *im, unsigned vcpu, uint64_t cycles) {
-  while (cycles) {
-    uint32_t c = cycles > UINT32_MAX ? UINT32_MAX : (uint32_t)cycles;
-    struct trace_event ev = { .type = EV_RUN, .vcpu = (uint16_t)vcpu, .cycles = c };
-    import_use_vcpu(im, vcpu);
-    im->events++;
-    int rc = im->emit(im->emit_ctx, &ev);
-    if (rc) return rc;
-    cycles -= c;
-  }
-  return 0;
-}
-
-int import_mark(struct import *im, unsigned vcpu, const char *label) {
-  uint64_t ab[2] = { 0, 0 };
-  for (size_t i = 0; label[i] && i < MARK_LABEL_MAX; i++)
-    ab[i / 8] |= (uint64_t)(unsigned char)label[i] << (8 * (i % 8));
-  return import_emit(im, vcpu, EV_MARK, 0, ab[0], ab[1]);
-}
-
-uint64_t import_ns_to_cycles(const struct import *im, uint64_t ns) {
-  double c = (double)ns * im->opt.cpu_ghz + 0.5;
-  return c < 18446744073709551616.0 ? (uint64_t)c : UINT64_MAX;   /* 2^64: converting more is undefined */
-}
-
-/* Copies at most IMPORT_TEXT_MAX bytes, with control characters shown as '?'. */
-static void quote_text(char *dst, const char *s, size_t len) {
-  size_t n = len < IMPORT_TEXT_MAX ? len : IMPORT_TEXT_MAX;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    dst[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
-  }
-  dst[n] = 0;
-  if (len > IMPORT_TEXT_MAX && n >= 3) memcpy(dst + n - 3, "...", 3);
-}
-
-/* "IN.txt:12: why: 'text'" or "IN.bin: byte 96: why" */
-static void format_bad(const struct import *im, const struct import_bad *b, char *out, size_t n) {
-  if (im->binary)
-    snprintf(out, n, "%s: byte %llu: %s", im->opt.input, (unsigned long long)b->where, b->why);
-  else
-    snprintf(out, n, "%s:%llu: %s: '%s'", im->opt.input, (unsigned long long)b->where, b->why, b->text);
-}
-
-int import_bad(struct import *im, uint64_t where, const char *text, size_t len, const char *why) {
-  struct import_bad b = { .where = where };
-  snprintf(b.why, sizeof b.why, "%s", why);
-  quote_text(b.text, text ? text : "", text ? len : 0);
-  im->bad++;
-  if (im->nbad_kept < IMPORT_BAD_KEEP) im->first_bad[im->nbad_kept++] = b;
-  if (im->opt.skip_bad) return 0;
-  format_bad(im, &b, im->err, sizeof im->err);
-  return EXIT_BADINPUT;
-}
-
-void import_count_name(struct import_name *tab, unsigned *n, unsigned max, const char *name) {
-  unsigned i;
-  for (i = 0; i < *n; i++)
-    if (strcmp(tab[i].name, name) == 0) break;
-  if (i == *n) {
-    if (*n == max) { i = max; snprintf(tab[i].name, sizeof tab[i].name, "(other)"); }
-    else snprintf(tab[(*n)++].name, sizeof tab[0].name, "%s", name);
-  }
-  tab[i].n++;
-}
-
-void import_skip(struct import *im, const char *name, size_t len) {
-  char buf[48];
-  snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf - 1 ? len : sizeof buf - 1), name);
-  im->skipped++;
-  import_count_name(im->skipped_names, &im->nskipped_names, IMPORT_NAMES_MAX, buf);
-}
-
-static void add_names(cJSON *obj, const char *key, const struct import_name *tab, unsigned n, unsigned max) {
-  cJSON *o = cJSON_AddObjectToObject(obj, key);
-  for (unsigned i = 0; i < n; i++) cJSON_AddNumberToObject(o, tab[i].name, (double)tab[i].n);
-  if (n == max && tab[max].n) cJSON_AddNumberToObject(o, tab[max].name, (double)tab[max].n);
-}
-
-char *import_metadata(const struct import *im, const char *source, const char *command) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "source", source);
-  cJSON_AddStringToObject(o, "input", im->opt.input);
-  cJSON_AddStringToObject(o, "command", command);
-  if (!im->binary) cJSON_AddNumberToObject(o, "cpu_ghz", im->opt.cpu_ghz);
-  cJSON *c = cJSON_AddObjectToObject(o, im->binary ? "records" : "lines");
-  cJSON_AddNumberToObject(c, "total", (double)im->units);
-  cJSON_AddNumberToObject(c, "used", (double)im->used);
-  cJSON_AddNumberToObject(c, "skipped", (double)im->skipped);
-  cJSON_AddNumberToObject(c, "unparseable", (double)im->bad);
-  if (!im->binary) cJSON_AddNumberToObject(c, "comments", (double)im->ignored);
-  add_names(o, "skipped_events", im->skipped_names, im->nskipped_names, IMPORT_NAMES_MAX);
-  cJSON *bad = cJSON_AddArrayToObject(o, "unparseable");
-  for (unsigned i = 0; i < im->nbad_kept; i++) {
-    cJSON *b = cJSON_CreateObject();
-    cJSON_AddNumberToObject(b, im->binary ? "byte" : "line", (double)im->first_bad[i].where);
-    cJSON_AddStringToObject(b, "why", im->first_bad[i].why);
-    if (!im->binary) cJSON_AddStringToObject(b, "text", im->first_bad[i].text);
-    cJSON_AddItemToArray(bad, b);
-  }
-  for (cJSON *m = im->meta ? im->meta->child : NULL; m; m = m->next)
-    cJSON_AddItemToObject(o, m->string, cJSON_Duplicate(m, true));
-  char *s = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  return s;
-}
-
-/* ---- parsing helpers ---- */
-
-bool import_next_line(const char *buf, size_t len, size_t *pos, const char **line, size_t *n) {
-  if (*pos >= len) return false;
-  const char *s = buf + *pos;
-  const char *nl = memchr(s, '\n', len - *pos);
-  size_t l = nl ? (size_t)(nl - s) : len - *pos;
-  *pos += l + (nl ? 1 : 0);
-  if (l && s[l - 1] == '\r') l--;
-  *line = s;
-  *n = l;
-  return true;
-}
-
-static bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-static int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-bool import_num(const char *s, const char *end, bool hex, uint64_t *v, const char **stop) {
-  uint64_t x = 0;
-  const char *p = s;
-  if (hex && end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && hex_digit(p[2]) >= 0) p += 2;
-  const char *digits = p;
-  const uint64_t base = hex ? 16 : 10;
-  for (; p < end; p++) {
-    int d = hex ? hex_digit(*p) : (is_digit(*p) ? *p - '0' : -1);
-    if (d < 0) break;
-    /* the builtins, not a division per digit: this runs for every number of every line */
-    if (__builtin_mul_overflow(x, base, &x) || __builtin_add_overflow(x, (uint64_t)d, &x)) return false;
-  }
-  if (p == digits) return false;
-  *v = x;
-  if (stop) *stop = p;
-  return true;
-}
-
-bool import_snum(const char *s, const char *end, int64_t *v, const char **stop) {
-  bool neg = s < end && *s == '-';
-  uint64_t x;
-  if (!import_num(s + neg, end, false, &x, stop) || x > (uint64_t)INT64_MAX) return false;
-  *v = neg ? -(int64_t)x : (int64_t)x;
-  return true;
-}
-
-const char *import_find_cpu(const char *s, const char *end, import_task_ok_fn ok, void *arg,
-                            const char **ts, const char **te) {
-  for (const char *q = s; (q = memchr(q, '[', (size_t)(end - q))); q++) {
-    if (q == s || (q[-1] != ' ' && q[-1] != '\t')) continue;
-    const char *d = q + 1;
-    while (d < end && *d >= '0' && *d <= '9') d++;
-    if (d == q + 1 || d >= end || *d != ']') continue;
-    const char *e = q;
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t')) e--;
-    const char *b = e;
-    while (b > s && b[-1] != ' ' && b[-1] != '\t') b--;
-    if (b < e && ok(b, e, arg)) { *ts = b; *te = e; return q; }
-  }
-  return NULL;
-}
-
-bool import_parse_secs(const char *s, size_t n, uint64_t *ns) {
-  const char *end = s + n, *p;
-  uint64_t secs, frac = 0;
-  if (!import_num(s, end, false, &secs, &p) || secs > UINT64_MAX / 1000000000u) return false;
-  unsigned digits = 0;
-  if (p < end && *p == '.') {
-    for (p++; p < end && is_digit(*p); p++, digits++)
-      if (digits < 9) frac = frac * 10 + (uint64_t)(*p - '0');
-    if (digits == 0) return false;
-  }
-  if (p != end) return false;
-  for (unsigned d = digits; d < 9; d++) frac *= 10;
-  return !__builtin_add_overflow(secs * 1000000000u, frac, ns);   /* secs <= UINT64_MAX / 1e9 */
-}
-
-const char *import_field(const char *s, size_t n, const char *name) {
-  size_t k = strlen(name);
-  const char *end = s + n;
-  for (const char *p = s; (size_t)(end - p) >= k; p++) {
-    p = memchr(p, name[0], (size_t)(end - p) - k + 1);
-    if (!p) return NULL;
-    if (memcmp(p, name, k) == 0 && (p == s || p[-1] == ' ' || p[-1] == '\t' || p[-1] == ','))
-      return p + k;
-  }
-  return NULL;
-}
-
-/* ---- maps ---- */
-
-static size_t map_slot(const struct import_map *m, uint32_t key) {
-  size_t i = (key * 2654435761u) & (m->cap - 1);
-  while (m->used[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
-  return i;
-}
-
-int64_t *import_map_get(const struct import_map *m, uint32_t key) {
-  if (!m->cap) return NULL;
-  size_t i = map_slot(m, key);
-  return m->used[i] ? &m->vals[i] : NULL;
-}
-
-static void map_grow(struct import_map *m) {
-  struct import_map old = *m;
-  m->cap = old.cap ? old.cap * 2 : 64;
-  m->keys = xcalloc(m->cap, sizeof *m->keys);
-  m->vals = xcalloc(m->cap, sizeof *m->vals);
-  m->used = xcalloc(m->cap, 1);
-  m->n = 0;
-  for (size_t i = 0; i < old.cap; i++)
-    if (old.used[i]) *import_map_put(m, old.keys[i], old.vals[i]) = old.vals[i];
-  import_map_free(&old);
-}
-
-int64_t *import_map_put(struct import_map *m, uint32_t key, int64_t init) {
-  if ((m->n + 1) * 2 > m->cap) map_grow(m);   /* keep it at most half full */
-  size_t i = map_slot(m, key);
-  if (!m->used[i]) {
-    m->used[i] = 1;
-    m->keys[i] = key;
-    m->vals[i] = init;
-    m->n++;
-  }
-  return &m->vals[i];
-}
-
-void import_map_free(struct import_map *m) {
-  free(m->keys);
-  free(m->vals);
-  free(m->used);
-  memset(m, 0, sizeof *m);
-}
-
-/* ==== the command ==== */
 
 static const char import_usage[] =
   "usage: vmxsim import FORMAT IN -o OUT.bin [options]\n"
@@ -471,148 +163,6 @@ static int parse_import_args(int argc, char **argv, struct import_args *a) {
   return 0;
 }
 
-/* ---- input ---- */
-
-struct input { const char *data; size_t len; bool mapped; };
-
-/* Maps a regular file, or reads a pipe or standard input ("-") into memory. */
-static int input_open(struct input *in, const char *path) {
-  memset(in, 0, sizeof *in);
-  int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) { errorf("%s: %s", path, strerror(errno)); return -1; }
-  if (S_ISDIR(st.st_mode)) { errorf("%s: is a directory", path); close(fd); return -1; }
-  if (S_ISREG(st.st_mode) && st.st_size > 0) {
-    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m != MAP_FAILED) {
-      madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
-      in->data = m; in->len = (size_t)st.st_size; in->mapped = true;
-      if (fd) close(fd);
-      return 0;
-    }
-  }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = xmalloc(cap);
-  ssize_t got;
-  while ((got = read(fd, buf + n, cap - n)) > 0)
-    if ((n += (size_t)got) == cap) buf = xrealloc(buf, cap *= 2);
-  if (got < 0) { errorf("%s: read failed: %s", path, strerror(errno)); free(buf); if (fd) close(fd); return -1; }
-  if (fd) close(fd);
-  in->data = buf; in->len = n;
-  return 0;
-}
-
-static void input_close(struct input *in) {
-  if (in->mapped) munmap((void *)in->data, in->len);
-  else free((void *)in->data);
-}
-
-/* ---- output: events to a temporary file, then the trace ---- */
-
-#define SPOOL_EVENTS 8192
-
-/* Events collect in evs[] and go to the file in blocks: one fwrite per event costs
-** a stdio lock and call each, a measurable share of an import. */
-struct spool { FILE *f; struct trace_event *evs; size_t n; bool failed; };
-
-static int spool_flush(struct spool *s) {
-  if (s->n && fwrite(s->evs, sizeof *s->evs, s->n, s->f) != s->n) {
-    errorf("temporary file: write failed: %s", strerror(errno));
-    s->failed = true;
-    return EXIT_INTERNAL;
-  }
-  s->n = 0;
-  return 0;
-}
-
-static int spool_emit(void *ctx, const struct trace_event *ev) {
-  struct spool *s = ctx;
-  s->evs[s->n++] = *ev;
-  return s->n == SPOOL_EVENTS ? spool_flush(s) : 0;
-}
-
-static int write_inits(struct import *im, struct trace_writer *w) {
-  for (unsigned v = 0; v < im->nvcpus; v++) {
-    const struct import_init *in = &im->init[v];
-    const uint64_t val[3] = { in->cr0, in->cr3, in->cr4 };
-    const uint8_t cr[3] = { 0, 3, 4 };
-    for (int i = 0; i < 3; i++) {
-      struct trace_event ev = { .type = EV_INIT, .aux = cr[i], .vcpu = (uint16_t)v, .a = val[i] };
-      if (trace_write(w, &ev) != TRACE_OK) return -1;
-    }
-  }
-  return 0;
-}
-
-static int copy_spool(struct spool *s, struct trace_writer *w) {
-  struct trace_event evs[4096];
-  size_t n;
-  if (spool_flush(s) != 0 || fflush(s->f) != 0 || fseek(s->f, 0, SEEK_SET) != 0) return -1;
-  while ((n = fread(evs, sizeof *evs, sizeof evs / sizeof *evs, s->f)) > 0)
-    for (size_t i = 0; i < n; i++)
-      if (trace_write(w, &evs[i]) != TRACE_OK) return -1;
-  return ferror(s->f) ? -1 : 0;
-}
-
-/* A temporary file beside the regular file `out` (symlinks followed), to rename over
-** it: NULL after a message.  Devices and FIFOs are refused: a trace needs seeking, and
-** a failed write removes the file it wrote (it would remove /dev/full). */
-static char *output_tmp(const char *out, char **target) {
-  struct stat st;
-  *target = NULL;
-  if (stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
-    errorf("%s: not a regular file (a binary trace cannot go to standard output, a device or a FIFO)", out);
-    return NULL;
-  }
-  char *real = realpath(out, NULL);
-  *target = real ? real : xstrdup(out);
-  size_t n = strlen(*target) + 8;
-  char *tmp = xmalloc(n);
-  snprintf(tmp, n, "%s.XXXXXX", *target);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    errorf("%s: cannot create: %s", out, strerror(errno));
-    free(tmp);
-    free(*target);
-    *target = NULL;
-    return NULL;
-  }
-  mode_t mask = umask(0);                      /* mkstemp makes 0600; give the usual 0666 & ~umask */
-  umask(mask);
-  if (fchmod(fd, 0666 & ~mask) != 0) { /* keeps 0600: harmless */ }
-  close(fd);
-  return tmp;
-}
-
-/* Writes OUT: header with metadata, @init per vCPU, then the spooled events, into a
-** temporary file renamed over OUT at the end, so a failure or a kill leaves neither
-** a partial trace nor a removed old one. */
-static int assemble(struct import *im, struct spool *s, const char *out, const char *workload,
-                    const char *meta) {
-  struct trace_writer w;
-  unsigned nv = im->nvcpus ? im->nvcpus : 1;
-  if (!im->nvcpus) im->nvcpus = 1;
-  char *target, *tmp = output_tmp(out, &target);
-  if (!tmp) return EXIT_BADINPUT;
-  int rc = EXIT_BADINPUT;
-  if (trace_create(&w, tmp, workload, nv, im->opt.paging, meta) != TRACE_OK) {
-    errorf("%s", w.err);
-  } else if (write_inits(im, &w) != 0 || copy_spool(s, &w) != 0) {
-    errorf("%s: %s", out, w.err[0] ? w.err : "cannot read back the temporary file");
-    trace_abort(&w);
-  } else if (trace_finish(&w) != TRACE_OK) {
-    errorf("%s", w.err);
-  } else if (rename(tmp, target) != 0) {
-    errorf("%s: cannot rename into place: %s", target, strerror(errno));
-  } else {
-    rc = 0;
-  }
-  if (rc) remove(tmp);
-  free(tmp);
-  free(target);
-  return rc;
-}
-
 /* The command line as one string, for the metadata. */
 static char *join_args(int argc, char **argv) {
   size_t n = 8;
@@ -624,66 +174,29 @@ static char *join_args(int argc, char **argv) {
   return s;
 }
 
-/* Default workload name: the input's base name without its extension. */
-static void default_workload(const char *in, char *out, size_t n) {
-  const char *b = strrchr(in, '/');
-  b = b ? b + 1 : in;
-  snprintf(out, n, "%s", strcmp(in, "-") == 0 ? "import" : b);
-  char *dot = strchr(out, '.');
-  if (dot && dot != out) *dot = 0;
-}
-
 static void report_skipped(const struct import *im) {
   if (!im->bad) return;
   errorf("import: skipped %llu unparseable %s of %s%s", (unsigned long long)im->bad,
          im->binary ? "records" : "lines", im->opt.input, im->nbad_kept ? ", first:" : "");
   for (unsigned i = 0; i < im->nbad_kept; i++) {
     char msg[640];
-    format_bad(im, &im->first_bad[i], msg, sizeof msg);
+    import_format_bad(im, &im->first_bad[i], msg, sizeof msg);
     fprintf(stderr, "  %s\n", msg);
   }
 }
 
-typedef int (*importer_fn)(struct import *im, const char *buf, size_t len);
-
-static int xen_adapter(struct import *im, const char *buf, size_t len) {
-  return import_xentrace(im, (const unsigned char *)buf, len);
-}
-
-static int run_import(const struct import_args *a, importer_fn fn, bool binary, int argc, char **argv) {
-  struct input in;
-  if (input_open(&in, a->in) != 0) return EXIT_BADINPUT;
-  struct spool s = { .f = tmpfile() };
-  if (!s.f) { errorf("cannot create a temporary file: %s", strerror(errno)); input_close(&in); return EXIT_INTERNAL; }
-  s.evs = xmalloc(SPOOL_EVENTS * sizeof *s.evs);
+/* Runs the import the arguments describe; prints the outcome. */
+static int run_import(const struct import_args *a, const struct import_format *fmt, int argc, char **argv) {
+  char *cmd = join_args(argc, argv);
+  struct import_job job = { .format = fmt, .input = a->in, .output = a->out, .workload = a->workload,
+                            .command = cmd, .opt = a->opt };
   struct import im;
-  struct import_opts opt = a->opt;
-  opt.input = strcmp(a->in, "-") == 0 ? "<stdin>" : a->in;
-  import_init(&im, &opt, spool_emit, &s);
-  im.binary = binary;
-  int rc = fn(&im, in.data, in.len);
-  if (rc && !s.failed) errorf("%s", im.err);
-  if (!rc && im.used == 0) {
-    /* Nothing recognised: most likely another format, or the wrong events recorded. */
-    errorf("%s: no %s events found in it; is it %s output? (see 'vmxsim import %s --help')",
-           opt.input, a->format, a->format, a->format);
-    rc = EXIT_BADINPUT;
-  }
-  if (!rc) {
-    char workload[TRACE_WORKLOAD_MAX + 1];
-    if (a->workload) snprintf(workload, sizeof workload, "%s", a->workload);
-    else default_workload(a->in, workload, sizeof workload);
-    char *cmd = join_args(argc, argv);
-    char *meta = import_metadata(&im, a->format, cmd);
-    rc = assemble(&im, &s, a->out, workload, meta);
-    free(meta);
-    free(cmd);
-    if (!rc) report_skipped(&im);
-  }
-  fclose(s.f);
-  free(s.evs);
+  char err[1024];
+  int rc = import_file(&job, &im, err, sizeof err);
+  if (rc) errorf("%s", err);
+  else report_skipped(&im);
   import_free(&im);
-  input_close(&in);
+  free(cmd);
   return rc;
 }
 
@@ -691,10 +204,8 @@ int cmd_import(int argc, char **argv) {
   struct import_args a;
   int rc = parse_import_args(argc, argv, &a);
   if (rc) return rc;
-  const struct { const char *name; const char *usage; importer_fn fn; bool binary; } formats[] = {
-    { "perf-script", perf_usage, import_perf_script, false },
-    { "kvm-ftrace", kvm_usage, import_kvm_ftrace, false },
-    { "xentrace", xen_usage, xen_adapter, true },
+  const struct { const char *name; const char *usage; } formats[] = {
+    { "perf-script", perf_usage }, { "kvm-ftrace", kvm_usage }, { "xentrace", xen_usage },
   };
   if (!a.format) {
     fputs(import_usage, a.help ? stdout : stderr);
@@ -705,7 +216,7 @@ int cmd_import(int argc, char **argv) {
     if (a.help) { fputs(formats[i].usage, stdout); return EXIT_OK; }
     if (!a.in) { errorf("import %s: missing input file; see 'vmxsim import %s --help'", a.format, a.format); return EXIT_USAGE; }
     if (!a.out) { errorf("import %s: missing -o OUT.bin; see 'vmxsim import %s --help'", a.format, a.format); return EXIT_USAGE; }
-    return run_import(&a, formats[i].fn, formats[i].binary, argc, argv);
+    return run_import(&a, import_format_find(a.format), argc, argv);
   }
   errorf("import: unknown format '%s' (perf-script, kvm-ftrace, xentrace); see 'vmxsim import --help'", a.format);
   return EXIT_USAGE;

@@ -7,10 +7,8 @@
 #include "sim/core/util.h"
 
 #include <getopt.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_SETS 64
@@ -43,20 +41,17 @@ struct run_opts {
   bool no_db, quiet;
 };
 
-static volatile sig_atomic_t interrupted;
-static void on_sigint(int sig) { (void)sig; interrupted = 1; }
-
 /* Progress on stderr for long runs when it is a terminal. */
 static bool show_progress(struct engine *e, const struct trace_reader *r, void *arg) {
   (void)arg;
-  if (r->hdr.event_count <= (1u << 23)) return !interrupted;
+  if (r->hdr.event_count <= (1u << 23)) return !interrupt_requested();
   uint64_t n = r->hdr.event_count;
   fprintf(stderr, "\r  %3u%%  %" PRIu64 " of %" PRIu64 " events", (unsigned)(100 * e->index / n), e->index, n);
-  return !interrupted;
+  return !interrupt_requested();
 }
 static bool check_interrupt(struct engine *e, const struct trace_reader *r, void *arg) {
   (void)e; (void)r; (void)arg;
-  return !interrupted;
+  return !interrupt_requested();
 }
 
 static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
@@ -113,11 +108,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
 /* Stores the printed result unless --no-db; EXIT_DB (with a message) on failure. */
 static int store_result(const struct run_opts *o, const struct run_output *out) {
   char err[1024];
-  struct store_run run = {
-    .rep = &out->rep, .trace_path = o->trace, .trace_metadata = out->metadata,
-    .trace_events = out->trace_events, .policy_json = out->policy_json,
-    .profile_json = out->profile_json, .wall_seconds = out->wall_seconds,
-  };
+  struct store_run run = store_run_of(out, o->trace);
   int64_t id = 0;
   int rc = store_save(o->db, &run, &id, err, sizeof err);
   if (rc) errorf("%s", err);
@@ -133,15 +124,16 @@ int cmd_run(int argc, char **argv) {
   struct run_spec spec = { .trace = o.trace, .policy = o.policy, .cpu = o.cpu, .sets = o.sets, .nsets = o.nsets,
                            .progress = o.quiet || !isatty(2) ? check_interrupt : show_progress };
   struct run_output *out = xmalloc(sizeof *out);
-  signal(SIGINT, on_sigint);
+  struct interrupt_catch ic;
+  interrupt_catch(&ic, false);
   rc = run_trace(&spec, out, err, sizeof err);
-  signal(SIGINT, SIG_DFL);
+  interrupt_release(&ic);
   if (spec.progress == show_progress) fprintf(stderr, "\r%60s\r", "");
   if (rc != EXIT_OK) {
     errorf("%s", err);
   } else if (out->interrupted) {
     errorf("interrupted after %" PRIu64 " of %" PRIu64 " events; nothing stored", out->rep.events, out->trace_events);
-    rc = 130;
+    rc = EXIT_INTERRUPTED;
   } else {
     report_print(stdout, &out->rep, (enum report_format)o.format);
     fflush(stdout);   /* the result stays printed whatever happens to the database */

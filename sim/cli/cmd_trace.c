@@ -1,16 +1,14 @@
 /* `vmxsim trace asm|dump|info`: assemble text traces, dump binary ones, summarise them. */
 #include "commands.h"
+#include "sim/core/outfile.h"
 #include "sim/core/trace.h"
 #include "sim/core/trace_text.h"
 #include "sim/core/util.h"
 
 #include <cJSON.h>
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 static const char trace_usage[] =
   "usage: vmxsim trace asm IN.txt -o OUT.bin         text trace -> binary trace\n"
@@ -110,128 +108,7 @@ static int parse_args(int argc, char **argv, bool outopt, bool fmtopt, struct ar
   return 0;
 }
 
-/* ---- output files ---- */
-
-/*
-** Outputs are written to a temporary file beside the target and renamed over
-** it on success, so a failure leaves neither a partial file nor a clobbered
-** old one.  Targets that are not regular files (/dev/stdout, a FIFO) are
-** written in place: renaming over them would replace the device.
-*/
-struct output {
-  char *target;            /* where the result goes (symlinks resolved) */
-  char *tmp;               /* temporary file, NULL when writing in place */
-};
-
-/* Returns 0, or -1 after reporting why the output cannot be written. */
-static int output_begin(struct output *o, const char *path, bool need_regular) {
-  struct stat st;
-  memset(o, 0, sizeof *o);
-  char *real = realpath(path, NULL);           /* follow a symlink to its file */
-  o->target = real ? real : xstrdup(path);
-  if (stat(o->target, &st) == 0 && !S_ISREG(st.st_mode)) {
-    if (need_regular) {
-      errorf("%s: not a regular file (a binary trace needs a seekable file)", path);
-      return -1;
-    }
-    return 0;
-  }
-  size_t n = strlen(o->target) + 8;
-  o->tmp = xmalloc(n);
-  snprintf(o->tmp, n, "%s.XXXXXX", o->target);
-  int fd = mkstemp(o->tmp);
-  if (fd < 0) {
-    errorf("%s: cannot create: %s", path, strerror(errno));
-    free(o->tmp);
-    o->tmp = NULL;
-    return -1;
-  }
-  mode_t mask = umask(0);                      /* mkstemp makes 0600; give the usual 0666 & ~umask */
-  umask(mask);
-  fchmod(fd, 0666 & ~mask);
-  close(fd);
-  return 0;
-}
-
-/* The path to open for writing. */
-static const char *output_path(const struct output *o) { return o->tmp ? o->tmp : o->target; }
-
-/* ok: rename the temporary file into place; !ok: remove it.  Returns 0 or -1. */
-static int output_end(struct output *o, bool ok) {
-  int rc = 0;
-  if (o->tmp && ok && rename(o->tmp, o->target) != 0) {
-    errorf("%s: cannot rename into place: %s", o->target, strerror(errno));
-    rc = -1;
-  }
-  if (o->tmp && (!ok || rc)) remove(o->tmp);
-  free(o->tmp);
-  free(o->target);
-  o->tmp = o->target = NULL;
-  return rc;
-}
-
 /* ---- asm ---- */
-
-struct assembler {
-  struct trace_text_parser p;
-  struct output out;
-  struct trace_writer w;
-  bool open;               /* w created: at the first record, when the header is final */
-};
-
-static int asm_open(struct assembler *as) {
-  struct trace_text_parser *p = &as->p;
-  if (trace_create(&as->w, output_path(&as->out), p->workload, p->vcpus ? p->vcpus : 1,
-                   p->paging, p->metadata) != TRACE_OK) {
-    errorf("%s", as->w.err);
-    return EXIT_BADINPUT;
-  }
-  as->open = true;
-  return 0;
-}
-
-static int asm_emit(void *ctx, const struct trace_event *ev) {
-  struct assembler *as = ctx;
-  if (!as->open) {
-    int rc = asm_open(as);
-    if (rc) return rc;
-  }
-  if (trace_write(&as->w, ev) != TRACE_OK) {
-    errorf("%s", as->w.err);
-    return EXIT_BADINPUT;
-  }
-  return 0;
-}
-
-/* Feeds every line of f to the parser; returns 0 or an exit code (reported). */
-static int asm_lines(struct assembler *as, FILE *f, const char *name) {
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
-  int rc = 0;
-  while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
-    const char *nul = memchr(line, 0, (size_t)len);
-    if (nul) {                                   /* the parser would stop there and take the rest for gone */
-      errorf("%s:%lu: NUL byte at column %zu (a binary file? 'vmxsim trace dump' turns a binary trace into text)",
-             name, as->p.line + 1, (size_t)(nul - line) + 1);
-      rc = EXIT_BADINPUT;
-      break;
-    }
-    rc = trace_text_parse_line(&as->p, line, asm_emit, as);
-    if (rc == TEXT_ESYNTAX) errorf("%s:%lu: %s", name, as->p.err_line, as->p.err);
-  }
-  free(line);
-  if (rc == 0 && ferror(f)) {
-    errorf("%s: read failed: %s", name, strerror(errno));
-    rc = EXIT_BADINPUT;
-  }
-  if (rc == 0 && trace_text_parse_end(&as->p) == TEXT_ESYNTAX) {
-    errorf("%s:%lu: %s", name, as->p.err_line, as->p.err);
-    rc = TEXT_ESYNTAX;
-  }
-  if (rc == 0 && !as->open) rc = asm_open(as);      /* no records: still a valid, empty trace */
-  return rc == TEXT_ESYNTAX ? EXIT_BADINPUT : rc;
-}
 
 static int trace_asm(int argc, char **argv) {
   struct args a;
@@ -241,23 +118,9 @@ static int trace_asm(int argc, char **argv) {
     errorf("trace asm: missing -o OUT.bin; see 'vmxsim trace asm --help'");
     return EXIT_USAGE;
   }
-  bool is_stdin = strcmp(a.in, "-") == 0;
-  const char *name = is_stdin ? "<stdin>" : a.in;
-  FILE *f = is_stdin ? stdin : fopen(a.in, "r");
-  if (!f) {
-    errorf("%s: %s", a.in, strerror(errno));
-    return EXIT_BADINPUT;
-  }
-  struct assembler as = { .open = false };
-  trace_text_parser_init(&as.p);
-  rc = output_begin(&as.out, a.out, true) ? EXIT_BADINPUT : asm_lines(&as, f, name);
-  if (as.open) {
-    if (rc) trace_abort(&as.w);
-    else if (trace_finish(&as.w) != TRACE_OK) { errorf("%s", as.w.err); rc = EXIT_BADINPUT; }
-  }
-  if (as.out.target && output_end(&as.out, rc == 0) && rc == 0) rc = EXIT_BADINPUT;
-  trace_text_parser_free(&as.p);
-  if (!is_stdin) fclose(f);
+  char err[1024];
+  rc = trace_text_assemble(a.in, a.out, err, sizeof err);
+  if (rc) errorf("%s", err);
   return rc;
 }
 
@@ -278,25 +141,36 @@ static int dump_records(struct trace_reader *r, FILE *out) {
   return 0;
 }
 
+/* The dump's output: standard output, or PATH written atomically (sim/core/outfile.h).
+** Returns 0 or EXIT_BADINPUT with the message in err. */
+static int dump_open(struct outfile *o, const char *path, FILE **out, char *err, size_t errlen) {
+  *out = stdout;
+  if (!path) return EXIT_OK;
+  int rc = outfile_begin(o, path, OUTFILE_ANY, err, errlen);
+  if (rc) return rc;
+  if ((*out = fopen(outfile_path(o), "w"))) return EXIT_OK;
+  snprintf(err, errlen, "%s: %s", path, strerror(errno));
+  outfile_discard(o);
+  return EXIT_BADINPUT;
+}
+
 static int trace_dump(int argc, char **argv) {
   struct args a;
   int rc = parse_args(argc, argv, true, false, &a);
   if (rc || a.help) return a.help ? (fputs(dump_usage, stdout), EXIT_OK) : rc;
   struct trace_reader r;
-  if (trace_open(&r, a.in) != TRACE_OK) {
+  if (trace_open(&r, a.in) != EXIT_OK) {
     errorf("%s", r.err);
     return EXIT_BADINPUT;
   }
-  struct output o = { 0 };
-  FILE *out = stdout;
-  if (a.out) {
-    bool began = output_begin(&o, a.out, false) == 0;
-    if (!began || !(out = fopen(output_path(&o), "w"))) {
-      if (began) errorf("%s: %s", a.out, strerror(errno));
-      output_end(&o, false);
-      trace_close(&r);
-      return EXIT_BADINPUT;
-    }
+  struct outfile o = { 0 };
+  FILE *out;
+  char err[1024];
+  rc = dump_open(&o, a.out, &out, err, sizeof err);
+  if (rc) {
+    errorf("%s", err);
+    trace_close(&r);
+    return rc;
   }
   rc = dump_records(&r, out);
   if (fflush(out) != 0 || ferror(out)) {
@@ -305,7 +179,8 @@ static int trace_dump(int argc, char **argv) {
   }
   if (a.out) {
     if (fclose(out) != 0 && rc == 0) { errorf("%s: write failed: %s", a.out, strerror(errno)); rc = EXIT_BADINPUT; }
-    if (output_end(&o, rc == 0) && rc == 0) rc = EXIT_BADINPUT;
+    if (rc) outfile_discard(&o);
+    else if ((rc = outfile_commit(&o, err, sizeof err)) != EXIT_OK) errorf("%s", err);
   }
   trace_close(&r);
   return rc;
@@ -473,7 +348,7 @@ static int trace_info(int argc, char **argv) {
     return EXIT_USAGE;
   }
   struct trace_reader r;
-  if (trace_open(&r, a.in) != TRACE_OK) {
+  if (trace_open(&r, a.in) != EXIT_OK) {
     errorf("%s", r.err);
     return EXIT_BADINPUT;
   }

@@ -1,5 +1,8 @@
-/* Subcommands of the vmxsim program.  Each takes the arguments after its own
-** name (argv[0] is the subcommand name) and returns an enum exit_code. */
+/* Subcommands of the vmxsim program whose front ends live in sim/cli.  Each
+** takes the arguments after its own name (argv[0] is the subcommand name) and
+** returns an enum exit_code.  The commands of the higher subsystems are
+** declared by their own headers: cmd_regress (sim/regress/regress.h),
+** cmd_repl (sim/repl/repl.h), cmd_reproduce (sim/reproduce/reproduce.h). */
 #ifndef VMXSIM_COMMANDS_H
 #define VMXSIM_COMMANDS_H
 
@@ -7,13 +10,10 @@ int cmd_run(int argc, char **argv);        /* sim/cli/cmd_run.c: replay a trace 
 int cmd_trace(int argc, char **argv);      /* sim/cli/cmd_trace.c: trace asm | dump | info */
 int cmd_policies(int argc, char **argv);   /* sim/cli/cmd_list.c: list policy presets and knobs */
 int cmd_cpus(int argc, char **argv);       /* sim/cli/cmd_list.c: list CPU profiles */
-int cmd_gen(int argc, char **argv);        /* workloads/gen.c: trace generators */
-int cmd_regress(int argc, char **argv);    /* sim/regress/regress.c: regression cases (exit counts per trace and policy) */
-int cmd_repl(int argc, char **argv);       /* sim/repl/repl.c: interactive stepping through a trace */
+int cmd_gen(int argc, char **argv);        /* sim/cli/cmd_gen.c: trace generators */
 int cmd_runs(int argc, char **argv);       /* sim/cli/cmd_db.c: list stored runs */
 int cmd_report(int argc, char **argv);     /* sim/cli/cmd_db.c: print a stored run's report */
 int cmd_compare(int argc, char **argv);    /* sim/cli/cmd_db.c: compare stored runs */
 int cmd_import(int argc, char **argv);     /* sim/cli/cmd_import.c: import perf/KVM/Xen recordings */
-int cmd_reproduce(int argc, char **argv);  /* sim/reproduce/reproduce.c: the classic exit-cost experiments */
 
 #endif

@@ -1,6 +1,9 @@
 /* vmxsim: command-line entry point and subcommand dispatch. */
 #include "commands.h"
 #include "sim/core/util.h"
+#include "sim/regress/regress.h"
+#include "sim/repl/repl.h"
+#include "sim/reproduce/reproduce.h"
 #include "sim/core/version.h"
 
 #include <string.h>

@@ -245,11 +245,7 @@ static cJSON *json_runs(const struct cmp *c) {
     char label[2] = { (char)('A' + i), 0 };
     cJSON_AddStringToObject(o, "label", label);
     cJSON_AddNumberToObject(o, "id", (double)c->runs[i].id);
-    cJSON_AddStringToObject(o, "trace", r->trace);
-    cJSON_AddStringToObject(o, "trace_hash", r->trace_hash);
-    cJSON_AddStringToObject(o, "workload", r->workload);
-    cJSON_AddStringToObject(o, "policy", r->policy);
-    cJSON_AddStringToObject(o, "cpu", r->cpu);
+    run_identity_json(o, &(struct run_identity){ r->trace, r->trace_hash, r->workload, r->policy, r->cpu });
     cJSON_AddNumberToObject(o, "marks", (double)r->marks);
     cJSON_AddItemToArray(a, o);
   }

@@ -10,7 +10,8 @@
 
 #define MAX_NAMES 64
 
-int data_line_of(const char *text, size_t off) {
+/* Line number (1-based) of byte offset off in text, for JSON error messages. */
+static int data_line_of(const char *text, size_t off) {
   int line = 1;
   for (size_t i = 0; i < off && text[i]; i++)
     if (text[i] == '\n') line++;

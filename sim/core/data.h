@@ -14,7 +14,5 @@ cJSON *data_load(const char *dir, const char *name, char *err, size_t errlen);
 /* Names available in models/<dir>/ (without .json), NULL-terminated; static storage. */
 const char *const *data_names(const char *dir);
 
-/* Line number (1-based) of byte offset off in text, for JSON error messages. */
-int data_line_of(const char *text, size_t off);
 
 #endif

@@ -1,6 +1,7 @@
 /* XXH64 (Yann Collet's xxHash, 64-bit, seed 0): a fast, well-known hash, so a
 ** stored trace hash can be checked with `xxhsum -H1 FILE`. */
 #include "hash.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -91,12 +92,12 @@ uint64_t xxh64(const void *data, size_t len) {
   return xxh64_final(&h);
 }
 
-bool hash_file(const char *path, char hex[HASH_HEX_LEN + 1], char *err, size_t errlen) {
+int hash_file(const char *path, char hex[HASH_HEX_LEN + 1], char *err, size_t errlen) {
   enum { CHUNK = 1 << 20 };
   FILE *f = fopen(path, "rb");
   if (!f) {
     snprintf(err, errlen, "%s: cannot read to hash it: %s", path, strerror(errno));
-    return false;
+    return EXIT_BADINPUT;
   }
   unsigned char *buf = malloc(CHUNK);
   struct xxh64 h;
@@ -108,5 +109,5 @@ bool hash_file(const char *path, char hex[HASH_HEX_LEN + 1], char *err, size_t e
   free(buf);
   fclose(f);
   if (ok) snprintf(hex, HASH_HEX_LEN + 1, "%016llx", (unsigned long long)xxh64_final(&h));
-  return ok;
+  return ok ? EXIT_OK : EXIT_BADINPUT;
 }

@@ -121,12 +121,18 @@ static cJSON *row_json(const struct report_row *r) {
   return o;
 }
 
-char *report_json(const struct report *rep) {
+void run_identity_json(cJSON *obj, const struct run_identity *id) {
+  cJSON_AddStringToObject(obj, "trace", id->trace);
+  if (id->trace_hash) cJSON_AddStringToObject(obj, "trace_hash", id->trace_hash);
+  cJSON_AddStringToObject(obj, "workload", id->workload);
+  cJSON_AddStringToObject(obj, "policy", id->policy);
+  cJSON_AddStringToObject(obj, "cpu", id->cpu);
+}
+
+/* The JSON object as text (caller frees). */
+static char *report_json(const struct report *rep) {
   cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "trace", rep->trace);
-  cJSON_AddStringToObject(o, "workload", rep->workload);
-  cJSON_AddStringToObject(o, "policy", rep->policy);
-  cJSON_AddStringToObject(o, "cpu", rep->cpu);
+  run_identity_json(o, &(struct run_identity){ rep->trace, NULL, rep->workload, rep->policy, rep->cpu });
   cJSON_AddNumberToObject(o, "clock_ghz", rep->clock_ghz);
   cJSON_AddNumberToObject(o, "vcpus", rep->vcpus);
   cJSON_AddNumberToObject(o, "events", (double)rep->events);

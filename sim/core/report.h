@@ -45,7 +45,17 @@ int report_format_from_name(const char *s);   /* -1 when unknown */
 /* Fills the statistics part of rep from st (identity fields are the caller's). */
 void report_from_stats(struct report *rep, const struct stats *st);
 void report_print(FILE *f, const struct report *rep, enum report_format fmt);
-/* The JSON object as text (caller frees). */
-char *report_json(const struct report *rep);
+
+/* What names a run in every JSON document that shows runs: a report, the
+** `runs` list, `compare`. */
+struct run_identity {
+  const char *trace;         /* the trace file as given */
+  const char *trace_hash;    /* its content hash; NULL: not shown */
+  const char *workload, *policy, *cpu;
+};
+/* Adds "trace", "trace_hash" (unless NULL), "workload", "policy" and "cpu" to
+** the JSON object obj, in that order. */
+struct cJSON;
+void run_identity_json(struct cJSON *obj, const struct run_identity *id);
 
 #endif

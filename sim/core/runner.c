@@ -4,7 +4,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct progress_ctx {
   const struct run_spec *spec;
@@ -14,12 +13,6 @@ struct progress_ctx {
 static bool progress_shim(struct engine *e, void *arg) {
   const struct progress_ctx *c = arg;
   return c->spec->progress(e, c->r, c->spec->progress_arg);
-}
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void fill_identity(struct report *rep, const struct run_spec *s, const struct trace_reader *r,
@@ -39,9 +32,9 @@ static int replay(const struct run_spec *s, struct run_output *o, const struct p
   if (!engine_init(&e, pol, prof, r->hdr.vcpu_count, r->hdr.paging, err, errlen))
     return strstr(err, "VM entry") ? EXIT_VMENTRY : EXIT_USAGE;
   struct progress_ctx ctx = { s, r };
-  double t0 = now();
+  double t0 = monotonic_seconds();
   bool ok = engine_run(&e, r, s->progress ? progress_shim : NULL, &ctx);
-  o->wall_seconds = now() - t0;
+  o->wall_seconds = monotonic_seconds() - t0;
   o->interrupted = ok && e.index < r->hdr.event_count;
   int rc = EXIT_OK;
   if (!ok) {

@@ -85,10 +85,10 @@ enum {
 static int parse_header(struct trace_reader *r, const unsigned char *p, size_t got) {
   struct trace_header *h = &r->hdr;
   if (got < 8 || memcmp(p, TRACE_MAGIC, 8) != 0)
-    return fail(r->err, TRACE_EFORMAT, "%s: byte 0: not a vmxsim trace (bad magic; "
+    return fail(r->err, EXIT_BADINPUT, "%s: byte 0: not a vmxsim trace (bad magic; "
                 "text traces must first be assembled with 'vmxsim trace asm')", r->path);
   if (got < TRACE_HEADER_SIZE)
-    return fail(r->err, TRACE_EFORMAT, "%s: byte %zu: truncated header (%d bytes needed)",
+    return fail(r->err, EXIT_BADINPUT, "%s: byte %zu: truncated header (%d bytes needed)",
                 r->path, got, TRACE_HEADER_SIZE);
   h->version = get16(p + H_VERSION);
   h->record_size = get16(p + H_RECSIZE);
@@ -99,34 +99,34 @@ static int parse_header(struct trace_reader *r, const unsigned char *p, size_t g
   memcpy(h->workload, p + H_WORKLOAD, TRACE_WORKLOAD_MAX);
   h->workload[TRACE_WORKLOAD_MAX] = 0;
   if (h->version > TRACE_VERSION)
-    return fail(r->err, TRACE_EFORMAT, "%s: byte %d: format version %u is newer than this "
+    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: format version %u is newer than this "
                 "vmxsim understands (%d); upgrade vmxsim", r->path, H_VERSION, h->version, TRACE_VERSION);
   if (h->version == 0)
-    return fail(r->err, TRACE_EFORMAT, "%s: byte %d: format version 0 is invalid", r->path, H_VERSION);
+    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: format version 0 is invalid", r->path, H_VERSION);
   if (h->record_size != sizeof(struct trace_event))
-    return fail(r->err, TRACE_EFORMAT, "%s: byte %d: record size %u, expected %zu",
+    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: record size %u, expected %zu",
                 r->path, H_RECSIZE, h->record_size, sizeof(struct trace_event));
   if (h->vcpu_count == 0 || h->vcpu_count > TRACE_VCPU_MAX)
-    return fail(r->err, TRACE_EFORMAT, "%s: byte %d: vCPU count %u out of range 1..%d",
+    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: vCPU count %u out of range 1..%d",
                 r->path, H_VCPUS, h->vcpu_count, TRACE_VCPU_MAX);
   if (!paging_name(h->paging))
-    return fail(r->err, TRACE_EFORMAT, "%s: byte %d: unknown paging mode %u (32, 36=pae, 64)",
+    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: unknown paging mode %u (32, 36=pae, 64)",
                 r->path, H_PAGING, h->paging);
   if (h->metadata_len > TRACE_METADATA_MAX || h->metadata_len > r->file_len - TRACE_HEADER_SIZE)
-    return fail(r->err, TRACE_EFORMAT, "%s: byte %d: metadata length %u exceeds the file "
+    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: metadata length %u exceeds the file "
                 "(%zu bytes) or the %u-byte limit", r->path, H_METALEN, h->metadata_len,
                 r->file_len, TRACE_METADATA_MAX);
   r->data_off = TRACE_HEADER_SIZE + h->metadata_len;
   size_t body = r->file_len - r->data_off;
   if (body % sizeof(struct trace_event) != 0)
-    return fail(r->err, TRACE_EFORMAT, "%s: byte %zu: truncated record (file ends %zu bytes "
+    return fail(r->err, EXIT_BADINPUT, "%s: byte %zu: truncated record (file ends %zu bytes "
                 "into record %zu)", r->path, r->data_off + body / 24 * 24,
                 body % sizeof(struct trace_event), body / sizeof(struct trace_event));
   if (body / sizeof(struct trace_event) != h->event_count)
-    return fail(r->err, TRACE_EFORMAT, "%s: byte %d: header says %llu records but the file "
+    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: header says %llu records but the file "
                 "holds %zu (truncated or unfinished trace)", r->path, H_COUNT,
                 (unsigned long long)h->event_count, body / sizeof(struct trace_event));
-  return TRACE_OK;
+  return EXIT_OK;
 }
 
 /* Reads exactly n bytes at offset off; false on a short read or an error. */
@@ -144,33 +144,33 @@ static bool read_at(int fd, void *buf, size_t n, size_t off) {
 static int read_header(struct trace_reader *r) {
   unsigned char hb[TRACE_HEADER_SIZE];
   size_t got = r->file_len < sizeof hb ? r->file_len : sizeof hb;
-  if (!read_at(r->fd, hb, got, 0)) return fail(r->err, TRACE_EIO, "%s: read: %s", r->path, strerror(errno));
+  if (!read_at(r->fd, hb, got, 0)) return fail(r->err, EXIT_BADINPUT, "%s: read: %s", r->path, strerror(errno));
   int rc = parse_header(r, hb, got);
-  if (rc != TRACE_OK) return rc;
+  if (rc != EXIT_OK) return rc;
   r->hdr.metadata = malloc(r->hdr.metadata_len + 1);
   r->buf = malloc(TRACE_READ_RECORDS * sizeof *r->buf);
-  if (!r->hdr.metadata || !r->buf) return fail(r->err, TRACE_EIO, "%s: out of memory", r->path);
+  if (!r->hdr.metadata || !r->buf) return fail(r->err, EXIT_BADINPUT, "%s: out of memory", r->path);
   if (!read_at(r->fd, r->hdr.metadata, r->hdr.metadata_len, TRACE_HEADER_SIZE))
-    return fail(r->err, TRACE_EIO, "%s: read: %s", r->path, strerror(errno));
+    return fail(r->err, EXIT_BADINPUT, "%s: read: %s", r->path, strerror(errno));
   r->hdr.metadata[r->hdr.metadata_len] = 0;
-  return TRACE_OK;
+  return EXIT_OK;
 }
 
 int trace_open(struct trace_reader *r, const char *path) {
   memset(r, 0, sizeof *r);
   r->path = path;
   r->fd = open(path, O_RDONLY);
-  if (r->fd < 0) return fail(r->err, TRACE_EIO, "%s: %s", path, strerror(errno));
+  if (r->fd < 0) return fail(r->err, EXIT_BADINPUT, "%s: %s", path, strerror(errno));
   struct stat st;
-  int rc = TRACE_OK;
-  if (fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode)) rc = fail(r->err, TRACE_EIO, "%s: not a regular file", path);
-  else if (st.st_size == 0) rc = fail(r->err, TRACE_EFORMAT, "%s: byte 0: empty file, not a vmxsim trace", path);
-  if (rc == TRACE_OK) {
+  int rc = EXIT_OK;
+  if (fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode)) rc = fail(r->err, EXIT_BADINPUT, "%s: not a regular file", path);
+  else if (st.st_size == 0) rc = fail(r->err, EXIT_BADINPUT, "%s: byte 0: empty file, not a vmxsim trace", path);
+  if (rc == EXIT_OK) {
     r->file_len = (size_t)st.st_size;
     posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     rc = read_header(r);
   }
-  if (rc != TRACE_OK) {
+  if (rc != EXIT_OK) {
     char keep[sizeof r->err];
     memcpy(keep, r->err, sizeof keep);
     trace_close(r);
@@ -188,7 +188,8 @@ void trace_close(struct trace_reader *r) {
   r->buf = NULL;
 }
 
-size_t trace_record_offset(const struct trace_reader *r, uint64_t i) {
+/* Byte offset of record i, for messages. */
+static size_t trace_record_offset(const struct trace_reader *r, uint64_t i) {
   return r->data_off + (size_t)i * sizeof(struct trace_event);
 }
 
@@ -197,7 +198,7 @@ static bool refill(struct trace_reader *r) {
   uint64_t left = r->hdr.event_count - r->next;
   size_t n = left < TRACE_READ_RECORDS ? (size_t)left : TRACE_READ_RECORDS;
   if (!read_at(r->fd, r->buf, n * sizeof *r->buf, trace_record_offset(r, r->next))) {
-    fail(r->err, TRACE_EIO, "%s: byte %zu: read failed: %s", r->path, trace_record_offset(r, r->next),
+    fail(r->err, EXIT_BADINPUT, "%s: byte %zu: read failed: %s", r->path, trace_record_offset(r, r->next),
          errno ? strerror(errno) : "file shrank");
     return false;
   }
@@ -211,7 +212,7 @@ const struct trace_event *trace_next(struct trace_reader *r) {
   if (r->buf_i == r->buf_n && !refill(r)) return NULL;
   const struct trace_event *ev = &r->buf[r->buf_i];
   if (ev->type >= EV_COUNT || ev->vcpu >= r->hdr.vcpu_count) {
-    fail(r->err, TRACE_EFORMAT, "%s: byte %zu: record %llu: %s %u", r->path,
+    fail(r->err, EXIT_BADINPUT, "%s: byte %zu: record %llu: %s %u", r->path,
          trace_record_offset(r, r->next), (unsigned long long)r->next,
          ev->type >= EV_COUNT ? "unknown event type" : "vCPU beyond the header's count",
          ev->type >= EV_COUNT ? ev->type : ev->vcpu);
@@ -219,7 +220,7 @@ const struct trace_event *trace_next(struct trace_reader *r) {
   }
   const char *why = event_invalid(ev);
   if (why) {
-    fail(r->err, TRACE_EFORMAT, "%s: byte %zu: record %llu (%s): %s", r->path, trace_record_offset(r, r->next),
+    fail(r->err, EXIT_BADINPUT, "%s: byte %zu: record %llu (%s): %s", r->path, trace_record_offset(r, r->next),
          (unsigned long long)r->next, event_mnemonic(ev->type), why);
     return NULL;
   }
@@ -249,64 +250,64 @@ int trace_create(struct trace_writer *w, const char *path, const char *workload,
                  unsigned vcpu_count, unsigned paging, const char *metadata) {
   memset(w, 0, sizeof *w);
   if (vcpu_count == 0 || vcpu_count > TRACE_VCPU_MAX)
-    return fail(w->err, TRACE_EFORMAT, "vCPU count %u out of range 1..%d", vcpu_count, TRACE_VCPU_MAX);
+    return fail(w->err, EXIT_BADINPUT, "vCPU count %u out of range 1..%d", vcpu_count, TRACE_VCPU_MAX);
   if (!paging_name(paging))
-    return fail(w->err, TRACE_EFORMAT, "unknown paging mode %u", paging);
+    return fail(w->err, EXIT_BADINPUT, "unknown paging mode %u", paging);
   size_t mlen = metadata ? strlen(metadata) : 0;
   if (mlen > TRACE_METADATA_MAX)
-    return fail(w->err, TRACE_EFORMAT, "metadata of %zu bytes exceeds the limit", mlen);
+    return fail(w->err, EXIT_BADINPUT, "metadata of %zu bytes exceeds the limit", mlen);
   w->hdr.vcpu_count = (uint16_t)vcpu_count;
   w->hdr.paging = (uint8_t)paging;
   w->hdr.metadata_len = (uint32_t)mlen;
   snprintf(w->hdr.workload, sizeof w->hdr.workload, "%s", workload ? workload : "");
   w->path = strdup(path);
   w->buf = malloc(WRITE_BUF_RECORDS * sizeof *w->buf);
-  if (!w->path || !w->buf) { trace_abort(w); return fail(w->err, TRACE_EIO, "out of memory"); }
+  if (!w->path || !w->buf) { trace_abort(w); return fail(w->err, EXIT_INTERNAL, "out of memory"); }
   w->f = fopen(path, "wb");
   if (!w->f) {
     int e = errno;
     free(w->path); free(w->buf); w->path = NULL; w->buf = NULL;
-    return fail(w->err, TRACE_EIO, "%s: %s", path, strerror(e));
+    return fail(w->err, EXIT_BADINPUT, "%s: %s", path, strerror(e));
   }
   unsigned char hb[TRACE_HEADER_SIZE];
   encode_header(&w->hdr, hb);
   if (fwrite(hb, 1, sizeof hb, w->f) != sizeof hb || (mlen && fwrite(metadata, 1, mlen, w->f) != mlen)) {
     trace_abort(w);
-    return fail(w->err, TRACE_EIO, "%s: write failed: %s", path, strerror(errno));
+    return fail(w->err, EXIT_BADINPUT, "%s: write failed: %s", path, strerror(errno));
   }
-  return TRACE_OK;
+  return EXIT_OK;
 }
 
 static int flush_buf(struct trace_writer *w) {
   if (w->nbuf && fwrite(w->buf, sizeof *w->buf, w->nbuf, w->f) != w->nbuf)
-    return fail(w->err, TRACE_EIO, "%s: write failed: %s", w->path, strerror(errno));
+    return fail(w->err, EXIT_BADINPUT, "%s: write failed: %s", w->path, strerror(errno));
   w->nbuf = 0;
-  return TRACE_OK;
+  return EXIT_OK;
 }
 
 int trace_write(struct trace_writer *w, const struct trace_event *ev) {
   if (ev->vcpu >= w->hdr.vcpu_count) {
     if (ev->vcpu >= TRACE_VCPU_MAX)
-      return fail(w->err, TRACE_EFORMAT, "vCPU %u beyond the limit of %d", ev->vcpu, TRACE_VCPU_MAX);
+      return fail(w->err, EXIT_BADINPUT, "vCPU %u beyond the limit of %d", ev->vcpu, TRACE_VCPU_MAX);
     w->hdr.vcpu_count = (uint16_t)(ev->vcpu + 1);   /* the header grows to cover it */
   }
   w->buf[w->nbuf++] = *ev;
   w->hdr.event_count++;
-  return w->nbuf == WRITE_BUF_RECORDS ? flush_buf(w) : TRACE_OK;
+  return w->nbuf == WRITE_BUF_RECORDS ? flush_buf(w) : EXIT_OK;
 }
 
 int trace_finish(struct trace_writer *w) {
   unsigned char hb[TRACE_HEADER_SIZE];
   int rc = flush_buf(w);
-  if (rc == TRACE_OK) {
+  if (rc == EXIT_OK) {
     encode_header(&w->hdr, hb);
     if (fseek(w->f, 0, SEEK_SET) != 0 || fwrite(hb, 1, sizeof hb, w->f) != sizeof hb)
-      rc = fail(w->err, TRACE_EIO, "%s: write failed: %s", w->path, strerror(errno));
+      rc = fail(w->err, EXIT_BADINPUT, "%s: write failed: %s", w->path, strerror(errno));
   }
-  if (fclose(w->f) != 0 && rc == TRACE_OK)
-    rc = fail(w->err, TRACE_EIO, "%s: write failed: %s", w->path, strerror(errno));
+  if (fclose(w->f) != 0 && rc == EXIT_OK)
+    rc = fail(w->err, EXIT_BADINPUT, "%s: write failed: %s", w->path, strerror(errno));
   w->f = NULL;
-  if (rc != TRACE_OK) remove(w->path);
+  if (rc != EXIT_OK) remove(w->path);
   free(w->path); free(w->buf);
   w->path = NULL; w->buf = NULL;
   return rc;

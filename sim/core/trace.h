@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stddef.h>
 #include "models/event.h"
+#include "util.h"
 
 #define TRACE_MAGIC        "VMXTRACE"
 #define TRACE_VERSION      1
@@ -27,12 +28,16 @@ struct trace_header {
   uint32_t metadata_len;
 };
 
-/* Error codes shared by the reader and writer. */
-enum trace_rc {
-  TRACE_OK = 0,
-  TRACE_EIO,          /* open/read/write failed: see errno text in msg */
-  TRACE_EFORMAT,      /* not a vmxsim trace or corrupt */
-};
+/*
+** Errors (docs/architecture-errors.md): the functions that can fail return 0
+** or an enum exit_code: EXIT_BADINPUT for a file that cannot be read or
+** written, is not a trace or is corrupt; EXIT_INTERNAL when out of memory.
+** The reader and the writer live across calls (a record can be bad long
+** after the open), so each keeps the message in its own err: "FILE: byte N:
+** what" for the reader.
+*/
+/* EXIT_OK under its former name, still used by sim/core/runner.c. */
+#define TRACE_OK EXIT_OK
 
 /* Reader: reads records through a fixed buffer, so memory use does not grow
 ** with trace length. */
@@ -49,15 +54,13 @@ struct trace_reader {
   char err[512];                   /* message of the last failure */
 };
 
-int  trace_open(struct trace_reader *r, const char *path);      /* enum trace_rc */
+int  trace_open(struct trace_reader *r, const char *path);      /* 0 or EXIT_BADINPUT, r->err */
 void trace_close(struct trace_reader *r);
 /* Next record, or NULL at the end.  Validates type and vCPU; on a bad record
 ** returns NULL and sets r->err (check trace_failed()). */
 const struct trace_event *trace_next(struct trace_reader *r);
 int  trace_failed(const struct trace_reader *r);
 void trace_rewind(struct trace_reader *r);
-/* Byte offset of record i, for messages. */
-size_t trace_record_offset(const struct trace_reader *r, uint64_t i);
 
 /* Writer: buffered; the header is rewritten with the final count on close. */
 struct trace_writer {

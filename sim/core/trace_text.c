@@ -1,7 +1,10 @@
 /* The text form of traces: a table-driven line parser and a canonical formatter that round-trips through it. */
 #include "trace_text.h"
+#include "outfile.h"
+#include "util.h"
 
 #include <cJSON.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,7 +119,7 @@ static int syntax(struct trace_text_parser *p, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(p->err, sizeof p->err, fmt, ap);
   va_end(ap);
-  return TEXT_ESYNTAX;
+  return EXIT_BADINPUT;
 }
 
 /* "drw N VALUE [%GPR] [+CYCLES]", for messages about missing or extra operands. */
@@ -232,7 +235,7 @@ static int parse_op(struct trace_text_parser *p, const struct mnemonic *m, const
     ev->aux |= (uint8_t)(v << 1);
     return 0;
   }
-  if (number_in(p, m->name, o->what, tok, o->min, o->max, o->base, &v)) return TEXT_ESYNTAX;
+  if (number_in(p, m->name, o->what, tok, o->min, o->max, o->base, &v)) return EXIT_BADINPUT;
   put_slot(ev, o->slot, v);
   return 0;
 }
@@ -292,7 +295,7 @@ static int parse_event(struct trace_text_parser *p, char **tok, int ntok, trace_
   }
   struct trace_event ev = blank_event(m->type);
   if (m->aux >= 0) ev.aux = (uint8_t)m->aux;
-  if (take_cycles(p, m->name, tok, &ntok, &ev.cycles)) return TEXT_ESYNTAX;
+  if (take_cycles(p, m->name, tok, &ntok, &ev.cycles)) return EXIT_BADINPUT;
   char usage[96];
   int nops = n_ops(m), i;
   for (i = 0; i < nops; i++) {
@@ -300,7 +303,7 @@ static int parse_event(struct trace_text_parser *p, char **tok, int ntok, trace_
       if (m->ops[i].optional) break;
       return syntax(p, "%s: missing %s (usage: %s)", m->name, m->ops[i].syntax, usage_of(m, usage, sizeof usage));
     }
-    if (parse_op(p, m, &m->ops[i], tok[i + 1], &ev)) return TEXT_ESYNTAX;
+    if (parse_op(p, m, &m->ops[i], tok[i + 1], &ev)) return EXIT_BADINPUT;
   }
   if (ntok > nops + 1)
     return syntax(p, "%s: unexpected '%s' (usage: %s)", m->name, tok[nops + 1], usage_of(m, usage, sizeof usage));
@@ -317,7 +320,7 @@ static int parse_run(struct trace_text_parser *p, char **tok, int ntok, trace_te
   if (tok[1][0] == '+' || (ntok > 2 && tok[2][0] == '+'))
     return syntax(p, "run: takes no +CYCLES; its operand is the cycle count (usage: run CYCLES)");
   if (ntok > 2) return syntax(p, "run: unexpected '%s' (usage: run CYCLES)", tok[2]);
-  if (number_in(p, "run", "cycle count", tok[1], 0, RUN_CYCLES_MAX, 10, &n)) return TEXT_ESYNTAX;
+  if (number_in(p, "run", "cycle count", tok[1], 0, RUN_CYCLES_MAX, 10, &n)) return EXIT_BADINPUT;
   do {
     struct trace_event ev = blank_event(EV_RUN);
     ev.cycles = (uint32_t)(n > CYCLES_MAX ? CYCLES_MAX : n);
@@ -332,7 +335,7 @@ static int parse_run(struct trace_text_parser *p, char **tok, int ntok, trace_te
 static int parse_raw(struct trace_text_parser *p, char **tok, int ntok, trace_text_emit_fn emit, void *ctx) {
   struct trace_event ev = blank_event(0);
   uint64_t type, aux;
-  if (take_cycles(p, "raw", tok, &ntok, &ev.cycles)) return TEXT_ESYNTAX;
+  if (take_cycles(p, "raw", tok, &ntok, &ev.cycles)) return EXIT_BADINPUT;
   if (ntok != 5)
     return syntax(p, "raw: expects 4 operands, got %d (usage: raw TYPE AUX A B [+CYCLES])", ntok - 1);
   int t = event_type_from_mnemonic(tok[1]);
@@ -342,7 +345,7 @@ static int parse_raw(struct trace_text_parser *p, char **tok, int ntok, trace_te
   if (number_in(p, "raw", "aux", tok[2], 0, 255, 16, &aux) ||
       number_in(p, "raw", "operand a", tok[3], 0, U64, 16, &ev.a) ||
       number_in(p, "raw", "operand b", tok[4], 0, U64, 16, &ev.b))
-    return TEXT_ESYNTAX;
+    return EXIT_BADINPUT;
   ev.type = (uint8_t)type;
   ev.aux = (uint8_t)aux;
   return emit_record(p, &ev, emit, ctx);
@@ -353,7 +356,7 @@ static int parse_vcpu(struct trace_text_parser *p, char **tok, int ntok) {
   uint64_t v;
   if (ntok < 2) return syntax(p, "vcpu: missing N (usage: vcpu N)");
   if (ntok > 2) return syntax(p, "vcpu: unexpected '%s' (usage: vcpu N)", tok[2]);
-  if (number_in(p, "vcpu", "vCPU", tok[1], 0, TRACE_VCPU_MAX - 1, 10, &v)) return TEXT_ESYNTAX;
+  if (number_in(p, "vcpu", "vCPU", tok[1], 0, TRACE_VCPU_MAX - 1, 10, &v)) return EXIT_BADINPUT;
   p->vcpu = (unsigned)v;
   return 0;
 }
@@ -376,7 +379,7 @@ static int parse_init_reg(struct trace_text_parser *p, const char *key, const ch
   snprintf(what, sizeof what, "%s value", key);
   *ev = blank_event(EV_INIT);
   ev->aux = (uint8_t)cr;
-  return number_in(p, "@init", what, val, 0, cr == 8 ? 0xf : U64, 16, &ev->a) ? TEXT_ESYNTAX : 0;
+  return number_in(p, "@init", what, val, 0, cr == 8 ? 0xf : U64, 16, &ev->a) ? EXIT_BADINPUT : 0;
 }
 
 /* @init [vcpu=N] crN=VALUE...: one EV_INIT record per register, in line order. */
@@ -392,13 +395,13 @@ static int parse_init(struct trace_text_parser *p, char **tok, int ntok, trace_t
     if (strcmp(tok[i], "vcpu") == 0) {
       uint64_t v;
       if (have_vcpu) return syntax(p, "@init: vcpu given twice");
-      if (number_in(p, "@init", "vCPU", eq + 1, 0, TRACE_VCPU_MAX - 1, 10, &v)) return TEXT_ESYNTAX;
+      if (number_in(p, "@init", "vCPU", eq + 1, 0, TRACE_VCPU_MAX - 1, 10, &v)) return EXIT_BADINPUT;
       vcpu = (unsigned)v;
       have_vcpu = true;
     } else if (n == 4) {
       return syntax(p, "@init: more than 4 registers");   /* unreachable: duplicates are refused */
     } else if (parse_init_reg(p, tok[i], eq + 1, &crs, &regs[n++])) {
-      return TEXT_ESYNTAX;
+      return EXIT_BADINPUT;
     }
   }
   if (n == 0) return syntax(p, "@init: no registers (usage: @init [vcpu=N] crN=VALUE...)");
@@ -420,7 +423,7 @@ static int directive_once(struct trace_text_parser *p, const char *name, unsigne
 }
 
 static int parse_paging(struct trace_text_parser *p, char **tok, int ntok) {
-  if (directive_once(p, "@paging", SEEN_PAGING)) return TEXT_ESYNTAX;
+  if (directive_once(p, "@paging", SEEN_PAGING)) return EXIT_BADINPUT;
   if (ntok != 2) return syntax(p, "@paging: expects one of 32, pae, 64");
   int mode = paging_from_name(tok[1]);
   if (mode < 0) return syntax(p, "@paging: unknown mode '%s' (32, pae, 64)", tok[1]);
@@ -430,16 +433,16 @@ static int parse_paging(struct trace_text_parser *p, char **tok, int ntok) {
 
 static int parse_vcpus(struct trace_text_parser *p, char **tok, int ntok) {
   uint64_t v;
-  if (directive_once(p, "@vcpus", SEEN_VCPUS)) return TEXT_ESYNTAX;
+  if (directive_once(p, "@vcpus", SEEN_VCPUS)) return EXIT_BADINPUT;
   if (ntok != 2) return syntax(p, "@vcpus: expects one number (usage: @vcpus N)");
-  if (number_in(p, "@vcpus", "vCPU count", tok[1], 1, TRACE_VCPU_MAX, 10, &v)) return TEXT_ESYNTAX;
+  if (number_in(p, "@vcpus", "vCPU count", tok[1], 1, TRACE_VCPU_MAX, 10, &v)) return EXIT_BADINPUT;
   p->vcpus = (unsigned)v;
   return 0;
 }
 
 /* @workload NAME: the rest of the line (spaces inside are kept). */
 static int parse_workload(struct trace_text_parser *p, const char *rest) {
-  if (directive_once(p, "@workload", SEEN_WORKLOAD)) return TEXT_ESYNTAX;
+  if (directive_once(p, "@workload", SEEN_WORKLOAD)) return EXIT_BADINPUT;
   size_t len = strlen(rest);
   if (len == 0) return syntax(p, "@workload: missing NAME");
   if (len > TRACE_WORKLOAD_MAX)
@@ -748,4 +751,98 @@ void trace_text_print(struct trace_text_printer *pr, const struct trace_event *e
   char line[128];
   trace_text_format(ev, line, sizeof line);
   fprintf(pr->out, "%s\n", line);
+}
+
+/* ---- the assembler: a text file to a binary trace ---- */
+
+struct assembler {
+  struct trace_text_parser p;
+  struct outfile out;
+  struct trace_writer w;
+  bool open;               /* w created: at the first record, when the header is final */
+  char *err;               /* the caller's buffer */
+  size_t errlen;
+  bool failed;             /* the writer failed: the message is in err, not in p.err */
+};
+
+static int asm_fail(struct assembler *as, const char *msg) {
+  snprintf(as->err, as->errlen, "%s", msg);
+  as->failed = true;
+  return EXIT_BADINPUT;
+}
+
+static int asm_open(struct assembler *as) {
+  struct trace_text_parser *p = &as->p;
+  if (trace_create(&as->w, outfile_path(&as->out), p->workload, p->vcpus ? p->vcpus : 1,
+                   p->paging, p->metadata) != EXIT_OK)
+    return asm_fail(as, as->w.err);
+  as->open = true;
+  return 0;
+}
+
+static int asm_emit(void *ctx, const struct trace_event *ev) {
+  struct assembler *as = ctx;
+  if (!as->open) {
+    int rc = asm_open(as);
+    if (rc) return rc;
+  }
+  return trace_write(&as->w, ev) == EXIT_OK ? 0 : asm_fail(as, as->w.err);
+}
+
+/* Feeds every line of f to the parser; returns 0 or EXIT_BADINPUT with the message in as->err. */
+static int asm_lines(struct assembler *as, FILE *f, const char *name) {
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  int rc = 0;
+  while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
+    const char *nul = memchr(line, 0, (size_t)len);
+    if (nul) {                                   /* the parser would stop there and take the rest for gone */
+      snprintf(as->err, as->errlen, "%s:%lu: NUL byte at column %zu (a binary file? 'vmxsim trace dump' turns "
+               "a binary trace into text)", name, as->p.line + 1, (size_t)(nul - line) + 1);
+      rc = EXIT_BADINPUT;
+      break;
+    }
+    rc = trace_text_parse_line(&as->p, line, asm_emit, as);
+  }
+  free(line);
+  if (rc == 0 && ferror(f)) {
+    snprintf(as->err, as->errlen, "%s: read failed: %s", name, strerror(errno));
+    return EXIT_BADINPUT;
+  }
+  if (rc == 0) rc = trace_text_parse_end(&as->p);
+  if (rc && !as->failed && as->p.err[0])
+    snprintf(as->err, as->errlen, "%s:%lu: %s", name, as->p.err_line, as->p.err);
+  if (rc == 0 && !as->open) rc = asm_open(as);      /* no records: still a valid, empty trace */
+  return rc;
+}
+
+/* Parses the input into the output, then finishes or removes it. */
+static int asm_file(struct assembler *as, FILE *f, const char *name) {
+  int rc = asm_lines(as, f, name);
+  if (as->open) {
+    if (rc) trace_abort(&as->w);
+    else if (trace_finish(&as->w) != EXIT_OK) rc = asm_fail(as, as->w.err);
+  }
+  if (rc) {
+    outfile_discard(&as->out);
+    return rc;
+  }
+  return outfile_commit(&as->out, as->err, as->errlen);
+}
+
+int trace_text_assemble(const char *in, const char *out, char *err, size_t errlen) {
+  bool is_stdin = strcmp(in, "-") == 0;
+  FILE *f = is_stdin ? stdin : fopen(in, "r");
+  if (!f) {
+    snprintf(err, errlen, "%s: %s", in, strerror(errno));
+    return EXIT_BADINPUT;
+  }
+  struct assembler as = { .open = false, .err = err, .errlen = errlen };
+  trace_text_parser_init(&as.p);
+  int rc = outfile_begin(&as.out, out, OUTFILE_REGULAR, err, errlen);
+  if (rc == 0) rc = asm_file(&as, f, is_stdin ? "<stdin>" : in);
+  trace_text_parser_free(&as.p);
+  if (!is_stdin) fclose(f);
+  return rc;
 }

@@ -21,12 +21,9 @@
 
 #define TEXT_LINE_MAX 1024          /* bytes, for every line except @meta */
 
-/* Receives each record the parser produces.  A nonzero return stops the
-** parse and is returned by trace_text_parse_line(); return a positive value
-** (negative values are the parser's own). */
+/* Receives each record the parser produces.  A nonzero return (an enum
+** exit_code) stops the parse and is returned by trace_text_parse_line(). */
 typedef int (*trace_text_emit_fn)(void *ctx, const struct trace_event *ev);
-
-#define TEXT_ESYNTAX (-1)           /* parse error: message in err, line in err_line */
 
 struct trace_text_parser {
   /* Header, from the directives; final once the first record is emitted. */
@@ -58,13 +55,20 @@ void trace_text_parser_free(struct trace_text_parser *p);
 ** record it yields to emit(ctx, ev).  Before the first record the header is
 ** validated (the @meta JSON), so emit may create the output file from
 ** p->paging, p->vcpus, p->workload and p->metadata.
-** Returns 0, TEXT_ESYNTAX (see p->err, p->err_line) or emit's nonzero return. */
+** Returns 0, EXIT_BADINPUT for a syntax error (the message in p->err, its
+** line in p->err_line; the parser lives across lines, so it keeps them) or
+** emit's nonzero return (p->err left empty). */
 int trace_text_parse_line(struct trace_text_parser *p, const char *line,
                           trace_text_emit_fn emit, void *ctx);
 
 /* Call at end of input: validates the header if no record did.
-** Returns 0 or TEXT_ESYNTAX. */
+** Returns 0 or EXIT_BADINPUT (see p->err). */
 int trace_text_parse_end(struct trace_text_parser *p);
+
+/* Assembles the text trace `in` ("-": standard input) into the binary trace
+** `out`, written atomically (sim/core/outfile.h): `vmxsim trace asm`.
+** Returns 0, or EXIT_BADINPUT with "FILE:LINE: what" (or "FILE: what") in err. */
+int trace_text_assemble(const char *in, const char *out, char *err, size_t errlen);
 
 /* Canonical text of one record, without a vCPU and without a newline: e.g.
 ** "cr3w 0x1000 %rbx +20", "@init cr3=0x1000".  A record that has no

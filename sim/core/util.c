@@ -1,10 +1,11 @@
-/* Shared helpers: error messages, strict number parsing, allocation. */
+/* Shared helpers: error messages, strict number parsing, time, interruption, files. */
 #include "util.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void errorf(const char *fmt, ...) {
   va_list ap;
@@ -14,6 +15,38 @@ void errorf(const char *fmt, ...) {
   fputc('\n', stderr);
   va_end(ap);
 }
+
+double monotonic_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static volatile sig_atomic_t interrupt_flag;
+
+static void on_interrupt(int sig) {
+  (void)sig;
+  interrupt_flag = 1;
+}
+
+void interrupt_catch(struct interrupt_catch *c, bool sigterm_too) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  interrupt_flag = 0;
+  c->term = sigterm_too;
+  sigaction(SIGINT, &sa, NULL);
+  if (sigterm_too) sigaction(SIGTERM, &sa, NULL);
+}
+
+void interrupt_release(const struct interrupt_catch *c) {
+  signal(SIGINT, SIG_DFL);
+  if (c->term) signal(SIGTERM, SIG_DFL);
+}
+
+bool interrupt_requested(void) { return interrupt_flag != 0; }
+void interrupt_clear(void) { interrupt_flag = 0; }
 
 bool parse_u64(const char *s, uint64_t *out) {
   if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') return false;

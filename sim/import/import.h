@@ -9,12 +9,17 @@
 #include "sim/core/trace.h"
 
 /*
-** How an import runs.  An importer reads the whole input (a memory buffer),
-** turns each recorded line or record into trace events and hands them to
-** struct import's emit callback; cmd_import.c writes them to a temporary file
-** and, at the end, assembles the trace: header, metadata (counts are only
-** known at the end), one @init group per vCPU, then the events.  The unit
-** tests pass a callback that collects the events in memory instead.
+** How an import runs.  An importer (one file per format) reads the whole
+** input (a memory buffer), turns each recorded line or record into trace
+** events and hands them to struct import's emit callback.  import_file (the
+** library, import.c) spools them to a temporary file and, at the end,
+** assembles the trace: header, metadata (counts are only known at the end),
+** one @init group per vCPU, then the events.  The unit tests pass a callback
+** that collects the events in memory instead.
+**
+** Errors follow docs/architecture-errors.md: 0 or an enum exit_code; an
+** importer leaves its message in im->err (the import outlives the call that
+** failed), import_file in the caller's buffer.
 **
 ** Ownership: struct import owns `meta` and the maps; import_free releases them.
 */
@@ -89,16 +94,16 @@ struct import {
   char err[640];             /* the failure message when an importer returns non-zero */
 };
 
-/* ---- setup and output (sim/cli/cmd_import.c) ---- */
+/* ---- state and output (import.c) ---- */
 void import_init(struct import *im, const struct import_opts *opt, import_emit_fn emit, void *ctx);
 void import_free(struct import *im);
 
 /* vCPU for native CPU `cpu`, allocated on first sight; -1 beyond TRACE_VCPU_MAX. */
 int import_vcpu_of_cpu(struct import *im, int64_t cpu);
+/* Metadata member `key`: the native CPU behind each vCPU, in vCPU order. */
+void import_add_native_cpus(struct import *im, const char *key);
 /* Marks vCPU v (0..TRACE_VCPU_MAX-1) as used, so that the header covers it. */
 void import_use_vcpu(struct import *im, unsigned v);
-/* Default @init values for the paging mode (CR3: process 0's). */
-void import_default_init(const struct import *im, struct import_init *init);
 
 /* Emit one event with no native cycles of its own; 0 or EXIT_INTERNAL-style rc from emit. */
 int import_emit(struct import *im, unsigned vcpu, unsigned type, unsigned aux, uint64_t a, uint64_t b);
@@ -117,11 +122,17 @@ uint64_t import_cr3_of(unsigned n);
 int import_bad(struct import *im, uint64_t where, const char *text, size_t len, const char *why);
 /* A unit understood but not turned into events (other tracepoints, ...). */
 void import_skip(struct import *im, const char *name, size_t len);
-/* Counts `name` in a name table (unmapped exit reasons, ...). */
-void import_count_name(struct import_name *tab, unsigned *n, unsigned max, const char *name);
+/* import_skip of a NUL-terminated name; returns 0 (go on). */
+int import_skip_why(struct import *im, const char *why);
+/* Counts `name` in a name table (unmapped exit reasons, ...) of IMPORT_NAMES_MAX
+** entries, then "(other)" for the rest. */
+void import_count_name(struct import_name *tab, unsigned *n, const char *name);
+/* Adds {name: count, ...} of a table of IMPORT_NAMES_MAX entries as member `key` of obj. */
+void import_add_names(struct cJSON *obj, const char *key, const struct import_name *tab, unsigned n);
 
-/* Metadata JSON (caller frees): source, command, counts, bad lines, importer members. */
-char *import_metadata(const struct import *im, const char *source, const char *command);
+/* "IN.txt:12: why: 'text'" (text input) or "IN.bin: byte 96: why" (binary input). */
+void import_format_bad(const struct import *im, const struct import_bad *b, char *out, size_t n);
+
 
 /* ---- small parsing helpers shared by the text importers ---- */
 /* Next line of buf from *pos (without "\n" or "\r\n"); false at the end. */
@@ -149,5 +160,31 @@ int64_t *import_map_put(struct import_map *m, uint32_t key, int64_t init); /* ex
 int import_perf_script(struct import *im, const char *buf, size_t len);   /* sim/import/import_perf.c */
 int import_kvm_ftrace(struct import *im, const char *buf, size_t len);    /* sim/import/import_ftrace.c */
 int import_xentrace(struct import *im, const unsigned char *buf, size_t len); /* sim/import/import_xen.c */
+
+/* ---- a whole import: input file to trace file (import.c) ---- */
+
+struct import_format {
+  const char *name;          /* as `vmxsim import` takes it: perf-script, kvm-ftrace, xentrace */
+  int (*run)(struct import *im, const char *buf, size_t len);
+  bool binary;               /* positions in messages are byte offsets */
+};
+/* The format called name, or NULL. */
+const struct import_format *import_format_find(const char *name);
+
+struct import_job {
+  const struct import_format *format;
+  const char *input;         /* the recording; "-" for standard input */
+  const char *output;        /* the trace, written atomically (sim/core/outfile.h) */
+  const char *workload;      /* header workload name; NULL: the input's base name */
+  const char *command;       /* the command line, recorded in the metadata */
+  struct import_opts opt;    /* opt.input is set from input */
+};
+
+/* Reads job->input, converts it and writes job->output.  Returns 0, or an
+** enum exit_code with the message in err: EXIT_BADINPUT (unreadable or
+** unrecognised input, unwritable output), EXIT_INTERNAL (temporary file).
+** Afterwards im holds the counts and the unparseable units kept (for the
+** caller to report); free it with import_free whatever the result. */
+int import_file(const struct import_job *job, struct import *im, char *err, size_t errlen);
 
 #endif

@@ -1,9 +1,9 @@
 /* ftrace / trace-cmd text of KVM's host tracepoints -> trace of the guest actions that caused each exit. */
 #include "import.h"
+#include "import_exit.h"
 #include "sim/core/util.h"
 #include "models/vmx/exit_reason.h"
 
-#include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +14,11 @@
 ** kvm_exit opens an exit on its vCPU; a detail line from the same host thread
 ** (kvm_cr, kvm_msr, ...) says what the guest did; kvm_entry closes it.  An exit
 ** that no detail line explained is decoded from its reason and qualification
-** (info1) where that says enough.  Fields are found by name: their set changed
-** in Linux 5.10 (info -> info1/info2/intr_info/error_code) and kvm_entry
-** gained "rip".  SVM hosts' exit names (write_cr3, msr, npf, ...) are mapped
-** onto the VMX reasons.
+** (info1) where that says enough: that state machine and table are shared
+** with the xentrace importer (import_exit.h).  Fields are found by name: their
+** set changed in Linux 5.10 (info -> info1/info2/intr_info/error_code) and
+** kvm_entry gained "rip".  SVM hosts' exit names (write_cr3, msr, npf, ...)
+** are mapped onto the VMX reasons.
 */
 
 enum kvm_event {
@@ -30,29 +31,10 @@ static const struct { const char *name; enum kvm_event ev; } event_names[] = {
   { "kvm_pio", KE_PIO },
 };
 
-/* An exit waiting for its detail line. */
-struct kexit {
-  int reason;               /* VMX basic exit reason, -1 unknown */
-  char name[40];            /* as printed */
-  uint64_t info1, info2;    /* info1: exit qualification */
-  uint32_t intr_info, error_code;
-  bool svm;                 /* SVM host: info1/info2 are exit_info_1/2 */
-};
-
-struct kvcpu {
-  bool in_guest;            /* a kvm_entry was seen and no exit since */
-  uint64_t entry_ns;
-  bool pending;
-  struct kexit x;
-};
-
 struct kvm {
   struct import *im;
   struct import_map vcpu_of;   /* host thread -> vCPU */
-  struct kvcpu v[TRACE_VCPU_MAX];
-  uint64_t exits, entries;
-  struct import_name reasons[IMPORT_NAMES_MAX + 1], unmapped[IMPORT_NAMES_MAX + 1];
-  unsigned nreasons, nunmapped;
+  struct import_exits exits;
 };
 
 /* The parsed line. */
@@ -130,7 +112,7 @@ static bool fnum(const struct kline *k, const char *name, bool hex, uint64_t *v)
   return p && import_num(p, k->f + k->n, hex, v, NULL);
 }
 
-static int svm_reason(const char *name, struct kexit *x) {
+static int svm_reason(const char *name, struct import_exit *x) {
   static const struct { const char *name; int reason; } t[] = {
     { "cpuid", EXIT_REASON_CPUID }, { "hlt", EXIT_REASON_HLT }, { "invlpg", EXIT_REASON_INVLPG },
     { "io", EXIT_REASON_IO_INSTRUCTION }, { "vmmcall", EXIT_REASON_VMCALL },
@@ -162,10 +144,11 @@ static int svm_reason(const char *name, struct kexit *x) {
 
 /* kvm_exit: "[vcpu N ]reason NAME rip 0x.. info1 0x.. info2 0x.. intr_info 0x.. error_code 0x.."
 ** or before 5.10 "reason NAME rip 0x.. info Q I". */
-static const char *parse_exit(const struct kline *k, struct kexit *x, int64_t *vcpu) {
+static const char *parse_exit(const struct kline *k, struct import_exit *x, int64_t *vcpu) {
   const char *end = k->f + k->n, *r = import_field(k->f, k->n, "reason ");
   uint64_t v;
   memset(x, 0, sizeof *x);
+  x->qualified = true;
   if (!r) return "kvm_exit: no 'reason' field";
   const char *re = import_field(r, (size_t)(end - r), "rip ");
   re = re ? re - 4 : end;
@@ -198,81 +181,8 @@ static const char *parse_exit(const struct kline *k, struct kexit *x, int64_t *v
 
 /* ---- events ---- */
 
-static int skip(struct import *im, const char *why) {
-  import_skip(im, why, strlen(why));
-  return 0;
-}
-
 static int emit(struct kvm *K, unsigned v, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
   return import_emit(K->im, v, type, aux, a, b);
-}
-
-static bool cr_ok(uint64_t cr) { return cr == 0 || cr == 3 || cr == 4 || cr == 8; }
-
-static int unmapped(struct kvm *K, const struct kexit *x, const char *why) {
-  char name[80];
-  snprintf(name, sizeof name, "%s%s", x->name, why);
-  import_count_name(K->unmapped, &K->nunmapped, IMPORT_NAMES_MAX, name);
-  return 0;
-}
-
-/* CR_ACCESS qualification: bits 3:0 CR, 5:4 type (0 mov to, 1 mov from, 2 clts, 3 lmsw), 31:16 lmsw data. */
-static int cr_alone(struct kvm *K, unsigned v, const struct kexit *x) {
-  uint64_t q = x->info1, cr = q & 0xf;
-  switch ((q >> 4) & 3) {
-  case 1: return cr_ok(cr) ? emit(K, v, EV_CR_READ, (unsigned)cr, 0, (q >> 8) & 0xf) : unmapped(K, x, " (other CR)");
-  case 2: return emit(K, v, EV_CLTS, 0, 0, 0);
-  case 3: return emit(K, v, EV_LMSW, 0, (q >> 16) & 0xffff, 0);
-  }
-  return unmapped(K, x, " without kvm_cr");
-}
-
-/* EXCEPTION_NMI: interruption info bits 7:0 vector, 10:8 type (2 = NMI). */
-static int exception_alone(struct kvm *K, unsigned v, const struct kexit *x) {
-  unsigned vector = x->intr_info & 0xff, type = (x->intr_info >> 8) & 7;
-  if (!(x->intr_info & 0x80000000u) || type == 2) return unmapped(K, x, " (NMI)");
-  if (vector == 14) {
-    uint64_t addr = x->svm ? x->info2 : x->info1;  /* #PF: qualification = linear address */
-    uint64_t ec = x->svm ? x->info1 : x->error_code;
-    return emit(K, v, EV_TOUCH, (ec & 2) ? TOUCH_AUX_WRITE : 0, addr & ~0xfffull, 1);
-  }
-  return emit(K, v, EV_EXC, 0, vector, x->error_code);
-}
-
-/* IO qualification: bits 2:0 size-1, bit 3 in, 31:16 port. */
-static int io_alone(struct kvm *K, unsigned v, const struct kexit *x) {
-  unsigned size = (unsigned)(x->info1 & 7) + 1;
-  if (x->svm || (size != 1 && size != 2 && size != 4)) return unmapped(K, x, " without kvm_pio");
-  unsigned aux = ((x->info1 >> 3) & 1 ? 0 : IO_AUX_OUT) | size << 1;
-  return emit(K, v, EV_IO, aux, (x->info1 >> 16) & 0xffff, 0);
-}
-
-/* An exit no detail line explained: what its reason and qualification say. */
-static int exit_alone(struct kvm *K, unsigned v, const struct kexit *x) {
-  switch (x->reason) {
-  case EXIT_REASON_CR_ACCESS: return cr_alone(K, v, x);
-  case EXIT_REASON_HLT: return emit(K, v, EV_HLT, 0, 0, 0);
-  case EXIT_REASON_INVLPG: return emit(K, v, EV_INVLPG, 0, x->info1, 0);
-  case EXIT_REASON_DR_ACCESS:              /* bits 2:0 DR, bit 4 direction (1 = MOV from DR) */
-    return (x->info1 & 0x10) ? emit(K, v, EV_DR_READ, (unsigned)(x->info1 & 7), 0, (x->info1 >> 8) & 0xf)
-                             : emit(K, v, EV_DR_WRITE, (unsigned)(x->info1 & 7), 0, (x->info1 >> 8) & 0xf);
-  case EXIT_REASON_EXTERNAL_INTERRUPT: return emit(K, v, EV_INTR, 0, x->intr_info & 0xff, 0);
-  case EXIT_REASON_EXCEPTION_NMI: return exception_alone(K, v, x);
-  case EXIT_REASON_IO_INSTRUCTION: return io_alone(K, v, x);
-  case EXIT_REASON_CPUID: return emit(K, v, EV_CPUID, 0, 0, 0);      /* leaf not recorded */
-  case EXIT_REASON_VMCALL: return emit(K, v, EV_VMCALL, 0, 0, 0);    /* number not recorded */
-  case EXIT_REASON_RDTSC: return emit(K, v, EV_RDTSC, 0, 0, 0);
-  case EXIT_REASON_PAUSE_INSTRUCTION: return emit(K, v, EV_PAUSE, 0, 0, 0);
-  case EXIT_REASON_WBINVD: return emit(K, v, EV_WBINVD, 0, 0, 0);
-  case EXIT_REASON_RDPMC: return emit(K, v, EV_RDPMC, 0, 0, 0);
-  }
-  return unmapped(K, x, "");
-}
-
-static int settle(struct kvm *K, unsigned v) {
-  if (!K->v[v].pending) return 0;
-  K->v[v].pending = false;
-  return exit_alone(K, v, &K->v[v].x);
 }
 
 /* vCPU of a line: its "vcpu N" field, else its host thread's last one. */
@@ -293,28 +203,6 @@ static int vcpu_of(struct kvm *K, int64_t field, int64_t host_pid, bool allocate
   return v;
 }
 
-static int exit_begins(struct kvm *K, unsigned v, const struct kline *k, const struct kexit *x) {
-  struct kvcpu *c = &K->v[v];
-  int rc = settle(K, v);                              /* an exit whose entry was not recorded */
-  if (!rc && c->in_guest && k->ns > c->entry_ns)
-    rc = import_run(K->im, v, import_ns_to_cycles(K->im, k->ns - c->entry_ns));
-  c->in_guest = false;
-  c->pending = true;
-  c->x = *x;
-  K->exits++;
-  import_count_name(K->reasons, &K->nreasons, IMPORT_NAMES_MAX, x->name);
-  return rc;
-}
-
-static int entry_seen(struct kvm *K, unsigned v, const struct kline *k) {
-  struct kvcpu *c = &K->v[v];
-  int rc = settle(K, v);
-  c->in_guest = true;
-  c->entry_ns = k->ns;
-  K->entries++;
-  return rc;
-}
-
 /* Does a detail event of kind ev explain an exit with this reason? */
 static bool explains(enum kvm_event ev, int reason) {
   switch (ev) {
@@ -328,31 +216,30 @@ static bool explains(enum kvm_event ev, int reason) {
   }
 }
 
-static const char *detail_cr(struct kvm *K, unsigned v, const struct kline *k, int *rc) {
+/* Fields "READ N = VALUE" or "WRITE N = VALUE" (hex numbers), as kvm_cr and kvm_msr print them. */
+static bool read_or_write(const struct kline *k, const char *rd, const char *wr, bool *w, uint64_t *n, uint64_t *val) {
   const char *end = k->f + k->n, *stop;
-  bool w = k->n > 8 && memcmp(k->f, "cr_write", 8) == 0;
+  size_t lr = strlen(rd), lw = strlen(wr);
+  *w = k->n > lw && memcmp(k->f, wr, lw) == 0;
+  if (!*w && !(k->n > lr && memcmp(k->f, rd, lr) == 0)) return false;
+  return import_num(k->f + (*w ? lw : lr) + 1, end, true, n, &stop) && stop + 3 < end &&
+         memcmp(stop, " = ", 3) == 0 && import_num(stop + 3, end, true, val, NULL);
+}
+
+static const char *detail_cr(struct kvm *K, unsigned v, const struct kline *k, int *rc) {
+  bool w;
   uint64_t cr, val;
-  if (!(w || (k->n > 7 && memcmp(k->f, "cr_read", 7) == 0)) ||
-      !import_num(k->f + (w ? 9 : 8), end, true, &cr, &stop) ||
-      !(stop + 3 < end && memcmp(stop, " = ", 3) == 0) || !import_num(stop + 3, end, true, &val, NULL))
-    return "kvm_cr: expected 'cr_read|cr_write N = VALUE'";
-  if (!cr_ok(cr)) { skip(K->im, "kvm_cr (not CR0/3/4/8)"); *rc = -1; return NULL; }
-  struct import_init *init = &K->im->init[v];
-  if (cr == 3 && !init->cr3_known) {   /* the first CR3 seen stands for the initial address space */
-    init->cr3 = val;
-    init->cr3_known = true;
-  }
+  if (!read_or_write(k, "cr_read", "cr_write", &w, &cr, &val)) return "kvm_cr: expected 'cr_read|cr_write N = VALUE'";
+  if (!import_exit_cr_ok(cr)) { import_skip_why(K->im, "kvm_cr (not CR0/3/4/8)"); *rc = -1; return NULL; }
+  if (cr == 3) import_exit_cr3_seen(&K->exits, v, val);
   *rc = w ? emit(K, v, EV_CR_WRITE, (unsigned)cr, val, 0) : emit(K, v, EV_CR_READ, (unsigned)cr, 0, 0);
   return NULL;
 }
 
 static const char *detail_msr(struct kvm *K, unsigned v, const struct kline *k, int *rc) {
-  const char *end = k->f + k->n, *stop;
-  bool w = k->n > 9 && memcmp(k->f, "msr_write", 9) == 0;
+  bool w;
   uint64_t idx, val;
-  if (!(w || (k->n > 8 && memcmp(k->f, "msr_read", 8) == 0)) ||
-      !import_num(k->f + (w ? 10 : 9), end, true, &idx, &stop) ||
-      !(stop + 3 < end && memcmp(stop, " = ", 3) == 0) || !import_num(stop + 3, end, true, &val, NULL))
+  if (!read_or_write(k, "msr_read", "msr_write", &w, &idx, &val))
     return "kvm_msr: expected 'msr_read|msr_write INDEX = VALUE'";
   *rc = w ? emit(K, v, EV_WRMSR, 0, idx, val) : emit(K, v, EV_RDMSR, 0, idx, 0);
   return NULL;
@@ -399,17 +286,17 @@ static int on_detail(struct kvm *K, const struct kline *k, uint64_t lineno, cons
   int64_t field = k->ev == KE_PF && fnum(k, "vcpu ", false, &fv) ? (int64_t)fv : -1;
   int v = vcpu_of(K, field, k->host_pid, false);
   if (v == -2) return import_bad(K->im, lineno, s, n, "vcpu number beyond 255");
-  struct kvcpu *c = v >= 0 ? &K->v[v] : NULL;
+  struct import_exit_vcpu *c = v >= 0 ? &K->exits.v[v] : NULL;
   if (!c || !c->pending || !explains(k->ev, c->x.reason)) {
     /* Also traced for emulated instructions and userspace exits: not an exit of its own. */
     char name[48];
     snprintf(name, sizeof name, "%.*s (no matching exit)", (int)(k->event_len > 20 ? 20 : k->event_len), k->event);
-    return skip(K->im, name);
+    return import_skip_why(K->im, name);
   }
   int rc = 0;
   const char *why = detail_event(K, (unsigned)v, k, &rc);
   if (why) return import_bad(K->im, lineno, s, n, why);
-  c->pending = false;
+  import_exit_explained(&K->exits, (unsigned)v);
   if (rc < 0) return 0;                                /* understood, skipped */
   K->im->used++;
   return rc;
@@ -418,7 +305,7 @@ static int on_detail(struct kvm *K, const struct kline *k, uint64_t lineno, cons
 static int kvm_line(struct kvm *K, const char *s, size_t n, uint64_t lineno) {
   struct import *im = K->im;
   struct kline k;
-  struct kexit x;
+  struct import_exit x;
   int64_t field;
   im->units++;
   const char *t = s;
@@ -428,7 +315,7 @@ static int kvm_line(struct kvm *K, const char *s, size_t n, uint64_t lineno) {
     im->ignored++;                                 /* comments and trace-cmd report headers */
     return 0;
   }
-  if (s + n - t >= 4 && memcmp(t, "CPU:", 4) == 0) return skip(im, "lost events");
+  if (s + n - t >= 4 && memcmp(t, "CPU:", 4) == 0) return import_skip_why(im, "lost events");
   const char *why = parse_line(s, n, &k);
   if (why) return import_bad(im, lineno, s, n, why);
   if (k.ev == KE_OTHER) { import_skip(im, k.event, k.event_len); return 0; }
@@ -438,38 +325,27 @@ static int kvm_line(struct kvm *K, const char *s, size_t n, uint64_t lineno) {
   if (k.ev == KE_ENTRY) field = fnum(&k, "vcpu ", false, &fv) ? (int64_t)fv : -1;
   int v = vcpu_of(K, field, k.host_pid, true);
   if (v < 0) return import_bad(im, lineno, s, n, "vcpu number beyond 255");
-  const struct kvcpu *c = &K->v[v];
-  if (k.ev == KE_EXIT && c->in_guest && k.ns > c->entry_ns &&
-      import_ns_to_cycles(im, k.ns - c->entry_ns) > IMPORT_GAP_MAX)
+  if (k.ev == KE_EXIT && import_exit_gap_too_long(&K->exits, (unsigned)v, k.ns))
     return import_bad(im, lineno, s, n, IMPORT_GAP_WHY);
   im->used++;
-  return k.ev == KE_EXIT ? exit_begins(K, (unsigned)v, &k, &x) : entry_seen(K, (unsigned)v, &k);
-}
-
-static void add_names(cJSON *m, const char *key, const struct import_name *t, unsigned n) {
-  cJSON *o = cJSON_AddObjectToObject(m, key);
-  for (unsigned i = 0; i <= n && i <= IMPORT_NAMES_MAX; i++)
-    if (t[i].n) cJSON_AddNumberToObject(o, t[i].name, (double)t[i].n);
-}
-
-static void add_metadata(struct kvm *K) {
-  cJSON *m = K->im->meta;
-  cJSON_AddNumberToObject(m, "exits", (double)K->exits);
-  cJSON_AddNumberToObject(m, "entries", (double)K->entries);
-  add_names(m, "exit_reasons", K->reasons, K->nreasons);
-  add_names(m, "exits_unmapped", K->unmapped, K->nunmapped);
+  return k.ev == KE_EXIT ? import_exit_begins(&K->exits, (unsigned)v, true, k.ns, &x)
+                         : import_exit_entry(&K->exits, (unsigned)v, true, k.ns);
 }
 
 int import_kvm_ftrace(struct import *im, const char *buf, size_t len) {
   struct kvm *K = xcalloc(1, sizeof *K);
   K->im = im;
+  import_exits_init(&K->exits, im, true);
   const char *s;
   size_t n, pos = 0;
   uint64_t lineno = 0;
   int rc = 0;
   while (rc == 0 && import_next_line(buf, len, &pos, &s, &n)) rc = kvm_line(K, s, n, ++lineno);
-  for (unsigned v = 0; rc == 0 && v < im->nvcpus; v++) rc = settle(K, v);
-  if (rc == 0) add_metadata(K);
+  if (rc == 0) rc = import_exits_finish(&K->exits);
+  if (rc == 0) {
+    import_exits_add_counts(&K->exits);
+    import_exits_add_reasons(&K->exits);
+  }
   import_map_free(&K->vcpu_of);
   free(K);
   return rc;

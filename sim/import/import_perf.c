@@ -458,9 +458,7 @@ static void add_metadata(struct perf *P) {
   cJSON *m = P->im->meta;
   cJSON_AddBoolToObject(m, "pid_column", P->pid_column);
   cJSON_AddNumberToObject(m, "processes", P->nprocs);
-  cJSON *cpus = cJSON_AddArrayToObject(m, "cpus");
-  for (unsigned v = 0; v < P->im->nvcpus; v++)
-    cJSON_AddItemToArray(cpus, cJSON_CreateNumber((double)P->im->native_cpu[v]));
+  import_add_native_cpus(P->im, "cpus");
   cJSON *c = cJSON_AddObjectToObject(m, "converted");
   cJSON_AddNumberToObject(c, "context_switches", (double)P->switches);
   cJSON_AddNumberToObject(c, "cr3_switches", (double)P->cr3_switches);

@@ -1,5 +1,6 @@
 /* Xen binary traces (xentrace) -> trace: HVM exits, entries and CR accesses, per physical CPU. */
 #include "import.h"
+#include "import_exit.h"
 #include "sim/core/util.h"
 #include "models/vmx/exit_reason.h"
 
@@ -31,20 +32,11 @@
 #define TRC_HVM_CR_WRITE     0x00082009u   /* {cr, value} */
 #define TRC_HVM_CR_WRITE64   0x00082109u   /* {cr, value lo, value hi} */
 
-struct xcpu {
-  bool in_guest;            /* a VMENTRY with a TSC was seen, no exit since */
-  uint64_t entry_tsc;
-  bool pending;             /* an exit not yet explained */
-  uint32_t reason;
-};
-
 struct xen {
   struct import *im;
-  int vcpu;                 /* the current window's vCPU; -1 before the first CPU change */
-  struct xcpu c[TRACE_VCPU_MAX];
-  uint64_t exits, entries, cr_writes;
-  struct import_name reasons[IMPORT_NAMES_MAX + 1], unmapped[IMPORT_NAMES_MAX + 1];
-  unsigned nreasons, nunmapped;
+  struct import_exits exits;  /* one vCPU per pCPU */
+  int vcpu;                   /* the current window's vCPU; -1 before the first CPU change */
+  uint64_t cr_writes;
 };
 
 /* One decoded record. */
@@ -61,73 +53,22 @@ static uint32_t get32(const unsigned char *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static int skip(struct import *im, const char *why) {
-  import_skip(im, why, strlen(why));
-  return 0;
-}
-
-static void reason_name(uint32_t reason, char *buf, size_t n) {
-  const char *name = exit_reason_name(reason & 0xffff);
-  if (name) snprintf(buf, n, "%s", name);
-  else snprintf(buf, n, "reason %u", reason);
-}
-
-/* An exit no handler record explained: what its reason alone says. */
-static int settle(struct xen *X, unsigned v) {
-  struct xcpu *c = &X->c[v];
-  if (!c->pending) return 0;
-  c->pending = false;
-  switch (c->reason & 0xffff) {
-  case EXIT_REASON_HLT: return import_emit(X->im, v, EV_HLT, 0, 0, 0);
-  case EXIT_REASON_RDTSC: return import_emit(X->im, v, EV_RDTSC, 0, 0, 0);
-  case EXIT_REASON_PAUSE_INSTRUCTION: return import_emit(X->im, v, EV_PAUSE, 0, 0, 0);
-  case EXIT_REASON_WBINVD: return import_emit(X->im, v, EV_WBINVD, 0, 0, 0);
-  case EXIT_REASON_RDPMC: return import_emit(X->im, v, EV_RDPMC, 0, 0, 0);
-  case EXIT_REASON_CPUID: return import_emit(X->im, v, EV_CPUID, 0, 0, 0);    /* leaf not recorded */
-  case EXIT_REASON_VMCALL: return import_emit(X->im, v, EV_VMCALL, 0, 0, 0);  /* number not recorded */
-  }
-  char name[48];
-  reason_name(c->reason, name, sizeof name);
-  import_count_name(X->unmapped, &X->nunmapped, IMPORT_NAMES_MAX, name);
-  return 0;
-}
-
+/* An exit record: only its reason is recorded. */
 static int exit_begins(struct xen *X, unsigned v, const struct xrec *r) {
-  struct xcpu *c = &X->c[v];
-  int rc = settle(X, v);                     /* its VMENTRY was not recorded */
-  if (!rc && c->in_guest && r->has_tsc && r->tsc > c->entry_tsc)
-    rc = import_run(X->im, v, r->tsc - c->entry_tsc);
-  char name[48];
-  reason_name(r->extra[0], name, sizeof name);
-  import_count_name(X->reasons, &X->nreasons, IMPORT_NAMES_MAX, name);
-  c->in_guest = false;
-  c->pending = true;
-  c->reason = r->extra[0];
-  X->exits++;
+  struct import_exit x = { .reason = (int)(r->extra[0] & 0xffff) };
+  const char *name = exit_reason_name(r->extra[0] & 0xffff);
+  if (name) snprintf(x.name, sizeof x.name, "%s", name);
+  else snprintf(x.name, sizeof x.name, "reason %u", r->extra[0]);
   X->im->used++;
-  return rc;
-}
-
-static int entry_seen(struct xen *X, unsigned v, const struct xrec *r) {
-  struct xcpu *c = &X->c[v];
-  int rc = settle(X, v);
-  c->in_guest = r->has_tsc;
-  c->entry_tsc = r->tsc;
-  X->entries++;
-  X->im->used++;
-  return rc;
+  return import_exit_begins(&X->exits, v, r->has_tsc, r->tsc, &x);
 }
 
 static int on_cr(struct xen *X, unsigned v, const struct xrec *r, bool write, bool wide) {
   uint32_t cr = r->extra[0];
   uint64_t val = r->extra[1] | (wide ? (uint64_t)r->extra[2] << 32 : 0);
-  if (cr != 0 && cr != 3 && cr != 4 && cr != 8) return skip(X->im, "CR access (not CR0/3/4/8)");
-  struct import_init *init = &X->im->init[v];
-  if (cr == 3 && !init->cr3_known) {        /* the first CR3 seen stands for the initial one */
-    init->cr3 = val;
-    init->cr3_known = true;
-  }
-  X->c[v].pending = false;
+  if (!import_exit_cr_ok(cr)) return import_skip_why(X->im, "CR access (not CR0/3/4/8)");
+  if (cr == 3) import_exit_cr3_seen(&X->exits, v, val);
+  import_exit_explained(&X->exits, v);
   X->im->used++;
   if (!write) return import_emit(X->im, v, EV_CR_READ, cr, 0, 0);
   X->cr_writes++;
@@ -160,17 +101,18 @@ static int on_record(struct xen *X, const struct xrec *r) {
   bool hvm = words_needed(r->event) || r->event == TRC_HVM_VMENTRY;
   if (!hvm) {
     snprintf(why, sizeof why, "0x%08x", r->event);
-    return skip(im, why);
+    return import_skip_why(im, why);
   }
-  if (X->vcpu < 0) return skip(im, "HVM record before the first CPU change");
+  if (X->vcpu < 0) return import_skip_why(im, "HVM record before the first CPU change");
   unsigned v = (unsigned)X->vcpu;
-  const struct xcpu *c = &X->c[v];
-  if ((r->event == TRC_HVM_VMEXIT || r->event == TRC_HVM_VMEXIT64) && c->in_guest && r->has_tsc &&
-      r->tsc > c->entry_tsc && r->tsc - c->entry_tsc > IMPORT_GAP_MAX)
+  if ((r->event == TRC_HVM_VMEXIT || r->event == TRC_HVM_VMEXIT64) && r->has_tsc &&
+      import_exit_gap_too_long(&X->exits, v, r->tsc))
     return import_bad(im, r->off, NULL, 0, IMPORT_GAP_WHY);
   switch (r->event) {
   case TRC_HVM_VMEXIT: case TRC_HVM_VMEXIT64: return exit_begins(X, v, r);
-  case TRC_HVM_VMENTRY: return entry_seen(X, v, r);
+  case TRC_HVM_VMENTRY:
+    im->used++;
+    return import_exit_entry(&X->exits, v, r->has_tsc, r->tsc);
   case TRC_HVM_CR_READ: return on_cr(X, v, r, false, false);
   case TRC_HVM_CR_READ64: return on_cr(X, v, r, false, true);
   case TRC_HVM_CR_WRITE: return on_cr(X, v, r, true, false);
@@ -195,27 +137,18 @@ static size_t decode(const unsigned char *buf, size_t len, size_t off, struct xr
   return size;
 }
 
-static void add_names(cJSON *m, const char *key, const struct import_name *t, unsigned n) {
-  cJSON *o = cJSON_AddObjectToObject(m, key);
-  for (unsigned i = 0; i <= n && i <= IMPORT_NAMES_MAX; i++)
-    if (t[i].n) cJSON_AddNumberToObject(o, t[i].name, (double)t[i].n);
-}
-
 static void add_metadata(struct xen *X) {
   cJSON *m = X->im->meta;
-  cJSON *cpus = cJSON_AddArrayToObject(m, "pcpus");
-  for (unsigned v = 0; v < X->im->nvcpus; v++)
-    cJSON_AddItemToArray(cpus, cJSON_CreateNumber((double)X->im->native_cpu[v]));
-  cJSON_AddNumberToObject(m, "exits", (double)X->exits);
-  cJSON_AddNumberToObject(m, "entries", (double)X->entries);
+  import_add_native_cpus(X->im, "pcpus");
+  import_exits_add_counts(&X->exits);
   cJSON_AddNumberToObject(m, "cr_writes", (double)X->cr_writes);
-  add_names(m, "exit_reasons", X->reasons, X->nreasons);
-  add_names(m, "exits_unmapped", X->unmapped, X->nunmapped);
+  import_exits_add_reasons(&X->exits);
 }
 
 int import_xentrace(struct import *im, const unsigned char *buf, size_t len) {
   struct xen *X = xcalloc(1, sizeof *X);
   X->im = im;
+  import_exits_init(&X->exits, im, false);
   X->vcpu = -1;
   im->binary = true;
   int rc = 0;
@@ -234,7 +167,7 @@ int import_xentrace(struct import *im, const unsigned char *buf, size_t len) {
                       : on_record(X, &r);
     off += size;
   }
-  for (unsigned v = 0; rc == 0 && v < im->nvcpus; v++) rc = settle(X, v);
+  if (rc == 0) rc = import_exits_finish(&X->exits);
   if (rc == 0) add_metadata(X);
   free(X);
   return rc;

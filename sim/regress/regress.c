@@ -1,21 +1,21 @@
 /* `vmxsim regress`: replay regression cases and compare exit counts, counters
 ** and cycles with their expectations; --update records the current results.
 ** The case file format is in regress_case.h. */
-#include "sim/cli/commands.h"
+#include "regress.h"
 #include "regress_case.h"
+#include "sim/core/outfile.h"
 #include "sim/core/runner.h"
+#include "sim/core/trace_text.h"
 #include "sim/core/util.h"
+#include "workloads/generators.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define DEFAULT_DIR "tests/regress"
@@ -96,12 +96,6 @@ struct result {
 
 /* ---- small helpers ---- */
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *xasprintf(const char *fmt, ...) {
   va_list ap;
@@ -136,11 +130,9 @@ static void sb_printf(struct strbuf *b, const char *fmt, ...) {
   b->len += (size_t)n;
 }
 
-static volatile sig_atomic_t interrupted;
-static void on_signal(int sig) { (void)sig; interrupted = 1; }
 static bool keep_going(struct engine *e, const struct trace_reader *r, void *arg) {
   (void)e; (void)r; (void)arg;
-  return !interrupted;
+  return !interrupt_requested();
 }
 
 /* ---- options ---- */
@@ -281,47 +273,10 @@ struct trace_cache {
   size_t n, cap;
 };
 
-/* Runs fn(argc, argv) with stderr captured; returns its exit code, messages in *msg. */
-static int call_captured(int (*fn)(int, char **), int argc, char **argv, char **msg) {
-  fflush(stderr);
-  FILE *cap = tmpfile();
-  int saved = cap ? dup(2) : -1;
-  if (saved >= 0) dup2(fileno(cap), 2);
-  int rc = fn(argc, argv);
-  *msg = NULL;
-  if (saved < 0) {
-    if (cap) fclose(cap);
-    return rc;
-  }
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  struct strbuf b = { 0 };
-  char line[1024];
-  rewind(cap);
-  while (fgets(line, sizeof line, cap)) {
-    line[strcspn(line, "\n")] = 0;
-    const char *l = strncmp(line, "vmxsim: ", 8) ? line : line + 8;
-    if (*l) sb_printf(&b, "%s%s", b.len ? "; " : "", l);
-  }
-  fclose(cap);
-  *msg = b.s ? b.s : xstrdup("(no message)");
-  return rc;
-}
-
 static const char *cache_get(struct trace_cache *tc, const char *key, char *err, size_t errlen) {
   for (size_t i = 0; i < tc->n; i++)
     if (!strcmp(tc->key[i], key)) return tc->path[i];
-  if (!tc->dir) {
-    const char *tmp = getenv("TMPDIR");
-    char *templ = xasprintf("%s/vmxsim-regress.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(templ)) {
-      snprintf(err, errlen, "cannot create a temporary directory (%s): %s", templ, strerror(errno));
-      free(templ);
-      return NULL;
-    }
-    tc->dir = templ;
-  }
+  if (!tc->dir && outfile_tmpdir("vmxsim-regress", &tc->dir, err, errlen) != EXIT_OK) return NULL;
   if (tc->n == tc->cap) {
     tc->cap = tc->cap ? tc->cap * 2 : 16;
     tc->key = xrealloc(tc->key, tc->cap * sizeof *tc->key);
@@ -383,26 +338,14 @@ static const char *case_trace(const struct regress_case *c, struct trace_cache *
     free(cmd);
     return out;
   }
-  char *msg = NULL;
-  int rc;
-  if (text) {
-    char *argv[] = { "trace", "asm", c->trace, "-o", (char *)out, NULL };
-    rc = call_captured(cmd_trace, 5, argv, &msg);
-  } else {
-    char **argv = xcalloc((size_t)c->ngen + 4, sizeof *argv);
-    argv[0] = "gen";
-    for (int i = 0; i < c->ngen; i++) argv[i + 1] = c->gen[i];
-    argv[c->ngen + 1] = "-o";
-    argv[c->ngen + 2] = (char *)out;
-    rc = call_captured(cmd_gen, c->ngen + 3, argv, &msg);
-    free(argv);
-  }
+  char msg[1024];
+  int rc = text ? trace_text_assemble(c->trace, out, msg, sizeof msg)
+                : gen_generate(c->ngen, c->gen, out, msg, sizeof msg);
   if (rc != EXIT_OK) {
     snprintf(err, errlen, "%s: %s %s failed: %s", c->path, text ? "trace asm" : "generate", text ? c->trace : cmd, msg);
     cache_drop_last(tc);
     out = NULL;
   }
-  free(msg);
   free(cmd);
   return out;
 }
@@ -419,34 +362,6 @@ static void set_error(struct result *r, const char *msg) {
   r->error = xstrdup(msg);
 }
 
-/* Writes text to path through a temporary file renamed over it (a symlink's target is replaced). */
-static bool write_file(const char *path, const char *text, char *err, size_t errlen) {
-  char *real = realpath(path, NULL);
-  const char *target = real ? real : path;
-  struct stat st;
-  mode_t mode = stat(target, &st) == 0 ? st.st_mode & 07777 : 0644;
-  char *tmp = xasprintf("%s.XXXXXX", target);
-  int fd = mkstemp(tmp);
-  bool ok = fd >= 0;
-  if (ok) {
-    size_t n = strlen(text), off = 0;
-    while (ok && off < n) {
-      ssize_t w = write(fd, text + off, n - off);
-      if (w < 0 && errno == EINTR) continue;
-      ok = w > 0;
-      if (ok) off += (size_t)w;
-    }
-    if (fchmod(fd, mode) != 0) { /* keeps mkstemp's 0600: harmless */ }
-    if (close(fd) != 0) ok = false;
-    if (ok && rename(tmp, target) != 0) ok = false;
-    if (!ok) remove(tmp);
-  }
-  if (!ok) snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-  free(tmp);
-  free(real);
-  return ok;
-}
-
 static void run_case(const char *file, const struct opts *o, struct trace_cache *tc, struct result *res,
                      struct result_extra *x) {
   static const struct regress_values nothing;     /* no section: every value is new */
@@ -456,7 +371,7 @@ static void run_case(const char *file, const struct opts *o, struct trace_cache 
   memset(res, 0, sizeof *res);
   memset(x, 0, sizeof *x);
   res->file = xstrdup(file);
-  if (!regress_case_load(&c, file, o->update, err, sizeof err)) {
+  if (regress_case_load(&c, file, o->update, err, sizeof err) != EXIT_OK) {
     set_error(res, err);
     goto done;
   }
@@ -497,13 +412,13 @@ static void run_case(const char *file, const struct opts *o, struct trace_cache 
   }
   res->ndiffs = regress_compare(c.has_expect ? &c.expect : &nothing, &act, 0, true, &res->diffs);
   if (c.dropped[0]) res->dropped = xstrdup(c.dropped);
-  char *text = regress_case_update(&c, &act, rerr, sizeof rerr);
-  if (!text) {
+  char *text;
+  if (regress_case_update(&c, &act, &text, rerr, sizeof rerr) != EXIT_OK) {
     snprintf(err, sizeof err, "%s: %s", file, rerr);
     set_error(res, err);
   } else if (!strcmp(text, c.text)) {
     res->status = ST_UNCHANGED;
-  } else if (!write_file(file, text, err, sizeof err)) {
+  } else if (outfile_write_text(file, text, err, sizeof err) != EXIT_OK) {
     set_error(res, err);
   } else {
     res->status = c.has_expect ? ST_UPDATED : ST_RECORDED;
@@ -761,22 +676,20 @@ int cmd_regress(int argc, char **argv) {
     return rc;
   }
   bool table_stdout = o.format == OUT_TABLE || o.output;
-  struct sigaction sa = { 0 }, old_int, old_term;
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+  struct interrupt_catch ic;
+  interrupt_catch(&ic, true);
 
   struct result *rs = xcalloc(f.n ? f.n : 1, sizeof *rs);
   unsigned count[ST_RECORDED + 1] = { 0 };
   struct trace_cache tc = { 0 };
   struct strbuf table = { 0 };
-  double t0 = now();
+  double t0 = monotonic_seconds();
   size_t n = 0;
-  for (; n < f.n && !interrupted; n++) {
+  for (; n < f.n && !interrupt_requested(); n++) {
     struct result_extra x;
-    double t = now();
+    double t = monotonic_seconds();
     run_case(f.v[n], &o, &tc, &rs[n], &x);
-    rs[n].seconds = now() - t;
+    rs[n].seconds = monotonic_seconds() - t;
     count[rs[n].status]++;
     if (rs[n].status == ST_ERROR) {
       fflush(stdout);
@@ -787,10 +700,9 @@ int cmd_regress(int argc, char **argv) {
     emit_table(&table, table_stdout, &line);
     free(line.s);
   }
-  double secs = now() - t0;
+  double secs = monotonic_seconds() - t0;
   cache_free(&tc);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
+  interrupt_release(&ic);
 
   struct strbuf sum = { 0 };
   if (o.update)
@@ -817,9 +729,9 @@ int cmd_regress(int argc, char **argv) {
   free(doc);
   free(table.s);
 
-  if (interrupted) {
+  if (interrupt_requested()) {
     errorf("regress: interrupted after %zu of %zu cases", n, f.n);
-    rc = 130;
+    rc = EXIT_INTERRUPTED;
   } else if (count[ST_ERROR]) {
     rc = EXIT_BADINPUT;
   } else if (count[ST_FAIL]) {

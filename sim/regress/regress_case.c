@@ -389,28 +389,29 @@ static bool load_json(struct regress_case *c, char *err, size_t errlen) {
   return true;
 }
 
-bool regress_case_load(struct regress_case *c, const char *path, bool lenient, char *err, size_t errlen) {
+int regress_case_load(struct regress_case *c, const char *path, bool lenient, char *err, size_t errlen) {
   memset(c, 0, sizeof *c);
   c->path = xstrdup(path);
   size_t len;
   c->text = read_file(path, &len);
   if (!c->text) {
     snprintf(err, errlen, "%s: %s", path, strerror(errno));
-    return false;
+    return EXIT_BADINPUT;
   }
   const char *nul = memchr(c->text, 0, len);       /* the JSON parser would stop there */
   if (nul) {
     snprintf(err, errlen, "%s: byte %zu: NUL byte (a case file is JSON text in UTF-8; saved as UTF-16?)", path,
              (size_t)(nul - c->text));
-    return false;
+    return EXIT_BADINPUT;
   }
-  if (!load_json(c, err, errlen)) return false;
+  if (!load_json(c, err, errlen)) return EXIT_BADINPUT;
   const cJSON *j = c->json;
   for (const cJSON *e = j->child; e; e = e->next) {
     if (is_known(top_keys, e->string)) continue;
     char known[256];
     list_keys(top_keys, known, sizeof known);
-    return fail_at(c, e->string, err, errlen, "unknown key '%s' (expected %s)", e->string, known);
+    fail_at(c, e->string, err, errlen, "unknown key '%s' (expected %s)", e->string, known);
+    return EXIT_BADINPUT;
   }
   char *slash = strrchr(c->path, '/');
   char *dir = slash ? xstrdup(c->path) : xstrdup("");
@@ -454,7 +455,7 @@ bool regress_case_load(struct regress_case *c, const char *path, bool lenient, c
     c->cycles_tolerance = tol ? tol->valuedouble : 0;
   }
   free(dir);
-  return ok;
+  return ok ? EXIT_OK : EXIT_BADINPUT;
 }
 
 void regress_case_free(struct regress_case *c) {
@@ -554,7 +555,8 @@ static bool add_uint(cJSON *o, const char *name, uint64_t v, char *err, size_t e
   return true;
 }
 
-char *regress_case_update(struct regress_case *c, const struct regress_values *act, char *err, size_t errlen) {
+int regress_case_update(struct regress_case *c, const struct regress_values *act, char **text, char *err,
+                        size_t errlen) {
   cJSON *x = cJSON_CreateObject();
   cJSON *exits = cJSON_AddObjectToObject(x, "exits");
   cJSON *ctrs = cJSON_AddObjectToObject(x, "counters");
@@ -564,11 +566,13 @@ char *regress_case_update(struct regress_case *c, const struct regress_values *a
   for (unsigned k = 0; ok && k < STAT_KEYS; k++)
     if (act->exits[k]) ok = add_uint(exits, stat_key_name(k), act->exits[k], err, errlen);
   for (unsigned i = 0; ok && i < CTR_COUNT; i++) ok = add_uint(ctrs, counter_name(i), act->counters[i], err, errlen);
+  *text = NULL;
   if (!ok) {
     cJSON_Delete(x);
-    return NULL;
+    return EXIT_BADINPUT;
   }
   if (cJSON_GetObjectItemCaseSensitive(c->json, "expect")) cJSON_ReplaceItemInObjectCaseSensitive(c->json, "expect", x);
   else cJSON_AddItemToObject(c->json, "expect", x);
-  return json_canonical(c->json);
+  *text = json_canonical(c->json);
+  return EXIT_OK;
 }

@@ -54,9 +54,9 @@ struct regress_case {
 
 /* Reads and validates a case file.  lenient (for --update): expectation
 ** entries that are unknown or malformed are dropped (named in c->dropped)
-** instead of being errors.  On error returns false with "FILE[:LINE[:COL]]:
-** message" in err; free c with regress_case_free either way. */
-bool regress_case_load(struct regress_case *c, const char *path, bool lenient, char *err, size_t errlen);
+** instead of being errors.  Returns 0, or EXIT_BADINPUT with
+** "FILE[:LINE[:COL]]: message" in err; free c with regress_case_free either way. */
+int regress_case_load(struct regress_case *c, const char *path, bool lenient, char *err, size_t errlen);
 void regress_case_free(struct regress_case *c);
 
 /* Results of a run, every section present. */
@@ -82,9 +82,11 @@ const char *regress_diff_name(const struct regress_diff *d);      /* "CR_ACCESS"
 size_t regress_compare(const struct regress_values *exp, const struct regress_values *act, double tol,
                        bool changes, struct regress_diff **out);
 
-/* Replaces the case's "expect" with act, keeping every other field; returns
-** the new file text (caller frees), or NULL with a message in err. */
-char *regress_case_update(struct regress_case *c, const struct regress_values *act, char *err, size_t errlen);
+/* Replaces the case's "expect" with act, keeping every other field, and sets
+** *text to the new file text (caller frees).  Returns 0, or EXIT_BADINPUT
+** (a value JSON cannot hold exactly) with a message in err and *text NULL. */
+int regress_case_update(struct regress_case *c, const struct regress_values *act, char **text, char *err,
+                        size_t errlen);
 
 /* JSON text with object keys sorted (bytewise), 2-space indentation, arrays
 ** of scalars on one line, and a final newline (caller frees). */

@@ -1,5 +1,4 @@
 /* `vmxsim repl`: the interactive loop, its input (GNU Readline on a terminal, plain fgets otherwise) and Ctrl-C. */
-#include "sim/cli/commands.h"
 #include "repl.h"
 #include "sim/store/store.h"
 #include "sim/core/util.h"
@@ -37,13 +36,6 @@ static const char repl_usage[] =
   "\n"
   "example: vmxsim repl lat_ctx.bin --policy cr3cache\n"
   "         vmxsim repl basic.bin --batch session.cmd\n";
-
-volatile sig_atomic_t repl_interrupted;
-
-static void on_sigint(int sig) {
-  (void)sig;
-  repl_interrupted = 1;
-}
 
 /* Where commands come from. */
 struct input {
@@ -84,12 +76,12 @@ static char *tty_read(void) {
   sigemptyset(&block);
   sigaddset(&block, SIGINT);
   sigprocmask(SIG_BLOCK, &block, &orig);
-  repl_interrupted = 0;            /* a Ctrl-C during the last command is spent */
+  interrupt_clear();               /* a Ctrl-C during the last command is spent */
   tty_got = NULL;
   tty_done = false;
   rl_callback_handler_install(REPL_PROMPT, tty_take);
   while (!tty_done) {
-    if (repl_interrupted) { repl_interrupted = 0; tty_drop_line(); }
+    if (interrupt_requested()) { interrupt_clear(); tty_drop_line(); }
     fd_set fds;
     FD_ZERO(&fds);
     FD_SET(fd, &fds);
@@ -259,13 +251,11 @@ int cmd_repl(int argc, char **argv) {
   struct input in = { 0 };
   if (!rc) rc = open_input(&in, batch, s);
   if (!rc) {
-    struct sigaction sa = { 0 }, old;
-    sa.sa_handler = on_sigint;     /* no SA_RESTART: Ctrl-C must interrupt select() */
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old);
+    struct interrupt_catch ic;
+    interrupt_catch(&ic, false);   /* Ctrl-C stops a replay or drops the line being edited */
     if (in.tty) banner(s);
     loop(s, &in);
-    sigaction(SIGINT, &old, NULL);
+    interrupt_release(&ic);
     close_input(&in);
     rc = s->errors && !in.tty ? EXIT_BADINPUT : EXIT_OK;
   }

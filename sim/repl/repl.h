@@ -68,9 +68,6 @@ struct repl {
   unsigned long line;              /* its line number */
 };
 
-/* Set by the SIGINT handler; the stepping loop polls it. */
-extern volatile sig_atomic_t repl_interrupted;
-
 /* One command: the table in repl_cmds.c generates `help` and feeds completion. */
 enum repl_arg {                    /* what the first argument is, for completion */
   ARG_NONE, ARG_COMMAND, ARG_INFO, ARG_BREAK, ARG_POLICY, ARG_KNOB, ARG_DELETE,
@@ -89,6 +86,9 @@ struct repl_cmd {
 
 extern const struct repl_cmd repl_commands[];
 extern const unsigned repl_ncommands;
+
+/* repl.c: the command; argv[0] is "repl"; returns an enum exit_code. */
+int cmd_repl(int argc, char **argv);
 
 /* repl_cmds.c */
 /* Loads the policy, profile and trace and builds the engine; returns 0 or an

@@ -11,8 +11,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
 
 const char *const repl_info_topics[] = { "vmcs", "regs", "cr3targets", "shadow", "tlb", NULL };
 const char *const repl_break_kinds[] = { "exit", "event", "at", "cr3", "mark", NULL };
@@ -31,12 +29,6 @@ void repl_error(struct repl *s, const char *fmt, ...) {
 static const char *reason_name(unsigned r) {
   const char *n = exit_reason_name(r);
   return n ? n : "?";
-}
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 /* Index of the event replayed last; only meaningful when e->index > 0. */
@@ -81,7 +73,7 @@ int repl_open(struct repl *s) {
     errorf("%s", err);
     return strstr(err, "unknown CPU") ? EXIT_USAGE : EXIT_BADINPUT;
   }
-  if (trace_open(&s->r, s->trace_path) != TRACE_OK) {
+  if (trace_open(&s->r, s->trace_path) != EXIT_OK) {
     errorf("%s", s->r.err);
     return EXIT_BADINPUT;
   }
@@ -279,7 +271,7 @@ static int step_one(struct repl *s) {
 static enum stop replay(struct repl *s, const struct goal *g, uint64_t *n) {
   uint64_t exits = 0;
   for (*n = 0;; ) {
-    if (repl_interrupted) return STOP_INTERRUPT;
+    if (interrupt_requested()) return STOP_INTERRUPT;
     int rc = step_one(s);
     if (rc) return rc > 0 ? STOP_END : STOP_CORRUPT;
     ++*n;
@@ -295,11 +287,11 @@ static enum stop replay(struct repl *s, const struct goal *g, uint64_t *n) {
 ** command started must not cut it short, hence the reset of the flag. */
 static int run_to(struct repl *s, const struct goal *g) {
   uint64_t n;
-  repl_interrupted = 0;
-  double t0 = now();
+  interrupt_clear();
+  double t0 = monotonic_seconds();
   enum stop why = replay(s, g, &n);
-  s->wall += now() - t0;
-  repl_interrupted = 0;
+  s->wall += monotonic_seconds() - t0;
+  interrupt_clear();
   switch (why) {
   case STOP_CORRUPT:
     repl_error(s, "%s", s->r.err);

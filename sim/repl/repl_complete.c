@@ -9,8 +9,6 @@
 
 #include <readline/readline.h>
 
-#define MAX_WORDS 256
-
 /* Candidate lists are built once (names are static strings owned elsewhere). */
 static const char *commands[64], *fields[VMCS_FIELD_COUNT + 1], *reasons[EXIT_REASON_MAX + 1];
 static const char *events[EV_COUNT + 16], *knobs[64];

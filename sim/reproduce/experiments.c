@@ -55,8 +55,7 @@ static double avg_cycles(const struct xp_result *r, const char *row) {
 }
 
 /* 1. lat_ctx on a 32-bit uniprocessor guest, 2007: native, nocache, shadowcache. */
-static bool shadow_cache_2007(struct xp_ctx *c, struct xp_table *t, unsigned n) {
-  (void)n;
+static int shadow_cache_2007(struct xp_ctx *c, struct xp_table *t) {
   static const unsigned sizes[] = { 0, 1000 }, procs[] = { 2, 20, 50 };
   char ghz[32], p[16], s[16], it[16];
   num(ghz, clock_of("core2-2007"));
@@ -72,8 +71,8 @@ static bool shadow_cache_2007(struct xp_ctx *c, struct xp_table *t, unsigned n) 
       snprintf(it, sizeof it, "%u", c->quick ? 2 : (sizes[si] ? 1200 : 4000) / procs[pi] + 1);
       const char *tr = xp_gen(c, ARGS("lat_ctx", "--procs", p, "--size", s, "--iters", it, "--paging", "32", "--cpu-ghz", ghz));
       struct xp_result nc, sc;
-      if (!tr || !xp_run(c, tr, "nocache", "core2-2007", NULL, &nc) || !xp_run(c, tr, "shadowcache", "core2-2007", NULL, &sc))
-        return false;
+      if (!tr || xp_run(c, tr, "nocache", "core2-2007", NULL, &nc) || xp_run(c, tr, "shadowcache", "core2-2007", NULL, &sc))
+        return xp_failed(c);
       struct xp_row *r = xp_add_row(t, "-s %u, %u procs", sizes[si], procs[pi]);
       double v[] = { sc.native_us_per_op, nc.us_per_op, sc.us_per_op, nc.us_per_op / sc.us_per_op,
                      sc.us_per_op / sc.native_us_per_op };
@@ -84,12 +83,11 @@ static bool shadow_cache_2007(struct xp_ctx *c, struct xp_table *t, unsigned n) 
            "Calibrated (*): the -s 0, 2-process nocache (180.91 us) and shadowcache (9.19 us) values, fitted "
            "by scripts/calibrate.py; native times are the generator's inputs (the 2007 anchors). Every other "
            "simulated value is a prediction.");
-  return true;
+  return EXIT_OK;
 }
 
 /* 2. The 2008 CR3 cache: lat_ctx on a 4-vCPU 64-bit guest, and hackbench. */
-static bool cr3_cache_2008(struct xp_ctx *c, struct xp_table *t, unsigned n) {
-  (void)n;
+static int cr3_cache_2008(struct xp_ctx *c, struct xp_table *t) {
   static const unsigned procs[] = { 2, 4, 8 };
   char ghz[32], p[16], it[16], loops[16];
   num(ghz, clock_of("core2-2008"));
@@ -105,8 +103,8 @@ static bool cr3_cache_2008(struct xp_ctx *c, struct xp_table *t, unsigned n) {
     const char *tr = xp_gen(c, ARGS("lat_ctx", "--procs", p, "--size", "0", "--iters", it, "--vcpus", "4",
                                     "--paging", "64", "--cpu-ghz", ghz, "--native-scale", "2.574257"));
     struct xp_result sc, cc;
-    if (!tr || !xp_run(c, tr, "shadowcache", "core2-2008", NULL, &sc) || !xp_run(c, tr, "cr3cache", "core2-2008", NULL, &cc))
-      return false;
+    if (!tr || xp_run(c, tr, "shadowcache", "core2-2008", NULL, &sc) || xp_run(c, tr, "cr3cache", "core2-2008", NULL, &cc))
+      return xp_failed(c);
     struct xp_row *r = xp_add_row(&t[0], "%u procs", procs[i]);
     double v[] = { sc.native_us_per_op, sc.us_per_op, cc.us_per_op, sc.us_per_op - cc.us_per_op,
                    sc.exits_per_op, cc.exits_per_op };
@@ -126,19 +124,18 @@ static bool cr3_cache_2008(struct xp_ctx *c, struct xp_table *t, unsigned n) {
   snprintf(loops, sizeof loops, "%u", run);
   const char *tr = xp_gen(c, ARGS("hackbench", "--groups", "1", "--loops", loops, "--vcpus", "4"));
   struct xp_result sc, cc;
-  if (!tr || !xp_run(c, tr, "shadowcache", "core2-2008", NULL, &sc) || !xp_run(c, tr, "cr3cache", "core2-2008", NULL, &cc))
-    return false;
+  if (!tr || xp_run(c, tr, "shadowcache", "core2-2008", NULL, &sc) || xp_run(c, tr, "cr3cache", "core2-2008", NULL, &cc))
+    return xp_failed(c);
   double scale = (double)full / run;   /* quick runs are scaled to 50000 loops */
   struct xp_row *r = xp_add_row(&t[1], "1 group, %u loops%s", full, run == full ? "" : " (scaled)");
   double v[] = { sc.seconds * scale, cc.seconds * scale, cc.seconds / sc.seconds, sc.exits_per_op, cc.exits_per_op };
   memcpy(r->v, v, sizeof v);
   snprintf(t[1].notes, sizeof t[1].notes, "All predicted. 40 address spaces cycle through a 4-entry cache.");
-  return true;
+  return EXIT_OK;
 }
 
 /* 3. A 64-bit Xen-PV-style guest: two CR3 switches per system call. */
-static bool xen_pv_syscalls(struct xp_ctx *c, struct xp_table *t, unsigned n) {
-  (void)n;
+static int xen_pv_syscalls(struct xp_ctx *c, struct xp_table *t) {
   char count[16];
   snprintf(count, sizeof count, "%u", c->quick ? 200 : 200000);
   table(t, "xen-pv-syscalls",
@@ -150,11 +147,11 @@ static bool xen_pv_syscalls(struct xp_ctx *c, struct xp_table *t, unsigned n) {
   const char *hvm = xp_gen(c, ARGS("syscalls", "--count", count, "--mode", "hvm"));
   const char *pv = xp_gen(c, ARGS("syscalls", "--count", count, "--mode", "pv64"));
   struct xp_result base;
-  if (!hvm || !pv || !xp_run(c, hvm, "shadowcache", "core2-2008", NULL, &base)) return false;
+  if (!hvm || !pv || xp_run(c, hvm, "shadowcache", "core2-2008", NULL, &base)) return xp_failed(c);
   static const char *const policies[] = { "shadowcache", "cr3cache", "prevroots", "ept" };
   for (unsigned i = 0; i < 4; i++) {
     struct xp_result r;
-    if (!xp_run(c, pv, policies[i], "core2-2008", NULL, &r)) return false;
+    if (xp_run(c, pv, policies[i], "core2-2008", NULL, &r)) return xp_failed(c);
     struct xp_row *row = xp_add_row(t, "pv64, %s", policies[i]);
     double v[] = { r.exits_per_op, count_per_op(&r, "cr3 write"), r.us_per_op, r.us_per_op - base.us_per_op };
     memcpy(row->v, v, sizeof v);
@@ -164,12 +161,11 @@ static bool xen_pv_syscalls(struct xp_ctx *c, struct xp_table *t, unsigned n) {
   memcpy(row->v, v, sizeof v);
   snprintf(t->notes, sizeof t->notes, "All predicted: two address spaces fit the CR3 cache, so after warm-up "
            "the paravirtual guest switches without exits; prevroots still exits on every switch.");
-  return true;
+  return EXIT_OK;
 }
 
 /* 4. CR4 toggling on a hot path: trap every CR4 bit vs only host-owned bits. */
-static bool cr4_mask_2018(struct xp_ctx *c, struct xp_table *t, unsigned n) {
-  (void)n;
+static int cr4_mask_2018(struct xp_ctx *c, struct xp_table *t) {
   char count[16];
   snprintf(count, sizeof count, "%u", c->quick ? 200 : 100000);
   table(t, "cr4-mask-2018",
@@ -184,10 +180,10 @@ static bool cr4_mask_2018(struct xp_ctx *c, struct xp_table *t, unsigned n) {
     { "shadowcache", "shadow, every bit trapped" }, { "shadowcache+cr4mask", "shadow, host-owned bits only" } };
   for (unsigned b = 0; b < 2; b++) {
     const char *tr = xp_gen(c, ARGS("cr4toggle", "--count", count, "--bit", bits[b]));
-    if (!tr) return false;
+    if (!tr) return xp_failed(c);
     for (unsigned i = 0; i < 4; i++) {
       struct xp_result r;
-      if (!xp_run(c, tr, policies[i][0], "skylake-xen-2018", NULL, &r)) return false;
+      if (xp_run(c, tr, policies[i][0], "skylake-xen-2018", NULL, &r)) return xp_failed(c);
       const struct report_row *cr = row_of(&r, "CR_ACCESS");
       struct xp_row *row = xp_add_row(t, "%s: %s", bits[b], policies[i][1]);
       double v[] = { count_per_op(&r, "CR_ACCESS"), cr ? per_op(&r, cr->cycles) : 0, r.us_per_op };
@@ -196,12 +192,11 @@ static bool cr4_mask_2018(struct xp_ctx *c, struct xp_table *t, unsigned n) {
   }
   snprintf(t->notes, sizeof t->notes, "All predicted from the xenalyze handler costs (inputs). Under shadow "
            "paging PGE must stay host-owned, so the narrowed mask helps TSD toggles but not PGE flushes.");
-  return true;
+  return EXIT_OK;
 }
 
 /* 5. Debug registers: eager vs lazy switching on a lightweight exit, and a debugged guest. */
-static bool debugreg_2009(struct xp_ctx *c, struct xp_table *t, unsigned n) {
-  (void)n;
+static int debugreg_2009(struct xp_ctx *c, struct xp_table *t) {
   char count[16], iters[16];
   snprintf(count, sizeof count, "%u", c->quick ? 200 : 200000);
   snprintf(iters, sizeof iters, "%u", c->quick ? 20 : 20000);
@@ -212,9 +207,9 @@ static bool debugreg_2009(struct xp_ctx *c, struct xp_table *t, unsigned n) {
   t[0].plot_n = 1;
   const char *tr = xp_gen(c, ARGS("cpuid", "--count", count));
   struct xp_result eager, lazy;
-  if (!tr || !xp_run(c, tr, "shadowcache", "nehalem-2009", NULL, &eager) ||
-      !xp_run(c, tr, "shadowcache+lazydr", "nehalem-2009", NULL, &lazy))
-    return false;
+  if (!tr || xp_run(c, tr, "shadowcache", "nehalem-2009", NULL, &eager) ||
+      xp_run(c, tr, "shadowcache+lazydr", "nehalem-2009", NULL, &lazy))
+    return xp_failed(c);
   double e = avg_cycles(&eager, "CPUID"), l = avg_cycles(&lazy, "CPUID");
   struct xp_row *r = xp_add_row(&t[0], "eager (host DRs every round trip)");
   r->v[0] = e;
@@ -236,19 +231,18 @@ static bool debugreg_2009(struct xp_ctx *c, struct xp_table *t, unsigned n) {
   for (unsigned i = 0; i < 3; i++) {
     struct xp_result x;
     const char *const sets[] = { pol[i][1], NULL };
-    if (!dbg || !xp_run(c, dbg, pol[i][0], "nehalem-2009", pol[i][1] ? sets : NULL, &x)) return false;
+    if (!dbg || xp_run(c, dbg, pol[i][0], "nehalem-2009", pol[i][1] ? sets : NULL, &x)) return xp_failed(c);
     struct xp_row *row = xp_add_row(&t[1], "%s", pol[i][2]);
     double v[] = { x.us_per_op, x.exits_per_op, count_per_op(&x, "DR_ACCESS"), (double)counter(&x, "dr_mismatches") };
     memcpy(row->v, v, sizeof v);
   }
   snprintf(t[1].notes, sizeof t[1].notes, "dr mismatches counts guest DR reads that returned a value the guest "
            "did not write: it must be 0 under every scheme (lazy switching still restores correctly).");
-  return true;
+  return EXIT_OK;
 }
 
 /* 6. The 2011 guest page-table walk optimisation. */
-static bool guest_walk_2011(struct xp_ctx *c, struct xp_table *t, unsigned n) {
-  (void)n;
+static int guest_walk_2011(struct xp_ctx *c, struct xp_table *t) {
   char iters[16];
   snprintf(iters, sizeof iters, "%u", c->quick ? 2 : 200);
   table(t, "guest-walk-2011",
@@ -261,8 +255,9 @@ static bool guest_walk_2011(struct xp_ctx *c, struct xp_table *t, unsigned n) {
   char err[256];
   if (!profile_load(&p, "nehalem-2009", err, sizeof err)) {
     snprintf(c->err, sizeof c->err, "%s", err);
+    c->rc = EXIT_INTERNAL;                   /* the profile is built in */
     profile_free(&p);
-    return false;
+    return xp_failed(c);
   }
   bool ok = true;
   for (unsigned m = 0; m < 2 && ok; m++) {
@@ -271,7 +266,7 @@ static bool guest_walk_2011(struct xp_ctx *c, struct xp_table *t, unsigned n) {
     for (unsigned hint = 0; hint < 2 && ok; hint++) {
       struct xp_result r;
       const char *const sets[] = { hint ? "memslot_hint=true" : "memslot_hint=false", NULL };
-      ok = tr && xp_run(c, tr, "nocache", "nehalem-2009", sets, &r);
+      ok = tr && xp_run(c, tr, "nocache", "nehalem-2009", sets, &r) == EXIT_OK;
       if (!ok) break;
       double walk = levels * (double)(hint ? p.p[PP_GUEST_PTE_READ_FAST] + p.p[PP_MEMSLOT_LOOKUP_FAST]
                                            : p.p[PP_GUEST_PTE_READ] + p.p[PP_MEMSLOT_LOOKUP]);
@@ -281,10 +276,10 @@ static bool guest_walk_2011(struct xp_ctx *c, struct xp_table *t, unsigned n) {
     }
   }
   profile_free(&p);
-  if (!ok) return false;
+  if (!ok) return xp_failed(c);
   snprintf(t->notes, sizeof t->notes, "Cycles per walk are derived from the 2011 measurement (an input); cycles "
            "per fault, per switch and the 32-bit rows (shallower walks) are predictions.");
-  return true;
+  return EXIT_OK;
 }
 
 const struct experiment experiments[] = {

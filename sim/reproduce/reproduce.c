@@ -1,12 +1,13 @@
 /* `vmxsim reproduce`: runs the classic exit-cost experiments and prints, stores
 ** and plots their tables (the experiments themselves are in experiments.c). */
 #include "reproduce.h"
-#include "sim/cli/commands.h"
+#include "sim/core/outfile.h"
 #include "sim/core/runner.h"
 #include "sim/store/store.h"
 #include "sim/core/texttable.h"
 #include "sim/core/trace.h"
 #include "sim/core/util.h"
+#include "workloads/generators.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -50,7 +51,7 @@ static unsigned ntraces;
 static uint64_t native_cycles(const char *path) {
   struct trace_reader r;
   uint64_t sum = 0;
-  if (trace_open(&r, path) != TRACE_OK) return 0;
+  if (trace_open(&r, path) != EXIT_OK) return 0;
   const struct trace_event *ev;
   while ((ev = trace_next(&r))) sum += ev->cycles;
   trace_close(&r);
@@ -71,16 +72,10 @@ const char *xp_gen(struct xp_ctx *c, const char *const *args) {
   struct gen_cache *g = &traces[ntraces];
   snprintf(g->key, sizeof g->key, "%s", key);
   snprintf(g->path, sizeof g->path, "%s/%02u-%s.bin", c->dir, ntraces, args[0]);
-  char *argv[40];
   int argc = 0;
-  argv[argc++] = (char *)"gen";
-  for (unsigned i = 0; args[i] && argc < 36; i++) argv[argc++] = (char *)args[i];
-  argv[argc++] = (char *)"-o";
-  argv[argc++] = g->path;
-  argv[argc] = NULL;
-  int rc = cmd_gen(argc, argv);
+  while (args[argc]) argc++;
+  int rc = gen_generate(argc, (char **)args, g->path, c->err, sizeof c->err);
   if (rc != EXIT_OK) {
-    snprintf(c->err, sizeof c->err, "vmxsim gen %s failed", key);
     c->rc = rc;
     return NULL;
   }
@@ -97,9 +92,7 @@ static const struct gen_cache *cached(const char *path) {
 
 static void store(struct xp_ctx *c, const struct run_output *o, const char *trace) {
   if (!c->db) return;
-  struct store_run sr = { .rep = &o->rep, .trace_path = trace, .trace_metadata = o->metadata,
-                          .trace_events = o->trace_events, .policy_json = o->policy_json,
-                          .profile_json = o->profile_json, .wall_seconds = o->wall_seconds };
+  struct store_run sr = store_run_of(o, trace);
   int64_t id;
   char err[1024];
   if (store_save(c->db, &sr, &id, err, sizeof err) != EXIT_OK) {
@@ -109,8 +102,10 @@ static void store(struct xp_ctx *c, const struct run_output *o, const char *trac
   }
 }
 
-bool xp_run(struct xp_ctx *c, const char *trace, const char *policy, const char *cpu,
-            const char *const *sets, struct xp_result *out) {
+int xp_failed(const struct xp_ctx *c) { return c->rc ? c->rc : EXIT_INTERNAL; }
+
+int xp_run(struct xp_ctx *c, const char *trace, const char *policy, const char *cpu,
+           const char *const *sets, struct xp_result *out) {
   int nsets = 0;
   while (sets && sets[nsets]) nsets++;
   struct run_spec spec = { .trace = trace, .policy = policy, .cpu = cpu, .sets = (char *const *)sets, .nsets = nsets };
@@ -133,7 +128,7 @@ bool xp_run(struct xp_ctx *c, const char *trace, const char *policy, const char 
     c->rc = rc;
   }
   run_output_free(&o);
-  return rc == EXIT_OK;
+  return rc;
 }
 
 struct xp_row *xp_add_row(struct xp_table *t, const char *fmt, ...) {
@@ -353,17 +348,22 @@ int cmd_reproduce(int argc, char **argv) {
   struct xp_ctx c = { .quick = o.quick, .db = o.db };
   if (o.keep) snprintf(c.dir, sizeof c.dir, "%s", o.keep);
   else {
-    snprintf(c.dir, sizeof c.dir, "%s/vmxsim-reproduce-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(c.dir)) { errorf("%s: %s", c.dir, strerror(errno)); return EXIT_INTERNAL; }
+    char *dir, err[512];
+    if ((rc = outfile_tmpdir("vmxsim-reproduce", &dir, err, sizeof err)) != EXIT_OK) {
+      errorf("%s", err);
+      return rc;
+    }
+    snprintf(c.dir, sizeof c.dir, "%s", dir);
+    free(dir);
   }
   cJSON *all = cJSON_CreateArray();
   for (unsigned i = 0; i < nexperiments && c.rc == EXIT_OK; i++) {
     const struct experiment *x = &experiments[i];
     if (!selected(o.only, x->name)) continue;
     struct xp_table *t = xcalloc(x->ntables, sizeof *t);
-    if (!x->run(&c, t, x->ntables)) {
+    if (x->run(&c, t) != EXIT_OK) {
       errorf("%s: %s", x->name, c.err);
-      if (c.rc == EXIT_OK) c.rc = EXIT_INTERNAL;
+      c.rc = xp_failed(&c);
     } else {
       for (unsigned k = 0; k < x->ntables; k++) {
         if (o.format == 2) cJSON_AddItemToArray(all, table_json(&t[k]));

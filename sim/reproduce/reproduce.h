@@ -47,18 +47,30 @@ struct xp_ctx {
   char err[1024];
 };
 
+/*
+** Errors: the context keeps the first failure, its enum exit_code in rc and
+** its message in err, so that an experiment can stop at any step and the
+** command report it once.
+*/
 /* Generates a trace with `vmxsim gen` arguments (NULL-terminated); returns its
-** path (static storage per call: copy it) or NULL on failure (ctx->err). */
+** path (static storage per call: copy it) or NULL on failure (c->rc, c->err). */
 const char *xp_gen(struct xp_ctx *c, const char *const *args);
-/* Runs trace under policy/cpu with optional KEY=VALUE sets (NULL-terminated). */
-bool xp_run(struct xp_ctx *c, const char *trace, const char *policy, const char *cpu,
-            const char *const *sets, struct xp_result *out);
+/* Runs trace under policy/cpu with optional KEY=VALUE sets (NULL-terminated).
+** Returns 0, or the enum exit_code also left in c->rc (message in c->err). */
+int xp_run(struct xp_ctx *c, const char *trace, const char *policy, const char *cpu,
+           const char *const *sets, struct xp_result *out);
+/* What an experiment returns after a failed step: c->rc, or EXIT_INTERNAL when unset. */
+int xp_failed(const struct xp_ctx *c);
 /* Removes the generated traces and the scratch directory (unless keep). */
 void xp_cleanup(const struct xp_ctx *c, bool keep);
 struct xp_row *xp_add_row(struct xp_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The experiments (sim/reproduce/experiments.c); each fills its table(s). */
-typedef bool (*xp_fn)(struct xp_ctx *c, struct xp_table *t, unsigned ntables);
+/* The command: argv[0] is "reproduce"; returns an enum exit_code. */
+int cmd_reproduce(int argc, char **argv);
+
+/* The experiments (sim/reproduce/experiments.c); each fills its table(s) and
+** returns 0 or an enum exit_code (see xp_failed). */
+typedef int (*xp_fn)(struct xp_ctx *c, struct xp_table *t);   /* t: ntables tables */
 struct experiment {
   const char *name;
   const char *summary;

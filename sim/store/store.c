@@ -1,6 +1,7 @@
 /* The results database: opening it (WAL, busy timeout, schema migrations), storing a run in one transaction, and loading it back. */
 #include "store.h"
 #include "sim/core/hash.h"
+#include "sim/core/runner.h"
 #include "sim/core/util.h"
 #include "sim/core/version.h"
 
@@ -421,6 +422,15 @@ static int save_all(struct saver *s, const char *path, char *err, size_t errlen)
   return EXIT_DB;
 }
 
+struct store_run store_run_of(const struct run_output *out, const char *trace) {
+  struct store_run run = {
+    .rep = &out->rep, .trace_path = trace, .trace_metadata = out->metadata,
+    .trace_events = out->trace_events, .policy_json = out->policy_json,
+    .profile_json = out->profile_json, .wall_seconds = out->wall_seconds,
+  };
+  return run;
+}
+
 int store_save(const char *path, const struct store_run *run, int64_t *run_id, char *err, size_t errlen) {
   char hash[sizeof run->rep->trace_hash], why[600];
   if (run->rep->trace_hash[0]) {
@@ -428,7 +438,7 @@ int store_save(const char *path, const struct store_run *run, int64_t *run_id, c
   } else if (!run->trace_path) {
     snprintf(err, errlen, "results database %s: run not stored: no trace file to hash", path);
     return EXIT_DB;
-  } else if (!hash_file(run->trace_path, hash, why, sizeof why)) {
+  } else if (hash_file(run->trace_path, hash, why, sizeof why) != EXIT_OK) {
     snprintf(err, errlen, "results database %s: run not stored: %s", path, why);
     return EXIT_DB;
   }

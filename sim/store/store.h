@@ -36,6 +36,11 @@ struct store_run {
   int64_t started_unix;          /* replay start (0: now minus wall_seconds) */
 };
 
+/* The store_run of a finished replay (sim/core/runner.h) of the trace file
+** `trace`; it points into out. */
+struct run_output;
+struct store_run store_run_of(const struct run_output *out, const char *trace);
+
 /* Stores a run in one transaction (all rows or none); creates or migrates the
 ** schema.  Returns 0 and the new run id, or an enum exit_code (EXIT_DB) with
 ** a message naming the database file. */

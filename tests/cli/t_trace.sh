@@ -117,13 +117,24 @@ run "$VMXSIM" trace asm bad.txt -o bad.bin
 check_rc "malformed text exits 3" 3
 check_eq "malformed text: FILE:LINE: message" "vmxsim: bad.txt:3: unknown event 'cr5w' (control registers: cr0, cr3, cr4, cr8)" "$err"
 if [ -e bad.bin ]; then fail "malformed text leaves no output file" "bad.bin exists"; else pass "malformed text leaves no output file"; fi
-check_eq "no temporary file is left either" "" "$(ls bad.bin.* 2>/dev/null)"
+check_eq "no temporary file is left either" "" "$(ls -A | grep -F .vmxsim-tmp.)"
 
 cp small.bin keep.bin
 run "$VMXSIM" trace asm bad.txt -o keep.bin
 check_rc "failed asm over an existing file exits 3" 3
 if cmp -s small.bin keep.bin; then pass "failed asm leaves an existing output untouched"
 else fail "failed asm leaves an existing output untouched" "keep.bin changed"; fi
+
+# the output: never standard output; an existing file keeps its mode
+printf 'hlt\n' > ok.txt
+run "$VMXSIM" trace asm ok.txt -o -
+check_rc "asm -o - is refused" 3
+check_eq "asm -o -: message" "vmxsim: -: not a regular file (a binary trace cannot go to standard output, a device or a FIFO)" "$err"
+[ -e ./- ] && fail "asm -o - writes no file named -" "./- exists" || pass "asm -o - writes no file named -"
+cp small.bin mode.bin && chmod 640 mode.bin
+run "$VMXSIM" trace asm ok.txt -o mode.bin
+check_rc "asm over an existing file" 0
+check_eq "asm over an existing file keeps its mode" "640" "$(stat -c %a mode.bin)"
 
 printf 'drw 9 0x1\n' > bad.txt
 run "$VMXSIM" trace asm bad.txt -o bad.bin

@@ -10,32 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "models/vmx/controls.h"
-#include "models/vmx/exit.h"
-#include "models/vmx/exit_reason.h"
-#include "models/hv/vcpu.h"
+#include "vmx_fixture.h"
 #include "sim/core/engine.h"
 #include "sim/core/policy.h"
 #include "sim/core/profile.h"
-
-#define GPR_RAX 0
-#define GPR_RSI 6
-#define GPR_R15 15
-
-static struct vmx_cpu S;
-
-static int reset(void **state) {
-  (void)state;
-  memset(&S, 0, sizeof S);
-  return 0;
-}
-
-static void set(enum vmcs_field f, uint64_t v) { vmcs_poke(&S.vmcs, f, v); }
-
-static struct exit_decision decide(uint8_t type, uint8_t aux, uint64_t a, uint64_t b) {
-  struct trace_event ev = { .type = type, .aux = aux, .a = a, .b = b };
-  return vmx_decide(&S, &ev);
-}
 
 /* Fails with the whole message when needle is not in haystack. */
 static void assert_contains(const char *haystack, const char *needle) {

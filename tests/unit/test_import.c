@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -417,6 +418,42 @@ static void xen_tsc_jump_beyond_the_gap_limit_is_reported_with_its_byte_offset(v
   assert_int_equal(count(EV_HLT), 1);
 }
 
+/* ---- the exit table both host formats share (import_exit.h) ---- */
+
+/* The metadata member `key` of the last import, unformatted. */
+static const char *meta_member(const char *key) {
+  static char buf[512];
+  char *s = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(im.meta, key));
+  snprintf(buf, sizeof buf, "%s", s ? s : "(absent)");
+  free(s);
+  return buf;
+}
+
+static void exits_alone_map_alike_in_both_host_formats(void **state) {
+  (void)state;
+  const char *t =
+    "q-1 [000] 1.000000: kvm_exit: reason RDTSC rip 0x1 info 0 0\n"
+    "q-1 [000] 1.000001: kvm_entry: vcpu 0\n"
+    "q-1 [000] 1.000002: kvm_exit: reason CR_ACCESS rip 0x1 info 3 0\n"          /* MOV to CR3, no kvm_cr */
+    "q-1 [000] 1.000003: kvm_entry: vcpu 0\n";
+  assert_int_equal(import_text(KVM, t, false), 0);
+  assert_str(actions(), "rdtsc v0 0 0x0 0x0");
+  assert_str(meta_member("exits_unmapped"), "{\"CR_ACCESS without kvm_cr\":1}");
+  assert_str(meta_member("exits"), "2");
+  import_free(&im);
+  struct xbuf x = { .n = 0 };
+  xrec(&x, 0x0001f003, false, 0, 2, (uint32_t[]){ 0, 0 });
+  xrec(&x, 0x00081102, true, 100, 3, (uint32_t[]){ 16, 0, 0 });              /* RDTSC */
+  xrec(&x, 0x00081001, true, 200, 0, NULL);
+  xrec(&x, 0x00081102, true, 300, 3, (uint32_t[]){ 28, 0, 0 });              /* CR_ACCESS, no CR record */
+  xrec(&x, 0x00081102, true, 400, 3, (uint32_t[]){ 77, 0, 0 });              /* no such reason */
+  assert_int_equal(import_xen(&x, false), 0);
+  assert_str(actions(), "rdtsc v0 0 0x0 0x0");
+  /* xentrace records no qualification: the reason's name alone, nothing about kvm_cr */
+  assert_str(meta_member("exits_unmapped"), "{\"CR_ACCESS\":1,\"reason 77\":1}");
+  assert_str(meta_member("exit_reasons"), "{\"RDTSC\":1,\"CR_ACCESS\":1,\"reason 77\":1}");
+}
+
 /* ---- helpers ---- */
 
 static void parse_secs_takes_any_fraction_to_nanoseconds(void **state) {
@@ -476,6 +513,7 @@ int main(void) {
     cmocka_unit_test_teardown(xen_exit_with_cr_write_becomes_cr_write_and_tsc_delta_a_run, teardown),
     cmocka_unit_test_teardown(xen_truncated_record_is_reported_with_its_byte_offset, teardown),
     cmocka_unit_test_teardown(xen_tsc_jump_beyond_the_gap_limit_is_reported_with_its_byte_offset, teardown),
+    cmocka_unit_test_teardown(exits_alone_map_alike_in_both_host_formats, teardown),
     cmocka_unit_test(parse_secs_takes_any_fraction_to_nanoseconds),
     cmocka_unit_test_teardown(ns_to_cycles_saturates_instead_of_overflowing, teardown),
     cmocka_unit_test(field_lookup_needs_a_field_boundary),

@@ -9,28 +9,7 @@
 
 #include <string.h>
 
-#include "models/vmx/controls.h"
-#include "models/vmx/exit.h"
-#include "models/vmx/exit_reason.h"
-
-#define GPR_RAX 0
-#define GPR_RCX 1
-#define GPR_RBX 3
-
-static struct vmx_cpu S;
-
-static int reset(void **state) {
-  (void)state;
-  memset(&S, 0, sizeof S);
-  return 0;
-}
-
-static void set(enum vmcs_field f, uint64_t v) { vmcs_poke(&S.vmcs, f, v); }
-
-static struct exit_decision decide(uint8_t type, uint8_t aux, uint64_t a, uint64_t b) {
-  struct trace_event ev = { .type = type, .aux = aux, .a = a, .b = b };
-  return vmx_decide(&S, &ev);
-}
+#include "vmx_fixture.h"
 
 /* I/O aux: bit 0 OUT, bits 3:1 size in bytes. */
 static uint8_t io_aux(unsigned size, int out) { return (uint8_t)(size << 1 | (out ? IO_AUX_OUT : 0)); }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sim/core/util.h"
 #include "sim/regress/regress_case.h"
 
 static char err[4096];
@@ -32,7 +33,7 @@ static void write_case(const char *text) {
 static bool load(struct regress_case *c, const char *text, bool lenient) {
   write_case(text);
   err[0] = 0;
-  bool ok = regress_case_load(c, path, lenient, err, sizeof err);
+  bool ok = regress_case_load(c, path, lenient, err, sizeof err) == EXIT_OK;
   unlink(path);
   return ok;
 }
@@ -56,7 +57,7 @@ static const char *load_error_bytes(const char *bytes, size_t n) {
   assert_int_equal(write(fd, bytes, n), (ssize_t)n);
   close(fd);
   err[0] = 0;
-  bool ok = regress_case_load(&c, path, false, err, sizeof err);
+  bool ok = regress_case_load(&c, path, false, err, sizeof err) == EXIT_OK;
   unlink(path);
   regress_case_free(&c);
   if (ok) fail_msg("case with a NUL byte loaded, expected an error");
@@ -197,7 +198,7 @@ static void load_errors(void **state) {
                   ":1: duplicate key 'a'");
 
   struct regress_case c;
-  assert_false(regress_case_load(&c, "/nonexistent/case.json", false, err, sizeof err));
+  assert_int_equal(regress_case_load(&c, "/nonexistent/case.json", false, err, sizeof err), EXIT_BADINPUT);
   assert_string_equal(err, "/nonexistent/case.json: No such file or directory");
   regress_case_free(&c);
 }
@@ -272,7 +273,8 @@ static void update_round_trips(void **state) {
   act.events = 10;
   act.total_exits = 2;
   act.cycles = 12345;
-  char *s = regress_case_update(&c, &act, err, sizeof err);
+  char *s;
+  assert_int_equal(regress_case_update(&c, &act, &s, err, sizeof err), EXIT_OK);
   assert_non_null(s);
   assert_contains(s, "{\n  \"cycles_tolerance\": 0.001,\n  \"description\": \"x\",\n  \"expect\": {\n"
                      "    \"counters\": {\n      \"cr3_cache_clears\": 0,");
@@ -289,7 +291,8 @@ static void update_round_trips(void **state) {
   act.has_exits = act.has_counters = act.has_events = act.has_total_exits = act.has_cycles = true;
   assert_int_equal(regress_compare(&c.expect, &act, 0, true, &d), 0);
   free(d);
-  char *s2 = regress_case_update(&c, &act, err, sizeof err);
+  char *s2;
+  assert_int_equal(regress_case_update(&c, &act, &s2, err, sizeof err), EXIT_OK);
   assert_string_equal(s, s2);
   free(s2);
   regress_case_free(&c);
@@ -297,7 +300,9 @@ static void update_round_trips(void **state) {
   /* values a JSON number cannot hold exactly are refused */
   assert_true(load(&c, s, false));
   act.cycles = (1ull << 53) + 1;
-  assert_null(regress_case_update(&c, &act, err, sizeof err));
+  char *s3;
+  assert_int_equal(regress_case_update(&c, &act, &s3, err, sizeof err), EXIT_BADINPUT);
+  assert_null(s3);
   assert_contains(err, "cycles = 9007199254740993 is too large for a JSON number to hold exactly");
   regress_case_free(&c);
   free(s);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/core/util.h"
 #include "sim/reproduce/reproduce.h"
 
 static struct xp_ctx ctx;
@@ -28,7 +29,7 @@ static struct xp_table *run(const char *name) {
   snprintf(ctx.dir, sizeof ctx.dir, "/tmp/vmxsim-test-repro-XXXXXX");
   assert_non_null(mkdtemp(ctx.dir));
   struct xp_table *t = calloc(x->ntables, sizeof *t);
-  bool ok = x->run(&ctx, t, x->ntables);
+  bool ok = x->run(&ctx, t) == EXIT_OK;
   xp_cleanup(&ctx, false);
   if (!ok) fail_msg("%s: %s", name, ctx.err);
   for (unsigned k = 0; k < x->ntables; k++) {

@@ -139,13 +139,13 @@ static void test_xxh64_streaming_equals_one_shot(void **state) {
 static void test_hash_file(void **state) {
   struct fx *f = *state;
   char hex[HASH_HEX_LEN + 1];
-  assert_true(hash_file(f->trace, hex, f->err, sizeof f->err));
+  assert_int_equal(hash_file(f->trace, hex, f->err, sizeof f->err), EXIT_OK);
   assert_int_equal(strlen(hex), 16);
   const char *s = "not really a trace, but hashable";
   char want[32];
   snprintf(want, sizeof want, "%016llx", (unsigned long long)xxh64(s, strlen(s)));
   assert_string_equal(hex, want);
-  assert_false(hash_file("/nonexistent/x", hex, f->err, sizeof f->err));
+  assert_int_equal(hash_file("/nonexistent/x", hex, f->err, sizeof f->err), EXIT_BADINPUT);
   assert_contains(f->err, "/nonexistent/x");
 }
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sim/core/trace.h"
+#include "sim/core/util.h"
 #include "sim/core/trace_text.h"
 
 #define assert_contains(hay, needle) do { \
@@ -182,7 +183,7 @@ static void alternative_spellings_format_canonically(void **state) {
     trace_text_parser_init(&p);
     int rc = parse_text(&p, pairs[i][0], &r);
     if (!pairs[i][1]) {
-      assert_int_equal(rc, TEXT_ESYNTAX);
+      assert_int_equal(rc, EXIT_BADINPUT);
     } else {
       assert_int_equal(rc, 0);
       assert_int_equal(r.n, 1);
@@ -320,14 +321,14 @@ static void errors_report_the_line_they_belong_to(void **state) {
   struct trace_text_parser p;
   struct recs r;
   trace_text_parser_init(&p);
-  assert_int_equal(parse_text(&p, "# one\nrun 1\nhlt\ncr9w 1\nhlt", &r), TEXT_ESYNTAX);
+  assert_int_equal(parse_text(&p, "# one\nrun 1\nhlt\ncr9w 1\nhlt", &r), EXIT_BADINPUT);
   assert_int_equal(p.err_line, 4);
   assert_int_equal(r.n, 2);                        /* records before the error were emitted */
   trace_text_parser_free(&p);
 
   /* A JSON error in multi-line metadata points at the @meta line holding it. */
   trace_text_parser_init(&p);
-  assert_int_equal(parse_text(&p, "@meta {\n# c\n@meta   \"a\": x,\n@meta }\nrun 1", &r), TEXT_ESYNTAX);
+  assert_int_equal(parse_text(&p, "@meta {\n# c\n@meta   \"a\": x,\n@meta }\nrun 1", &r), EXIT_BADINPUT);
   assert_int_equal(p.err_line, 3);
   assert_string_equal("@meta: invalid JSON at column 14: 'x,'", p.err);
   assert_int_equal(r.n, 0);                        /* the header is checked before any record */
@@ -521,13 +522,13 @@ static char *temp_path(void) {
 ** Records start at byte 66 and are 24 bytes each. */
 static void write_trace(const char *path, int nrecords) {
   struct trace_writer w;
-  assert_int_equal(trace_create(&w, path, "unit", 1, PAGING_64, "{}"), TRACE_OK);
+  assert_int_equal(trace_create(&w, path, "unit", 1, PAGING_64, "{}"), EXIT_OK);
   for (int i = 0; i < nrecords; i++) {
     struct trace_event ev = rec(i % 2 ? EV_CR_WRITE : EV_RUN, i % 2 ? 3 : 0, 0x1000u * (unsigned)i, 0, 100);
     ev.vcpu = (uint16_t)(i % 2);
-    assert_int_equal(trace_write(&w, &ev), TRACE_OK);
+    assert_int_equal(trace_write(&w, &ev), EXIT_OK);
   }
-  assert_int_equal(trace_finish(&w), TRACE_OK);
+  assert_int_equal(trace_finish(&w), EXIT_OK);
 }
 
 static void patch(const char *path, long off, const void *bytes, size_t n) {
@@ -545,12 +546,12 @@ static void writer_and_reader_round_trip(void **state) {
   struct trace_event evs[3] = { rec(EV_RUN, 0, 0, 0, 2400), rec(EV_MARK, 0, LE8("abcdefgh"), 'i', 0),
                                 rec(EV_WRMSR, 0, 0x6e0, 0x1234, 7) };
   evs[2].vcpu = 3;                                  /* grows the header's vCPU count to 4 */
-  assert_int_equal(trace_create(&w, path, "hand", 1, PAGING_PAE, "{\"k\":1}"), TRACE_OK);
-  for (int i = 0; i < 3; i++) assert_int_equal(trace_write(&w, &evs[i]), TRACE_OK);
-  assert_int_equal(trace_finish(&w), TRACE_OK);
+  assert_int_equal(trace_create(&w, path, "hand", 1, PAGING_PAE, "{\"k\":1}"), EXIT_OK);
+  for (int i = 0; i < 3; i++) assert_int_equal(trace_write(&w, &evs[i]), EXIT_OK);
+  assert_int_equal(trace_finish(&w), EXIT_OK);
 
   struct trace_reader r;
-  assert_int_equal(trace_open(&r, path), TRACE_OK);
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
   assert_int_equal(r.hdr.version, TRACE_VERSION);
   assert_int_equal(r.hdr.record_size, 24);
   assert_int_equal(r.hdr.vcpu_count, 4);
@@ -577,7 +578,7 @@ static void reader_rejects_truncated_header(void **state) {
   write_trace(path, 2);
   assert_int_equal(truncate(path, 40), 0);
   struct trace_reader r;
-  assert_int_equal(trace_open(&r, path), TRACE_EFORMAT);
+  assert_int_equal(trace_open(&r, path), EXIT_BADINPUT);
   assert_contains(r.err, ": byte 40: truncated header (64 bytes needed)");
   unlink(path);
   free(path);
@@ -589,7 +590,7 @@ static void reader_rejects_truncated_record(void **state) {
   write_trace(path, 2);
   assert_int_equal(truncate(path, 66 + 24 + 10), 0);
   struct trace_reader r;
-  assert_int_equal(trace_open(&r, path), TRACE_EFORMAT);
+  assert_int_equal(trace_open(&r, path), EXIT_BADINPUT);
   assert_contains(r.err, ": byte 90: truncated record (file ends 10 bytes into record 1)");
   unlink(path);
   free(path);
@@ -601,7 +602,7 @@ static void reader_rejects_wrong_magic(void **state) {
   write_trace(path, 2);
   patch(path, 0, "VMXTRACX", 8);
   struct trace_reader r;
-  assert_int_equal(trace_open(&r, path), TRACE_EFORMAT);
+  assert_int_equal(trace_open(&r, path), EXIT_BADINPUT);
   assert_contains(r.err, ": byte 0: not a vmxsim trace (bad magic");
   unlink(path);
   free(path);
@@ -613,7 +614,7 @@ static void reader_refuses_a_newer_format_version(void **state) {
   write_trace(path, 2);
   patch(path, 8, "\x02\x00", 2);
   struct trace_reader r;
-  assert_int_equal(trace_open(&r, path), TRACE_EFORMAT);
+  assert_int_equal(trace_open(&r, path), EXIT_BADINPUT);
   assert_contains(r.err, ": byte 8: format version 2 is newer than this vmxsim understands (1); upgrade vmxsim");
   unlink(path);
   free(path);
@@ -625,7 +626,7 @@ static void reader_rejects_unknown_event_type_in_a_record(void **state) {
   write_trace(path, 2);
   patch(path, 90, "\xc8", 1);                      /* record 1's type byte := 200 */
   struct trace_reader r;
-  assert_int_equal(trace_open(&r, path), TRACE_OK);
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
   assert_non_null(trace_next(&r));
   assert_null(trace_next(&r));
   assert_true(trace_failed(&r));
@@ -641,7 +642,7 @@ static void reader_rejects_impossible_operands_in_a_record(void **state) {
   write_trace(path, 2);
   patch(path, 91, "\x05", 1);                      /* record 1 (crw) aux := CR5 */
   struct trace_reader r;
-  assert_int_equal(trace_open(&r, path), TRACE_OK);
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
   assert_non_null(trace_next(&r));
   assert_null(trace_next(&r));
   assert_contains(r.err, ": byte 90: record 1 (crw): control register not 0, 3, 4 or 8");
@@ -660,7 +661,7 @@ static void reader_rejects_absurd_metadata_length(void **state) {
   write_trace(path, 2);
   patch(path, 24, "\xff\xff\xff\xff", 4);
   struct trace_reader r;
-  assert_int_equal(trace_open(&r, path), TRACE_EFORMAT);
+  assert_int_equal(trace_open(&r, path), EXIT_BADINPUT);
   assert_contains(r.err, ": byte 24: metadata length 4294967295 exceeds the file (114 bytes) "
                          "or the 16777216-byte limit");
   unlink(path);

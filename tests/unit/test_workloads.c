@@ -17,6 +17,7 @@
 #include "workloads/gen_hackbench.h"
 #include "workloads/gen_latctx.h"
 #include "workloads/gen_syscalls.h"
+#include "workloads/generators.h"
 
 #define MAX_LOGGED 64
 
@@ -94,7 +95,7 @@ static void scan_event(struct scan *s, const struct trace_event *ev, uint64_t *s
 static void scan(const char *path, struct scan *s) {
   struct trace_reader r;
   memset(s, 0, sizeof *s);
-  assert_int_equal(trace_open(&r, path), TRACE_OK);
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
   s->hdr = r.hdr;
   s->hdr.metadata = NULL;
   s->meta = cJSON_Parse(r.hdr.metadata);
@@ -159,7 +160,7 @@ static void test_latctx_two_procs(void **state) {
   latctx_defaults(&o);
   o.procs = 2;
   o.iters = 10;
-  assert_int_equal(latctx(&o, "l2.bin"), GEN_OK);
+  assert_int_equal(latctx(&o, "l2.bin"), EXIT_OK);
   struct scan s;
   scan(path_in_tmp("l2.bin"), &s);
   assert_string_equal(s.hdr.workload, "lat_ctx");
@@ -210,7 +211,7 @@ static void test_latctx_size_and_clock(void **state) {
   o.size = 1000;
   o.iters = 1;
   o.cpu_ghz = 3.0;
-  assert_int_equal(latctx(&o, "l20.bin"), GEN_OK);
+  assert_int_equal(latctx(&o, "l20.bin"), EXIT_OK);
   struct scan s;
   scan(path_in_tmp("l20.bin"), &s);
   assert_int_equal(s.by_type[EV_MARK], 20);
@@ -229,7 +230,7 @@ static void test_latctx_32bit_and_vcpus(void **state) {
   o.iters = 2;
   o.paging = PAGING_32;
   o.vcpus = 4;
-  assert_int_equal(latctx(&o, "l32.bin"), GEN_OK);
+  assert_int_equal(latctx(&o, "l32.bin"), EXIT_OK);
   struct scan s;
   scan(path_in_tmp("l32.bin"), &s);
   assert_int_equal(s.hdr.paging, PAGING_32);
@@ -256,11 +257,11 @@ static void test_latctx_deterministic(void **state) {
   o.iters = 50;
   o.jitter = 10;
   o.seed = 7;
-  assert_int_equal(latctx(&o, "d1.bin"), GEN_OK);
-  assert_int_equal(latctx(&o, "d2.bin"), GEN_OK);
+  assert_int_equal(latctx(&o, "d1.bin"), EXIT_OK);
+  assert_int_equal(latctx(&o, "d2.bin"), EXIT_OK);
   assert_true(same_bytes(path_in_tmp("d1.bin"), path_in_tmp("d2.bin")));
   o.seed = 8;
-  assert_int_equal(latctx(&o, "d3.bin"), GEN_OK);
+  assert_int_equal(latctx(&o, "d3.bin"), EXIT_OK);
   assert_false(same_bytes(path_in_tmp("d1.bin"), path_in_tmp("d3.bin")));
   struct scan s;
   scan(path_in_tmp("d3.bin"), &s);
@@ -276,29 +277,29 @@ static void test_latctx_errors(void **state) {
   latctx_defaults(&o);
   o.iters = 1;
   o.procs = 0;
-  assert_int_equal(gen_latctx(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_int_equal(gen_latctx(&o, path_in_tmp("bad.bin"), err, sizeof err), EXIT_USAGE);
   assert_non_null(strstr(err, "--procs"));
   assert_int_equal(access(path_in_tmp("bad.bin"), F_OK), -1);
   o.procs = 2;
   o.size = LATCTX_SIZE_MAX + 1;
-  assert_int_equal(gen_latctx(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_int_equal(gen_latctx(&o, path_in_tmp("bad.bin"), err, sizeof err), EXIT_USAGE);
   assert_non_null(strstr(err, "--size"));
   o.size = 0;
   o.iters = 0;
-  assert_int_equal(gen_latctx(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_int_equal(gen_latctx(&o, path_in_tmp("bad.bin"), err, sizeof err), EXIT_USAGE);
   assert_non_null(strstr(err, "--iters"));
   o.iters = 1;
   o.cpu_ghz = 0;
-  assert_int_equal(gen_latctx(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_int_equal(gen_latctx(&o, path_in_tmp("bad.bin"), err, sizeof err), EXIT_USAGE);
   assert_non_null(strstr(err, "--cpu-ghz"));
   o.cpu_ghz = 2.4;
   o.paging = 48;
-  assert_int_equal(gen_latctx(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_int_equal(gen_latctx(&o, path_in_tmp("bad.bin"), err, sizeof err), EXIT_USAGE);
   assert_non_null(strstr(err, "--paging"));
   o.paging = PAGING_64;
-  assert_int_equal(gen_latctx(&o, NULL, err, sizeof err), GEN_EINVAL);
+  assert_int_equal(gen_latctx(&o, NULL, err, sizeof err), EXIT_USAGE);
   assert_non_null(strstr(err, "-o"));
-  assert_int_equal(gen_latctx(&o, "/nonexistent-dir/x.bin", err, sizeof err), GEN_EIO);
+  assert_int_equal(gen_latctx(&o, "/nonexistent-dir/x.bin", err, sizeof err), EXIT_BADINPUT);
   assert_non_null(strstr(err, "/nonexistent-dir/x.bin"));
 }
 
@@ -317,7 +318,7 @@ static void test_hackbench_processes(void **state) {
   hackbench_defaults(&o);
   o.groups = 1;
   o.loops = 1;
-  assert_int_equal(hackbench(&o, "h.bin"), GEN_OK);
+  assert_int_equal(hackbench(&o, "h.bin"), EXIT_OK);
   struct scan s;
   scan(path_in_tmp("h.bin"), &s);
   assert_string_equal(s.hdr.workload, "hackbench");
@@ -341,7 +342,7 @@ static void test_hackbench_threads_pipes_vcpus(void **state) {
   o.threads = true;
   o.pipe = true;
   o.vcpus = 2;
-  assert_int_equal(hackbench(&o, "ht.bin"), GEN_OK);
+  assert_int_equal(hackbench(&o, "ht.bin"), EXIT_OK);
   struct scan s;
   scan(path_in_tmp("ht.bin"), &s);
   assert_int_equal(s.by_type[EV_MARK], 3 * 400 * 2);
@@ -359,7 +360,7 @@ static void test_hackbench_burst(void **state) {
   o.groups = 1;
   o.loops = 1;
   o.burst = 1;
-  assert_int_equal(hackbench(&o, "hb1.bin"), GEN_OK);
+  assert_int_equal(hackbench(&o, "hb1.bin"), EXIT_OK);
   struct scan s;
   scan(path_in_tmp("hb1.bin"), &s);
   assert_int_equal(s.by_type[EV_MARK], 400);
@@ -368,11 +369,11 @@ static void test_hackbench_burst(void **state) {
   scan_free(&s);
   char err[256];
   o.burst = 0;
-  assert_int_equal(gen_hackbench(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_int_equal(gen_hackbench(&o, path_in_tmp("bad.bin"), err, sizeof err), EXIT_USAGE);
   assert_non_null(strstr(err, "--burst"));
   o.burst = 20;
   o.groups = 0;
-  assert_int_equal(gen_hackbench(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_int_equal(gen_hackbench(&o, path_in_tmp("bad.bin"), err, sizeof err), EXIT_USAGE);
   assert_non_null(strstr(err, "--groups"));
 }
 
@@ -382,8 +383,8 @@ static void test_hackbench_deterministic(void **state) {
   hackbench_defaults(&o);
   o.groups = 2;
   o.loops = 3;
-  assert_int_equal(hackbench(&o, "hd1.bin"), GEN_OK);
-  assert_int_equal(hackbench(&o, "hd2.bin"), GEN_OK);
+  assert_int_equal(hackbench(&o, "hd1.bin"), EXIT_OK);
+  assert_int_equal(hackbench(&o, "hd2.bin"), EXIT_OK);
   assert_true(same_bytes(path_in_tmp("hd1.bin"), path_in_tmp("hd2.bin")));
 }
 
@@ -396,7 +397,7 @@ static void gen_sys(int mode, unsigned paging, struct scan *s) {
   o.count = 5;
   o.mode = mode;
   o.paging = paging;
-  assert_int_equal(gen_syscalls(&o, path_in_tmp("sc.bin"), err, sizeof err), GEN_OK);
+  assert_int_equal(gen_syscalls(&o, path_in_tmp("sc.bin"), err, sizeof err), EXIT_OK);
   scan(path_in_tmp("sc.bin"), s);
 }
 
@@ -437,19 +438,19 @@ static void test_syscalls_errors(void **state) {
   o.count = 1;
   o.mode = SYSCALLS_PV64;
   o.paging = PAGING_32;
-  assert_int_equal(gen_syscalls(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_int_equal(gen_syscalls(&o, path_in_tmp("bad.bin"), err, sizeof err), EXIT_USAGE);
   assert_non_null(strstr(err, "--paging"));
   o.paging = PAGING_64;
   o.count = 0;
-  assert_int_equal(gen_syscalls(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_int_equal(gen_syscalls(&o, path_in_tmp("bad.bin"), err, sizeof err), EXIT_USAGE);
   assert_non_null(strstr(err, "--count"));
   o.count = 1;
   o.mode = 7;
-  assert_int_equal(gen_syscalls(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_int_equal(gen_syscalls(&o, path_in_tmp("bad.bin"), err, sizeof err), EXIT_USAGE);
   assert_non_null(strstr(err, "--mode"));
   o.mode = SYSCALLS_HVM;
   o.nr = 39;
-  assert_int_equal(gen_syscalls(&o, path_in_tmp("nr.bin"), err, sizeof err), GEN_OK);
+  assert_int_equal(gen_syscalls(&o, path_in_tmp("nr.bin"), err, sizeof err), EXIT_OK);
   struct scan s;
   scan(path_in_tmp("nr.bin"), &s);
   assert_int_equal(s.sysnr[0], 39);
@@ -465,7 +466,7 @@ static void test_cr4toggle(void **state) {
   struct scan s;
   cr4toggle_defaults(&o);
   o.count = 3;
-  assert_int_equal(gen_cr4toggle(&o, path_in_tmp("c.bin"), err, sizeof err), GEN_OK);
+  assert_int_equal(gen_cr4toggle(&o, path_in_tmp("c.bin"), err, sizeof err), EXIT_OK);
   scan(path_in_tmp("c.bin"), &s);
   assert_int_equal(s.by_type[EV_MARK], 3);
   assert_string_equal(s.label, "flush");
@@ -475,7 +476,7 @@ static void test_cr4toggle(void **state) {
   scan_free(&s);
   o.bit = CR4TOGGLE_TSD;
   o.paging = PAGING_PAE;
-  assert_int_equal(gen_cr4toggle(&o, path_in_tmp("c.bin"), err, sizeof err), GEN_OK);
+  assert_int_equal(gen_cr4toggle(&o, path_in_tmp("c.bin"), err, sizeof err), EXIT_OK);
   scan(path_in_tmp("c.bin"), &s);
   assert_string_equal(s.label, "toggle");
   assert_int_equal(s.cr4_writes, 3);
@@ -484,7 +485,7 @@ static void test_cr4toggle(void **state) {
   assert_int_equal(s.cr4[2], 0x6b4);
   scan_free(&s);
   o.count = 0;
-  assert_int_equal(gen_cr4toggle(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_int_equal(gen_cr4toggle(&o, path_in_tmp("bad.bin"), err, sizeof err), EXIT_USAGE);
   assert_non_null(strstr(err, "--count"));
 }
 
@@ -498,7 +499,7 @@ static void test_debug(void **state) {
   debug_defaults(&o);
   o.procs = 2;
   o.iters = 2;
-  assert_int_equal(gen_debug(&o, path_in_tmp("dbg.bin"), err, sizeof err), GEN_OK);
+  assert_int_equal(gen_debug(&o, path_in_tmp("dbg.bin"), err, sizeof err), EXIT_OK);
   scan(path_in_tmp("dbg.bin"), &s);
   assert_int_equal(s.by_type[EV_MARK], 4);
   assert_int_equal(s.cr3_writes, 4);
@@ -511,16 +512,49 @@ static void test_debug(void **state) {
   assert_int_equal(s.dr_reg[6], 0);
   scan_free(&s);
   o.debugged = 0;
-  assert_int_equal(gen_debug(&o, path_in_tmp("dbg0.bin"), err, sizeof err), GEN_OK);
+  assert_int_equal(gen_debug(&o, path_in_tmp("dbg0.bin"), err, sizeof err), EXIT_OK);
   scan(path_in_tmp("dbg0.bin"), &s);
   assert_int_equal(s.dr_writes, 0);
   scan_free(&s);
   o.debugged = 3;
-  assert_int_equal(gen_debug(&o, path_in_tmp("bad.bin"), err, sizeof err), GEN_EINVAL);
+  assert_int_equal(gen_debug(&o, path_in_tmp("bad.bin"), err, sizeof err), EXIT_USAGE);
   assert_non_null(strstr(err, "--debugged"));
 }
 
 /* ---- helpers ---- */
+
+/* gen_generate: the generators by name with command-line options, as regress and reproduce run them. */
+static void test_generate_by_name(void **state) {
+  (void)state;
+  char err[512] = "";
+  char *ok[] = { "cpuid", "--count", "3", NULL };
+  assert_int_equal(gen_generate(3, ok, path_in_tmp("byname.bin"), err, sizeof err), EXIT_OK);
+  struct scan s;
+  scan(path_in_tmp("byname.bin"), &s);
+  assert_int_equal(s.by_type[EV_CPUID], 3);
+  scan_free(&s);
+  struct { char *argv[6]; int argc; int rc; const char *msg; } bad[] = {
+    { { "cpuid", "--count", "0" }, 3, EXIT_USAGE,
+      "gen cpuid: --count must be between 1 and 1099511627776 (got 0); see 'vmxsim gen cpuid --help'" },
+    { { "cpuid", "--count" }, 2, EXIT_USAGE, "gen cpuid: --count needs a value; see 'vmxsim gen cpuid --help'" },
+    { { "cpuid", "--help" }, 2, EXIT_USAGE, "gen cpuid: unknown option '--help'; see 'vmxsim gen cpuid --help'" },
+    { { "lat_ctx", "--procs", "2" }, 3, EXIT_USAGE,
+      "gen lat_ctx: missing required option --iters; see 'vmxsim gen lat_ctx --help'" },
+    { { "nope" }, 1, EXIT_USAGE, "gen: unknown workload 'nope' (expected lat_ctx, hackbench, syscalls, "
+      "cr4toggle, debug or cpuid); see 'vmxsim gen --help'" },
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    err[0] = 0;
+    int rc = gen_generate(bad[i].argc, bad[i].argv, path_in_tmp("never.bin"), err, sizeof err);
+    if (rc != bad[i].rc || strcmp(err, bad[i].msg) != 0)
+      fail_msg("case %zu: expected %d \"%s\", actual %d \"%s\"", i, bad[i].rc, bad[i].msg, rc, err);
+  }
+  /* no output given either way: the message of `vmxsim gen` without -o */
+  char *noout[] = { "cpuid", "--count", "3", NULL };
+  assert_int_equal(gen_generate(3, noout, NULL, err, sizeof err), EXIT_USAGE);
+  assert_string_equal(err, "gen cpuid: missing -o FILE (the output trace); see 'vmxsim gen cpuid --help'");
+  assert_int_equal(access(path_in_tmp("never.bin"), F_OK), -1);
+}
 
 static void test_label_and_interp(void **state) {
   (void)state;
@@ -566,6 +600,7 @@ int main(void) {
     cmocka_unit_test(test_cr4toggle),
     cmocka_unit_test(test_debug),
     cmocka_unit_test(test_label_and_interp),
+    cmocka_unit_test(test_generate_by_name),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

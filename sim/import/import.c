@@ -1,0 +1,520 @@
+/* The importer library: import state, counting and metadata, line-parsing
+** helpers, maps, and a whole import from input file to trace file.  The
+** formats themselves are import_perf.c, import_ftrace.c and import_xen.c. */
+#include "import.h"
+#include "sim/core/outfile.h"
+#include "sim/core/util.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- state ---- */
+
+/* Default @init values for the paging mode (CR3: process 0's). */
+static void import_default_init(const struct import *im, struct import_init *init) {
+  /* Same CR4 per paging mode as the generators (workloads/genutil.c), so an
+  ** imported trace and a generated one replay from the same state. */
+  init->cr0 = IMPORT_CR0_INIT;
+  init->cr3 = import_cr3_of(0);
+  init->cr4 = im->opt.paging == PAGING_64 ? 0x6f0 : im->opt.paging == PAGING_PAE ? 0x6b0 : 0x690;
+  init->cr3_known = false;
+}
+
+void import_init(struct import *im, const struct import_opts *opt, import_emit_fn emit, void *ctx) {
+  memset(im, 0, sizeof *im);
+  im->opt = *opt;
+  if (!(im->opt.cpu_ghz > 0)) im->opt.cpu_ghz = IMPORT_GHZ_DEFAULT;
+  if (!paging_name(im->opt.paging)) im->opt.paging = PAGING_64;
+  if (!im->opt.input) im->opt.input = "<input>";
+  im->emit = emit;
+  im->emit_ctx = ctx;
+  for (unsigned v = 0; v < TRACE_VCPU_MAX; v++) {
+    import_default_init(im, &im->init[v]);
+    im->native_cpu[v] = -1;
+  }
+  im->meta = cJSON_CreateObject();
+}
+
+void import_free(struct import *im) {
+  import_map_free(&im->cpu_map);
+  cJSON_Delete(im->meta);
+  im->meta = NULL;
+}
+
+
+uint64_t import_cr3_of(unsigned n) { return IMPORT_CR3_BASE + (uint64_t)n * IMPORT_CR3_STRIDE; }
+
+void import_use_vcpu(struct import *im, unsigned v) {
+  if (v < TRACE_VCPU_MAX && v >= im->nvcpus) im->nvcpus = v + 1;
+}
+
+int import_vcpu_of_cpu(struct import *im, int64_t cpu) {
+  int64_t *slot = import_map_get(&im->cpu_map, (uint32_t)cpu);
+  if (slot) return (int)*slot;
+  if (im->nvcpus >= TRACE_VCPU_MAX) return -1;
+  unsigned v = im->nvcpus++;
+  im->native_cpu[v] = cpu;
+  *import_map_put(&im->cpu_map, (uint32_t)cpu, v) = v;
+  return (int)v;
+}
+
+void import_add_native_cpus(struct import *im, const char *key) {
+  cJSON *cpus = cJSON_AddArrayToObject(im->meta, key);
+  for (unsigned v = 0; v < im->nvcpus; v++) cJSON_AddItemToArray(cpus, cJSON_CreateNumber((double)im->native_cpu[v]));
+}
+
+int import_emit(struct import *im, unsigned vcpu, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
+  struct trace_event ev = { .type = (uint8_t)type, .aux = (uint8_t)aux, .vcpu = (uint16_t)vcpu,
+                            .cycles = 0, .a = a, .b = b };
+  import_use_vcpu(im, vcpu);
+  im->events++;
+  return im->emit(im->emit_ctx, &ev);
+}
+
+int import_run(struct import *im, unsigned vcpu, uint64_t cycles) {
+  while (cycles) {
+    uint32_t c = cycles > UINT32_MAX ? UINT32_MAX : (uint32_t)cycles;
+    struct trace_event ev = { .type = EV_RUN, .vcpu = (uint16_t)vcpu, .cycles = c };
+    import_use_vcpu(im, vcpu);
+    im->events++;
+    int rc = im->emit(im->emit_ctx, &ev);
+    if (rc) return rc;
+    cycles -= c;
+  }
+  return 0;
+}
+
+int import_mark(struct import *im, unsigned vcpu, const char *label) {
+  uint64_t ab[2] = { 0, 0 };
+  for (size_t i = 0; label[i] && i < MARK_LABEL_MAX; i++)
+    ab[i / 8] |= (uint64_t)(unsigned char)label[i] << (8 * (i % 8));
+  return import_emit(im, vcpu, EV_MARK, 0, ab[0], ab[1]);
+}
+
+uint64_t import_ns_to_cycles(const struct import *im, uint64_t ns) {
+  double c = (double)ns * im->opt.cpu_ghz + 0.5;
+  return c < 18446744073709551616.0 ? (uint64_t)c : UINT64_MAX;   /* 2^64: converting more is undefined */
+}
+
+/* Copies at most IMPORT_TEXT_MAX bytes, with control characters shown as '?'. */
+static void quote_text(char *dst, const char *s, size_t len) {
+  size_t n = len < IMPORT_TEXT_MAX ? len : IMPORT_TEXT_MAX;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    dst[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+  }
+  dst[n] = 0;
+  if (len > IMPORT_TEXT_MAX && n >= 3) memcpy(dst + n - 3, "...", 3);
+}
+
+void import_format_bad(const struct import *im, const struct import_bad *b, char *out, size_t n) {
+  if (im->binary)
+    snprintf(out, n, "%s: byte %llu: %s", im->opt.input, (unsigned long long)b->where, b->why);
+  else
+    snprintf(out, n, "%s:%llu: %s: '%s'", im->opt.input, (unsigned long long)b->where, b->why, b->text);
+}
+
+int import_bad(struct import *im, uint64_t where, const char *text, size_t len, const char *why) {
+  struct import_bad b = { .where = where };
+  snprintf(b.why, sizeof b.why, "%s", why);
+  quote_text(b.text, text ? text : "", text ? len : 0);
+  im->bad++;
+  if (im->nbad_kept < IMPORT_BAD_KEEP) im->first_bad[im->nbad_kept++] = b;
+  if (im->opt.skip_bad) return 0;
+  import_format_bad(im, &b, im->err, sizeof im->err);
+  return EXIT_BADINPUT;
+}
+
+void import_count_name(struct import_name *tab, unsigned *n, const char *name) {
+  unsigned i;
+  for (i = 0; i < *n; i++)
+    if (strcmp(tab[i].name, name) == 0) break;
+  if (i == *n) {
+    if (*n == IMPORT_NAMES_MAX) { i = IMPORT_NAMES_MAX; snprintf(tab[i].name, sizeof tab[i].name, "(other)"); }
+    else snprintf(tab[(*n)++].name, sizeof tab[0].name, "%s", name);
+  }
+  tab[i].n++;
+}
+
+void import_skip(struct import *im, const char *name, size_t len) {
+  char buf[48];
+  snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf - 1 ? len : sizeof buf - 1), name);
+  im->skipped++;
+  import_count_name(im->skipped_names, &im->nskipped_names, buf);
+}
+
+int import_skip_why(struct import *im, const char *why) {
+  import_skip(im, why, strlen(why));
+  return 0;
+}
+
+void import_add_names(struct cJSON *obj, const char *key, const struct import_name *tab, unsigned n) {
+  cJSON *o = cJSON_AddObjectToObject(obj, key);
+  for (unsigned i = 0; i < n; i++) cJSON_AddNumberToObject(o, tab[i].name, (double)tab[i].n);
+  if (n == IMPORT_NAMES_MAX && tab[n].n) cJSON_AddNumberToObject(o, tab[n].name, (double)tab[n].n);
+}
+
+/* Metadata JSON (caller frees): source, command, counts, bad lines, importer members. */
+static char *import_metadata(const struct import *im, const char *source, const char *command) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "source", source);
+  cJSON_AddStringToObject(o, "input", im->opt.input);
+  cJSON_AddStringToObject(o, "command", command);
+  if (!im->binary) cJSON_AddNumberToObject(o, "cpu_ghz", im->opt.cpu_ghz);
+  cJSON *c = cJSON_AddObjectToObject(o, im->binary ? "records" : "lines");
+  cJSON_AddNumberToObject(c, "total", (double)im->units);
+  cJSON_AddNumberToObject(c, "used", (double)im->used);
+  cJSON_AddNumberToObject(c, "skipped", (double)im->skipped);
+  cJSON_AddNumberToObject(c, "unparseable", (double)im->bad);
+  if (!im->binary) cJSON_AddNumberToObject(c, "comments", (double)im->ignored);
+  import_add_names(o, "skipped_events", im->skipped_names, im->nskipped_names);
+  cJSON *bad = cJSON_AddArrayToObject(o, "unparseable");
+  for (unsigned i = 0; i < im->nbad_kept; i++) {
+    cJSON *b = cJSON_CreateObject();
+    cJSON_AddNumberToObject(b, im->binary ? "byte" : "line", (double)im->first_bad[i].where);
+    cJSON_AddStringToObject(b, "why", im->first_bad[i].why);
+    if (!im->binary) cJSON_AddStringToObject(b, "text", im->first_bad[i].text);
+    cJSON_AddItemToArray(bad, b);
+  }
+  for (cJSON *m = im->meta ? im->meta->child : NULL; m; m = m->next)
+    cJSON_AddItemToObject(o, m->string, cJSON_Duplicate(m, true));
+  char *s = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  return s;
+}
+
+/* ---- parsing helpers ---- */
+
+bool import_next_line(const char *buf, size_t len, size_t *pos, const char **line, size_t *n) {
+  if (*pos >= len) return false;
+  const char *s = buf + *pos;
+  const char *nl = memchr(s, '\n', len - *pos);
+  size_t l = nl ? (size_t)(nl - s) : len - *pos;
+  *pos += l + (nl ? 1 : 0);
+  if (l && s[l - 1] == '\r') l--;
+  *line = s;
+  *n = l;
+  return true;
+}
+
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+static int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool import_num(const char *s, const char *end, bool hex, uint64_t *v, const char **stop) {
+  uint64_t x = 0;
+  const char *p = s;
+  if (hex && end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && hex_digit(p[2]) >= 0) p += 2;
+  const char *digits = p;
+  const uint64_t base = hex ? 16 : 10;
+  for (; p < end; p++) {
+    int d = hex ? hex_digit(*p) : (is_digit(*p) ? *p - '0' : -1);
+    if (d < 0) break;
+    /* the builtins, not a division per digit: this runs for every number of every line */
+    if (__builtin_mul_overflow(x, base, &x) || __builtin_add_overflow(x, (uint64_t)d, &x)) return false;
+  }
+  if (p == digits) return false;
+  *v = x;
+  if (stop) *stop = p;
+  return true;
+}
+
+bool import_snum(const char *s, const char *end, int64_t *v, const char **stop) {
+  bool neg = s < end && *s == '-';
+  uint64_t x;
+  if (!import_num(s + neg, end, false, &x, stop) || x > (uint64_t)INT64_MAX) return false;
+  *v = neg ? -(int64_t)x : (int64_t)x;
+  return true;
+}
+
+const char *import_find_cpu(const char *s, const char *end, import_task_ok_fn ok, void *arg,
+                            const char **ts, const char **te) {
+  for (const char *q = s; (q = memchr(q, '[', (size_t)(end - q))); q++) {
+    if (q == s || (q[-1] != ' ' && q[-1] != '\t')) continue;
+    const char *d = q + 1;
+    while (d < end && *d >= '0' && *d <= '9') d++;
+    if (d == q + 1 || d >= end || *d != ']') continue;
+    const char *e = q;
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t')) e--;
+    const char *b = e;
+    while (b > s && b[-1] != ' ' && b[-1] != '\t') b--;
+    if (b < e && ok(b, e, arg)) { *ts = b; *te = e; return q; }
+  }
+  return NULL;
+}
+
+bool import_parse_secs(const char *s, size_t n, uint64_t *ns) {
+  const char *end = s + n, *p;
+  uint64_t secs, frac = 0;
+  if (!import_num(s, end, false, &secs, &p) || secs > UINT64_MAX / 1000000000u) return false;
+  unsigned digits = 0;
+  if (p < end && *p == '.') {
+    for (p++; p < end && is_digit(*p); p++, digits++)
+      if (digits < 9) frac = frac * 10 + (uint64_t)(*p - '0');
+    if (digits == 0) return false;
+  }
+  if (p != end) return false;
+  for (unsigned d = digits; d < 9; d++) frac *= 10;
+  return !__builtin_add_overflow(secs * 1000000000u, frac, ns);   /* secs <= UINT64_MAX / 1e9 */
+}
+
+const char *import_field(const char *s, size_t n, const char *name) {
+  size_t k = strlen(name);
+  const char *end = s + n;
+  for (const char *p = s; (size_t)(end - p) >= k; p++) {
+    p = memchr(p, name[0], (size_t)(end - p) - k + 1);
+    if (!p) return NULL;
+    if (memcmp(p, name, k) == 0 && (p == s || p[-1] == ' ' || p[-1] == '\t' || p[-1] == ','))
+      return p + k;
+  }
+  return NULL;
+}
+
+/* ---- maps ---- */
+
+static size_t map_slot(const struct import_map *m, uint32_t key) {
+  size_t i = (key * 2654435761u) & (m->cap - 1);
+  while (m->used[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
+  return i;
+}
+
+int64_t *import_map_get(const struct import_map *m, uint32_t key) {
+  if (!m->cap) return NULL;
+  size_t i = map_slot(m, key);
+  return m->used[i] ? &m->vals[i] : NULL;
+}
+
+static void map_grow(struct import_map *m) {
+  struct import_map old = *m;
+  m->cap = old.cap ? old.cap * 2 : 64;
+  m->keys = xcalloc(m->cap, sizeof *m->keys);
+  m->vals = xcalloc(m->cap, sizeof *m->vals);
+  m->used = xcalloc(m->cap, 1);
+  m->n = 0;
+  for (size_t i = 0; i < old.cap; i++)
+    if (old.used[i]) *import_map_put(m, old.keys[i], old.vals[i]) = old.vals[i];
+  import_map_free(&old);
+}
+
+int64_t *import_map_put(struct import_map *m, uint32_t key, int64_t init) {
+  if ((m->n + 1) * 2 > m->cap) map_grow(m);   /* keep it at most half full */
+  size_t i = map_slot(m, key);
+  if (!m->used[i]) {
+    m->used[i] = 1;
+    m->keys[i] = key;
+    m->vals[i] = init;
+    m->n++;
+  }
+  return &m->vals[i];
+}
+
+void import_map_free(struct import_map *m) {
+  free(m->keys);
+  free(m->vals);
+  free(m->used);
+  memset(m, 0, sizeof *m);
+}
+
+/* ---- input ---- */
+
+struct input { const char *data; size_t len; bool mapped; };
+
+/* Maps a regular file, or reads a pipe or standard input ("-") into memory. */
+static int input_open(struct input *in, const char *path, char *err, size_t errlen) {
+  memset(in, 0, sizeof *in);
+  int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    return EXIT_BADINPUT;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    snprintf(err, errlen, "%s: is a directory", path);
+    close(fd);
+    return EXIT_BADINPUT;
+  }
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m != MAP_FAILED) {
+      madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+      in->data = m; in->len = (size_t)st.st_size; in->mapped = true;
+      if (fd) close(fd);
+      return EXIT_OK;
+    }
+  }
+  size_t cap = 1 << 16, n = 0;
+  char *buf = xmalloc(cap);
+  ssize_t got;
+  while ((got = read(fd, buf + n, cap - n)) > 0)
+    if ((n += (size_t)got) == cap) buf = xrealloc(buf, cap *= 2);
+  if (got < 0) snprintf(err, errlen, "%s: read failed: %s", path, strerror(errno));
+  if (fd) close(fd);
+  if (got < 0) { free(buf); return EXIT_BADINPUT; }
+  in->data = buf; in->len = n;
+  return EXIT_OK;
+}
+
+static void input_close(struct input *in) {
+  if (in->mapped) munmap((void *)in->data, in->len);
+  else free((void *)in->data);
+}
+
+/* ---- output: events to a temporary file, then the trace ---- */
+
+#define SPOOL_EVENTS 8192
+
+/* Events collect in evs[] and go to the file in blocks: one fwrite per event costs
+** a stdio lock and call each, a measurable share of an import. */
+struct spool {
+  FILE *f;
+  struct trace_event *evs;
+  size_t n;
+  char err[256];             /* why a write failed ("" while none did) */
+};
+
+static int spool_flush(struct spool *s) {
+  if (s->n && fwrite(s->evs, sizeof *s->evs, s->n, s->f) != s->n) {
+    snprintf(s->err, sizeof s->err, "temporary file: write failed: %s", strerror(errno));
+    return EXIT_INTERNAL;
+  }
+  s->n = 0;
+  return EXIT_OK;
+}
+
+static int spool_emit(void *ctx, const struct trace_event *ev) {
+  struct spool *s = ctx;
+  s->evs[s->n++] = *ev;
+  return s->n == SPOOL_EVENTS ? spool_flush(s) : EXIT_OK;
+}
+
+static int write_inits(struct import *im, struct trace_writer *w) {
+  for (unsigned v = 0; v < im->nvcpus; v++) {
+    const struct import_init *in = &im->init[v];
+    const uint64_t val[3] = { in->cr0, in->cr3, in->cr4 };
+    const uint8_t cr[3] = { 0, 3, 4 };
+    for (int i = 0; i < 3; i++) {
+      struct trace_event ev = { .type = EV_INIT, .aux = cr[i], .vcpu = (uint16_t)v, .a = val[i] };
+      if (trace_write(w, &ev) != EXIT_OK) return -1;
+    }
+  }
+  return 0;
+}
+
+static int copy_spool(struct spool *s, struct trace_writer *w) {
+  struct trace_event evs[4096];
+  size_t n;
+  if (spool_flush(s) != 0 || fflush(s->f) != 0 || fseek(s->f, 0, SEEK_SET) != 0) return -1;
+  while ((n = fread(evs, sizeof *evs, sizeof evs / sizeof *evs, s->f)) > 0)
+    for (size_t i = 0; i < n; i++)
+      if (trace_write(w, &evs[i]) != EXIT_OK) return -1;
+  return ferror(s->f) ? -1 : 0;
+}
+
+/* Writes OUT: header with metadata, @init per vCPU, then the spooled events,
+** atomically (sim/core/outfile.h). */
+static int assemble(struct import *im, struct spool *s, const char *out, const char *workload,
+                    const char *meta, char *err, size_t errlen) {
+  struct trace_writer w;
+  struct outfile o;
+  unsigned nv = im->nvcpus ? im->nvcpus : 1;
+  if (!im->nvcpus) im->nvcpus = 1;
+  if (outfile_begin(&o, out, OUTFILE_REGULAR, err, errlen)) return EXIT_BADINPUT;
+  if (trace_create(&w, outfile_path(&o), workload, nv, im->opt.paging, meta) != EXIT_OK) {
+    snprintf(err, errlen, "%s", w.err);
+  } else if (write_inits(im, &w) != 0 || copy_spool(s, &w) != 0) {
+    snprintf(err, errlen, "%s: %s", out, w.err[0] ? w.err : "cannot read back the temporary file");
+    trace_abort(&w);
+  } else if (trace_finish(&w) != EXIT_OK) {
+    snprintf(err, errlen, "%s", w.err);
+  } else {
+    return outfile_commit(&o, err, errlen);
+  }
+  outfile_discard(&o);
+  return EXIT_BADINPUT;
+}
+
+/* Default workload name: the input's base name without its extension. */
+static void default_workload(const char *in, char *out, size_t n) {
+  const char *b = strrchr(in, '/');
+  b = b ? b + 1 : in;
+  snprintf(out, n, "%s", strcmp(in, "-") == 0 ? "import" : b);
+  char *dot = strchr(out, '.');
+  if (dot && dot != out) *dot = 0;
+}
+
+/* ---- a whole import ---- */
+
+static int xen_adapter(struct import *im, const char *buf, size_t len) {
+  return import_xentrace(im, (const unsigned char *)buf, len);
+}
+
+static const struct import_format formats[] = {
+  { "perf-script", import_perf_script, false },
+  { "kvm-ftrace", import_kvm_ftrace, false },
+  { "xentrace", xen_adapter, true },
+};
+
+const struct import_format *import_format_find(const char *name) {
+  for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
+    if (strcmp(name, formats[i].name) == 0) return &formats[i];
+  return NULL;
+}
+
+/* Converts the input into the spool, then writes the trace. */
+static int convert(const struct import_job *job, struct import *im, struct spool *s, const struct input *in,
+                   char *err, size_t errlen) {
+  int rc = job->format->run(im, in->data, in->len);
+  if (rc) {
+    snprintf(err, errlen, "%s", s->err[0] ? s->err : im->err);
+    return rc;
+  }
+  if (im->used == 0) {
+    /* Nothing recognised: most likely another format, or the wrong events recorded. */
+    const char *f = job->format->name;
+    snprintf(err, errlen, "%s: no %s events found in it; is it %s output? (see 'vmxsim import %s --help')",
+             im->opt.input, f, f, f);
+    return EXIT_BADINPUT;
+  }
+  char workload[TRACE_WORKLOAD_MAX + 1];
+  if (job->workload) snprintf(workload, sizeof workload, "%s", job->workload);
+  else default_workload(job->input, workload, sizeof workload);
+  char *meta = import_metadata(im, job->format->name, job->command);
+  rc = assemble(im, s, job->output, workload, meta, err, errlen);
+  free(meta);
+  return rc;
+}
+
+int import_file(const struct import_job *job, struct import *im, char *err, size_t errlen) {
+  struct spool s = { .f = NULL };
+  struct import_opts opt = job->opt;
+  opt.input = strcmp(job->input, "-") == 0 ? "<stdin>" : job->input;
+  import_init(im, &opt, spool_emit, &s);
+  im->binary = job->format->binary;
+  struct input in;
+  int rc = input_open(&in, job->input, err, errlen);
+  if (rc) return rc;
+  if (!(s.f = tmpfile())) {
+    snprintf(err, errlen, "cannot create a temporary file: %s", strerror(errno));
+    input_close(&in);
+    return EXIT_INTERNAL;
+  }
+  s.evs = xmalloc(SPOOL_EVENTS * sizeof *s.evs);
+  rc = convert(job, im, &s, &in, err, errlen);
+  fclose(s.f);
+  free(s.evs);
+  input_close(&in);
+  im->emit = NULL;                   /* the spool is gone */
+  im->emit_ctx = NULL;
+  return rc;
+}

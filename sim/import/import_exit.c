@@ -1,0 +1,157 @@
+/* VM exits recorded on the host -> guest actions (see import_exit.h). */
+#include "import_exit.h"
+#include "models/vmx/exit_reason.h"
+
+#include <cJSON.h>
+#include <string.h>
+
+void import_exits_init(struct import_exits *X, struct import *im, bool time_ns) {
+  memset(X, 0, sizeof *X);
+  X->im = im;
+  X->time_ns = time_ns;
+}
+
+bool import_exit_cr_ok(uint64_t cr) { return cr == 0 || cr == 3 || cr == 4 || cr == 8; }
+
+void import_exit_cr3_seen(struct import_exits *X, unsigned v, uint64_t cr3) {
+  struct import_init *init = &X->im->init[v];
+  if (init->cr3_known) return;
+  init->cr3 = cr3;
+  init->cr3_known = true;
+}
+
+static uint64_t cycles_of(const struct import_exits *X, uint64_t delta) {
+  return X->time_ns ? import_ns_to_cycles(X->im, delta) : delta;
+}
+
+bool import_exit_gap_too_long(const struct import_exits *X, unsigned v, uint64_t time) {
+  const struct import_exit_vcpu *c = &X->v[v];
+  return c->in_guest && time > c->entry_time && cycles_of(X, time - c->entry_time) > IMPORT_GAP_MAX;
+}
+
+/* ---- the exit-reason table: what an unexplained exit says by itself ---- */
+
+static int emit(struct import_exits *X, unsigned v, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
+  return import_emit(X->im, v, type, aux, a, b);
+}
+
+static int unmapped(struct import_exits *X, const struct import_exit *x, const char *why) {
+  char name[80];
+  snprintf(name, sizeof name, "%s%s", x->name, why);
+  import_count_name(X->unmapped, &X->nunmapped, name);
+  return 0;
+}
+
+
+/* CR_ACCESS qualification: bits 3:0 CR, 5:4 type (0 mov to, 1 mov from, 2 clts, 3 lmsw), 31:16 lmsw data.
+** A MOV to CR needs the value, which only the handler's record has. */
+static int cr_alone(struct import_exits *X, unsigned v, const struct import_exit *x) {
+  uint64_t q = x->info1, cr = q & 0xf;
+  switch ((q >> 4) & 3) {
+  case 1: return import_exit_cr_ok(cr) ? emit(X, v, EV_CR_READ, (unsigned)cr, 0, (q >> 8) & 0xf) : unmapped(X, x, " (other CR)");
+  case 2: return emit(X, v, EV_CLTS, 0, 0, 0);
+  case 3: return emit(X, v, EV_LMSW, 0, (q >> 16) & 0xffff, 0);
+  }
+  return unmapped(X, x, " without kvm_cr");
+}
+
+/* EXCEPTION_NMI: interruption info bits 7:0 vector, 10:8 type (2 = NMI). */
+static int exception_alone(struct import_exits *X, unsigned v, const struct import_exit *x) {
+  unsigned vector = x->intr_info & 0xff, type = (x->intr_info >> 8) & 7;
+  if (!(x->intr_info & 0x80000000u) || type == 2) return unmapped(X, x, " (NMI)");
+  if (vector == 14) {
+    uint64_t addr = x->svm ? x->info2 : x->info1;  /* #PF: qualification = linear address */
+    uint64_t ec = x->svm ? x->info1 : x->error_code;
+    return emit(X, v, EV_TOUCH, (ec & 2) ? TOUCH_AUX_WRITE : 0, addr & ~0xfffull, 1);
+  }
+  return emit(X, v, EV_EXC, 0, vector, x->error_code);
+}
+
+/* IO qualification: bits 2:0 size-1, bit 3 in, 31:16 port. */
+static int io_alone(struct import_exits *X, unsigned v, const struct import_exit *x) {
+  unsigned size = (unsigned)(x->info1 & 7) + 1;
+  if (x->svm || (size != 1 && size != 2 && size != 4)) return unmapped(X, x, " without kvm_pio");
+  unsigned aux = ((x->info1 >> 3) & 1 ? 0 : IO_AUX_OUT) | size << 1;
+  return emit(X, v, EV_IO, aux, (x->info1 >> 16) & 0xffff, 0);
+}
+
+/* Reasons whose event needs the qualification or interruption info. */
+static int qualified_alone(struct import_exits *X, unsigned v, const struct import_exit *x) {
+  if (!x->qualified) return unmapped(X, x, "");
+  switch (x->reason) {
+  case EXIT_REASON_CR_ACCESS: return cr_alone(X, v, x);
+  case EXIT_REASON_INVLPG: return emit(X, v, EV_INVLPG, 0, x->info1, 0);
+  case EXIT_REASON_DR_ACCESS:              /* bits 2:0 DR, bit 4 direction (1 = MOV from DR) */
+    return (x->info1 & 0x10) ? emit(X, v, EV_DR_READ, (unsigned)(x->info1 & 7), 0, (x->info1 >> 8) & 0xf)
+                             : emit(X, v, EV_DR_WRITE, (unsigned)(x->info1 & 7), 0, (x->info1 >> 8) & 0xf);
+  case EXIT_REASON_EXTERNAL_INTERRUPT: return emit(X, v, EV_INTR, 0, x->intr_info & 0xff, 0);
+  case EXIT_REASON_EXCEPTION_NMI: return exception_alone(X, v, x);
+  case EXIT_REASON_IO_INSTRUCTION: return io_alone(X, v, x);
+  }
+  return unmapped(X, x, "");
+}
+
+/* An exit no detail record explained: what its reason (and qualification) say. */
+static int exit_alone(struct import_exits *X, unsigned v, const struct import_exit *x) {
+  switch (x->reason) {
+  case EXIT_REASON_HLT: return emit(X, v, EV_HLT, 0, 0, 0);
+  case EXIT_REASON_CPUID: return emit(X, v, EV_CPUID, 0, 0, 0);      /* leaf not recorded */
+  case EXIT_REASON_VMCALL: return emit(X, v, EV_VMCALL, 0, 0, 0);    /* number not recorded */
+  case EXIT_REASON_RDTSC: return emit(X, v, EV_RDTSC, 0, 0, 0);
+  case EXIT_REASON_PAUSE_INSTRUCTION: return emit(X, v, EV_PAUSE, 0, 0, 0);
+  case EXIT_REASON_WBINVD: return emit(X, v, EV_WBINVD, 0, 0, 0);
+  case EXIT_REASON_RDPMC: return emit(X, v, EV_RDPMC, 0, 0, 0);
+  }
+  return qualified_alone(X, v, x);
+}
+
+/* ---- the state machine ---- */
+
+/* Emits the event the pending exit's reason alone implies, or counts it as unmapped. */
+static int import_exit_settle(struct import_exits *X, unsigned v) {
+  if (!X->v[v].pending) return 0;
+  X->v[v].pending = false;
+  return exit_alone(X, v, &X->v[v].x);
+}
+
+int import_exit_begins(struct import_exits *X, unsigned v, bool timed, uint64_t time, const struct import_exit *x) {
+  struct import_exit_vcpu *c = &X->v[v];
+  int rc = import_exit_settle(X, v);          /* an exit whose entry was not recorded */
+  if (!rc && c->in_guest && timed && time > c->entry_time)
+    rc = import_run(X->im, v, cycles_of(X, time - c->entry_time));
+  c->in_guest = false;
+  c->pending = true;
+  c->x = *x;
+  X->exits++;
+  import_count_name(X->reasons, &X->nreasons, x->name);
+  return rc;
+}
+
+int import_exit_entry(struct import_exits *X, unsigned v, bool timed, uint64_t time) {
+  struct import_exit_vcpu *c = &X->v[v];
+  int rc = import_exit_settle(X, v);
+  c->in_guest = timed;
+  c->entry_time = time;
+  X->entries++;
+  return rc;
+}
+
+void import_exit_explained(struct import_exits *X, unsigned v) { X->v[v].pending = false; }
+
+int import_exits_finish(struct import_exits *X) {
+  int rc = 0;
+  for (unsigned v = 0; rc == 0 && v < X->im->nvcpus; v++) rc = import_exit_settle(X, v);
+  return rc;
+}
+
+/* ---- metadata ---- */
+
+void import_exits_add_counts(const struct import_exits *X) {
+  cJSON_AddNumberToObject(X->im->meta, "exits", (double)X->exits);
+  cJSON_AddNumberToObject(X->im->meta, "entries", (double)X->entries);
+}
+
+void import_exits_add_reasons(const struct import_exits *X) {
+  import_add_names(X->im->meta, "exit_reasons", X->reasons, X->nreasons);
+  import_add_names(X->im->meta, "exits_unmapped", X->unmapped, X->nunmapped);
+}

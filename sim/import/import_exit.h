@@ -1,0 +1,72 @@
+/* VM exits recorded on the host (KVM ftrace, xentrace) -> the guest actions
+** that caused them: the per-vCPU exit state machine and the exit-reason table
+** shared by the importers of host recordings. */
+#ifndef VMXSIM_IMPORT_EXIT_H
+#define VMXSIM_IMPORT_EXIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "import.h"
+
+/*
+** The state machine, per vCPU: an exit record opens an exit (pending) and
+** ends the guest's run since the last entry, which becomes `run` cycles; a
+** detail record of the host's handler (a CR write, an MSR access, ...)
+** explains the pending exit and emits its event (the importer does that, then
+** calls import_exit_explained); an entry record, the next exit or the end of
+** the input settles an exit left unexplained, from its reason and, when
+** recorded, its qualification.  Reasons that say too
+** little are counted in the metadata ("exits_unmapped").
+*/
+
+/* One exit as the host recorded it. */
+struct import_exit {
+  int reason;                /* VMX basic exit reason, -1 unknown */
+  char name[40];             /* as recorded, for the metadata's counts */
+  bool qualified;            /* the fields below were recorded (KVM), not only the reason (xentrace) */
+  uint64_t info1, info2;     /* info1: exit qualification (SVM: exit_info_1/2) */
+  uint32_t intr_info, error_code;
+  bool svm;                  /* an SVM host's exit, mapped onto a VMX reason */
+};
+
+struct import_exit_vcpu {
+  bool in_guest;             /* an entry with a time was seen, no exit since */
+  uint64_t entry_time;
+  bool pending;              /* an exit not yet explained */
+  struct import_exit x;
+};
+
+struct import_exits {
+  struct import *im;
+  bool time_ns;              /* times are nanoseconds (at opt.cpu_ghz), else cycles (TSC) */
+  struct import_exit_vcpu v[TRACE_VCPU_MAX];
+  uint64_t exits, entries;
+  struct import_name reasons[IMPORT_NAMES_MAX + 1], unmapped[IMPORT_NAMES_MAX + 1];
+  unsigned nreasons, nunmapped;
+};
+
+void import_exits_init(struct import_exits *X, struct import *im, bool time_ns);
+
+/* Control registers the trace records: CR0, CR3, CR4, CR8. */
+bool import_exit_cr_ok(uint64_t cr);
+/* A CR3 value seen in a handler record: the first one of a vCPU stands for its
+** initial address space (its @init CR3). */
+void import_exit_cr3_seen(struct import_exits *X, unsigned v, uint64_t cr3);
+
+/* Would an exit of vCPU v at `time` end a run longer than IMPORT_GAP_MAX cycles? */
+bool import_exit_gap_too_long(const struct import_exits *X, unsigned v, uint64_t time);
+/* An exit record: settles the vCPU's pending exit, emits the run since the
+** entry (timed: the record has a time), opens x.  0 or emit's failure. */
+int import_exit_begins(struct import_exits *X, unsigned v, bool timed, uint64_t time, const struct import_exit *x);
+/* An entry record: settles the pending exit; the guest runs from `time`. */
+int import_exit_entry(struct import_exits *X, unsigned v, bool timed, uint64_t time);
+/* The importer emitted the pending exit's event from a detail record. */
+void import_exit_explained(struct import_exits *X, unsigned v);
+/* Settles every vCPU's pending exit (at the end of the input). */
+int import_exits_finish(struct import_exits *X);
+
+/* Metadata members: "exits" and "entries"; "exit_reasons" and "exits_unmapped". */
+void import_exits_add_counts(const struct import_exits *X);
+void import_exits_add_reasons(const struct import_exits *X);
+
+#endif
