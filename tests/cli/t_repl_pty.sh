@@ -5,7 +5,7 @@
 # Sourced by tests/cli/run.sh in a scratch directory; $VMXSIM is the program, $ROOT the repo.
 
 if ! command -v python3 >/dev/null 2>&1; then
-  skip "python3 not found (needed to drive a pseudo-terminal)"
+  skip "python3 not found, needed to drive a pseudo-terminal"
   return 0
 fi
 
