@@ -1,41 +1,89 @@
-# vmxsim build.  `make` builds ./vmxsim; see `make help`.
-#   SANITIZER=address|undefined   build into build-<sanitizer>/ with that sanitizer
-#   WERROR=1                      treat warnings as errors (CI)
-#   V=1                           show full compiler command lines
-#   PREFIX=/usr/local             install prefix
+# vmxsim build.  `make` builds ./vmxsim; `make help` lists every target and option.
+#
+# The project's flags live in VMX_* variables; the user's CPPFLAGS, CFLAGS, LDFLAGS and
+# LDLIBS come after them, so `make CFLAGS=-O0` changes the optimisation and keeps the include
+# paths, the C standard, the warnings and the library flags. Building checks for the
+# libraries the program links and never installs anything: only `make deps` and `make demo`
+# do (scripts/setup.sh). `make help` is generated from the "## target:" and "#:" comments.
+#
+#: CC=clang              compiler (default cc); another one builds into build-NAME/
+#: OPT=-O0               optimisation flags (default -O2)
+#: SANITIZER=address     address, undefined, or both comma-separated: builds into build-SANITIZER/
+#: WERROR=1              treat warnings as errors (CI does)
+#: LTO=0                 no link-time optimisation (default: on where the compiler's LTO works)
+#: V=1                   show full compiler command lines
+#: PREFIX=/usr/local     install prefix; DESTDIR=dir stages the install
+#: BUILD=dir             build directory (default build/, see CC and SANITIZER)
+#: CPPFLAGS= CFLAGS= LDFLAGS= LDLIBS=   added after the project's own flags
+#: AR=ar                 archiver (default: the one that indexes the compiler's LTO objects)
+#: PKG_CONFIG=pkg-config finds the libraries' flags; without it, standard paths are used
+#: DB=vmxsim.db TRACE=name PARAM=procs   what `make plots` draws
 
-CC       ?= cc
-PREFIX   ?= /usr/local
-BUILD    ?= build$(if $(SANITIZER),-$(SANITIZER))
-PKGS     := sqlite3 libcjson
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null || echo -I/usr/include/cjson)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lsqlite3 -lcjson)
-TEST_LIBS  = $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+PREFIX     ?= /usr/local
+OPT        ?= -O2
+LTO        ?= auto
+PKG_CONFIG ?= pkg-config
 
-OPT      ?= -O2
-CFLAGS   += -std=c11 -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 $(OPT) -g -Wall -Wextra \
-            -Wshadow -Wstrict-prototypes -Wmissing-prototypes -I. $(PKG_CFLAGS)
-# Link-time optimisation lets the event loop inline across files (trace reader,
-# engine, models); sanitizer builds skip it.
-ifeq ($(SANITIZER),)
-CFLAGS   += -flto=auto
-LDFLAGS  += -flto=auto
-endif
-AR       := $(shell command -v gcc-ar >/dev/null 2>&1 && echo gcc-ar || echo ar)
-ifeq ($(WERROR),1)
-CFLAGS   += -Werror
-endif
+empty :=
+space := $(empty) $(empty)
+comma := ,
+shq = '$(subst ','\'',$1)'
+
+# ---- SANITIZER: validated, then part of the build directory's name
+SANITIZERS := address undefined
 ifneq ($(SANITIZER),)
-CFLAGS   += -fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all
-LDFLAGS  += -fsanitize=$(SANITIZER)
+SAN_LIST := $(strip $(subst $(comma),$(space),$(SANITIZER)))
+SAN_BAD  := $(filter-out $(SANITIZERS),$(SAN_LIST))
+ifneq ($(SAN_BAD)$(filter-out $(subst $(space),$(comma),$(SAN_LIST)),$(SANITIZER)),)
+$(error SANITIZER=$(SANITIZER): $(if $(SAN_BAD),unknown sanitizer '$(firstword $(SAN_BAD))',not a comma-separated list); valid: $(subst $(space),$(comma)$(space),$(SANITIZERS)), or several comma-separated (SANITIZER=address$(comma)undefined))
 endif
-LDLIBS   += $(PKG_LIBS) -lreadline -lm
+endif
 
-ifeq ($(V),1)
-Q :=
-else
-Q := @
+# A compiler other than the default gets its own build directory, so that `make CC=clang`
+# and `make` each stay incremental.
+CC_TAG := $(if $(filter default,$(origin CC)),,-$(subst $(space),-,$(notdir $(CC))))
+BUILD  ?= build$(CC_TAG)$(if $(SANITIZER),-$(SANITIZER))
+PROG   := $(BUILD)/vmxsim
+Q      := $(if $(filter 1,$(V)),,@)
+
+# Goals that build nothing skip the compiler and library probes.
+NOBUILD_GOALS := help clean deps uninstall layers plots demo
+BUILDING := $(if $(MAKECMDGOALS),$(filter-out $(NOBUILD_GOALS),$(MAKECMDGOALS)),all)
+
+# ---- libraries: pkg-config's flags, or standard paths where it has none
+pkg = $(shell $(PKG_CONFIG) $2 $1 2>/dev/null || echo '$3')
+ifneq ($(BUILDING),)
+# (readline.pc's feature macros, -D_XOPEN_SOURCE=600, would apply to every file: only its -I)
+PKG_CFLAGS := $(call pkg,sqlite3,--cflags,) $(call pkg,libcjson,--cflags,-I/usr/include/cjson) \
+              $(filter -I%,$(call pkg,readline,--cflags,))
+PKG_LIBS   := $(call pkg,sqlite3,--libs,-lsqlite3) $(call pkg,libcjson,--libs,-lcjson) \
+              $(call pkg,readline,--libs,-lreadline)
+TEST_LIBS  := $(call pkg,cmocka,--libs,-lcmocka)
 endif
+
+# ---- the compiler: family, LTO flags and archiver, probed once per build directory
+USER_AR := $(if $(filter default,$(origin AR)),,$(AR))
+TC_KEY  := $(CC)|$(USER_AR)|$(LTO)|$(SANITIZER)|$(CFLAGS)|$(LDFLAGS)
+TC_AR    = $(or $(USER_AR),ar)
+TC_LTO   =
+ifneq ($(BUILDING),)
+-include $(BUILD)/toolchain.mk
+endif
+
+VMX_CPPFLAGS = -I. -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 $(PKG_CFLAGS)
+VMX_CFLAGS   = -std=c11 $(OPT) -g -Wall -Wextra -Wshadow -Wstrict-prototypes \
+               -Wmissing-prototypes $(TC_LTO) $(if $(filter 1,$(WERROR)),-Werror) \
+               $(if $(SANITIZER),-fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all)
+VMX_LDFLAGS  = $(TC_LTO) $(if $(SANITIZER),-fsanitize=$(SANITIZER))
+VMX_LDLIBS   = $(PKG_LIBS) -lm
+ALL_CPPFLAGS = $(VMX_CPPFLAGS) $(CPPFLAGS)
+ALL_CFLAGS   = $(VMX_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS  = $(VMX_LDFLAGS) $(LDFLAGS)
+ALL_LDLIBS   = $(VMX_LDLIBS) $(LDLIBS)
+
+# scripts/setup.sh sees the same compiler and flags as the build
+SETUP = CC=$(call shq,$(CC)) CPPFLAGS=$(call shq,$(CPPFLAGS)) CFLAGS=$(call shq,$(CFLAGS)) \
+        LDFLAGS=$(call shq,$(LDFLAGS)) PKG_CONFIG=$(call shq,$(PKG_CONFIG)) scripts/setup.sh
 
 LIB_SRCS  := $(sort $(wildcard sim/*/*.c models/*.c models/*/*.c workloads/*.c))
 LIB_SRCS  := $(filter-out sim/cli/main.c,$(LIB_SRCS))
@@ -43,62 +91,104 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/embedded.o
 DATA      := $(sort $(wildcard models/cpus/*.json models/policies/*.json))
 TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
-PROG      := $(BUILD)/vmxsim
 
-.PHONY: all deps check unit cli demo bench install uninstall clean help reproduce
+.PHONY: all deps check unit cli layers demo reproduce bench plots install uninstall clean help
+.PHONY: FORCE
+
+## all: build ./vmxsim, a link to build/vmxsim (the default target)
 all: $(PROG) $(if $(SANITIZER),,vmxsim)
 
-vmxsim: $(PROG)
-	$(Q)ln -sf $(PROG) vmxsim
+vmxsim: $(PROG) FORCE
+	$(Q)[ "$$(readlink vmxsim 2>/dev/null)" = "$(PROG)" ] || ln -sfn $(PROG) vmxsim
 
+## deps: install the Debian packages for building, testing, plotting and bench (as root)
 deps:
-	$(Q)scripts/setup.sh
+	$(Q)$(SETUP)
 
-$(BUILD)/.deps-ok: scripts/setup.sh
-	$(Q)mkdir -p $(BUILD) && scripts/setup.sh && touch $@
+# ---- stamps: rewritten only when their text changes, so that a changed compiler or flag
+# rebuilds what it affects and nothing else
+write-if-changed = @mkdir -p $(dir $1); t=$(call shq,$2); \
+	[ "$$(cat $1 2>/dev/null)" = "$$t" ] || printf '%s\n' "$$t" > $1
 
-$(BUILD)/%.o: %.c | $(BUILD)/.deps-ok
+$(BUILD)/.toolchain-key: FORCE
+	$(call write-if-changed,$@,$(TC_KEY))
+
+$(BUILD)/toolchain.mk: $(BUILD)/.toolchain-key scripts/toolchain.sh
+	$(Q)CC=$(call shq,$(CC)) CFLAGS=$(call shq,$(CFLAGS)) LDFLAGS=$(call shq,$(LDFLAGS)) \
+	  LTO=$(call shq,$(LTO)) SANITIZER=$(call shq,$(SANITIZER)) USER_AR=$(call shq,$(USER_AR)) \
+	  scripts/toolchain.sh > $@.tmp && mv $@.tmp $@ || rm -f $@.tmp
+
+$(BUILD)/.flags: FORCE
+	$(call write-if-changed,$@,$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) | $(ALL_LDFLAGS) | $(ALL_LDLIBS) $(TEST_LIBS) | $(TC_AR))
+
+# the libraries the program links; the unit tests' cmocka; everything `make check` uses
+$(BUILD)/.build-ok $(BUILD)/.unit-ok $(BUILD)/.test-ok: $(BUILD)/.%-ok: $(BUILD)/.flags scripts/setup.sh
+	$(Q)$(SETUP) --check $*
+	@touch $@
+
+# ---- the program
+$(BUILD)/%.o: %.c $(BUILD)/.flags | $(BUILD)/.build-ok
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/embedded.c: $(DATA) scripts/embed.sh
 	@mkdir -p $(dir $@)
 	$(Q)scripts/embed.sh $(DATA) > $@
 
-$(BUILD)/embedded.o: $(BUILD)/embedded.c
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+$(BUILD)/embedded.o: $(BUILD)/embedded.c $(BUILD)/.flags | $(BUILD)/.build-ok
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
 $(BUILD)/libvmxsim.a: $(LIB_OBJS)
-	$(Q)rm -f $@ && $(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(TC_AR) rcs $@ $^
 
 $(PROG): $(BUILD)/sim/cli/main.o $(BUILD)/libvmxsim.a
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(ALL_LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libvmxsim.a | $(BUILD)/.deps-ok
+# `make check` checks for all it uses before building the tests; `make unit` only for cmocka
+TEST_GATE := $(BUILD)/.$(if $(filter check,$(MAKECMDGOALS)),test,unit)-ok
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libvmxsim.a $(BUILD)/.flags | $(TEST_GATE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST-CC $<")
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libvmxsim.a $(LDLIBS) $(TEST_LIBS)
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libvmxsim.a \
+	  $(ALL_LDLIBS) $(TEST_LIBS)
 
-## check: unit tests (cmocka), then the CLI tests, against this build
+# ---- tests
+RUN_CLI = VMXSIM=$(abspath $(PROG)) tests/cli/run.sh
+
+## check: all the test suites (harness, unit, cli, regress, layers), each even if one before failed
 check: all $(TEST_BINS)
-	$(Q)tests/run-unit.sh $(TEST_BINS)
-	$(Q)VMXSIM=$(CURDIR)/$(PROG) tests/cli/run.sh
-	$(Q)$(PROG) regress -q tests/regress
+	$(Q)rc=0; \
+	tests/harness/run.sh || rc=1; \
+	tests/run-unit.sh $(TEST_BINS) || rc=1; \
+	$(RUN_CLI) || rc=1; \
+	$(PROG) regress -q tests/regress || rc=1; \
+	tests/layers/check.sh || rc=1; \
+	exit $$rc
 
+## unit: the unit tests (cmocka) only
 unit: $(TEST_BINS)
 	$(Q)tests/run-unit.sh $(TEST_BINS)
 
+## cli: the command-line tests (tests/cli/t_*.sh) only
 cli: all
-	$(Q)VMXSIM=$(CURDIR)/$(PROG) tests/cli/run.sh
+	$(Q)$(RUN_CLI)
 
-## demo: generate a small lat_ctx trace, replay it under several policies, compare
-demo: all
+## layers: check that no file includes a header of a higher layer (tests/layers/layers.txt)
+layers:
+	$(Q)tests/layers/check.sh
+
+# ---- running it
+## demo: install missing packages (as root), build, replay a small lat_ctx trace under several policies
+demo:
+	$(Q)$(SETUP) build test plot bench || $(SETUP) --check build
+	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh $(PROG)
 
-## reproduce: the classic exit-cost experiments, tables on stdout, PNGs in plots/
+## reproduce: the classic exit-cost experiments, tables on stdout, PNGs in plots/ (needs gnuplot)
 reproduce: all
+	$(Q)$(SETUP) --check plot
 	$(Q)$(PROG) reproduce --plots plots
 
 ## bench: events/s per policy on a 50-million-event trace (needs ~1.2 GB of disk)
@@ -106,27 +196,36 @@ bench: all
 	$(Q)scripts/bench.sh $(PROG)
 
 ## plots: PNGs from the results database into plots/ (DB=vmxsim.db, TRACE=latest, PARAM=procs)
-.PHONY: plots
 plots:
+	$(Q)$(SETUP) --check plot
 	$(Q)mkdir -p plots
 	$(Q)scripts/plot/plot.sh exits --db $(or $(DB),vmxsim.db) $(if $(TRACE),--trace $(TRACE)) -o plots/exits.png
 	$(Q)scripts/plot/plot.sh cycles --db $(or $(DB),vmxsim.db) $(if $(TRACE),--trace $(TRACE)) -o plots/cycles.png
 	$(Q)scripts/plot/plot.sh param --db $(or $(DB),vmxsim.db) --param $(or $(PARAM),procs) \
 	  -o plots/param-$(or $(PARAM),procs).png || echo "  (no $(or $(PARAM),procs) in the traces' metadata: PARAM=key)"
 
+## install: install the program and its man page under PREFIX (and DESTDIR); installs no packages
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(PROG) $(DESTDIR)$(PREFIX)/bin/vmxsim
 	install -m 644 docs/vmxsim.1 $(DESTDIR)$(PREFIX)/share/man/man1/vmxsim.1
 
+## uninstall: remove what `make install` installed
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/vmxsim $(DESTDIR)$(PREFIX)/share/man/man1/vmxsim.1
 
+## clean: remove every build directory (build/, build-*/) and the ./vmxsim link
 clean:
-	rm -rf build build-address build-undefined vmxsim
+	rm -rf build build-* vmxsim
 
+## help: this list
 help:
-	@echo "targets: all (default) check unit cli demo bench install uninstall clean deps"
-	@echo "options: SANITIZER=address|undefined WERROR=1 V=1 PREFIX=dir OPT=-O0"
+	@echo "Targets (make TARGET):"
+	@awk '/^## [a-z][a-z-]*: / { t = $$2; sub(/:$$/, "", t); sub(/^## [^:]*: */, ""); \
+	  printf "  %-10s %s\n", t, $$0 }' $(firstword $(MAKEFILE_LIST))
+	@echo "Options (make NAME=VALUE ...):"
+	@sed -n 's/^#: /  /p' $(firstword $(MAKEFILE_LIST))
 
+ifneq ($(BUILDING),)
 -include $(LIB_OBJS:.o=.d) $(BUILD)/sim/cli/main.d
+endif

@@ -1,29 +1,173 @@
 #!/bin/sh
-# Checks that the Debian packages vmxsim builds and tests with are present.
-# As root it installs the missing ones; otherwise it prints the exact
-# apt-get line to run and fails.
+# What vmxsim needs, by purpose, and how to get it on Debian.
+#
+#   scripts/setup.sh [GROUP...]          install what the GROUPs need (Debian, as root, apt-get)
+#   scripts/setup.sh --check GROUP...    only look; if something is missing, print the exact
+#                                        apt-get line and fail (`make` does this, never installs)
+#
+# GROUPs:
+#   build   C compiler, SQLite, cJSON, GNU Readline: all that `make` needs
+#   unit    cmocka: the unit tests
+#   test    unit, plus the sqlite3 and gnuplot tools the CLI tests use: `make check`
+#   plot    sqlite3 and gnuplot tools, fonts: `make plots`, `vmxsim reproduce --plots`
+#   bench   GNU time (CPU seconds in `make bench`; optional)
+#   clang   clang and llvm-ar: the second compiler CI builds with
+# Without GROUPs: build test plot bench (what `make deps` and `make demo` install).
+#
+# The checks work on any system: a library counts as present when pkg-config knows it or,
+# failing that, when a tiny program including its header compiles and links with
+# $CC $CPPFLAGS $CFLAGS $LDFLAGS; a tool when it is on $PATH. Installing needs Debian's
+# dpkg and apt-get; elsewhere this script only checks.
 set -e
-PKGS="gcc make pkg-config libsqlite3-dev libcjson-dev libreadline-dev libcmocka-dev sqlite3 gnuplot-nox fonts-dejavu-core time"
 
-missing=""
-for p in $PKGS; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing="$missing $p"
-  fi
-done
-[ -z "$missing" ] && exit 0
+CC=${CC:-cc}
+PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "vmxsim setup: missing packages:$missing (this script knows only Debian's apt-get)" >&2
-  exit 1
-fi
-if [ "$(id -u)" != 0 ]; then
-  echo "vmxsim setup: missing packages. Run as root:" >&2
-  echo "  apt-get install -y$missing" >&2
-  exit 1
-fi
-echo "vmxsim setup: installing$missing" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get install -y --no-install-recommends $missing >&2 || {
-  apt-get update >&2 && apt-get install -y --no-install-recommends $missing >&2
+# One item per line: group, Debian package, probe, what it is.
+# probe: "lib MODULE HEADERS FLAGS" (HEADERS and FLAGS comma-separated; FLAGS are what the
+#        Makefile uses when pkg-config does not know MODULE), "cmd NAME", "cc",
+#        or "-" (installed by this script when missing, but never required).
+items() {
+  cat <<'EOF'
+build|gcc|cc|a working C compiler
+build|make|cmd make|make
+build|pkg-config|-|pkg-config
+build|libsqlite3-dev|lib sqlite3 sqlite3.h -lsqlite3|SQLite 3 (sqlite3.h, -lsqlite3)
+build|libcjson-dev|lib libcjson cJSON.h -I/usr/include/cjson,-lcjson|cJSON (cJSON.h, -lcjson)
+build|libreadline-dev|lib readline stdio.h,readline/readline.h -lreadline|GNU Readline (readline/readline.h, -lreadline)
+unit|libcmocka-dev|lib cmocka stdarg.h,stddef.h,setjmp.h,stdint.h,cmocka.h -lcmocka|cmocka (cmocka.h, -lcmocka)
+test|libcmocka-dev|lib cmocka stdarg.h,stddef.h,setjmp.h,stdint.h,cmocka.h -lcmocka|cmocka (cmocka.h, -lcmocka)
+test|sqlite3|cmd sqlite3|the sqlite3 tool
+test|gnuplot-nox|cmd gnuplot|gnuplot
+test|fonts-dejavu-core|-|DejaVu fonts
+test|python3|-|python3 (drives the REPL terminal test, which is skipped without it)
+plot|sqlite3|cmd sqlite3|the sqlite3 tool
+plot|gnuplot-nox|cmd gnuplot|gnuplot
+plot|fonts-dejavu-core|-|DejaVu fonts
+bench|time|-|GNU time
+clang|clang|cmd clang|clang
+clang|llvm|-|llvm-ar (LTO archives for clang)
+EOF
 }
+
+# The compiler's Debian package: clang for clang, gcc for anything else.
+compiler_package() {
+  case $CC in
+    *clang*) echo clang ;;
+    *) echo gcc ;;
+  esac
+}
+
+TMP=""
+cleanup() { [ -z "$TMP" ] || rm -rf "$TMP"; }
+trap cleanup EXIT
+
+# compiles: does a program including HEADERS (comma-separated) compile and link with FLAGS?
+compiles() {
+  [ -n "$TMP" ] || TMP=$(mktemp -d)
+  printf '%s\n' "$1" | tr ',' '\n' | sed '/^$/d; s/.*/#include <&>/' > "$TMP/probe.c"
+  echo 'int main(void) { return 0; }' >> "$TMP/probe.c"
+  # shellcheck disable=SC2086  # the flag variables are lists of words
+  $CC $CPPFLAGS $CFLAGS $(printf '%s' "$2" | tr ',' ' ') "$TMP/probe.c" -o "$TMP/probe" $LDFLAGS \
+    >/dev/null 2>&1
+}
+
+# present PROBE...: is the item there? ("-" items always count as present)
+present() {
+  case $1 in
+    -) return 0 ;;
+    cc) compiles "" "" ;;
+    cmd) command -v "$2" >/dev/null 2>&1 ;;
+    lib) "$PKG_CONFIG" --exists "$2" 2>/dev/null || compiles "$3" "$4" ;;
+  esac
+}
+
+# selected GROUP...: the items of those groups, each line once
+selected() {
+  items | awk -F'|' -v groups=" $* " 'index(groups, " " $1 " ") && !seen[$2 "|" $3]++'
+}
+
+# compiler_works: cached, since every library test needs it
+compiler_works() {
+  if [ -z "$COMPILER_OK" ]; then
+    if present cc; then COMPILER_OK=yes; else COMPILER_OK=no; fi
+  fi
+  [ "$COMPILER_OK" = yes ]
+}
+COMPILER_OK=""
+
+do_check() {
+  need=""; pkgs=""
+  tab=$(selected "$@")
+  while IFS='|' read -r group pkg probe what; do
+    [ "$pkg" = gcc ] && pkg=$(compiler_package)
+    if [ "$probe" = cc ]; then
+      compiler_works && continue
+      what="a working C compiler ('$CC')"
+    elif [ "${probe%% *}" = lib ] && ! compiler_works; then
+      continue                          # reported once, as the compiler
+    else
+      # shellcheck disable=SC2086
+      present $probe && continue
+    fi
+    case " $pkgs " in *" $pkg "*) continue ;; esac
+    need="$need${need:+, }$what"; pkgs="$pkgs $pkg"
+  done <<EOF
+$tab
+EOF
+  [ -z "$pkgs" ] && return 0
+  {
+    echo "vmxsim: $(purpose "$@") needs these, not found: $need"
+    echo "  On Debian or Ubuntu, as root:  apt-get install -y$pkgs"
+    echo "  (\`make deps\` runs that; on other systems install them so that pkg-config or the compiler finds them: docs/building.md)"
+  } >&2
+  return 1
+}
+
+purpose() {
+  case " $* " in
+    *" build "*) echo "building" ;;
+    *" test "*) echo "make check" ;;
+    *" unit "*) echo "the unit tests" ;;
+    *" plot "*) echo "plotting" ;;
+    *) echo "$*" ;;
+  esac
+}
+
+debian_missing() {
+  selected "$@" | while IFS='|' read -r group pkg probe what; do
+    [ "$pkg" = gcc ] && pkg=$(compiler_package)
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || echo "$pkg"
+  done | awk '!seen[$0]++' | tr '\n' ' '
+}
+
+do_install() {
+  if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+    do_check "$@"                       # not Debian: say what is missing, install nothing
+    return
+  fi
+  missing=$(debian_missing "$@")
+  [ -z "$missing" ] && return 0
+  if [ "$(id -u)" != 0 ]; then
+    echo "vmxsim setup: missing Debian packages. Run as root:" >&2
+    echo "  apt-get install -y ${missing% }" >&2
+    return 1
+  fi
+  echo "vmxsim setup: installing ${missing% }" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  # shellcheck disable=SC2086
+  apt-get install -y --no-install-recommends $missing >&2 || {
+    apt-get update >&2 && apt-get install -y --no-install-recommends $missing >&2
+  }
+}
+
+mode=do_install
+if [ "$1" = --check ]; then mode=do_check; shift; fi
+[ $# -gt 0 ] || set -- build test plot bench
+for g in "$@"; do
+  case $g in
+    build|unit|test|plot|bench|clang) ;;
+    *) echo "vmxsim setup: unknown group '$g' (build, unit, test, plot, bench, clang)" >&2; exit 2 ;;
+  esac
+done
+$mode "$@"

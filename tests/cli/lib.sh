@@ -1,5 +1,7 @@
 # Helpers for CLI tests: each check prints "ok"/"FAIL" with actual beside expected.
 # Sourced by tests/cli/run.sh; every test file runs in its own scratch directory ($T).
+# A check that cannot run here (a tool missing) calls `skip REASON` instead of pass or fail,
+# so that it is counted and reported as skipped; before `return 0` it skips the rest of a file.
 
 check_eq() { # name expected actual
   if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected: $2" "actual:   $3"; fi
@@ -30,6 +32,12 @@ check_not_contains() { # name haystack needle
     *"$3"*) fail "$1" "expected not to contain: $3" "actual: $2" ;;
     *) pass "$1" ;;
   esac
+}
+
+skip() { # reason
+  SKIPPED=$((SKIPPED + 1))
+  echo "  skip  $CASE ($1)"
+  return 0
 }
 
 pass() { PASSED=$((PASSED + 1)); [ -n "$VERBOSE" ] && echo "  ok    $1"; return 0; }

@@ -160,6 +160,8 @@ if command -v xmllint >/dev/null 2>&1; then
 elif command -v python3 >/dev/null 2>&1; then
   if python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' report.xml 2>xml.err
   then pass "junit: well-formed (python3)"; else fail "junit: well-formed (python3)" "$(cat xml.err)"; fi
+else
+  skip "junit well-formedness: neither xmllint nor python3 found"
 fi
 
 printf '{"<&\\"\\u0001>": 1, "policy": "nocache", "trace": "tiny.txt"}\n' > xmlbad.json

@@ -5,7 +5,7 @@
 # Sourced by tests/cli/run.sh in a scratch directory; $VMXSIM is the program, $ROOT the repo.
 
 if ! command -v python3 >/dev/null 2>&1; then
-  echo "  skip  t_repl_pty: python3 not found (needed to drive a pseudo-terminal)"
+  skip "python3 not found, needed to drive a pseudo-terminal"
   return 0
 fi
 
@@ -158,7 +158,7 @@ while IFS= read -r line; do
   case "$line" in
     "ok "*) pass "${line#ok }" ;;
     "FAIL "*) l=${line#FAIL }; fail "${l%%	*}" "${l#*	}" ;;
-    "SKIP "*) echo "  skip  t_repl_pty: ${line#SKIP }" ;;
+    "SKIP "*) skip "${line#SKIP }" ;;
     *) fail "pty driver output" "$line" ;;
   esac
 done < pty.out

@@ -1,0 +1,3 @@
+# harness fixture: exits in the middle
+pass "before"
+exit 3

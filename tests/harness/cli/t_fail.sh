@@ -1,0 +1,3 @@
+# harness fixture: one failing and one passing check
+check_eq "equal" 1 2
+pass "passes"

@@ -1,0 +1,2 @@
+# harness fixture: asserts nothing
+: nothing

@@ -1,0 +1,3 @@
+# harness fixture: one check runs, one is skipped
+pass "ran"
+skip "the other half"

@@ -1,0 +1,94 @@
+#!/bin/sh
+# Tests of the test harness and the build: the CLI and unit runners count passes, failures
+# and skips right (on the fixtures in tests/harness/cli and tests/harness/unit), and the
+# Makefile keeps its promises (`make help` lists every target, user flags add to the
+# project's, a wrong SANITIZER is refused, `make clean` removes every build directory).
+# Ends with "harness: N passed, M failed". Usage: tests/harness/run.sh (from anywhere).
+here=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$here/../.." && pwd)
+PASSED=0
+FAILED=0
+SKIPPED=0
+. "$ROOT/tests/cli/lib.sh"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+# a make of its own: not the -j, the variables or the jobserver of a `make check` above
+mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -C "$ROOT" "$@"; }
+
+# ---- tests/cli/run.sh on fixtures that pass, fail, skip, assert nothing and abort
+CASE=cli-runner
+run env VMXSIM=/bin/true "$ROOT/tests/cli/run.sh" "$here"/cli/t_*.sh
+check_rc "a failing file makes the runner fail" 1
+check_eq "every file reported, skips as skips" "  FAIL  t_abort: aborted (the file exited before its end)
+  FAIL  t_fail: equal
+          expected: 1
+          actual:   2
+  FAIL  t_fail
+  FAIL  t_nothing: ran no check
+  skip  t_partskip (the other half)
+  ok    t_partskip
+  ok    t_pass
+  skip  t_skipall (tool missing)
+cli: 4 passed, 3 failed, 2 skipped" "$out"
+run env VMXSIM=/bin/true "$ROOT/tests/cli/run.sh" "$here/cli/t_pass.sh" "$here/cli/t_skipall.sh"
+check_rc "passes and skips alone succeed" 0
+check_eq "their summary" "cli: 2 passed, 0 failed, 1 skipped" "$(printf '%s\n' "$out" | tail -1)"
+
+# ---- tests/run-unit.sh on programs that print what cmocka prints
+CASE=unit-runner
+u=$here/unit
+run "$ROOT/tests/run-unit.sh" "$u/ok" "$u/skip" "$u/fail" "$u/crash"
+check_rc "a failing program makes the runner fail" 1
+check_contains "a passing program" "$out" "  ok    ok (2 tests)"
+check_contains "a skipped test is named" "$out" "  skip  skip (1 skipped: needs_feature)"
+check_contains "a failing program" "$out" "  FAIL  fail (exit 2)"
+check_contains "a crash with no summary" "$out" "  FAIL  crash (exit 139)"
+check_eq "the summary: a crash counts as one failure" "unit: 4 passed, 3 failed, 1 skipped" \
+  "$(printf '%s\n' "$out" | tail -1)"
+
+# ---- the Makefile
+CASE=makefile
+run mk help
+check_rc "make help runs" 0
+phony=$(sed -n 's/^\.PHONY: *//p' "$ROOT/Makefile" | tr ' ' '\n' | grep -v '^FORCE$' | sed '/^$/d')
+for t in $phony; do
+  case $out in
+    *"
+  $t "*) pass "make help lists $t" ;;
+    *) fail "make help lists $t" "expected a line '  $t  ...' in:" "$out" ;;
+  esac
+done
+for o in SANITIZER= WERROR= V= PREFIX= CC= OPT= LTO= CFLAGS=; do
+  check_contains "make help lists the option $o" "$out" " $o"
+done
+
+run mk SANITIZER=addres help
+check_rc "a wrong SANITIZER is an error" 2
+check_contains "the error names the valid sanitizers" "$err" \
+  "SANITIZER=addres: unknown sanitizer 'addres'; valid: address, undefined, or several comma-separated"
+
+# what `make` would run, with the user's flags, in a scratch build directory
+run mk -n BUILD="$T/b" CPPFLAGS=-DUSER_CPP CFLAGS=-O0 LDFLAGS=-L/user/lib LDLIBS=-luser "$T/b/vmxsim"
+check_rc "make -n with user flags" 0
+cc_line=$(printf '%s\n' "$out" | grep -e ' -c sim/cli/main.c' | head -1)
+for f in -I. -std=c11 -Wall -Wextra -DUSER_CPP -O0; do
+  check_contains "CFLAGS=-O0 keeps $f" " $cc_line " " $f "
+done
+after=${cc_line#*-Wmissing-prototypes}
+check_contains "the user's CFLAGS come after the project's" "$after" "-O0"
+ld_line=$(printf '%s\n' "$out" | grep -e "-o $T/b/vmxsim " | head -1)
+check_contains "LDFLAGS added" "$ld_line" "-L/user/lib"
+check_contains "LDLIBS added after the project's libraries" "$ld_line" "-lm -luser"
+for l in sqlite3 cjson readline; do
+  check_contains "the link keeps -l$l" "$ld_line" "-l$l"
+done
+
+# `make clean` in a copy of the Makefile: every build directory and the link, nothing else
+mkdir -p "$T/c/build/x" "$T/c/build-address,undefined" "$T/c/build-clang" "$T/c/src"
+cp "$ROOT/Makefile" "$T/c/"
+ln -s build/vmxsim "$T/c/vmxsim"
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$T/c" clean >/dev/null 2>&1
+check_eq "make clean removes build, build-* and ./vmxsim" "Makefile src" "$(ls "$T/c" | tr '\n' ' ' | sed 's/ $//')"
+
+echo "harness: $PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]
