@@ -49,10 +49,6 @@ static bool show_progress(struct engine *e, const struct trace_reader *r, void *
   fprintf(stderr, "\r  %3u%%  %" PRIu64 " of %" PRIu64 " events", (unsigned)(100 * e->index / n), e->index, n);
   return !interrupt_requested();
 }
-static bool check_interrupt(struct engine *e, const struct trace_reader *r, void *arg) {
-  (void)e; (void)r; (void)arg;
-  return !interrupt_requested();
-}
 
 static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
   static const struct option longopts[] = {
@@ -122,7 +118,7 @@ int cmd_run(int argc, char **argv) {
   if (rc) return rc < 0 ? EXIT_OK : rc;
   char err[1024];
   struct run_spec spec = { .trace = o.trace, .policy = o.policy, .cpu = o.cpu, .sets = o.sets, .nsets = o.nsets,
-                           .progress = o.quiet || !isatty(2) ? check_interrupt : show_progress };
+                           .progress = o.quiet || !isatty(2) ? NULL : show_progress };
   struct run_output *out = xmalloc(sizeof *out);
   struct interrupt_catch ic;
   interrupt_catch(&ic, false);

@@ -58,24 +58,25 @@ const char *const *data_names(const char *dir) {
   return names[slot];
 }
 
-cJSON *data_load(const char *dir, const char *name, char *err, size_t errlen) {
+int data_load(const char *dir, const char *name, cJSON **out, char *err, size_t errlen) {
+  *out = NULL;
   if (is_path(name)) {
     char *text = read_file(name, NULL);
     if (!text) {
       snprintf(err, errlen, "%s: %s", name, strerror(errno));
-      return NULL;
+      return EXIT_BADINPUT;
     }
-    cJSON *j = parse(name, text, err, errlen);
+    *out = parse(name, text, err, errlen);
     free(text);
-    return j;
+    return *out ? EXIT_OK : EXIT_BADINPUT;
   }
   char path[256];
   snprintf(path, sizeof path, "models/%s/%s.json", dir, name);
   for (const struct embedded_file *f = embedded_files; f->path; f++)
-    if (strcmp(f->path, path) == 0) return parse(path, f->text, err, errlen);
+    if (strcmp(f->path, path) == 0) return (*out = parse(path, f->text, err, errlen)) ? EXIT_OK : EXIT_INTERNAL;
   size_t used = (size_t)snprintf(err, errlen, "unknown %s '%s'; valid: ",
                                  strcmp(dir, "cpus") == 0 ? "CPU profile" : "policy", name);
   for (const char *const *n = data_names(dir); *n && used < errlen; n++)
     used += (size_t)snprintf(err + used, errlen - used, "%s%s", n == data_names(dir) ? "" : ", ", *n);
-  return NULL;
+  return EXIT_USAGE;
 }

@@ -92,7 +92,7 @@ static void sink_pt_zapped(struct mmu_sink *s) {
 
 /* ---- set-up ---- */
 
-bool engine_init(struct engine *e, const struct policy *p, const struct profile *pr,
+int engine_init(struct engine *e, const struct policy *p, const struct profile *pr,
                  unsigned nvcpu, unsigned paging, char *err, size_t errlen) {
   memset(e, 0, sizeof *e);
   e->pol = p;
@@ -105,7 +105,7 @@ bool engine_init(struct engine *e, const struct policy *p, const struct profile 
     snprintf(err, errlen, "shadow_pages_max %u is too small for %u vCPU%s with %s-bit paging and %u previous "
              "roots: the pinned shadow roots need at least %u pages", p->shadow_pages_max, nvcpu,
              nvcpu == 1 ? "" : "s", paging_name(paging), p->prev_roots, min_pool);
-    return false;
+    return EXIT_USAGE;
   }
   e->vcpu = xcalloc(nvcpu, sizeof *e->vcpu);
   e->vcpu_cycles = xcalloc(nvcpu, sizeof *e->vcpu_cycles);
@@ -115,13 +115,13 @@ bool engine_init(struct engine *e, const struct policy *p, const struct profile 
     if (i == 0) e->st.counter[CTR_CR4_FORCED_OWNED] = forced;
     if (vmx_entry_check(&e->vcpu[i].vmx, pr->p[PP_CR3_TARGETS], err, errlen)) {
       engine_free(e);
-      return false;
+      return EXIT_VMENTRY;
     }
   }
   e->sink = (struct mmu_sink){ .exit = sink_exit, .guest = sink_guest, .roots_loaded = sink_roots_loaded,
                                .root_zapped = sink_root_zapped, .pt_zapped = sink_pt_zapped };
   e->mmu = mmu_create(p, paging, nvcpu, &e->sink, e->st.counter);
-  return true;
+  return EXIT_OK;
 }
 
 void engine_free(struct engine *e) {
@@ -203,7 +203,7 @@ void engine_step(struct engine *e, const struct trace_event *ev) {
   e->st.counter[CTR_DR_MISMATCHES] += v->dr_mismatches - mismatches;
 }
 
-bool engine_run(struct engine *e, struct trace_reader *r, bool (*progress)(struct engine *, void *), void *arg) {
+int engine_run(struct engine *e, struct trace_reader *r, bool (*progress)(struct engine *, void *), void *arg) {
   const struct trace_event *ev;
   while ((ev = trace_next(r)) != NULL) {
     if (ev->type == EV_RUN) {       /* the common case, kept out of engine_step */
@@ -214,9 +214,9 @@ bool engine_run(struct engine *e, struct trace_reader *r, bool (*progress)(struc
     } else {
       engine_step(e, ev);
     }
-    if (progress && (e->index & ((1u << 22) - 1)) == 0 && !progress(e, arg)) return true;
+    if (progress && (e->index & ((1u << 22) - 1)) == 0 && !progress(e, arg)) return EXIT_OK;
   }
-  return !trace_failed(r);
+  return trace_failed(r) ? EXIT_BADINPUT : EXIT_OK;
 }
 
 uint64_t engine_elapsed(const struct engine *e) {

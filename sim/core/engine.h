@@ -34,17 +34,19 @@ struct engine {
   struct mmu_sink sink;
 };
 
-/* Sets up the VM for a trace header; false with a message if VM entry would
-** fail (e.g. CR3_TARGET_COUNT above the CPU's supported count). */
-bool engine_init(struct engine *e, const struct policy *p, const struct profile *pr,
+/* Sets up the VM for a trace header.  Returns 0, EXIT_VMENTRY with a message
+** when VM entry would fail (e.g. CR3_TARGET_COUNT above the CPU's supported
+** count), or EXIT_USAGE when the policy cannot run this VM (a shadow pool too
+** small for the pinned roots). */
+int engine_init(struct engine *e, const struct policy *p, const struct profile *pr,
                  unsigned nvcpu, unsigned paging, char *err, size_t errlen);
 void engine_free(struct engine *e);
 /* Replays one event. */
 void engine_step(struct engine *e, const struct trace_event *ev);
 /* Replays the rest of the trace; progress(e, arg) is called every 2^22 events
-** when non-NULL and returns false to stop early.  Returns false on a corrupt
-** record (message in r->err). */
-bool engine_run(struct engine *e, struct trace_reader *r, bool (*progress)(struct engine *, void *), void *arg);
+** when non-NULL and returns false to stop early.  Returns 0, or EXIT_BADINPUT
+** on a corrupt record (message in r->err). */
+int engine_run(struct engine *e, struct trace_reader *r, bool (*progress)(struct engine *, void *), void *arg);
 /* Cycles that elapsed: the busiest vCPU's guest + hypervisor cycles. */
 uint64_t engine_elapsed(const struct engine *e);
 /* Cost in cycles of one exit with stat key `key` and work w (pure). */

@@ -86,15 +86,15 @@ static bool set_knob(struct policy *p, const struct knob *k, const char *value, 
   return false;
 }
 
-bool policy_set(struct policy *p, const char *key, const char *value, char *err, size_t errlen) {
+int policy_set(struct policy *p, const char *key, const char *value, char *err, size_t errlen) {
   const struct knob *k = find_knob(key);
   if (!k) {
     char names[1024];
     list_knob_names(names, sizeof names);
     snprintf(err, errlen, "unknown knob '%s'; valid knobs: %s", key, names);
-    return false;
+    return EXIT_USAGE;
   }
-  return set_knob(p, k, value, err, errlen);
+  return set_knob(p, k, value, err, errlen) ? EXIT_OK : EXIT_USAGE;
 }
 
 static void policy_defaults(struct policy *p) {
@@ -114,63 +114,80 @@ static bool json_value_text(const cJSON *v, char *buf, size_t n) {
   return true;
 }
 
-/* Applies one preset (and, first, the preset it names as "base"). */
-static bool apply_preset(struct policy *p, const char *name, int depth, char *err, size_t errlen) {
+/* Applies one preset (and, first, the preset it names as "base").  A file
+** whose content is wrong is bad input (EXIT_BADINPUT); an unknown name is a
+** usage error (data_load). */
+static int apply_preset(struct policy *p, const char *name, int depth, char *err, size_t errlen) {
   if (depth > 8) {
     snprintf(err, errlen, "policy %s: \"base\" chain too deep (a cycle?)", name);
-    return false;
+    return EXIT_BADINPUT;
   }
-  cJSON *j = data_load("policies", name, err, errlen);
-  if (!j) return false;
-  bool ok = true;
+  cJSON *j;
+  int rc = data_load("policies", name, &j, err, errlen);
+  if (rc) return rc;
   const cJSON *base = cJSON_GetObjectItemCaseSensitive(j, "base");
-  if (cJSON_IsString(base)) ok = apply_preset(p, base->valuestring, depth + 1, err, errlen);
+  if (cJSON_IsString(base)) rc = apply_preset(p, base->valuestring, depth + 1, err, errlen);
   const cJSON *ks = cJSON_GetObjectItemCaseSensitive(j, "knobs");
-  if (ok && !cJSON_IsObject(ks)) {
+  if (!rc && !cJSON_IsObject(ks)) {
     snprintf(err, errlen, "policy %s: missing \"knobs\" object", name);
-    ok = false;
+    rc = EXIT_BADINPUT;
   }
-  for (const cJSON *k = ok ? ks->child : NULL; k && ok; k = k->next) {
+  for (const cJSON *k = rc ? NULL : ks->child; k && !rc; k = k->next) {
     char text[128], sub[512];
     if (!json_value_text(k, text, sizeof text)) {
       snprintf(err, errlen, "policy %s: knob %s: value must be a boolean, number or string", name, k->string);
-      ok = false;
-    } else if (!policy_set(p, k->string, text, sub, sizeof sub)) {
+      rc = EXIT_BADINPUT;
+    } else if (policy_set(p, k->string, text, sub, sizeof sub)) {
       snprintf(err, errlen, "policy %s: %s", name, sub);
-      ok = false;
+      rc = EXIT_BADINPUT;
     }
   }
   cJSON_Delete(j);
-  return ok;
+  return rc;
 }
 
-bool policy_resolve(struct policy *p, const char *spec, char *const *sets, int nsets,
-                    char *err, size_t errlen) {
+/* Applies "a+b+c" in order; an empty part ("+", "a+", "a++b") is a usage error. */
+static int apply_presets(struct policy *p, const char *spec, char *err, size_t errlen) {
+  for (const char *s = spec;;) {
+    const char *plus = strchr(s, '+');
+    size_t n = plus ? (size_t)(plus - s) : strlen(s);
+    char name[256];
+    if (n == 0 || n >= sizeof name) {
+      snprintf(err, errlen, "--policy %s: %s", spec, n ? "a preset name is too long"
+               : "an empty preset name (presets compose as NAME+NAME, e.g. shadowcache+lazydr)");
+      return EXIT_USAGE;
+    }
+    memcpy(name, s, n);
+    name[n] = 0;
+    int rc = apply_preset(p, name, 0, err, errlen);
+    if (rc || !plus) return rc;
+    s = plus + 1;
+  }
+}
+
+int policy_resolve(struct policy *p, const char *spec, char *const *sets, int nsets,
+                   char *err, size_t errlen) {
   policy_defaults(p);
   if (!spec || !*spec) {
     snprintf(err, errlen, "empty policy name");
-    return false;
+    return EXIT_USAGE;
   }
-  char *copy = xstrdup(spec), *save = NULL;
-  bool ok = true;
-  for (char *tok = strtok_r(copy, "+", &save); tok && ok; tok = strtok_r(NULL, "+", &save))
-    ok = apply_preset(p, tok, 0, err, errlen);
-  free(copy);
+  int rc = apply_presets(p, spec, err, errlen);
   size_t used = (size_t)snprintf(p->name, sizeof p->name, "%s", spec);
-  for (int i = 0; i < nsets && ok; i++) {
+  for (int i = 0; i < nsets && !rc; i++) {
     char key[128];
     const char *eq = strchr(sets[i], '=');
     if (!eq || eq == sets[i] || (size_t)(eq - sets[i]) >= sizeof key) {
       snprintf(err, errlen, "--set %s: expected KEY=VALUE", sets[i]);
-      return false;
+      return EXIT_USAGE;
     }
     memcpy(key, sets[i], (size_t)(eq - sets[i]));
     key[eq - sets[i]] = 0;
-    ok = policy_set(p, key, eq + 1, err, errlen);
+    rc = policy_set(p, key, eq + 1, err, errlen);
     if (used < sizeof p->name)
       used += (size_t)snprintf(p->name + used, sizeof p->name - used, ",%s", sets[i]);
   }
-  return ok;
+  return rc;
 }
 
 char *policy_to_json(const struct policy *p) {
@@ -201,7 +218,8 @@ void policy_list(FILE *f, bool with_knobs) {
   fprintf(f, "Policy presets (compose with '+', later ones override: --policy shadowcache+lazydr):\n");
   for (const char *const *n = policy_preset_names(); *n; n++) {
     char err[256];
-    cJSON *j = data_load("policies", *n, err, sizeof err);
+    cJSON *j;
+    data_load("policies", *n, &j, err, sizeof err);
     const cJSON *d = j ? cJSON_GetObjectItemCaseSensitive(j, "description") : NULL;
     fprintf(f, "  %-12s %s\n", *n, cJSON_IsString(d) ? d->valuestring : "");
     cJSON_Delete(j);

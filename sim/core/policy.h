@@ -9,12 +9,14 @@
 #include "models/knobs.h"
 
 /* Resolves "preset[+preset...]" (names of the presets in models/policies/, or
-** paths to JSON files) with KEY=VALUE overrides.  On error returns false with
-** a message in err that names the file/line or lists the valid names. */
-bool policy_resolve(struct policy *p, const char *spec, char *const *sets, int nsets,
-                    char *err, size_t errlen);
-/* Sets one knob from text; false with a message on an unknown knob or bad value. */
-bool policy_set(struct policy *p, const char *key, const char *value, char *err, size_t errlen);
+** paths to JSON files) with KEY=VALUE overrides.  Returns 0, EXIT_USAGE (an
+** unknown preset or knob, a bad value, an empty part of the spec) or
+** EXIT_BADINPUT (a preset file that is not valid), with a message in err that
+** names the file/line or lists the valid names. */
+int policy_resolve(struct policy *p, const char *spec, char *const *sets, int nsets,
+                   char *err, size_t errlen);
+/* Sets one knob from text: 0, or EXIT_USAGE with a message (unknown knob, bad value). */
+int policy_set(struct policy *p, const char *key, const char *value, char *err, size_t errlen);
 /* The resolved knobs as a JSON object text (caller frees). */
 char *policy_to_json(const struct policy *p);
 /* Prints presets with descriptions, then the knobs, to f. */

@@ -103,10 +103,11 @@ static bool check_known(const char *file, const cJSON *params, char *err, size_t
   return true;
 }
 
-bool profile_load(struct profile *pr, const char *name, char *err, size_t errlen) {
+int profile_load(struct profile *pr, const char *name, char *err, size_t errlen) {
   memset(pr, 0, sizeof *pr);
-  cJSON *j = data_load("cpus", name, err, errlen);
-  if (!j) return false;
+  cJSON *j;
+  int rc = data_load("cpus", name, &j, err, errlen);
+  if (rc) return rc;
   const cJSON *params = cJSON_GetObjectItemCaseSensitive(j, "params");
   bool ok = cJSON_IsObject(params);
   if (!ok) snprintf(err, errlen, "%s: missing \"params\" object", name);
@@ -136,7 +137,7 @@ bool profile_load(struct profile *pr, const char *name, char *err, size_t errlen
   snprintf(pr->name, sizeof pr->name, "%s", cJSON_IsString(n) ? n->valuestring : name);
   if (ok) pr->json = cJSON_PrintUnformatted(j);
   cJSON_Delete(j);
-  return ok;
+  return ok ? EXIT_OK : EXIT_BADINPUT;
 }
 
 void profile_free(struct profile *pr) {
@@ -150,7 +151,8 @@ void profile_list(FILE *f) {
   fprintf(f, "CPU cost profiles (--cpu NAME, or a path to a JSON file; default %s):\n", PROFILE_DEFAULT);
   for (const char *const *n = profile_names(); *n; n++) {
     char err[256];
-    cJSON *j = data_load("cpus", *n, err, sizeof err);
+    cJSON *j;
+    data_load("cpus", *n, &j, err, sizeof err);
     const cJSON *d = j ? cJSON_GetObjectItemCaseSensitive(j, "description") : NULL;
     fprintf(f, "  %-14s %s\n", *n, cJSON_IsString(d) ? d->valuestring : "");
     cJSON_Delete(j);

@@ -19,9 +19,10 @@ struct profile {
   char *json;                     /* the profile as loaded, for the results DB */
 };
 
-/* Loads a profile by name (models/cpus/NAME.json) or path; false with a message
-** naming the file and key on error. */
-bool profile_load(struct profile *pr, const char *name, char *err, size_t errlen);
+/* Loads a profile by name (models/cpus/NAME.json) or path.  Returns 0,
+** EXIT_USAGE for an unknown name or EXIT_BADINPUT for a malformed file (the
+** message names the file and key).  Call profile_free whatever the result. */
+int profile_load(struct profile *pr, const char *name, char *err, size_t errlen);
 void profile_free(struct profile *pr);
 void profile_list(FILE *f);
 const char *const *profile_names(void);

@@ -10,40 +10,41 @@ struct progress_ctx {
   const struct trace_reader *r;
 };
 
+/* Without a progress callback a run still stops when interrupt_catch()'s
+** handler saw Ctrl-C. */
 static bool progress_shim(struct engine *e, void *arg) {
   const struct progress_ctx *c = arg;
+  if (!c->spec->progress) return !interrupt_requested();
   return c->spec->progress(e, c->r, c->spec->progress_arg);
 }
 
-static void fill_identity(struct report *rep, const struct run_spec *s, const struct trace_reader *r,
-                          const struct policy *p, const struct profile *pr) {
-  snprintf(rep->trace, sizeof rep->trace, "%s", s->trace);
-  snprintf(rep->workload, sizeof rep->workload, "%s", r->hdr.workload);
+void run_report(struct report *rep, const char *trace, const struct trace_header *hdr, const struct policy *p,
+                const struct profile *pr, const struct engine *e) {
+  snprintf(rep->trace, sizeof rep->trace, "%s", trace);
+  snprintf(rep->workload, sizeof rep->workload, "%s", hdr->workload);
   snprintf(rep->policy, sizeof rep->policy, "%s", p->name);
   snprintf(rep->cpu, sizeof rep->cpu, "%s", pr->name);
-  snprintf(rep->paging, sizeof rep->paging, "%s", paging_name(r->hdr.paging));
-  rep->vcpus = r->hdr.vcpu_count;
+  snprintf(rep->paging, sizeof rep->paging, "%s", paging_name(hdr->paging) ? paging_name(hdr->paging) : "?");
+  rep->vcpus = hdr->vcpu_count;
   rep->clock_ghz = pr->clock_ghz;
+  report_from_stats(rep, &e->st);
+  rep->elapsed_cycles = engine_elapsed(e);
 }
 
 static int replay(const struct run_spec *s, struct run_output *o, const struct policy *pol,
                   const struct profile *prof, struct trace_reader *r, char *err, size_t errlen) {
   struct engine e;
-  if (!engine_init(&e, pol, prof, r->hdr.vcpu_count, r->hdr.paging, err, errlen))
-    return strstr(err, "VM entry") ? EXIT_VMENTRY : EXIT_USAGE;
+  int rc = engine_init(&e, pol, prof, r->hdr.vcpu_count, r->hdr.paging, err, errlen);
+  if (rc) return rc;
   struct progress_ctx ctx = { s, r };
   double t0 = monotonic_seconds();
-  bool ok = engine_run(&e, r, s->progress ? progress_shim : NULL, &ctx);
+  rc = engine_run(&e, r, progress_shim, &ctx);
   o->wall_seconds = monotonic_seconds() - t0;
-  o->interrupted = ok && e.index < r->hdr.event_count;
-  int rc = EXIT_OK;
-  if (!ok) {
+  o->interrupted = !rc && e.index < r->hdr.event_count;
+  if (rc) {
     snprintf(err, errlen, "%s", r->err);
-    rc = EXIT_BADINPUT;
   } else {
-    fill_identity(&o->rep, s, r, pol, prof);
-    report_from_stats(&o->rep, &e.st);
-    o->rep.elapsed_cycles = engine_elapsed(&e);
+    run_report(&o->rep, s->trace, &r->hdr, pol, prof, &e);
   }
   engine_free(&e);
   return rc;
@@ -53,14 +54,14 @@ int run_trace(const struct run_spec *s, struct run_output *o, char *err, size_t 
   memset(o, 0, sizeof *o);
   struct policy pol;
   struct profile prof;
-  if (!policy_resolve(&pol, s->policy, s->sets, s->nsets, err, errlen)) return EXIT_USAGE;
-  if (!profile_load(&prof, s->cpu ? s->cpu : PROFILE_DEFAULT, err, errlen)) {
+  int rc = policy_resolve(&pol, s->policy, s->sets, s->nsets, err, errlen);
+  if (rc) return rc;
+  if ((rc = profile_load(&prof, s->cpu ? s->cpu : PROFILE_DEFAULT, err, errlen))) {
     profile_free(&prof);
-    return strstr(err, "unknown CPU") ? EXIT_USAGE : EXIT_BADINPUT;
+    return rc;
   }
   struct trace_reader r;
-  int rc = EXIT_BADINPUT;
-  if (trace_open(&r, s->trace) != TRACE_OK) {
+  if ((rc = trace_open(&r, s->trace))) {
     snprintf(err, errlen, "%s", r.err);
   } else {
     rc = replay(s, o, &pol, &prof, &r, err, errlen);

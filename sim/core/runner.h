@@ -15,7 +15,8 @@ struct run_spec {
   const char *cpu;            /* profile name or path; NULL = PROFILE_DEFAULT */
   char *const *sets;          /* KEY=VALUE overrides */
   int nsets;
-  /* called every 2^22 events; returns false to stop (then out->interrupted) */
+  /* called every 2^22 events; returns false to stop (then out->interrupted);
+  ** NULL: stop when interrupt_requested() (sim/core/util.h) */
   bool (*progress)(struct engine *e, const struct trace_reader *r, void *arg);
   void *progress_arg;
 };
@@ -34,5 +35,9 @@ struct run_output {
 ** The caller frees out with run_output_free whatever the result. */
 int run_trace(const struct run_spec *spec, struct run_output *out, char *err, size_t errlen);
 void run_output_free(struct run_output *out);
+/* A report of the replay so far: the run's identity (trace name, header,
+** policy, profile) and the engine's statistics. */
+void run_report(struct report *rep, const char *trace, const struct trace_header *hdr, const struct policy *p,
+                const struct profile *pr, const struct engine *e);
 
 #endif

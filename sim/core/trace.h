@@ -36,8 +36,6 @@ struct trace_header {
 ** after the open), so each keeps the message in its own err: "FILE: byte N:
 ** what" for the reader.
 */
-/* EXIT_OK under its former name, still used by sim/core/runner.c. */
-#define TRACE_OK EXIT_OK
 
 /* Reader: reads records through a fixed buffer, so memory use does not grow
 ** with trace length. */

@@ -130,11 +130,6 @@ static void sb_printf(struct strbuf *b, const char *fmt, ...) {
   b->len += (size_t)n;
 }
 
-static bool keep_going(struct engine *e, const struct trace_reader *r, void *arg) {
-  (void)e; (void)r; (void)arg;
-  return !interrupt_requested();
-}
-
 /* ---- options ---- */
 
 static int parse_opts(int argc, char **argv, struct opts *o) {
@@ -390,8 +385,7 @@ static void run_case(const char *file, const struct opts *o, struct trace_cache 
     set_error(res, err);
     goto done;
   }
-  struct run_spec spec = { .trace = trace, .policy = c.policy, .cpu = c.cpu, .sets = c.sets, .nsets = c.nsets,
-                           .progress = keep_going };
+  struct run_spec spec = { .trace = trace, .policy = c.policy, .cpu = c.cpu, .sets = c.sets, .nsets = c.nsets };
   ro = xmalloc(sizeof *ro);
   char rerr[2048];
   int rc = run_trace(&spec, ro, rerr, sizeof rerr);

@@ -2,6 +2,7 @@
 ** the replay they drive, and their handlers. */
 #include "repl.h"
 #include "sim/core/report.h"
+#include "sim/core/runner.h"
 #include "sim/store/store.h"
 #include "sim/core/trace_text.h"
 #include "sim/core/util.h"
@@ -46,15 +47,16 @@ static struct vcpu *cur_vcpu(const struct repl *s) {
 ** leaves the session as it was. */
 static int rebuild(struct repl *s, const char *spec, char *const *sets, int nsets, char *err, size_t errlen) {
   struct policy *p = xmalloc(sizeof *p);
-  if (!policy_resolve(p, spec, sets, nsets, err, errlen)) {
+  int rc = policy_resolve(p, spec, sets, nsets, err, errlen);
+  if (rc) {
     free(p);
-    return EXIT_USAGE;
+    return rc;
   }
   struct engine *e = xmalloc(sizeof *e);
-  if (!engine_init(e, p, &s->prof, s->r.hdr.vcpu_count, s->r.hdr.paging, err, errlen)) {
+  if ((rc = engine_init(e, p, &s->prof, s->r.hdr.vcpu_count, s->r.hdr.paging, err, errlen))) {
     free(e);
     free(p);
-    return EXIT_VMENTRY;
+    return rc;
   }
   if (s->e) engine_free(s->e);
   free(s->e);
@@ -69,15 +71,16 @@ static int rebuild(struct repl *s, const char *spec, char *const *sets, int nset
 
 int repl_open(struct repl *s) {
   char err[1024];
-  if (!profile_load(&s->prof, s->cpu, err, sizeof err)) {
+  int rc = profile_load(&s->prof, s->cpu, err, sizeof err);
+  if (rc) {
     errorf("%s", err);
-    return strstr(err, "unknown CPU") ? EXIT_USAGE : EXIT_BADINPUT;
+    return rc;
   }
   if (trace_open(&s->r, s->trace_path) != EXIT_OK) {
     errorf("%s", s->r.err);
     return EXIT_BADINPUT;
   }
-  int rc = rebuild(s, s->spec, s->sets, s->nsets, err, sizeof err);
+  rc = rebuild(s, s->spec, s->sets, s->nsets, err, sizeof err);
   if (rc) errorf("%s", err);
   return rc;
 }
@@ -600,15 +603,7 @@ static int do_event(struct repl *s, int argc, char **argv) {
 /* The report so far: the same identity lines as a batch run. */
 static struct report *make_report(const struct repl *s) {
   struct report *rep = xcalloc(1, sizeof *rep);
-  snprintf(rep->trace, sizeof rep->trace, "%s", s->trace_path);
-  snprintf(rep->workload, sizeof rep->workload, "%s", s->r.hdr.workload);
-  snprintf(rep->policy, sizeof rep->policy, "%s", s->pol->name);
-  snprintf(rep->cpu, sizeof rep->cpu, "%s", s->prof.name);
-  snprintf(rep->paging, sizeof rep->paging, "%s", paging_name(s->r.hdr.paging) ? paging_name(s->r.hdr.paging) : "?");
-  rep->vcpus = s->r.hdr.vcpu_count;
-  rep->clock_ghz = s->prof.clock_ghz;
-  report_from_stats(rep, &s->e->st);
-  rep->elapsed_cycles = engine_elapsed(s->e);
+  run_report(rep, s->trace_path, &s->r.hdr, s->pol, &s->prof, s->e);
   return rep;
 }
 

@@ -13,7 +13,7 @@
 static double clock_of(const char *cpu) {
   struct profile p;
   char err[512];
-  double ghz = profile_load(&p, cpu, err, sizeof err) ? p.clock_ghz : 2.4;
+  double ghz = profile_load(&p, cpu, err, sizeof err) == EXIT_OK ? p.clock_ghz : 2.4;
   profile_free(&p);
   return ghz;
 }
@@ -253,7 +253,7 @@ static int guest_walk_2011(struct xp_ctx *c, struct xp_table *t) {
   static const char *const modes[] = { "64", "32" };
   struct profile p;
   char err[256];
-  if (!profile_load(&p, "nehalem-2009", err, sizeof err)) {
+  if (profile_load(&p, "nehalem-2009", err, sizeof err)) {
     snprintf(c->err, sizeof c->err, "%s", err);
     c->rc = EXIT_INTERNAL;                   /* the profile is built in */
     profile_free(&p);

@@ -99,6 +99,18 @@ check_rc "bad --format" 2
 run "$VMXSIM" --policy shadowcache --cpu nosuch --no-db t.bin
 check_rc "unknown cpu" 2
 check_contains "unknown cpu lists profiles" "$err" "core2-2007"
+for spec in + shadowcache+ +lazydr shadowcache++lazydr; do
+  run "$VMXSIM" --policy "$spec" --no-db t.bin
+  check_rc "--policy '$spec' has an empty part: usage error" 2
+  check_contains "--policy '$spec': the empty part is named" "$err" "empty preset name"
+done
+printf '{"knobs": {"shadow_pages_max": 64,}\n' > badpolicy.json
+run "$VMXSIM" --policy ./badpolicy.json --no-db t.bin
+check_rc "malformed policy JSON file is bad input" 3
+check_contains "malformed policy JSON names the file and line" "$err" "badpolicy.json:1:"
+printf '{"knobs": {"shadow_pages_max": "many"}}\n' > badknob.json
+run "$VMXSIM" --policy ./badknob.json --no-db t.bin
+check_rc "policy file with a bad knob value is bad input" 3
 run "$VMXSIM" --no-db t.bin
 check_rc "missing --policy" 2
 check_contains "missing --policy explained" "$err" "--policy is required"

@@ -31,7 +31,7 @@ static void setup(const char *spec, const char *set1, const char *set2) {
   int n = 0;
   if (set1) sets[n++] = (char *)set1;
   if (set2) sets[n++] = (char *)set2;
-  if (!policy_resolve(&P, spec, sets, n, err, sizeof err)) fail_msg("policy %s: %s", spec, err);
+  if (policy_resolve(&P, spec, sets, n, err, sizeof err)) fail_msg("policy %s: %s", spec, err);
   vcpu_setup(&V, 0, &P);
   memset(ctr, 0, sizeof ctr);
   work_clear(&W);

@@ -170,7 +170,7 @@ static void cr4_write_without_exit_updates_guest_cr4_but_not_the_shadow(void **s
   static struct vcpu v;
   char err[512];
   char *sets[] = { "cr4_guest_host_mask=0x20" };            /* host owns PAE only */
-  assert_true(policy_resolve(&p, "nocache", sets, 1, err, sizeof err));
+  assert_int_equal(policy_resolve(&p, "nocache", sets, 1, err, sizeof err), 0);
   p.paging = PAGING_EPT;                                     /* no forced shadow bits */
   vcpu_setup(&v, 0, &p);
   uint64_t shadow = vmcs_peek(&v.vmx.vmcs, VMCS_CR4_READ_SHADOW);
@@ -279,7 +279,7 @@ static void mov_to_cr8_below_the_tpr_threshold_exits_after_the_write(void **stat
   uint64_t ctr[CTR_COUNT] = { 0 };
   struct work w;
   work_clear(&w);
-  assert_true(policy_resolve(&p, "shadowcache", sets, 1, err, sizeof err));
+  assert_int_equal(policy_resolve(&p, "shadowcache", sets, 1, err, sizeof err), 0);
   vcpu_setup(&v, 0, &p);
   vcpu_init_reg(&v, 8, 5);
   vmcs_poke(&v.vmx.vmcs, VMCS_TPR_THRESHOLD, 4);
@@ -526,7 +526,7 @@ static void cr3_target_count_5_fails_vm_entry_with_error_7(void **state) {
   static struct vcpu v;
   char err[512], msg[512] = "";
   char *sets[] = { "cr3_target_count=5" };
-  assert_true(policy_resolve(&p, "nocache", sets, 1, err, sizeof err));
+  assert_int_equal(policy_resolve(&p, "nocache", sets, 1, err, sizeof err), 0);
   vcpu_setup(&v, 0, &p);
   assert_int_equal(vmcs_peek(&v.vmx.vmcs, VMCS_CR3_TARGET_COUNT), 5);
   assert_int_equal(vmx_entry_check(&v.vmx, 4, msg, sizeof msg), 7);
@@ -543,7 +543,7 @@ static void cr3_target_counts_0_to_4_pass_the_vm_entry_check(void **state) {
     char err[512], set_n[64], msg[512] = "";
     snprintf(set_n, sizeof set_n, "cr3_target_count=%u", n);
     char *sets[] = { set_n };
-    assert_true(policy_resolve(&p, "nocache", sets, 1, err, sizeof err));
+    assert_int_equal(policy_resolve(&p, "nocache", sets, 1, err, sizeof err), 0);
     vcpu_setup(&v, 0, &p);
     unsigned e = vmx_entry_check(&v.vmx, 4, msg, sizeof msg);
     if (e) fail_msg("count %u: error %u: %s", n, e, msg);
@@ -557,17 +557,17 @@ static void engine_init_refuses_cr3_target_count_5_on_every_cpu_profile(void **s
   static struct engine e;
   char err[1024];
   char *sets[] = { "cr3_target_count=5" };
-  assert_true(policy_resolve(&p, "cr3cache", sets, 1, err, sizeof err));
-  assert_true(profile_load(&pr, "core2-2007", err, sizeof err));
+  assert_int_equal(policy_resolve(&p, "cr3cache", sets, 1, err, sizeof err), 0);
+  assert_int_equal(profile_load(&pr, "core2-2007", err, sizeof err), 0);
   err[0] = 0;
-  assert_false(engine_init(&e, &p, &pr, 1, 0, err, sizeof err));
+  assert_int_not_equal(engine_init(&e, &p, &pr, 1, 0, err, sizeof err), 0);
   assert_contains(err, "CR3_TARGET_COUNT");
   assert_contains(err, "IA32_VMX_MISC");
   profile_free(&pr);
   for (const char *const *n = profile_names(); *n; n++) {
-    if (!profile_load(&pr, *n, err, sizeof err)) fail_msg("profile %s: %s", *n, err);
+    if (profile_load(&pr, *n, err, sizeof err)) fail_msg("profile %s: %s", *n, err);
     err[0] = 0;
-    if (engine_init(&e, &p, &pr, 2, 0, err, sizeof err)) fail_msg("profile %s accepted count 5", *n);
+    if (engine_init(&e, &p, &pr, 2, 0, err, sizeof err) != EXIT_VMENTRY) fail_msg("profile %s: count 5 not refused with EXIT_VMENTRY", *n);
     assert_contains(err, "CR3_TARGET_COUNT");
     profile_free(&pr);
   }
@@ -579,10 +579,10 @@ static void engine_init_accepts_cr3_target_count_4(void **state) {
   static struct profile pr;
   static struct engine e;
   char err[1024] = "";
-  assert_true(policy_resolve(&p, "cr3cache", NULL, 0, err, sizeof err));
+  assert_int_equal(policy_resolve(&p, "cr3cache", NULL, 0, err, sizeof err), 0);
   assert_int_equal(p.cr3_target_count, 4);
-  assert_true(profile_load(&pr, "core2-2007", err, sizeof err));
-  if (!engine_init(&e, &p, &pr, 1, 0, err, sizeof err)) fail_msg("engine_init: %s", err);
+  assert_int_equal(profile_load(&pr, "core2-2007", err, sizeof err), 0);
+  if (engine_init(&e, &p, &pr, 1, 0, err, sizeof err)) fail_msg("engine_init: %s", err);
   engine_free(&e);
   profile_free(&pr);
 }
@@ -625,7 +625,7 @@ static struct policy EP;
 static void vcpu_with_guest_owned_mp(void) {
   char err[1024] = "";
   char *sets[] = { "cr0_guest_host_mask=0xfffffffffffffffd" };
-  assert_true(policy_resolve(&EP, "nocache", sets, 1, err, sizeof err));
+  assert_int_equal(policy_resolve(&EP, "nocache", sets, 1, err, sizeof err), 0);
   vcpu_setup(&EV, 0, &EP);
   vcpu_init_reg(&EV, 0, CR0_PG | CR0_PE | CR0_TS | CR0_MP);
 }
@@ -666,7 +666,7 @@ static void emulated_lmsw_keeps_the_guest_cr0_outside_bits_3_0(void **state) {
   ** natively (NE here) must survive the emulation. */
   char err[1024] = "";
   char *sets[] = { "cr0_guest_host_mask=0xffffffffffffffdf" };   /* NE (bit 5) guest-owned */
-  assert_true(policy_resolve(&EP, "ept", sets, 1, err, sizeof err));
+  assert_int_equal(policy_resolve(&EP, "ept", sets, 1, err, sizeof err), 0);
   vcpu_setup(&EV, 0, &EP);
   vcpu_init_reg(&EV, 0, CR0_PG | CR0_PE | (1ull << 5));
   assert_false(run_event((struct trace_event){ .type = EV_CR_WRITE, .aux = 0, .a = CR0_PG | CR0_PE }));

@@ -28,9 +28,9 @@ struct vm {
 
 static void vm_start(struct vm *vm, const char *policy, const char *const *sets, int nsets, unsigned paging) {
   char err[512];
-  assert_true(policy_resolve(&vm->pol, policy, (char *const *)sets, nsets, err, sizeof err));
-  assert_true(profile_load(&vm->prof, "core2-2007", err, sizeof err));
-  assert_true(engine_init(&vm->e, &vm->pol, &vm->prof, 1, paging, err, sizeof err));
+  assert_int_equal(policy_resolve(&vm->pol, policy, (char *const *)sets, nsets, err, sizeof err), 0);
+  assert_int_equal(profile_load(&vm->prof, "core2-2007", err, sizeof err), 0);
+  assert_int_equal(engine_init(&vm->e, &vm->pol, &vm->prof, 1, paging, err, sizeof err), 0);
 }
 
 static void vm_stop(struct vm *vm) {

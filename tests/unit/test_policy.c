@@ -28,14 +28,14 @@ static void assert_contains(const char *haystack, const char *needle) {
 
 static void resolve(const char *spec) {
   err[0] = 0;
-  if (!policy_resolve(&P, spec, NULL, 0, err, sizeof err)) fail_msg("policy %s: %s", spec, err);
+  if (policy_resolve(&P, spec, NULL, 0, err, sizeof err)) fail_msg("policy %s: %s", spec, err);
 }
 
 /* policy_resolve is expected to fail; returns the message. */
 static const char *resolve_error(const char *spec, const char *set1) {
   char *sets[1] = { (char *)set1 };
   err[0] = 0;
-  if (policy_resolve(&P, spec, sets, set1 ? 1 : 0, err, sizeof err))
+  if (policy_resolve(&P, spec, sets, set1 ? 1 : 0, err, sizeof err) == 0)
     fail_msg("policy %s %s resolved, expected an error", spec, set1 ? set1 : "");
   if (!err[0]) fail_msg("policy %s %s: empty error message", spec, set1 ? set1 : "");
   return err;
@@ -160,7 +160,7 @@ static void plus_composes_three_presets(void **state) {
 static void set_overrides_apply_after_every_preset(void **state) {
   (void)state;
   char *sets[] = { "dr_switch=eager", "cr3_target_count=2", "cr4_guest_host_mask=0x20", "rdtsc_exiting=on" };
-  assert_true(policy_resolve(&P, "cr3cache+lazydr", sets, 4, err, sizeof err));
+  assert_int_equal(policy_resolve(&P, "cr3cache+lazydr", sets, 4, err, sizeof err), 0);
   assert_int_equal(P.dr_switch, DR_EAGER);
   assert_int_equal(P.cr3_target_count, 2);
   assert_int_equal(P.cr4_mask, 0x20);
@@ -173,7 +173,7 @@ static void set_overrides_apply_after_every_preset(void **state) {
 static void later_set_overrides_an_earlier_one(void **state) {
   (void)state;
   char *sets[] = { "prev_roots=1", "prev_roots=2" };
-  assert_true(policy_resolve(&P, "nocache", sets, 2, err, sizeof err));
+  assert_int_equal(policy_resolve(&P, "nocache", sets, 2, err, sizeof err), 0);
   assert_int_equal(P.prev_roots, 2);
 }
 
@@ -247,7 +247,7 @@ static void set_without_equals_sign_is_an_error(void **state) {
 
 static void empty_policy_name_is_an_error(void **state) {
   (void)state;
-  assert_false(policy_resolve(&P, "", NULL, 0, err, sizeof err));
+  assert_int_not_equal(policy_resolve(&P, "", NULL, 0, err, sizeof err), 0);
   assert_contains(err, "empty");
 }
 
@@ -323,7 +323,7 @@ static void shadow_paging_forces_nothing_when_the_mask_already_owns_the_bits(voi
 static void shadow_paging_counts_every_forced_cr4_bit(void **state) {
   (void)state;
   char *sets[] = { "cr4_guest_host_mask=0" };
-  assert_true(policy_resolve(&P, "nocache", sets, 1, err, sizeof err));
+  assert_int_equal(policy_resolve(&P, "nocache", sets, 1, err, sizeof err), 0);
   assert_int_equal(vcpu_setup(&V, 0, &P), 5);   /* PGE, PCIDE, PAE, PSE, SMEP */
   assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_CR4_GUEST_HOST_MASK),
                    CR4_PGE | CR4_PCIDE | CR4_PAE | CR4_PSE | CR4_SMEP);
@@ -347,7 +347,7 @@ static void every_shipped_profile_loads(void **state) {
   int n = 0;
   for (const char *const *name = profile_names(); *name; name++, n++) {
     err[0] = 0;
-    if (!profile_load(&pr, *name, err, sizeof err)) fail_msg("profile %s: %s", *name, err);
+    if (profile_load(&pr, *name, err, sizeof err)) fail_msg("profile %s: %s", *name, err);
     assert_string_equal(pr.name, *name);
     assert_true(pr.clock_ghz > 0);
     assert_int_equal(pr.p[PP_CR3_TARGETS], 4);
@@ -360,7 +360,7 @@ static void every_shipped_profile_loads(void **state) {
 static void unknown_profile_error_lists_the_valid_profiles(void **state) {
   (void)state;
   static struct profile pr;
-  assert_false(profile_load(&pr, "pentium-1993", err, sizeof err));
+  assert_int_not_equal(profile_load(&pr, "pentium-1993", err, sizeof err), 0);
   assert_contains(err, "pentium-1993");
   for (const char *const *n = profile_names(); *n; n++) assert_contains(err, *n);
 }
@@ -414,7 +414,7 @@ static const char *load_bad(const char *file, const char *skip, const char *bad,
   snprintf(path, sizeof path, "%s/%s", tmpdir, file);
   write_profile(path, skip, bad, bad_entry);
   err[0] = 0;
-  if (profile_load(&pr, path, err, sizeof err)) {
+  if (profile_load(&pr, path, err, sizeof err) == 0) {
     profile_free(&pr);
     fail_msg("%s loaded, expected an error", path);
   }
@@ -428,7 +428,7 @@ static void a_generated_complete_profile_loads(void **state) {
   char path[256];
   snprintf(path, sizeof path, "%s/good.json", tmpdir);
   write_profile(path, NULL, NULL, NULL);
-  if (!profile_load(&pr, path, err, sizeof err)) fail_msg("%s", err);
+  if (profile_load(&pr, path, err, sizeof err)) fail_msg("%s", err);
   assert_int_equal(pr.p[PP_VMREAD], 100 + PP_VMREAD);
   profile_free(&pr);
 }
@@ -479,7 +479,7 @@ static void profile_with_unknown_handler_reason_names_the_file_and_key(void **st
   write_profile(path, NULL, "handler.default",
                 "{ \"value\": 300, \"kind\": \"estimated\", \"source\": \"x\" },\n"
                 "    \"handler.CR_ACESS\": { \"value\": 1, \"kind\": \"estimated\", \"source\": \"x\" }");
-  assert_false(profile_load(&pr, path, err, sizeof err));
+  assert_int_not_equal(profile_load(&pr, path, err, sizeof err), 0);
   assert_contains(err, path);
   assert_contains(err, "handler.CR_ACESS");
 }
@@ -493,7 +493,7 @@ static void malformed_profile_json_names_the_file_and_line(void **state) {
   assert_non_null(f);
   fprintf(f, "{\n  \"params\": {\n    \"vmread\": { \"value\": 50,, }\n  }\n}\n");
   fclose(f);
-  assert_false(profile_load(&pr, path, err, sizeof err));
+  assert_int_not_equal(profile_load(&pr, path, err, sizeof err), 0);
   assert_contains(err, path);
   assert_contains(err, ":3:");
 }
