@@ -1,6 +1,7 @@
 /* `vmxsim run`: replay a trace under a policy and print the report. */
 #include "commands.h"
 #include "sim/core/engine.h"
+#include "sim/core/policy.h"
 #include "sim/core/runner.h"
 #include "sim/core/report.h"
 #include "sim/store/store.h"
@@ -14,7 +15,7 @@
 #define MAX_SETS 64
 
 static const char run_usage[] =
-  "usage: vmxsim [run] --policy P [--cpu C] [--set KEY=VALUE]... [--format table|json|csv]\n"
+  "usage: vmxsim [run] [--policy P] [--cpu C] [--set KEY=VALUE]... [--format table|json|csv]\n"
   "                    [--db FILE | --no-db] TRACE\n"
   "\n"
   "Replays TRACE (a binary trace: see 'vmxsim trace asm', 'vmxsim gen') under hypervisor\n"
@@ -24,6 +25,7 @@ static const char run_usage[] =
   "  -p, --policy P      preset name, or presets joined with '+' (later ones override):\n"
   "                      nocache, shadowcache, cr3cache, prevroots, ept; modifiers cr4mask,\n"
   "                      lazydr.  A path to a JSON file also works.  See 'vmxsim policies'.\n"
+  "                      Default " POLICY_DEFAULT ", as for 'vmxsim repl'.\n"
   "  -c, --cpu C         CPU cost profile (default " PROFILE_DEFAULT "); see 'vmxsim cpus'\n"
   "  -s, --set K=V       override one policy knob, e.g. --set cr3_target_count=2\n"
   "  -f, --format F      table (default; reads like xenalyze --summary), json, csv\n"
@@ -57,6 +59,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
     { "db", required_argument, 0, 'D' },     { "no-db", no_argument, 0, 'N' },
     { "quiet", no_argument, 0, 'q' },        { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
   memset(o, 0, sizeof *o);
+  o->policy = POLICY_DEFAULT;
   o->cpu = PROFILE_DEFAULT;
   o->db = "vmxsim.db";
   int c;
@@ -91,10 +94,6 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
   }
   if (optind < argc - 1) {
     errorf("one trace expected, got extra argument '%s'", argv[optind + 1]);
-    return EXIT_USAGE;
-  }
-  if (!o->policy) {
-    errorf("--policy is required (e.g. --policy shadowcache); 'vmxsim policies' lists them");
     return EXIT_USAGE;
   }
   o->trace = argv[optind];

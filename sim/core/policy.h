@@ -8,6 +8,10 @@
 #include <stdio.h>
 #include "models/knobs.h"
 
+/* The policy `run` and `repl` use when no --policy is given (their --help and
+** the man page say so). */
+#define POLICY_DEFAULT "shadowcache"
+
 /* Resolves "preset[+preset...]" (names of the presets in models/policies/, or
 ** paths to JSON files) with KEY=VALUE overrides.  Returns 0, EXIT_USAGE (an
 ** unknown preset or knob, a bad value, an empty part of the spec) or

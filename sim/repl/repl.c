@@ -22,7 +22,7 @@ static const char repl_usage[] =
   "reasons, event types, indices, CR3 values and marks; the VMCS, guest registers and\n"
   "shadow MMU at any point; why each event exited or not.  Type 'help' inside.\n"
   "\n"
-  "  -p, --policy P      policy preset(s) joined with '+' (default shadowcache)\n"
+  "  -p, --policy P      policy preset(s) joined with '+' (default " POLICY_DEFAULT ", as for 'run')\n"
   "  -c, --cpu C         CPU cost profile (default " PROFILE_DEFAULT ")\n"
   "  -s, --set K=V       override one policy knob (repeatable)\n"
   "  -b, --batch FILE    run the commands in FILE and exit ('-' for stdin)\n"
@@ -187,7 +187,7 @@ static int parse_opts(int argc, char **argv, struct repl *s, const char **batch)
     { "set", required_argument, 0, 's' },    { "batch", required_argument, 0, 'b' },
     { "db", required_argument, 0, 'D' },     { "echo", no_argument, 0, 'E' },
     { "help", no_argument, 0, 'h' },         { 0, 0, 0, 0 } };
-  const char *policy = "shadowcache";
+  const char *policy = POLICY_DEFAULT;
   int c;
   optind = 1;
   opterr = 0;

@@ -111,9 +111,24 @@ check_contains "malformed policy JSON names the file and line" "$err" "badpolicy
 printf '{"knobs": {"shadow_pages_max": "many"}}\n' > badknob.json
 run "$VMXSIM" --policy ./badknob.json --no-db t.bin
 check_rc "policy file with a bad knob value is bad input" 3
+# without --policy, run and repl both use the documented default (shadowcache)
 run "$VMXSIM" --no-db t.bin
-check_rc "missing --policy" 2
-check_contains "missing --policy explained" "$err" "--policy is required"
+check_rc "no --policy: the default policy" 0
+check_contains "no --policy: the report names shadowcache" "$out" "policy shadowcache, cpu core2-2007"
+check_eq "no --policy: the same as --policy shadowcache" "$bare" "$out"
+run "$VMXSIM" t.bin --no-db
+check_rc "'vmxsim TRACE' runs it" 0
+check_eq "'vmxsim TRACE' is 'vmxsim --policy shadowcache TRACE'" "$bare" "$out"
+run "$VMXSIM" run --help
+check_contains "run --help documents the default policy" "$out" "Default shadowcache, as for 'vmxsim repl'"
+run "$VMXSIM" repl --help
+check_contains "repl --help documents the same default" "$out" "(default shadowcache, as for 'run')"
+run sh -c "printf 'policy\n' | \"$VMXSIM\" repl t.bin"
+check_eq "repl without --policy: shadowcache" "policy shadowcache" "$out"
+run "$VMXSIM" nosuch.bin
+check_rc "'vmxsim nosuch.bin': usage error" 2
+check_eq "'vmxsim nosuch.bin': neither a command nor a file" \
+  "vmxsim: unknown command 'nosuch.bin', and no trace file of that name; see 'vmxsim --help'" "$err"
 run "$VMXSIM" --policy shadowcache --no-db
 check_rc "missing trace" 2
 run "$VMXSIM" --policy shadowcache --no-db nosuch.bin
