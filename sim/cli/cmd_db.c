@@ -271,23 +271,16 @@ static void runs_table_row(struct texttable *t, const struct run_line *l) {
   tt_cell(t, "%s", l->partial ? "partial" : "");
 }
 
-static void csv_field(FILE *f, const char *s, const char *sep) {
-  if (strpbrk(s, ",\"\n")) {
-    fputc('"', f);
-    for (; *s; s++) fprintf(f, *s == '"' ? "\"\"" : "%c", *s);
-    fputc('"', f);
-  } else {
-    fputs(s, f);
-  }
-  fputs(sep, f);
-}
-
 static void runs_csv_row(FILE *f, const struct run_line *l) {
   fprintf(f, "%" PRId64 ",", l->id);
   const char *text[] = { l->started, l->trace, l->hash, l->workload, l->policy, l->cpu };
-  for (size_t i = 0; i < sizeof text / sizeof *text; i++) csv_field(f, text[i], ",");
+  for (size_t i = 0; i < sizeof text / sizeof *text; i++) {
+    csv_field(f, text[i]);
+    fputc(',', f);
+  }
   fprintf(f, "%" PRId64 ",%" PRId64 ",%" PRId64 ",", l->events, l->exits, l->marks);
-  if (l->us >= 0) fprintf(f, "%.17g", l->us);
+  char num[NUM_TEXT_MAX];
+  if (l->us >= 0) fputs(num_shortest(num, l->us), f);
   fprintf(f, ",%d\n", l->partial);
 }
 
@@ -300,7 +293,7 @@ static cJSON *runs_json_row(const struct run_line *l) {
   cJSON_AddNumberToObject(o, "exits", (double)l->exits);
   cJSON_AddNumberToObject(o, "marks", (double)l->marks);
   if (l->us < 0) cJSON_AddNullToObject(o, "us_per_op");
-  else cJSON_AddNumberToObject(o, "us_per_op", l->us);
+  else json_add_number(o, "us_per_op", l->us);
   cJSON_AddBoolToObject(o, "partial", l->partial);
   return o;
 }

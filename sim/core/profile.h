@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "report.h"
 #include "stats.h"
 #include "models/work.h"
 
@@ -24,7 +25,8 @@ struct profile {
 ** message names the file and key).  Call profile_free whatever the result. */
 int profile_load(struct profile *pr, const char *name, char *err, size_t errlen);
 void profile_free(struct profile *pr);
-void profile_list(FILE *f);
+/* Lists the built-in profiles (name, clock, description) as a table, CSV or JSON. */
+void profile_list(FILE *f, enum report_format fmt);
 const char *const *profile_names(void);
 #define PROFILE_DEFAULT "core2-2007"
 

@@ -57,5 +57,12 @@ struct run_identity {
 ** the JSON object obj, in that order. */
 struct cJSON;
 void run_identity_json(struct cJSON *obj, const struct run_identity *id);
+/* Adds number v to obj under key in its shortest round-trip form (num_shortest);
+** NaN as null. */
+void json_add_number(struct cJSON *obj, const char *key, double v);
+/* Writes s as one CSV field (RFC 4180: quoted when it holds a comma, a quote or a newline). */
+void csv_field(FILE *f, const char *s);
+/* v in its shortest round-trip form as a JSON value (NaN: null). */
+struct cJSON *json_number(double v);
 
 #endif

@@ -16,6 +16,14 @@ void errorf(const char *fmt, ...) {
   va_end(ap);
 }
 
+const char *num_shortest(char buf[NUM_TEXT_MAX], double v) {
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(buf, NUM_TEXT_MAX, "%.*g", prec, v);
+    if (v != v || strtod(buf, NULL) == v) break;   /* NaN never compares equal */
+  }
+  return buf;
+}
+
 double monotonic_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -29,6 +29,12 @@ void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 bool parse_u64(const char *s, uint64_t *out);
 bool parse_double(const char *s, double *out);
 
+/* The shortest decimal text that strtod reads back as exactly v (at most 17
+** significant digits: "9.92236109375", not "9.9223610937500002"; "3", "1e+20";
+** "nan", "inf" and "-inf" as printf writes them).  Returns buf. */
+#define NUM_TEXT_MAX 32
+const char *num_shortest(char buf[NUM_TEXT_MAX], double v);
+
 /* Seconds on a monotonic clock: differences measure elapsed time. */
 double monotonic_seconds(void);
 

@@ -143,17 +143,34 @@ struct xp_row *xp_add_row(struct xp_table *t, const char *fmt, ...) {
 
 /* ---- output ---- */
 
-static void fmt_value(char *buf, size_t n, double v, bool calibrated) {
+/* Decimals for a value by magnitude: 4202, 180.9, 9.19, 0.019. */
+static int value_decimals(double v) {
   double a = v < 0 ? -v : v;
-  const char *mark = calibrated ? "*" : "";
-  if (a >= 1000) snprintf(buf, n, "%.0f%s", v, mark);
-  else if (a >= 100) snprintf(buf, n, "%.1f%s", v, mark);
-  else if (a >= 1 || a == 0) snprintf(buf, n, "%.2f%s", v, mark);
-  else snprintf(buf, n, "%.3f%s", v, mark);
+  return a >= 1000 ? 0 : a >= 100 ? 1 : a >= 1 ? 2 : 3;
+}
+
+/* One precision per column: the most decimals any non-zero value of it needs,
+** so that a column's numbers line up on the decimal point and none loses a
+** digit it would show on its own (2 for a column of zeros). */
+static void column_decimals(const struct xp_table *t, int dec[XP_MAX_COLS]) {
+  for (unsigned c = 0; c < t->ncols; c++) {
+    dec[c] = -1;
+    for (unsigned r = 0; r < t->nrows; r++) {
+      int d = value_decimals(t->row[r].v[c]);
+      if (t->row[r].v[c] != 0 && d > dec[c]) dec[c] = d;
+    }
+    if (dec[c] < 0) dec[c] = 2;
+  }
+}
+
+static void fmt_value(char *buf, size_t n, double v, int decimals, bool calibrated) {
+  snprintf(buf, n, "%.*f%s", decimals, v, calibrated ? "*" : "");
 }
 
 static void print_text(FILE *f, const struct xp_table *t, bool md) {
   char buf[64];
+  int dec[XP_MAX_COLS];
+  column_decimals(t, dec);
   if (md) fprintf(f, "### %s\n\n%s (%s)\n\n", t->name, t->title, t->unit);
   else fprintf(f, "== %s: %s\n   (%s)\n\n", t->name, t->title, t->unit);
   if (md) {
@@ -165,7 +182,7 @@ static void print_text(FILE *f, const struct xp_table *t, bool md) {
     for (unsigned r = 0; r < t->nrows; r++) {
       fprintf(f, "| %s |", t->row[r].label);
       for (unsigned c = 0; c < t->ncols; c++) {
-        fmt_value(buf, sizeof buf, t->row[r].v[c], t->row[r].calibrated[c]);
+        fmt_value(buf, sizeof buf, t->row[r].v[c], dec[c], t->row[r].calibrated[c]);
         fprintf(f, " %s |", buf);
       }
       fprintf(f, "\n");
@@ -180,7 +197,7 @@ static void print_text(FILE *f, const struct xp_table *t, bool md) {
   for (unsigned r = 0; r < t->nrows; r++) {
     tt_cell(&tt, "%s", t->row[r].label);
     for (unsigned c = 0; c < t->ncols; c++) {
-      fmt_value(buf, sizeof buf, t->row[r].v[c], t->row[r].calibrated[c]);
+      fmt_value(buf, sizeof buf, t->row[r].v[c], dec[c], t->row[r].calibrated[c]);
       tt_cell(&tt, "%s", buf);
     }
   }
@@ -203,7 +220,7 @@ static cJSON *table_json(const struct xp_table *t) {
     cJSON *row = cJSON_CreateObject(), *vals = cJSON_CreateObject(), *cal = cJSON_CreateArray();
     cJSON_AddStringToObject(row, "label", t->row[r].label);
     for (unsigned c = 0; c < t->ncols; c++) {
-      cJSON_AddNumberToObject(vals, t->cols[c], t->row[r].v[c]);
+      json_add_number(vals, t->cols[c], t->row[r].v[c]);
       if (t->row[r].calibrated[c]) cJSON_AddItemToArray(cal, cJSON_CreateString(t->cols[c]));
     }
     cJSON_AddItemToObject(row, "values", vals);
