@@ -96,7 +96,7 @@ static char *tty_read(void) {
   return tty_got;
 }
 
-static void tty_open(struct input *in) {
+static void tty_open(struct input *in, struct repl *s) {
   rl_readline_name = "vmxsim";
   rl_catch_signals = 0;
   repl_complete_install();
@@ -106,6 +106,10 @@ static void tty_open(struct input *in) {
   if (!home || !*home) return;     /* history for this session only */
   snprintf(in->hist, sizeof in->hist, "%s/.vmxsim_history", home);
   read_history(in->hist);          /* a missing file is the normal first run */
+  for (int i = 0; i < history_length; i++) {   /* `history` numbers them as Up recalls them */
+    HIST_ENTRY *h = history_get(history_base + i);
+    if (h) repl_history_add(s, h->line);
+  }
 }
 
 static void tty_remember(const char *line) {
@@ -163,6 +167,7 @@ static void loop(struct repl *s, struct input *in) {
   while (!s->quit && (line = read_line(in)) != NULL) {
     s->line++;
     if (in->tty) tty_remember(line);
+    if (!blank(line) && line[strspn(line, " \t")] != '#' && !(!in->tty && in->nul)) repl_history_add(s, line);
     if (s->echo && !in->tty) printf(REPL_PROMPT "%s\n", line);
     if (!in->tty && in->nul) {
       repl_error(s, "NUL byte at column %zu (the line is not run)", in->nul);   /* of a binary file? */
@@ -232,7 +237,7 @@ static int open_input(struct input *in, const char *batch, struct repl *s) {
     return EXIT_OK;
   }
   in->tty = isatty(STDIN_FILENO);
-  if (in->tty) tty_open(in);
+  if (in->tty) tty_open(in, s);
   return EXIT_OK;
 }
 
