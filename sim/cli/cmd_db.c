@@ -15,13 +15,16 @@
 #include <sys/stat.h>
 
 static const char runs_usage[] =
-  "usage: vmxsim runs [--trace T] [--policy P] [--cpu C] [--workload W]\n"
+  "usage: vmxsim runs [--trace T] [--policy P] [--cpu C] [--workload W] [--older-than AGE]\n"
   "                   [--format table|csv|json] [--db FILE]\n"
+  "       vmxsim runs --delete ID[,ID...] [--dry-run] [--db FILE]\n"
+  "       vmxsim runs --prune FILTER... [--dry-run] [--db FILE]\n"
   "\n"
   "Lists the runs stored in the results database, oldest first: id, start time (UTC),\n"
   "trace, workload, policy, CPU profile, events, VM exits and microseconds per operation\n"
   "(per 'mark' event; '-' when the trace has none).  Runs stored by the REPL before the\n"
-  "end of their trace say 'partial'.\n"
+  "end of their trace say 'partial'.  --delete and --prune remove runs: they list what\n"
+  "they remove, then remove it in one transaction (a trace left without runs goes too).\n"
   "\n"
   "  -t, --trace T       runs of trace T: when T is a file, those of the same content\n"
   "                      (whatever its name was); otherwise by the name given to vmxsim\n"
@@ -29,10 +32,20 @@ static const char runs_usage[] =
   "  -p, --policy P      runs under policy P, as printed (e.g. shadowcache+lazydr)\n"
   "  -c, --cpu C         runs on CPU profile C\n"
   "  -w, --workload W    runs of traces of workload W (e.g. lat_ctx)\n"
+  "      --older-than AGE  runs started more than AGE ago: N followed by s, m, h, d or w\n"
+  "                      (seconds ... weeks; a bare number is days)\n"
   "  -f, --format F      table (default), csv or json\n"
   "      --db FILE       results database (default " STORE_DEFAULT_PATH ")\n"
+  "      --delete IDS    delete these runs (comma-separated; repeatable)\n"
+  "      --prune         delete every run the filters above select (at least one filter;\n"
+  "                      --older-than 0 selects all)\n"
+  "  -n, --dry-run       with --delete or --prune: list what would go, delete nothing\n"
   "\n"
-  "example: vmxsim runs --trace lat_ctx.bin --cpu core2-2007\n";
+  "examples:\n"
+  "  vmxsim runs --trace lat_ctx.bin --cpu core2-2007\n"
+  "  vmxsim runs --delete 3,4\n"
+  "  vmxsim runs --prune --older-than 30d\n"
+  "  vmxsim runs --prune --trace /tmp/old.bin --dry-run\n";
 
 static const char report_usage[] =
   "usage: vmxsim report [RUN_ID | --last] [--format table|json|csv] [--db FILE]\n"
@@ -75,12 +88,53 @@ struct db_opts {
   unsigned npolicy;
   int format;
   bool last;
+  char older[32];                       /* --older-than as an SQLite modifier, "-86400 seconds" */
+  int64_t *del;                         /* --delete ids */
+  size_t ndel;
+  bool prune, dry_run;
   char *policy_buf[COMPARE_MAX_RUNS];   /* the --policy lists, split in place */
   unsigned nbuf;
 };
 
 static void free_db_opts(struct db_opts *o) {
   for (unsigned i = 0; i < o->nbuf; i++) free(o->policy_buf[i]);
+  free(o->del);
+}
+
+/* "30d", "12h", "90" (days): the SQLite date modifier for that long ago. */
+static int parse_age(struct db_opts *o, const char *arg) {
+  static const struct { char unit; uint64_t secs; } units[] = {
+    { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 }, { 'w', 604800 } };
+  char num[24];
+  size_t len = strlen(arg);
+  uint64_t n, mult = 86400;
+  for (size_t i = 0; len && i < sizeof units / sizeof *units; i++)
+    if (arg[len - 1] == units[i].unit) { mult = units[i].secs; len--; }
+  if (len == 0 || len >= sizeof num || (memcpy(num, arg, len), num[len] = 0, !parse_u64(num, &n)) ||
+      n > UINT64_MAX / mult / 2) {
+    errorf("--older-than '%s': expected a number followed by s, m, h, d or w (e.g. 30d)", arg);
+    return EXIT_USAGE;
+  }
+  snprintf(o->older, sizeof o->older, "-%llu seconds", (unsigned long long)(n * mult));
+  return 0;
+}
+
+/* "3,4,5" added to the --delete list. */
+static int add_delete_ids(struct db_opts *o, const char *arg) {
+  char *copy = xstrdup(arg), *save = NULL;
+  int rc = 0;
+  for (char *tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
+    uint64_t v;
+    if (!parse_u64(tok, &v) || v > INT64_MAX) {
+      errorf("--delete: '%s' is not a run id (a number from 'vmxsim runs')", tok);
+      rc = EXIT_USAGE;
+      break;
+    }
+    o->del = xrealloc(o->del, (o->ndel + 1) * sizeof *o->del);
+    o->del[o->ndel++] = (int64_t)v;
+  }
+  free(copy);
+  return rc;
 }
 
 /* Splits "A,B" into policies; a part with '=' is an override of the policy before it. */
@@ -121,14 +175,16 @@ static int parse_db_opts(int argc, char **argv, const char *usage, const char *a
     { "db", required_argument, 0, 'D' },    { "format", required_argument, 0, 'f' },
     { "trace", required_argument, 0, 't' }, { "policy", required_argument, 0, 'p' },
     { "cpu", required_argument, 0, 'c' },   { "workload", required_argument, 0, 'w' },
-    { "last", no_argument, 0, 'l' },        { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+    { "last", no_argument, 0, 'l' },        { "older-than", required_argument, 0, 'O' },
+    { "delete", required_argument, 0, 'X' }, { "prune", no_argument, 0, 'P' },
+    { "dry-run", no_argument, 0, 'n' },     { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
   memset(o, 0, sizeof *o);
   o->db = STORE_DEFAULT_PATH;
   optind = 1;
   opterr = 0;
   int c;
   /* GNU getopt moves the operands after the options, so they may come anywhere. */
-  while ((c = getopt_long(argc, argv, "f:t:p:c:w:lh", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "f:t:p:c:w:lnh", longopts, NULL)) != -1) {
     if (c != '?' && c != 'h' && !strchr(allowed, c)) {
       const struct option *lo = longopts;
       while (lo->val != c) lo++;
@@ -148,6 +204,10 @@ static int parse_db_opts(int argc, char **argv, const char *usage, const char *a
     case 'c': o->cpu = optarg; break;
     case 'w': o->workload = optarg; break;
     case 'l': o->last = true; break;
+    case 'O': if (parse_age(o, optarg)) return EXIT_USAGE; break;
+    case 'X': if (add_delete_ids(o, optarg)) return EXIT_USAGE; break;
+    case 'P': o->prune = true; break;
+    case 'n': o->dry_run = true; break;
     case 'h': fputs(usage, stdout); return -1;
     default:
       errorf("%s: unknown option or missing argument; see 'vmxsim %s --help'", argv[optind - 1], argv[0]);
@@ -174,15 +234,17 @@ static bool parse_run_id(const char *s, int64_t *id) {
 
 /* ---- run selection ---- */
 
-/* The WHERE clause of run_summary filters: ?1 trace hash, ?2 trace name, ?3 policy, ?4 cpu, ?5 workload. */
+/* The WHERE clause of run_summary filters: ?1 trace hash, ?2 trace name, ?3 policy, ?4 cpu, ?5 workload,
+** ?6 a date modifier ("-86400 seconds"): runs started before that long ago. */
 #define FILTER_SQL                                                                                \
   " (?1 IS NULL OR trace_hash = ?1)"                                                              \
   " AND (?2 IS NULL OR trace = ?2 OR substr(trace, -length(?2) - 1) = '/' || ?2)"                 \
-  " AND (?3 IS NULL OR policy = ?3) AND (?4 IS NULL OR cpu = ?4) AND (?5 IS NULL OR workload = ?5)"
+  " AND (?3 IS NULL OR policy = ?3) AND (?4 IS NULL OR cpu = ?4) AND (?5 IS NULL OR workload = ?5)" \
+  " AND (?6 IS NULL OR started_at < datetime('now', ?6))"
 
 struct filter {
   char hash[HASH_HEX_LEN + 1];  /* set when the trace names a file */
-  const char *trace, *policy, *cpu, *workload;
+  const char *trace, *policy, *cpu, *workload, *older;
 };
 
 /* A trace that is a file is matched by content, so renamed copies still match. */
@@ -193,6 +255,7 @@ static int make_filter(struct filter *fl, const struct db_opts *o, const char *p
   fl->policy = policy;
   fl->cpu = o->cpu;
   fl->workload = o->workload;
+  fl->older = o->older[0] ? o->older : NULL;
   if (o->trace && stat(o->trace, &sb) == 0 && S_ISREG(sb.st_mode)) {
     char err[600];
     if (hash_file(o->trace, fl->hash, err, sizeof err) != EXIT_OK) {
@@ -217,6 +280,7 @@ static int prepare_filtered(sqlite3 *db, const char *sql, const struct filter *f
   bind_opt(*st, 3, fl->policy);
   bind_opt(*st, 4, fl->cpu);
   bind_opt(*st, 5, fl->workload);
+  bind_opt(*st, 6, fl->older);
   return SQLITE_OK;
 }
 
@@ -298,8 +362,9 @@ static cJSON *runs_json_row(const struct run_line *l) {
   return o;
 }
 
-/* Prints the matching runs; returns how many. */
-static int list_runs(sqlite3_stmt *st, int format, int64_t *count) {
+/* Prints the matching runs, counts them in *count and, when ids is not NULL,
+** collects their ids (malloc'd). */
+static int list_runs(sqlite3_stmt *st, int format, int64_t *count, int64_t **ids) {
   struct texttable t;
   tt_init(&t, 10);
   cJSON *arr = cJSON_CreateArray();
@@ -313,6 +378,10 @@ static int list_runs(sqlite3_stmt *st, int format, int64_t *count) {
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     struct run_line l;
     read_run_line(st, &l);
+    if (ids) {
+      *ids = xrealloc(*ids, (size_t)(*count + 1) * sizeof **ids);
+      (*ids)[*count] = l.id;
+    }
     ++*count;
     if (format == FORMAT_CSV) runs_csv_row(stdout, &l);
     else if (format == FORMAT_JSON) cJSON_AddItemToArray(arr, runs_json_row(&l));
@@ -329,25 +398,103 @@ static int list_runs(sqlite3_stmt *st, int format, int64_t *count) {
   return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+/* --delete: the ids must all exist; EXIT_USAGE naming the first that does not. */
+static int check_ids_exist(sqlite3 *db, const struct db_opts *o) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM runs WHERE id = ?1", -1, &st, NULL);
+  if (rc != SQLITE_OK) return query_error(db, o->db);
+  for (size_t i = 0; i < o->ndel && !rc; i++) {
+    sqlite3_bind_int64(st, 1, o->del[i]);
+    int step = sqlite3_step(st);
+    if (step == SQLITE_DONE) {
+      errorf("results database %s: no run %lld ('vmxsim runs' lists them); nothing deleted", o->db,
+             (long long)o->del[i]);
+      rc = EXIT_USAGE;
+    } else if (step != SQLITE_ROW) {
+      rc = query_error(db, o->db);
+    }
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static bool has_filter(const struct db_opts *o) {
+  return o->trace || o->npolicy || o->cpu || o->workload || o->older[0];
+}
+
+/* What --delete and --prune may be combined with. */
+static int check_delete_opts(const struct db_opts *o) {
+  if (o->ndel && o->prune) { errorf("runs: --delete takes ids, --prune filters: give one of them"); return EXIT_USAGE; }
+  if (o->ndel && has_filter(o)) {
+    errorf("runs: --delete takes run ids only; to delete by trace, policy, cpu, workload or age use --prune");
+    return EXIT_USAGE;
+  }
+  if (o->prune && !has_filter(o)) {
+    errorf("runs: --prune needs a filter (--trace, --policy, --cpu, --workload, --older-than); "
+           "'--older-than 0' selects every run");
+    return EXIT_USAGE;
+  }
+  if (o->dry_run && !o->ndel && !o->prune) { errorf("runs: --dry-run goes with --delete or --prune"); return EXIT_USAGE; }
+  return 0;
+}
+
+/* Deletes ids (already listed) unless --dry-run, and says what happened. */
+static int delete_listed(sqlite3 *db, const struct db_opts *o, const int64_t *ids, int64_t n) {
+  if (o->dry_run || !n) {
+    fprintf(stderr, "vmxsim: %s %lld run%s from %s\n", o->dry_run ? "would delete" : "deleted", (long long)n,
+            n == 1 ? "" : "s", o->db);
+    return 0;
+  }
+  char err[1024];
+  int64_t done = 0;
+  int rc = store_delete_runs(db, o->db, ids, (size_t)n, &done, err, sizeof err);
+  if (rc) errorf("%s", err);
+  else fprintf(stderr, "vmxsim: deleted %lld run%s from %s\n", (long long)done, done == 1 ? "" : "s", o->db);
+  return rc;
+}
+
+/* The runs to list (and delete): those the filters select, or the --delete ids. */
+static int prepare_selection(sqlite3 *db, const struct db_opts *o, sqlite3_stmt **st) {
+  struct filter fl;
+  int rc = make_filter(&fl, o, o->npolicy ? o->policy[0] : NULL);
+  if (rc) return rc;
+  static const char cols[] = "SELECT id, started_at, trace, trace_hash, workload, policy, cpu, events, exits,"
+                             " marks, us_per_op, partial FROM run_summary WHERE";
+  char sql[1024];
+  snprintf(sql, sizeof sql, "%s%s ORDER BY id", cols,
+           o->ndel ? " id IN (SELECT value FROM json_each(?7))" : FILTER_SQL);
+  if (prepare_filtered(db, sql, &fl, st) != SQLITE_OK) return query_error(db, o->db);
+  if (o->ndel) {
+    char *list = xmalloc(o->ndel * 24 + 3), *p = list;
+    p += sprintf(p, "[");
+    for (size_t i = 0; i < o->ndel; i++) p += sprintf(p, "%s%lld", i ? "," : "", (long long)o->del[i]);
+    sprintf(p, "]");
+    sqlite3_bind_text(*st, 7, list, -1, SQLITE_TRANSIENT);
+    free(list);
+  }
+  return 0;
+}
+
 int cmd_runs(int argc, char **argv) {
   struct db_opts o;
   char *none[1];
   unsigned n;
-  int rc = parse_db_opts(argc, argv, runs_usage, "Dftpcw", &o, none, 0, &n);
-  struct filter fl;
+  int rc = parse_db_opts(argc, argv, runs_usage, "DftpcwOXPn", &o, none, 0, &n);
   sqlite3 *db = NULL;
   sqlite3_stmt *st = NULL;
-  if (!rc) rc = make_filter(&fl, &o, o.npolicy ? o.policy[0] : NULL);
+  bool deleting = o.ndel || o.prune;
   if (!rc && o.npolicy > 1) { errorf("runs: one --policy at a time"); rc = EXIT_USAGE; }
+  if (!rc) rc = check_delete_opts(&o);
   if (!rc) rc = open_db(o.db, &db);
-  if (!rc && prepare_filtered(db, "SELECT id, started_at, trace, trace_hash, workload, policy, cpu, events, exits,"
-                              " marks, us_per_op, partial FROM run_summary WHERE" FILTER_SQL " ORDER BY id",
-                              &fl, &st) != SQLITE_OK)
-    rc = query_error(db, o.db);
-  int64_t count = 0;
-  if (!rc && list_runs(st, o.format, &count) != SQLITE_OK) rc = query_error(db, o.db);
-  if (!rc && !count && o.format == FORMAT_TABLE) fprintf(stderr, "vmxsim: no stored runs match\n");
+  if (!rc && o.ndel) rc = check_ids_exist(db, &o);
+  if (!rc) rc = prepare_selection(db, &o, &st);
+  int64_t count = 0, *ids = NULL;
+  if (!rc && list_runs(st, o.format, &count, deleting ? &ids : NULL) != SQLITE_OK) rc = query_error(db, o.db);
+  if (!rc && !count && o.format == FORMAT_TABLE && !deleting) fprintf(stderr, "vmxsim: no stored runs match\n");
   sqlite3_finalize(st);
+  if (!rc && deleting) rc = delete_listed(db, &o, ids, count);
+  free(ids);
   store_close(db);
   free_db_opts(&o);
   return rc < 0 ? EXIT_OK : rc;

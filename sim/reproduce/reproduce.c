@@ -19,10 +19,13 @@
 #include <unistd.h>
 
 #define MAX_TRACES 64
+/* Where results go when --db is not given: a database of their own, so that the
+** runs of reproduce's temporary traces stay out of the user's vmxsim.db. */
+#define REPRODUCE_DB "vmxsim-reproduce.db"
 
 static const char usage[] =
   "usage: vmxsim reproduce [--only NAME[,NAME]] [--format table|json|md] [--db FILE | --no-db]\n"
-  "                        [--plots DIR] [--quick] [--keep DIR]\n"
+  "                        [--plots DIR] [--quick] [--keep DIR] [--quiet | --progress]\n"
   "\n"
   "Runs the classic exit-cost experiments with the 2007/2008/2009 (and 2018) CPU profiles:\n"
   "generates each workload, replays it under each policy, and prints one table per\n"
@@ -31,10 +34,14 @@ static const char usage[] =
   "\n"
   "  --only NAMES   run only these experiments (comma-separated; see the list below)\n"
   "  --format F     table (default), md (Markdown), json\n"
-  "  --db FILE      store every run in FILE (default vmxsim.db); --no-db to skip\n"
-  "  --plots DIR    draw one PNG per experiment into DIR (needs gnuplot)\n"
+  "  --db FILE      store every run in FILE (default " REPRODUCE_DB ", kept apart from\n"
+  "                 the runs in vmxsim.db); --no-db to store nothing\n"
+  "  --plots DIR    draw each experiment's chart into DIR as PNG, SVG and PDF (needs gnuplot)\n"
   "  --quick        reduced sizes (seconds instead of minutes; for tests)\n"
   "  --keep DIR     keep the generated traces in DIR\n"
+  "  -q, --quiet    no progress on standard error (shown by default on a terminal:\n"
+  "                 the experiment, the trace being generated, the run and its percentage)\n"
+  "  --progress     progress lines even when standard error is not a terminal\n"
   "\n"
   "experiments:\n";
 
@@ -58,6 +65,36 @@ static uint64_t native_cycles(const char *path) {
   return sum;
 }
 
+/* ---- progress on standard error ---- */
+
+/* Shows what the experiment does now: rewritten in place on a terminal, one
+** line each otherwise. */
+static void progress(const struct xp_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void progress(const struct xp_ctx *c, const char *fmt, ...) {
+  if (c->progress == XP_PROGRESS_OFF) return;
+  char what[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  if (c->progress == XP_PROGRESS_TTY) fprintf(stderr, "\r[%u/%u] %s: %.100s\033[K", c->xp_index, c->xp_count, c->xp_name, what);
+  else fprintf(stderr, "vmxsim: reproduce: [%u/%u] %s: %s\n", c->xp_index, c->xp_count, c->xp_name, what);
+  fflush(stderr);
+}
+
+/* The percentage of a long replay, on a terminal only (called every 2^22 events). */
+static bool replay_progress(struct engine *e, const struct trace_reader *r, void *arg) {
+  const struct xp_ctx *c = arg;
+  if (c->progress == XP_PROGRESS_TTY && r->hdr.event_count)
+    fprintf(stderr, " %3u%%\b\b\b\b\b", (unsigned)(100 * e->index / r->hdr.event_count));
+  return !interrupt_requested();
+}
+
+static const char *base_name(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
 const char *xp_gen(struct xp_ctx *c, const char *const *args) {
   char key[512] = "";
   size_t used = 0;
@@ -74,6 +111,8 @@ const char *xp_gen(struct xp_ctx *c, const char *const *args) {
   snprintf(g->path, sizeof g->path, "%s/%02u-%s.bin", c->dir, ntraces, args[0]);
   int argc = 0;
   while (args[argc]) argc++;
+  size_t klen = strlen(key);
+  progress(c, "generating %s: %.*s", base_name(g->path), (int)(klen ? klen - 1 : 0), key);   /* without the last blank */
   int rc = gen_generate(argc, (char **)args, g->path, c->err, sizeof c->err);
   if (rc != EXIT_OK) {
     c->rc = rc;
@@ -108,10 +147,17 @@ int xp_run(struct xp_ctx *c, const char *trace, const char *policy, const char *
            const char *const *sets, struct xp_result *out) {
   int nsets = 0;
   while (sets && sets[nsets]) nsets++;
-  struct run_spec spec = { .trace = trace, .policy = policy, .cpu = cpu, .sets = (char *const *)sets, .nsets = nsets };
+  struct run_spec spec = { .trace = trace, .policy = policy, .cpu = cpu, .sets = (char *const *)sets, .nsets = nsets,
+                           .progress = replay_progress, .progress_arg = c };
   struct run_output o;
+  c->runs++;
+  progress(c, "run %u: %s under %s%s%s on %s", c->runs, base_name(trace), policy, nsets ? "," : "",
+           nsets ? sets[0] : "", cpu);
   int rc = run_trace(&spec, &o, c->err, sizeof c->err);
-  if (rc == EXIT_OK) {
+  if (rc == EXIT_OK && o.interrupted) {
+    snprintf(c->err, sizeof c->err, "interrupted");
+    rc = c->rc = EXIT_INTERRUPTED;
+  } else if (rc == EXIT_OK) {
     const struct report *r = &o.rep;
     const struct gen_cache *g = cached(trace);
     double per = r->marks ? (double)r->marks : 1.0, hz = r->clock_ghz * 1e9;
@@ -274,7 +320,7 @@ static void plot(const struct xp_table *t, const char *dir) {
 struct repro_opts {
   const char *only, *db, *plots, *keep;
   int format;                 /* 0 table, 1 md, 2 json */
-  bool quick;
+  bool quick, quiet, progress;
 };
 
 static int parse_opts(int argc, char **argv, struct repro_opts *o) {
@@ -282,13 +328,14 @@ static int parse_opts(int argc, char **argv, struct repro_opts *o) {
     { "only", required_argument, 0, 'O' }, { "format", required_argument, 0, 'f' },
     { "db", required_argument, 0, 'D' },   { "no-db", no_argument, 0, 'N' },
     { "plots", required_argument, 0, 'P' }, { "quick", no_argument, 0, 'Q' },
-    { "keep", required_argument, 0, 'K' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+    { "keep", required_argument, 0, 'K' }, { "quiet", no_argument, 0, 'q' },
+    { "progress", no_argument, 0, 'G' },   { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
   memset(o, 0, sizeof *o);
-  o->db = STORE_DEFAULT_PATH;
+  o->db = REPRODUCE_DB;
   int c;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "f:h", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "f:qh", longopts, NULL)) != -1) {
     switch (c) {
     case 'O': o->only = optarg; break;
     case 'f':
@@ -302,6 +349,8 @@ static int parse_opts(int argc, char **argv, struct repro_opts *o) {
     case 'P': o->plots = optarg; break;
     case 'Q': o->quick = true; break;
     case 'K': o->keep = optarg; break;
+    case 'q': o->quiet = true; break;
+    case 'G': o->progress = true; break;
     case 'h':
       fputs(usage, stdout);
       for (unsigned i = 0; i < nexperiments; i++) printf("  %-18s %s\n", experiments[i].name, experiments[i].summary);
@@ -373,15 +422,29 @@ int cmd_reproduce(int argc, char **argv) {
     snprintf(c.dir, sizeof c.dir, "%s", dir);
     free(dir);
   }
+  c.progress = o.quiet ? XP_PROGRESS_OFF : isatty(2) ? XP_PROGRESS_TTY : o.progress ? XP_PROGRESS_LINES : XP_PROGRESS_OFF;
+  for (unsigned i = 0; i < nexperiments; i++) c.xp_count += selected(o.only, experiments[i].name);
+  struct interrupt_catch ic;
+  interrupt_catch(&ic, false);
   cJSON *all = cJSON_CreateArray();
+  double t_all = monotonic_seconds();
   for (unsigned i = 0; i < nexperiments && c.rc == EXIT_OK; i++) {
     const struct experiment *x = &experiments[i];
     if (!selected(o.only, x->name)) continue;
+    c.xp_index++;
+    c.xp_name = x->name;
+    c.runs = 0;
+    double t0 = monotonic_seconds();
     struct xp_table *t = xcalloc(x->ntables, sizeof *t);
-    if (x->run(&c, t) != EXIT_OK) {
+    int xrc = x->run(&c, t);
+    if (c.progress == XP_PROGRESS_TTY) fprintf(stderr, "\r\033[K");
+    if (xrc != EXIT_OK) {
       errorf("%s: %s", x->name, c.err);
       c.rc = xp_failed(&c);
     } else {
+      if (c.progress != XP_PROGRESS_OFF)
+        fprintf(stderr, "vmxsim: reproduce: [%u/%u] %s: %u runs in %.1f s\n", c.xp_index, c.xp_count, x->name, c.runs,
+                monotonic_seconds() - t0);
       for (unsigned k = 0; k < x->ntables; k++) {
         if (o.format == 2) cJSON_AddItemToArray(all, table_json(&t[k]));
         else print_text(stdout, &t[k], o.format == 1);
@@ -391,6 +454,10 @@ int cmd_reproduce(int argc, char **argv) {
     }
     free(t);
   }
+  interrupt_release(&ic);
+  if (c.progress != XP_PROGRESS_OFF && c.rc == EXIT_OK)
+    fprintf(stderr, "vmxsim: reproduce: %u experiment%s in %.1f s%s%s\n", c.xp_count, c.xp_count == 1 ? "" : "s",
+            monotonic_seconds() - t_all, c.db ? "; runs stored in " : "", c.db ? c.db : "");
   if (o.format == 2) {
     char *s = cJSON_Print(all);
     printf("%s\n", s);

@@ -63,7 +63,7 @@ run "$VMXSIM" runs --format json --workload basic
 check_contains "runs --format json" "$out" '"policy":	"shadowcache"'
 run "$VMXSIM" runs --help
 check_rc "runs --help" 0
-check_contains "runs --help teaches by example" "$out" "example: vmxsim runs"
+check_contains "runs --help teaches by example" "$out" "  vmxsim runs --prune --older-than 30d"
 run "$VMXSIM" runs --bogus
 check_rc "runs: bad option exits 2" 2
 check_eq "runs: bad option is one line" "1" "$(printf '%s\n' "$err" | wc -l)"
@@ -230,3 +230,52 @@ if mount -t tmpfs -o size=256k tmpfs full 2>/dev/null; then
   check_eq "a full disk: the earlier run survives" "1" "$(DB=full/r.db q 'SELECT count(*) FROM runs')"
   umount full
 fi
+
+# ---- deleting runs: --delete ids, --prune by filter, --older-than, --dry-run
+rm -f del.db
+"$VMXSIM" trace asm "$ROOT/traces/examples/basic.txt" -o keep.bin
+cp keep.bin gone.bin && printf '' >> gone.bin
+"$VMXSIM" gen lat_ctx --procs 2 --iters 5 -o gone.bin > /dev/null
+for p in nocache shadowcache ept; do
+  "$VMXSIM" --policy $p --db del.db keep.bin > /dev/null
+  "$VMXSIM" --policy $p --db del.db gone.bin > /dev/null
+done
+count() { sqlite3 del.db "SELECT count(*) FROM $1"; }
+check_eq "six runs to start with" "6" "$(count runs)"
+run "$VMXSIM" runs --db del.db --delete 1,3
+check_rc "runs --delete 1,3" 0
+check_eq "--delete lists what it deletes" "1 3" "$(printf '%s\n' "$out" | awk 'NR > 1 { printf "%s%s", sep, $1; sep = " " }')"
+check_eq "--delete says how many" "vmxsim: deleted 2 runs from del.db" "$err"
+ids() { sqlite3 del.db 'SELECT group_concat(id, " ") FROM (SELECT id FROM runs ORDER BY id)'; }
+check_eq "the runs are gone" "2 4 5 6" "$(ids)"
+check_eq "their exits are gone" "0" "$(sqlite3 del.db 'SELECT count(*) FROM exits WHERE run_id IN (1, 3)')"
+check_eq "their counters are gone" "0" "$(sqlite3 del.db 'SELECT count(*) FROM counters WHERE run_id IN (1, 3)')"
+run "$VMXSIM" runs --db del.db --delete 2,99
+check_rc "--delete of a run that does not exist" 2
+check_contains "... names it and deletes nothing" "$err" "no run 99 ('vmxsim runs' lists them); nothing deleted"
+check_eq "... run 2 is still there" "4" "$(count runs)"
+run "$VMXSIM" runs --db del.db --prune
+check_rc "--prune without a filter is refused" 2
+check_contains "... and says how to select everything" "$err" "'--older-than 0' selects every run"
+run "$VMXSIM" runs --db del.db --prune --trace gone.bin --dry-run
+check_rc "--prune --dry-run" 0
+check_eq "--dry-run deletes nothing" "4" "$(count runs)"
+check_eq "--dry-run says what it would do" "vmxsim: would delete 3 runs from del.db" "$err"
+run "$VMXSIM" runs --db del.db --prune --trace gone.bin
+check_rc "--prune --trace (matched by content)" 0
+check_eq "--prune --trace: only keep.bin's run remains" "5" "$(ids)"
+check_eq "a trace without runs goes too" "1" "$(count traces)"
+"$VMXSIM" --policy nocache --db del.db keep.bin > /dev/null
+sqlite3 del.db "UPDATE runs SET started_at = '2001-01-01 00:00:00' WHERE id = 5"
+run "$VMXSIM" runs --db del.db --older-than 30d
+check_eq "--older-than lists only the old run" "5" "$(printf '%s\n' "$out" | awk 'NR > 1 { print $1 }')"
+run "$VMXSIM" runs --db del.db --prune --older-than 52w
+check_rc "--prune --older-than 52w" 0
+check_eq "--prune --older-than: the old run went, the new one (id 6 again: SQLite reuses the highest ids) stays" "6" "$(ids)"
+run "$VMXSIM" runs --db del.db --older-than 3x
+check_rc "--older-than with a bad unit" 2
+check_contains "... says the units" "$err" "expected a number followed by s, m, h, d or w"
+run "$VMXSIM" runs --db del.db --delete 6 --trace keep.bin
+check_rc "--delete with a filter is refused" 2
+run "$VMXSIM" compare --db del.db --older-than 1d 1 2
+check_rc "--older-than does not apply to compare" 2
