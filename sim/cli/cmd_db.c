@@ -2,7 +2,9 @@
 #include "commands.h"
 #include "sim/core/compare.h"
 #include "sim/core/hash.h"
+#include "sim/core/profile.h"
 #include "sim/core/report.h"
+#include "sim/core/runner.h"
 #include "sim/store/store.h"
 #include "sim/core/texttable.h"
 #include "sim/core/util.h"
@@ -60,26 +62,33 @@ static const char report_usage[] =
   "example: vmxsim report 12 --format json\n";
 
 static const char compare_usage[] =
-  "usage: vmxsim compare RUN_A RUN_B [RUN...] [--format table|csv|json] [--db FILE]\n"
-  "       vmxsim compare --trace T [--policy A,B...] [--cpu C] [--format F] [--db FILE]\n"
+  "usage: vmxsim compare RUN_A RUN_B [RUN...] [--mixed-cpus] [--format table|csv|json] [--db FILE]\n"
+  "       vmxsim compare --trace T [--policy A,B...] [--cpu C] [--run] [--mixed-cpus] [--format F]\n"
+  "                      [--db FILE]\n"
   "\n"
   "Compares stored runs against the first (A): VM exits and cycles per exit reason\n"
   "side by side, the ratio to A (B/A) and the difference (B-A), per operation ('mark'\n"
   "event) when every run has marks, otherwise as totals.  The table is plain text to\n"
   "paste into a patch description.  With --trace, the latest run of T under each\n"
-  "policy is taken (every policy stored for T when --policy is not given).\n"
+  "policy is taken (every policy stored for T when --policy is not given).  Runs on\n"
+  "different CPU profiles are not compared unless --mixed-cpus says so: their cycles\n"
+  "come from different cost tables.\n"
   "\n"
   "  -t, --trace T       the trace (a file: matched by content; otherwise by name)\n"
   "  -p, --policy A,B    policies in order, the first is the baseline; a part holding\n"
   "                      '=' belongs to the policy before it (shadowcache,cr3_target_count=2);\n"
   "                      may be repeated\n"
   "  -c, --cpu C         only runs on CPU profile C\n"
+  "      --run           replay T under each --policy that has no stored run (on --cpu C,\n"
+  "                      else the profile of T's other runs, else " PROFILE_DEFAULT "), store\n"
+  "                      the runs, then compare; without it a missing run is an error\n"
+  "      --mixed-cpus    compare runs on different CPU profiles all the same\n"
   "  -f, --format F      table (default), csv (one line per value) or json\n"
   "      --db FILE       results database (default " STORE_DEFAULT_PATH ")\n"
   "\n"
   "examples:\n"
   "  vmxsim compare 3 4\n"
-  "  vmxsim compare --trace lat_ctx.bin --policy nocache,cr3cache --cpu core2-2007\n";
+  "  vmxsim compare --trace lat_ctx.bin --policy nocache,cr3cache --cpu core2-2007 --run\n";
 
 /* ---- shared option handling ---- */
 
@@ -92,6 +101,7 @@ struct db_opts {
   int64_t *del;                         /* --delete ids */
   size_t ndel;
   bool prune, dry_run;
+  bool run_missing, mixed_cpus;         /* compare --run, --mixed-cpus */
   char *policy_buf[COMPARE_MAX_RUNS];   /* the --policy lists, split in place */
   unsigned nbuf;
 };
@@ -177,7 +187,8 @@ static int parse_db_opts(int argc, char **argv, const char *usage, const char *a
     { "cpu", required_argument, 0, 'c' },   { "workload", required_argument, 0, 'w' },
     { "last", no_argument, 0, 'l' },        { "older-than", required_argument, 0, 'O' },
     { "delete", required_argument, 0, 'X' }, { "prune", no_argument, 0, 'P' },
-    { "dry-run", no_argument, 0, 'n' },     { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+    { "dry-run", no_argument, 0, 'n' },     { "run", no_argument, 0, 'R' },
+    { "mixed-cpus", no_argument, 0, 'M' },  { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
   memset(o, 0, sizeof *o);
   o->db = STORE_DEFAULT_PATH;
   optind = 1;
@@ -208,6 +219,8 @@ static int parse_db_opts(int argc, char **argv, const char *usage, const char *a
     case 'X': if (add_delete_ids(o, optarg)) return EXIT_USAGE; break;
     case 'P': o->prune = true; break;
     case 'n': o->dry_run = true; break;
+    case 'R': o->run_missing = true; break;
+    case 'M': o->mixed_cpus = true; break;
     case 'h': fputs(usage, stdout); return -1;
     default:
       errorf("%s: unknown option or missing argument; see 'vmxsim %s --help'", argv[optind - 1], argv[0]);
@@ -289,13 +302,16 @@ static int query_error(sqlite3 *db, const char *path) {
   return EXIT_DB;
 }
 
-/* Opens the database for a query command; EXIT_DB after a message. */
-static int open_db(const char *path, sqlite3 **db) {
+/* Opens the database for a query command (create: compare --run, which stores
+** runs); EXIT_DB after a message. */
+static int open_db_for(const char *path, bool create, sqlite3 **db) {
   char err[1024];
-  int rc = store_open(path, false, db, err, sizeof err);
+  int rc = store_open(path, create, db, err, sizeof err);
   if (rc) errorf("%s", err);
   return rc;
 }
+
+static int open_db(const char *path, sqlite3 **db) { return open_db_for(path, false, db); }
 
 /* ---- vmxsim runs ---- */
 
@@ -524,12 +540,54 @@ int cmd_report(int argc, char **argv) {
 
 /* ---- vmxsim compare ---- */
 
-/* The latest run of the trace under each policy (each stored policy when none given). */
+/* The CPU profile for replaying a missing run: --cpu, else that of the runs
+** already found (when they share one), else the default. */
+static const char *replay_cpu(sqlite3 *db, const struct db_opts *o, const int64_t *ids, unsigned n, char *buf,
+                              size_t len) {
+  if (o->cpu) return o->cpu;
+  snprintf(buf, len, "%s", PROFILE_DEFAULT);
+  sqlite3_stmt *st = NULL;
+  if (n && sqlite3_prepare_v2(db, "SELECT cpu FROM runs WHERE id = ?1", -1, &st, NULL) == SQLITE_OK) {
+    sqlite3_bind_int64(st, 1, ids[0]);
+    if (sqlite3_step(st) == SQLITE_ROW) snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+  }
+  sqlite3_finalize(st);
+  return buf;
+}
+
+/* compare --run: replays the trace under policy, stores the run and returns its id in *id. */
+static int replay_missing(const struct db_opts *o, const char *policy, const char *cpu, int64_t *id) {
+  struct stat sb;
+  if (stat(o->trace, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    errorf("compare --run: %s is not a trace file, so it cannot be replayed (policy %s has no stored run)",
+           o->trace, policy);
+    return EXIT_USAGE;
+  }
+  char err[1024];
+  struct run_spec spec = { .trace = o->trace, .policy = policy, .cpu = cpu };
+  struct run_output *out = xmalloc(sizeof *out);
+  int rc = run_trace(&spec, out, err, sizeof err);
+  if (rc == EXIT_OK) {
+    struct store_run sr = store_run_of(out, o->trace);
+    rc = store_save(o->db, &sr, id, err, sizeof err);
+  }
+  if (rc) errorf("%s", err);
+  else fprintf(stderr, "vmxsim: compare: replayed %s under %s on %s (run %lld stored in %s)\n", o->trace, policy,
+               cpu, (long long)*id, o->db);
+  run_output_free(out);
+  free(out);
+  return rc;
+}
+
+/* The latest run of the trace under each policy (each stored policy when none
+** given); with --run, a policy without one is replayed first. */
 static int select_runs(sqlite3 *db, const struct db_opts *o, int64_t *ids, unsigned *n) {
   struct filter fl;
   sqlite3_stmt *st = NULL;
   int rc = 0;
   *n = 0;
+  const char *missing[COMPARE_MAX_RUNS];
+  unsigned slot[COMPARE_MAX_RUNS], nmissing = 0;
   for (unsigned p = 0; p < (o->npolicy ? o->npolicy : 1) && !rc; p++) {
     rc = make_filter(&fl, o, o->npolicy ? o->policy[p] : NULL);
     if (rc) break;
@@ -537,32 +595,61 @@ static int select_runs(sqlite3 *db, const struct db_opts *o, int64_t *ids, unsig
                                  : "SELECT max(id) FROM run_summary WHERE" FILTER_SQL " GROUP BY policy ORDER BY min(id)";
     if (prepare_filtered(db, sql, &fl, &st) != SQLITE_OK) return query_error(db, o->db);
     int step;
+    unsigned before = *n;
     while ((step = sqlite3_step(st)) == SQLITE_ROW && *n < COMPARE_MAX_RUNS) ids[(*n)++] = sqlite3_column_int64(st, 0);
     if (step == SQLITE_ROW) {
       errorf("more than %d policies stored for trace %s; choose some with --policy A,B", COMPARE_MAX_RUNS, o->trace);
       rc = EXIT_USAGE;
     } else if (step != SQLITE_DONE) {
       rc = query_error(db, o->db);
-    } else if (o->npolicy && *n == p) {
-      errorf("no stored run of trace %s under policy %s%s%s; 'vmxsim runs --trace %s' lists them", o->trace,
-             o->policy[p], o->cpu ? " on cpu " : "", o->cpu ? o->cpu : "", o->trace);
+    } else if (o->npolicy && *n == before && o->run_missing) {
+      slot[nmissing] = (*n)++;            /* filled by the replay below, in --policy order */
+      missing[nmissing++] = o->policy[p];
+    } else if (o->npolicy && *n == before) {
+      errorf("no stored run of trace %s under policy %s%s%s; 'vmxsim compare --run' replays it, "
+             "'vmxsim runs --trace %s' lists what is stored", o->trace, o->policy[p], o->cpu ? " on cpu " : "",
+             o->cpu ? o->cpu : "", o->trace);
       rc = EXIT_USAGE;
     }
     sqlite3_finalize(st);
     st = NULL;
   }
+  char cpubuf[64];
+  for (unsigned m = 0; m < nmissing && !rc; m++) {
+    int64_t found[COMPARE_MAX_RUNS];
+    unsigned nfound = 0;
+    for (unsigned i = 0; i < *n; i++) {
+      bool is_missing = false;
+      for (unsigned k = 0; k < nmissing; k++) is_missing |= slot[k] == i;
+      if (!is_missing) found[nfound++] = ids[i];
+    }
+    rc = replay_missing(o, missing[m], replay_cpu(db, o, found, nfound, cpubuf, sizeof cpubuf), &ids[slot[m]]);
+  }
   return rc;
 }
 
-static int load_and_compare(sqlite3 *db, const char *path, const int64_t *ids, unsigned n, int format) {
+/* Runs on different CPU profiles price the same exits differently: refused unless --mixed-cpus. */
+static int check_cpus(const struct compare_run *runs, unsigned n, bool mixed) {
+  for (unsigned i = 1; i < n && !mixed; i++) {
+    if (!strcmp(runs[i].rep.cpu, runs[0].rep.cpu)) continue;
+    errorf("compare: run %lld is on CPU profile %s but run %lld on %s: their cycles come from different cost "
+           "tables; --mixed-cpus compares them anyway, --cpu C chooses runs on one profile",
+           (long long)runs[0].id, runs[0].rep.cpu, (long long)runs[i].id, runs[i].rep.cpu);
+    return EXIT_USAGE;
+  }
+  return 0;
+}
+
+static int load_and_compare(sqlite3 *db, const struct db_opts *o, const int64_t *ids, unsigned n) {
   struct compare_run *runs = xcalloc(n, sizeof *runs);
   char err[1024];
   int rc = 0;
   for (unsigned i = 0; i < n && !rc; i++) {
-    rc = store_load_db(db, path, ids[i], &runs[i].rep, &runs[i].id, err, sizeof err);
+    rc = store_load_db(db, o->db, ids[i], &runs[i].rep, &runs[i].id, err, sizeof err);
     if (rc) errorf("%s", err);
   }
-  if (!rc) compare_print(stdout, runs, n, (enum report_format)format);
+  if (!rc) rc = check_cpus(runs, n, o->mixed_cpus);
+  if (!rc) compare_print(stdout, runs, n, (enum report_format)o->format);
   free(runs);
   return rc;
 }
@@ -573,19 +660,23 @@ int cmd_compare(int argc, char **argv) {
   unsigned nargs = 0, n = 0;
   int64_t ids[COMPARE_MAX_RUNS];
   sqlite3 *db = NULL;
-  int rc = parse_db_opts(argc, argv, compare_usage, "Dftpc", &o, args, COMPARE_MAX_RUNS, &nargs);
+  int rc = parse_db_opts(argc, argv, compare_usage, "DftpcRM", &o, args, COMPARE_MAX_RUNS, &nargs);
   if (!rc && nargs && o.trace) { errorf("give run ids or --trace, not both"); rc = EXIT_USAGE; }
-  if (!rc && !o.trace && (o.npolicy || o.cpu)) { errorf("--policy and --cpu select runs of a --trace"); rc = EXIT_USAGE; }
+  if (!rc && !o.trace && (o.npolicy || o.cpu || o.run_missing)) {
+    errorf("--policy, --cpu and --run go with --trace");
+    rc = EXIT_USAGE;
+  }
+  if (!rc && o.run_missing && !o.npolicy) { errorf("compare --run replays the --policy list's missing runs: give --policy A,B"); rc = EXIT_USAGE; }
   if (!rc && !nargs && !o.trace) { errorf("nothing to compare: give two run ids or --trace; see 'vmxsim compare --help'"); rc = EXIT_USAGE; }
   for (unsigned i = 0; i < nargs && !rc; i++)
     if (!parse_run_id(args[i], &ids[n++])) rc = EXIT_USAGE;
-  if (!rc) rc = open_db(o.db, &db);
+  if (!rc) rc = open_db_for(o.db, o.run_missing, &db);
   if (!rc && o.trace) rc = select_runs(db, &o, ids, &n);
   if (!rc && n < 2) {
     errorf("compare needs two runs or more, found %u%s", n, o.trace ? " for that trace" : "");
     rc = EXIT_USAGE;
   }
-  if (!rc) rc = load_and_compare(db, o.db, ids, n, o.format);
+  if (!rc) rc = load_and_compare(db, &o, ids, n);
   store_close(db);
   free_db_opts(&o);
   return rc < 0 ? EXIT_OK : rc;

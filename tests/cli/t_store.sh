@@ -279,3 +279,40 @@ run "$VMXSIM" runs --db del.db --delete 6 --trace keep.bin
 check_rc "--delete with a filter is refused" 2
 run "$VMXSIM" compare --db del.db --older-than 1d 1 2
 check_rc "--older-than does not apply to compare" 2
+
+# ---- compare: CPU profiles are not mixed unless asked; --run replays what is missing
+rm -f cmp.db
+"$VMXSIM" --policy nocache --db cmp.db keep.bin > /dev/null
+"$VMXSIM" --policy shadowcache --cpu skylake-2019 --db cmp.db keep.bin > /dev/null
+run "$VMXSIM" compare --db cmp.db 1 2
+check_rc "compare of runs on two CPU profiles is refused" 2
+check_contains "... names both profiles and the option" "$err" \
+  "run 1 is on CPU profile core2-2007 but run 2 on skylake-2019: their cycles come from different cost tables; --mixed-cpus compares them anyway"
+check_eq "... prints no table" "" "$out"
+run "$VMXSIM" compare --db cmp.db 1 2 --mixed-cpus
+check_rc "compare --mixed-cpus" 0
+check_contains "--mixed-cpus: each run's profile in the legend" "$out" "  B: run 2, policy shadowcache, cpu skylake-2019"
+run "$VMXSIM" compare --db cmp.db --trace keep.bin
+check_rc "compare --trace over every policy refuses mixed profiles too" 2
+run "$VMXSIM" compare --db cmp.db --trace keep.bin --policy nocache,ept
+check_rc "a missing run without --run" 2
+check_contains "... says --run replays it" "$err" "'vmxsim compare --run' replays it"
+run "$VMXSIM" compare --db cmp.db --trace keep.bin --policy nocache,ept,cr3cache --run
+check_rc "compare --run" 0
+check_contains "--run says what it replayed, on the profile of the stored run" "$err" \
+  "vmxsim: compare: replayed keep.bin under ept on core2-2007 (run 3 stored in cmp.db)"
+check_contains "--run: the replayed runs are compared" "$out" "  C: run 4, policy cr3cache"
+check_eq "--run stored them" "4" "$(sqlite3 cmp.db 'SELECT count(*) FROM runs')"
+ept_direct=$("$VMXSIM" --policy ept --no-db --format json keep.bin | grep '"total_exits"')
+check_eq "--run: the stored run equals a batch run" "$ept_direct" "$("$VMXSIM" report 3 --db cmp.db --format json | grep '"total_exits"')"
+run "$VMXSIM" compare --db cmp.db --trace keep.bin --policy nocache,ept --run
+check_rc "compare --run with nothing missing" 0
+check_eq "... replays nothing" "" "$err"
+run "$VMXSIM" compare --db cmp.db --trace keep.bin --policy shadowcache,ept --cpu skylake-2019 --run
+check_rc "compare --run --cpu" 0
+check_contains "--run --cpu replays on that profile" "$err" "under ept on skylake-2019"
+run "$VMXSIM" compare --db cmp.db --trace nosuch.bin --policy nocache,ept --run
+check_rc "--run of a trace that is not a file" 2
+check_contains "... says so" "$err" "nosuch.bin is not a trace file, so it cannot be replayed"
+run "$VMXSIM" compare --db cmp.db 1 3 --run
+check_rc "--run without --trace" 2
