@@ -55,9 +55,11 @@ pkg = $(shell $(PKG_CONFIG) $2 $1 2>/dev/null || echo '$3')
 ifneq ($(BUILDING),)
 # (readline.pc's feature macros, -D_XOPEN_SOURCE=600, would apply to every file: only its -I)
 PKG_CFLAGS := $(call pkg,sqlite3,--cflags,) $(call pkg,libcjson,--cflags,-I/usr/include/cjson) \
-              $(filter -I%,$(call pkg,readline,--cflags,))
+              $(filter -I%,$(call pkg,readline,--cflags,)) \
+              $(call pkg,zlib,--cflags,) $(call pkg,liblzma,--cflags,) $(call pkg,libzstd,--cflags,)
 PKG_LIBS   := $(call pkg,sqlite3,--libs,-lsqlite3) $(call pkg,libcjson,--libs,-lcjson) \
-              $(call pkg,readline,--libs,-lreadline)
+              $(call pkg,readline,--libs,-lreadline) \
+              $(call pkg,zlib,--libs,-lz) $(call pkg,liblzma,--libs,-llzma) $(call pkg,libzstd,--libs,-lzstd)
 TEST_LIBS  := $(call pkg,cmocka,--libs,-lcmocka)
 endif
 

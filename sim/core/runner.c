@@ -40,11 +40,13 @@ static int replay(const struct run_spec *s, struct run_output *o, const struct p
   double t0 = monotonic_seconds();
   rc = engine_run(&e, r, progress_shim, &ctx);
   o->wall_seconds = monotonic_seconds() - t0;
-  o->interrupted = !rc && e.index < r->hdr.event_count;
+  o->interrupted = !rc && !trace_done(r);
   if (rc) {
     snprintf(err, errlen, "%s", r->err);
   } else {
     run_report(&o->rep, s->trace, &r->hdr, pol, prof, &e);
+    /* a stream cannot be read again to hash it for the results database */
+    if (!trace_hash_hex(r, o->rep.trace_hash)) o->rep.trace_hash[0] = 0;
   }
   engine_free(&e);
   return rc;

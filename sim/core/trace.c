@@ -1,5 +1,6 @@
 /* Binary trace files: header, streaming reader and buffered writer (traces/FORMAT.md). */
 #include "trace.h"
+#include "zin.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -82,6 +83,7 @@ enum {
   H_FLAGS = 15, H_COUNT = 16, H_METALEN = 24, H_RESERVED = 28, H_WORKLOAD = 32
 };
 
+/* The header's own fields; the checks against the file's size are file_size_checks'. */
 static int parse_header(struct trace_reader *r, const unsigned char *p, size_t got) {
   struct trace_header *h = &r->hdr;
   if (got < 8 || memcmp(p, TRACE_MAGIC, 8) != 0)
@@ -94,6 +96,7 @@ static int parse_header(struct trace_reader *r, const unsigned char *p, size_t g
   h->record_size = get16(p + H_RECSIZE);
   h->vcpu_count = get16(p + H_VCPUS);
   h->paging = p[H_PAGING];
+  h->flags = p[H_FLAGS];
   h->event_count = get64(p + H_COUNT);
   h->metadata_len = get32(p + H_METALEN);
   memcpy(h->workload, p + H_WORKLOAD, TRACE_WORKLOAD_MAX);
@@ -112,16 +115,35 @@ static int parse_header(struct trace_reader *r, const unsigned char *p, size_t g
   if (!paging_name(h->paging))
     return fail(r->err, EXIT_BADINPUT, "%s: byte %d: unknown paging mode %u (32, 36=pae, 64)",
                 r->path, H_PAGING, h->paging);
+  if (r->z && h->metadata_len > TRACE_METADATA_MAX)     /* a file: file_size_checks says it with the size */
+    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: metadata length %u exceeds the %u-byte limit",
+                r->path, H_METALEN, h->metadata_len, TRACE_METADATA_MAX);
+  /* Flags mean something from version 2 on; version 1 wrote 0 and ignored them. */
+  r->count_known = !(h->version >= 2 && (h->flags & TRACE_FLAG_COUNT_UNKNOWN));
+  if (!r->count_known && h->event_count != 0)
+    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: record count %llu in a header whose flags say the count "
+                "is unknown (it must be 0)", r->path, H_COUNT, (unsigned long long)h->event_count);
+  r->data_off = TRACE_HEADER_SIZE + h->metadata_len;
+  return EXIT_OK;
+}
+
+/* A regular file's size must hold the metadata and whole records, as many as
+** the header says (or, when it does not know, that many become the count). */
+static int file_size_checks(struct trace_reader *r) {
+  struct trace_header *h = &r->hdr;
   if (h->metadata_len > TRACE_METADATA_MAX || h->metadata_len > r->file_len - TRACE_HEADER_SIZE)
     return fail(r->err, EXIT_BADINPUT, "%s: byte %d: metadata length %u exceeds the file "
                 "(%zu bytes) or the %u-byte limit", r->path, H_METALEN, h->metadata_len,
                 r->file_len, TRACE_METADATA_MAX);
-  r->data_off = TRACE_HEADER_SIZE + h->metadata_len;
   size_t body = r->file_len - r->data_off;
   if (body % sizeof(struct trace_event) != 0)
     return fail(r->err, EXIT_BADINPUT, "%s: byte %zu: truncated record (file ends %zu bytes "
                 "into record %zu)", r->path, r->data_off + body / 24 * 24,
                 body % sizeof(struct trace_event), body / sizeof(struct trace_event));
+  if (!r->count_known) {
+    h->event_count = body / sizeof(struct trace_event);
+    r->count_known = true;
+  }
   if (body / sizeof(struct trace_event) != h->event_count)
     return fail(r->err, EXIT_BADINPUT, "%s: byte %d: header says %llu records but the file "
                 "holds %zu (truncated or unfinished trace)", r->path, H_COUNT,
@@ -141,34 +163,99 @@ static bool read_at(int fd, void *buf, size_t n, size_t off) {
   return true;
 }
 
+static int alloc_buffers(struct trace_reader *r) {
+  free(r->hdr.metadata);
+  r->hdr.metadata = malloc(r->hdr.metadata_len + 1);
+  if (!r->buf) r->buf = malloc(TRACE_READ_RECORDS * sizeof *r->buf);
+  if (!r->hdr.metadata || !r->buf) return fail(r->err, EXIT_INTERNAL, "%s: out of memory", r->path);
+  return EXIT_OK;
+}
+
 static int read_header(struct trace_reader *r) {
   unsigned char hb[TRACE_HEADER_SIZE];
   size_t got = r->file_len < sizeof hb ? r->file_len : sizeof hb;
   if (!read_at(r->fd, hb, got, 0)) return fail(r->err, EXIT_BADINPUT, "%s: read: %s", r->path, strerror(errno));
   int rc = parse_header(r, hb, got);
+  if (rc == EXIT_OK) rc = file_size_checks(r);
+  if (rc == EXIT_OK) rc = alloc_buffers(r);
   if (rc != EXIT_OK) return rc;
-  r->hdr.metadata = malloc(r->hdr.metadata_len + 1);
-  r->buf = malloc(TRACE_READ_RECORDS * sizeof *r->buf);
-  if (!r->hdr.metadata || !r->buf) return fail(r->err, EXIT_BADINPUT, "%s: out of memory", r->path);
   if (!read_at(r->fd, r->hdr.metadata, r->hdr.metadata_len, TRACE_HEADER_SIZE))
     return fail(r->err, EXIT_BADINPUT, "%s: read: %s", r->path, strerror(errno));
   r->hdr.metadata[r->hdr.metadata_len] = 0;
   return EXIT_OK;
 }
 
+/* ---- streams: standard input, pipes, compressed files ---- */
+
+/* Reads up to n bytes of the stream, hashing them; the count, or -1 with r->err set. */
+static ssize_t stream_read(struct trace_reader *r, void *buf, size_t n) {
+  ssize_t got = zin_read(r->z, buf, n);
+  if (got < 0) {
+    fail(r->err, EXIT_BADINPUT, "%s", r->z->err);
+    return -1;
+  }
+  xxh64_update(&r->hash, buf, (size_t)got);
+  return got;
+}
+
+/* Opens the stream and reads its header and metadata. */
+static int stream_start(struct trace_reader *r) {
+  unsigned char hb[TRACE_HEADER_SIZE];
+  if (zin_open(r->z, r->from_stdin ? "-" : r->path) != EXIT_OK) return fail(r->err, EXIT_BADINPUT, "%s", r->z->err);
+  r->compression = zin_kind_name(r->z->kind);
+  xxh64_init(&r->hash);
+  ssize_t got = stream_read(r, hb, sizeof hb);
+  if (got < 0) return EXIT_BADINPUT;
+  if (got == 0) return fail(r->err, EXIT_BADINPUT, "%s: byte 0: empty input, not a vmxsim trace", r->path);
+  int rc = parse_header(r, hb, (size_t)got);
+  if (rc == EXIT_OK) rc = alloc_buffers(r);
+  if (rc != EXIT_OK) return rc;
+  got = stream_read(r, r->hdr.metadata, r->hdr.metadata_len);
+  if (got < 0) return EXIT_BADINPUT;
+  if ((size_t)got < r->hdr.metadata_len)
+    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: metadata length %u exceeds the input (%zu bytes)",
+                r->path, H_METALEN, r->hdr.metadata_len, TRACE_HEADER_SIZE + (size_t)got);
+  r->hdr.metadata[r->hdr.metadata_len] = 0;
+  r->next = 0;
+  r->buf_n = r->buf_i = 0;
+  r->stream_end = false;
+  return EXIT_OK;
+}
+
+/* Is path a regular file holding an uncompressed trace?  Those are read with
+** pread through the page cache, the fast path; everything else is a stream. */
+static bool plain_file(struct trace_reader *r, struct stat *st) {
+  if (!S_ISREG(st->st_mode) || st->st_size == 0) return S_ISREG(st->st_mode);
+  unsigned char magic[ZIN_MAGIC_MAX];
+  size_t n = (size_t)st->st_size < sizeof magic ? (size_t)st->st_size : sizeof magic;
+  return !read_at(r->fd, magic, n, 0) || zin_detect(magic, n) == ZIN_PLAIN;
+}
+
 int trace_open(struct trace_reader *r, const char *path) {
   memset(r, 0, sizeof *r);
-  r->path = path;
-  r->fd = open(path, O_RDONLY);
-  if (r->fd < 0) return fail(r->err, EXIT_BADINPUT, "%s: %s", path, strerror(errno));
+  r->from_stdin = !strcmp(path, "-");
+  r->path = r->from_stdin ? "<stdin>" : path;
+  r->compression = "";
+  r->fd = strcmp(path, "-") ? open(path, O_RDONLY) : -1;
   struct stat st;
   int rc = EXIT_OK;
-  if (fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode)) rc = fail(r->err, EXIT_BADINPUT, "%s: not a regular file", path);
-  else if (st.st_size == 0) rc = fail(r->err, EXIT_BADINPUT, "%s: byte 0: empty file, not a vmxsim trace", path);
-  if (rc == EXIT_OK) {
-    r->file_len = (size_t)st.st_size;
-    posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    rc = read_header(r);
+  if (strcmp(path, "-") && (r->fd < 0 || fstat(r->fd, &st) != 0)) {
+    rc = fail(r->err, EXIT_BADINPUT, "%s: %s", path, strerror(errno));
+  } else if (strcmp(path, "-") && S_ISDIR(st.st_mode)) {
+    rc = fail(r->err, EXIT_BADINPUT, "%s: is a directory, not a trace", path);
+  } else if (strcmp(path, "-") && plain_file(r, &st)) {
+    if (st.st_size == 0) {
+      rc = fail(r->err, EXIT_BADINPUT, "%s: byte 0: empty file, not a vmxsim trace", path);
+    } else {
+      r->file_len = (size_t)st.st_size;
+      posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+      rc = read_header(r);
+    }
+  } else {
+    if (r->fd >= 0) close(r->fd);
+    r->fd = -1;
+    r->z = calloc(1, sizeof *r->z);
+    rc = r->z ? stream_start(r) : fail(r->err, EXIT_INTERNAL, "%s: out of memory", path);
   }
   if (rc != EXIT_OK) {
     char keep[sizeof r->err];
@@ -181,14 +268,17 @@ int trace_open(struct trace_reader *r, const char *path) {
 
 void trace_close(struct trace_reader *r) {
   if (r->fd >= 0) close(r->fd);
+  if (r->z) zin_close(r->z);
+  free(r->z);
   free(r->hdr.metadata);
   free(r->buf);
   r->fd = -1;
+  r->z = NULL;
   r->hdr.metadata = NULL;
   r->buf = NULL;
 }
 
-/* Byte offset of record i, for messages. */
+/* Byte offset of record i, for messages (of the uncompressed content). */
 static size_t trace_record_offset(const struct trace_reader *r, uint64_t i) {
   return r->data_off + (size_t)i * sizeof(struct trace_event);
 }
@@ -207,9 +297,55 @@ static bool refill(struct trace_reader *r) {
   return true;
 }
 
+/* At the end of a stream whose header gave the count: nothing may follow. */
+static bool stream_check_end(struct trace_reader *r) {
+  unsigned char extra;
+  ssize_t got = stream_read(r, &extra, 1);
+  if (got < 0) return false;
+  if (got) {
+    fail(r->err, EXIT_BADINPUT, "%s: byte %zu: data after the %llu records the header announces", r->path,
+         trace_record_offset(r, r->hdr.event_count), (unsigned long long)r->hdr.event_count);
+    return false;
+  }
+  return true;
+}
+
+/* The next records of a stream; false at the end (r->err empty) or on an error. */
+static bool refill_stream(struct trace_reader *r) {
+  if (r->stream_end) return false;
+  size_t n = TRACE_READ_RECORDS;
+  if (r->count_known && r->hdr.event_count - r->next < n) n = (size_t)(r->hdr.event_count - r->next);
+  ssize_t got = n ? stream_read(r, r->buf, n * sizeof *r->buf) : 0;
+  if (got < 0) return false;
+  size_t whole = (size_t)got / sizeof *r->buf, part = (size_t)got % sizeof *r->buf;
+  r->buf_n = whole;
+  r->buf_i = 0;
+  if (part) {
+    fail(r->err, EXIT_BADINPUT, "%s: byte %zu: truncated record (the input ends %zu bytes into record %llu)",
+         r->path, trace_record_offset(r, r->next + whole), part, (unsigned long long)(r->next + whole));
+    return false;
+  }
+  if ((size_t)got == n * sizeof *r->buf && n) return true;
+  /* the end of the input, or of the records the header announced */
+  r->stream_end = true;
+  uint64_t total = r->next + whole;
+  if (r->count_known && total < r->hdr.event_count) {
+    fail(r->err, EXIT_BADINPUT, "%s: byte %d: header says %llu records but the input holds %llu (truncated or "
+         "unfinished trace)", r->path, H_COUNT, (unsigned long long)r->hdr.event_count, (unsigned long long)total);
+    return false;
+  }
+  if (r->count_known && !stream_check_end(r)) return false;
+  if (!r->count_known) {
+    r->hdr.event_count = total;                   /* now it is known */
+    r->count_known = true;
+  }
+  return whole > 0;
+}
+
 const struct trace_event *trace_next(struct trace_reader *r) {
-  if (r->next >= r->hdr.event_count) return NULL;
-  if (r->buf_i == r->buf_n && !refill(r)) return NULL;
+  if (r->buf_i == r->buf_n) {
+    if (r->z ? !refill_stream(r) : (r->next >= r->hdr.event_count || !refill(r))) return NULL;
+  }
   const struct trace_event *ev = &r->buf[r->buf_i];
   if (ev->type >= EV_COUNT || ev->vcpu >= r->hdr.vcpu_count) {
     fail(r->err, EXIT_BADINPUT, "%s: byte %zu: record %llu: %s %u", r->path,
@@ -230,24 +366,56 @@ const struct trace_event *trace_next(struct trace_reader *r) {
 }
 
 int trace_failed(const struct trace_reader *r) { return r->err[0] != 0; }
-void trace_rewind(struct trace_reader *r) { r->next = 0; r->buf_n = r->buf_i = 0; r->err[0] = 0; }
+
+bool trace_done(const struct trace_reader *r) {
+  if (trace_failed(r)) return false;
+  return r->z ? r->stream_end && r->buf_i == r->buf_n : r->next >= r->hdr.event_count;
+}
+
+bool trace_hash_hex(const struct trace_reader *r, char hex[HASH_HEX_LEN + 1]) {
+  if (!r->z || !trace_done(r)) return false;
+  snprintf(hex, HASH_HEX_LEN + 1, "%016llx", (unsigned long long)xxh64_final(&r->hash));
+  return true;
+}
+
+int trace_rewind(struct trace_reader *r) {
+  r->err[0] = 0;
+  if (!r->z) {
+    r->next = 0;
+    r->buf_n = r->buf_i = 0;
+    return EXIT_OK;
+  }
+  if (r->from_stdin)
+    return fail(r->err, EXIT_BADINPUT, "%s: standard input cannot be read twice; give a file", r->path);
+  zin_close(r->z);
+  bool known = r->count_known;
+  uint64_t count = r->hdr.event_count;
+  int rc = stream_start(r);
+  if (rc == EXIT_OK && known && !r->count_known) {   /* learnt on the first pass */
+    r->hdr.event_count = count;
+    r->count_known = true;
+  }
+  return rc;
+}
 
 /* ---- writer ---- */
 
 static void encode_header(const struct trace_header *h, unsigned char *p) {
   memset(p, 0, TRACE_HEADER_SIZE);
   memcpy(p + H_MAGIC, TRACE_MAGIC, 8);
-  put16(p + H_VERSION, TRACE_VERSION);
+  put16(p + H_VERSION, h->version);
   put16(p + H_RECSIZE, sizeof(struct trace_event));
   put16(p + H_VCPUS, h->vcpu_count);
   p[H_PAGING] = h->paging;
-  put64(p + H_COUNT, h->event_count);
+  p[H_FLAGS] = h->flags;
+  put64(p + H_COUNT, h->flags & TRACE_FLAG_COUNT_UNKNOWN ? 0 : h->event_count);
   put32(p + H_METALEN, h->metadata_len);
   memcpy(p + H_WORKLOAD, h->workload, strnlen(h->workload, TRACE_WORKLOAD_MAX));
 }
 
-int trace_create(struct trace_writer *w, const char *path, const char *workload,
-                 unsigned vcpu_count, unsigned paging, const char *metadata) {
+/* Checks and records the header fields; w->f is opened by the caller afterwards. */
+static int writer_init(struct trace_writer *w, const char *name, const char *workload, unsigned vcpu_count,
+                       unsigned paging, const char *metadata) {
   memset(w, 0, sizeof *w);
   if (vcpu_count == 0 || vcpu_count > TRACE_VCPU_MAX)
     return fail(w->err, EXIT_BADINPUT, "vCPU count %u out of range 1..%d", vcpu_count, TRACE_VCPU_MAX);
@@ -256,26 +424,65 @@ int trace_create(struct trace_writer *w, const char *path, const char *workload,
   size_t mlen = metadata ? strlen(metadata) : 0;
   if (mlen > TRACE_METADATA_MAX)
     return fail(w->err, EXIT_BADINPUT, "metadata of %zu bytes exceeds the limit", mlen);
+  w->hdr.version = TRACE_VERSION_BASE;
   w->hdr.vcpu_count = (uint16_t)vcpu_count;
   w->hdr.paging = (uint8_t)paging;
   w->hdr.metadata_len = (uint32_t)mlen;
   snprintf(w->hdr.workload, sizeof w->hdr.workload, "%s", workload ? workload : "");
-  w->path = strdup(path);
+  w->path = strdup(name);
   w->buf = malloc(WRITE_BUF_RECORDS * sizeof *w->buf);
-  if (!w->path || !w->buf) { trace_abort(w); return fail(w->err, EXIT_INTERNAL, "out of memory"); }
+  if (!w->path || !w->buf) {
+    free(w->path); free(w->buf); w->path = NULL; w->buf = NULL;
+    return fail(w->err, EXIT_INTERNAL, "out of memory");
+  }
+  return EXIT_OK;
+}
+
+static int write_start(struct trace_writer *w, const char *metadata) {
+  unsigned char hb[TRACE_HEADER_SIZE];
+  size_t mlen = w->hdr.metadata_len;
+  encode_header(&w->hdr, hb);
+  if (fwrite(hb, 1, sizeof hb, w->f) != sizeof hb || (mlen && fwrite(metadata, 1, mlen, w->f) != mlen)) {
+    int e = errno;
+    trace_abort(w);
+    return fail(w->err, EXIT_BADINPUT, "%s: write failed: %s", w->stream ? "<stdout>" : "trace", strerror(e));
+  }
+  return EXIT_OK;
+}
+
+int trace_create(struct trace_writer *w, const char *path, const char *workload,
+                 unsigned vcpu_count, unsigned paging, const char *metadata) {
+  int rc = writer_init(w, path, workload, vcpu_count, paging, metadata);
+  if (rc) return rc;
   w->f = fopen(path, "wb");
   if (!w->f) {
     int e = errno;
     free(w->path); free(w->buf); w->path = NULL; w->buf = NULL;
     return fail(w->err, EXIT_BADINPUT, "%s: %s", path, strerror(e));
   }
-  unsigned char hb[TRACE_HEADER_SIZE];
-  encode_header(&w->hdr, hb);
-  if (fwrite(hb, 1, sizeof hb, w->f) != sizeof hb || (mlen && fwrite(metadata, 1, mlen, w->f) != mlen)) {
-    trace_abort(w);
-    return fail(w->err, EXIT_BADINPUT, "%s: write failed: %s", path, strerror(errno));
+  return write_start(w, metadata);
+}
+
+int trace_create_stdout(struct trace_writer *w, const char *workload, unsigned vcpu_count, unsigned paging,
+                        const char *metadata, uint64_t count) {
+  if (isatty(STDOUT_FILENO)) {
+    memset(w, 0, sizeof *w);
+    return fail(w->err, EXIT_USAGE, "-o -: standard output is a terminal; a binary trace belongs in a file or "
+                "a pipe ('| vmxsim trace dump -' shows it as text)");
   }
-  return EXIT_OK;
+  int rc = writer_init(w, "<stdout>", workload, vcpu_count, paging, metadata);
+  if (rc) return rc;
+  w->f = stdout;
+  w->stream = true;
+  if (count == TRACE_COUNT_UNKNOWN) {
+    /* Format version 2: the records run to the end of the input (traces/FORMAT.md). */
+    w->hdr.version = 2;
+    w->hdr.flags = TRACE_FLAG_COUNT_UNKNOWN;
+  } else {
+    w->declared = count;
+    w->hdr.event_count = count;
+  }
+  return write_start(w, metadata);
 }
 
 static int flush_buf(struct trace_writer *w) {
@@ -289,14 +496,47 @@ int trace_write(struct trace_writer *w, const struct trace_event *ev) {
   if (ev->vcpu >= w->hdr.vcpu_count) {
     if (ev->vcpu >= TRACE_VCPU_MAX)
       return fail(w->err, EXIT_BADINPUT, "vCPU %u beyond the limit of %d", ev->vcpu, TRACE_VCPU_MAX);
+    if (w->stream)                                   /* the header is out already */
+      return fail(w->err, EXIT_BADINPUT, "vCPU %u beyond the header's count %u, which went to standard output "
+                  "first (declare the vCPUs up front, e.g. @vcpus in a text trace)", ev->vcpu, w->hdr.vcpu_count);
     w->hdr.vcpu_count = (uint16_t)(ev->vcpu + 1);   /* the header grows to cover it */
   }
   w->buf[w->nbuf++] = *ev;
-  w->hdr.event_count++;
+  if (w->stream) w->written++;
+  else w->hdr.event_count++;
   return w->nbuf == WRITE_BUF_RECORDS ? flush_buf(w) : EXIT_OK;
 }
 
+/* Standard output: the header stays as written, unless it is a regular file
+** (`> file`), where a count-unknown header is rewritten with the count. */
+static int finish_stream(struct trace_writer *w) {
+  unsigned char hb[TRACE_HEADER_SIZE];
+  int rc = flush_buf(w);
+  if (rc == EXIT_OK && !(w->hdr.flags & TRACE_FLAG_COUNT_UNKNOWN) && w->written != w->declared)
+    rc = fail(w->err, EXIT_INTERNAL, "<stdout>: %llu records written, the header announced %llu",
+              (unsigned long long)w->written, (unsigned long long)w->declared);
+  struct stat st;
+  long start = ftell(w->f);
+  bool seekable = fstat(fileno(w->f), &st) == 0 && S_ISREG(st.st_mode) && start >= 0;
+  if (rc == EXIT_OK && (w->hdr.flags & TRACE_FLAG_COUNT_UNKNOWN) && seekable) {
+    off_t end = (off_t)start;
+    off_t head = end - (off_t)(TRACE_HEADER_SIZE + w->hdr.metadata_len + w->written * sizeof(struct trace_event));
+    w->hdr.version = TRACE_VERSION_BASE;
+    w->hdr.flags = 0;
+    w->hdr.event_count = w->written;
+    encode_header(&w->hdr, hb);
+    if (head < 0 || fflush(w->f) != 0 || pwrite(fileno(w->f), hb, sizeof hb, head) != (ssize_t)sizeof hb)
+      rc = fail(w->err, EXIT_BADINPUT, "<stdout>: write failed: %s", strerror(errno));
+  }
+  if (fflush(w->f) != 0 && rc == EXIT_OK) rc = fail(w->err, EXIT_BADINPUT, "<stdout>: write failed: %s", strerror(errno));
+  w->f = NULL;
+  free(w->path); free(w->buf);
+  w->path = NULL; w->buf = NULL;
+  return rc;
+}
+
 int trace_finish(struct trace_writer *w) {
+  if (w->stream) return finish_stream(w);
   unsigned char hb[TRACE_HEADER_SIZE];
   int rc = flush_buf(w);
   if (rc == EXIT_OK) {
@@ -314,7 +554,8 @@ int trace_finish(struct trace_writer *w) {
 }
 
 void trace_abort(struct trace_writer *w) {
-  if (w->f) { fclose(w->f); remove(w->path); }
+  if (w->f && w->stream) fflush(w->f);               /* standard output: what went out stays out */
+  else if (w->f) { fclose(w->f); remove(w->path); }
   free(w->path); free(w->buf);
   w->f = NULL; w->path = NULL; w->buf = NULL;
 }

@@ -6,10 +6,14 @@
 #include <stdio.h>
 #include <stddef.h>
 #include "models/event.h"
+#include "hash.h"
 #include "util.h"
 
 #define TRACE_MAGIC        "VMXTRACE"
-#define TRACE_VERSION      1
+#define TRACE_VERSION      2           /* the newest format version this build reads */
+#define TRACE_VERSION_BASE 1           /* what writers write, unless a stream's count is unknown */
+#define TRACE_FLAG_COUNT_UNKNOWN 0x01  /* version 2: the records run to the end of the input */
+#define TRACE_COUNT_UNKNOWN UINT64_MAX /* trace_create_stdout: the count is not known up front */
 #define TRACE_HEADER_SIZE  64
 #define TRACE_WORKLOAD_MAX 32          /* bytes, NUL padded, not necessarily terminated */
 #define TRACE_METADATA_MAX (16u << 20) /* refuse absurd metadata lengths */
@@ -22,7 +26,8 @@ struct trace_header {
   uint16_t record_size;
   uint16_t vcpu_count;
   uint8_t  paging;                 /* enum paging_mode */
-  uint64_t event_count;
+  uint8_t  flags;                  /* TRACE_FLAG_* (version 2 on) */
+  uint64_t event_count;            /* 0 in a count-unknown stream until its end is read */
   char     workload[TRACE_WORKLOAD_MAX + 1];
   char    *metadata;               /* JSON text, "" when none */
   uint32_t metadata_len;
@@ -38,10 +43,15 @@ struct trace_header {
 */
 
 /* Reader: reads records through a fixed buffer, so memory use does not grow
-** with trace length. */
+** with trace length.  A regular uncompressed file is read with pread (the fast
+** path); standard input ("-"), pipes and gzip, xz or zstd files are streams
+** (sim/core/zin.h), read once from start to end: the checks against the file
+** size happen when the end is reached, byte offsets in messages count the
+** uncompressed content, and the content is hashed on the way. */
 #define TRACE_READ_RECORDS 4096
+struct zin;
 struct trace_reader {
-  const char *path;
+  const char *path;                /* as given; "<stdin>" for "-" */
   struct trace_header hdr;
   int fd;
   size_t file_len;
@@ -49,6 +59,12 @@ struct trace_reader {
   size_t buf_n, buf_i;             /* records in buf, next one to return */
   size_t data_off;                 /* byte offset of record 0 */
   uint64_t next;                   /* index of the next record to return */
+  bool count_known;                /* hdr.event_count is the count (not yet for a count-unknown stream) */
+  struct zin *z;                   /* a stream; NULL for a plain regular file */
+  bool from_stdin;                 /* path "-" */
+  const char *compression;         /* "gzip", "xz", "zstd" or "" */
+  bool stream_end;                 /* the stream's last record has been read */
+  struct xxh64 hash;               /* a stream's content so far */
   char err[512];                   /* message of the last failure */
 };
 
@@ -58,7 +74,13 @@ void trace_close(struct trace_reader *r);
 ** returns NULL and sets r->err (check trace_failed()). */
 const struct trace_event *trace_next(struct trace_reader *r);
 int  trace_failed(const struct trace_reader *r);
-void trace_rewind(struct trace_reader *r);
+/* Every record has been read without error. */
+bool trace_done(const struct trace_reader *r);
+/* A stream read to its end: the content hash (as hash_file gives for the
+** file) in hex; false otherwise (hash the file instead). */
+bool trace_hash_hex(const struct trace_reader *r, char hex[HASH_HEX_LEN + 1]);
+/* Back to record 0: 0, or EXIT_BADINPUT (standard input cannot be read twice). */
+int  trace_rewind(struct trace_reader *r);
 
 /* Writer: buffered; the header is rewritten with the final count on close. */
 struct trace_writer {
@@ -67,12 +89,22 @@ struct trace_writer {
   struct trace_header hdr;
   struct trace_event *buf;
   size_t nbuf;
+  bool stream;                     /* standard output: the header went out first */
+  uint64_t declared, written;      /* stream: the count in its header, records written */
   char err[512];
 };
 
 /* workload and metadata (JSON text, may be NULL) are copied into the header. */
 int  trace_create(struct trace_writer *w, const char *path, const char *workload,
                   unsigned vcpu_count, unsigned paging, const char *metadata);
+/* A writer to standard output (`-o -`): the header goes out first and is not
+** rewound.  count is the number of records the caller will write, or
+** TRACE_COUNT_UNKNOWN: the header then says so (format version 2) and readers
+** take the records up to the end of the input; when standard output is a
+** regular file the header is rewritten with the count at the end.  A record's
+** vCPU cannot grow the header's count.  A terminal is refused (EXIT_USAGE). */
+int  trace_create_stdout(struct trace_writer *w, const char *workload, unsigned vcpu_count, unsigned paging,
+                         const char *metadata, uint64_t count);
 int  trace_write(struct trace_writer *w, const struct trace_event *ev);
 /* Flushes and finalises; on failure the partial file is removed. */
 int  trace_finish(struct trace_writer *w);

@@ -3,6 +3,7 @@
 ** formats themselves are import_perf.c, import_ftrace.c and import_xen.c. */
 #include "import.h"
 #include "sim/core/outfile.h"
+#include "sim/core/zin.h"
 #include "sim/core/util.h"
 
 #include <cJSON.h>
@@ -330,13 +331,37 @@ void import_map_free(struct import_map *m) {
 
 struct input { const char *data; size_t len; bool mapped; };
 
-/* Maps a regular file, or reads a pipe or standard input ("-") into memory. */
+/* Reads all of a stream (standard input, a pipe, a compressed file) into memory. */
+static int input_slurp(struct input *in, const char *path, char *err, size_t errlen) {
+  struct zin z;
+  int rc = zin_open(&z, path);
+  size_t cap = 1 << 16, n = 0;
+  char *buf = rc ? NULL : xmalloc(cap);
+  ssize_t got = 0;
+  while (!rc && (got = zin_read(&z, buf + n, cap - n)) > 0)
+    if ((n += (size_t)got) == cap) buf = xrealloc(buf, cap *= 2);
+  if (!rc && got < 0) rc = EXIT_BADINPUT;
+  if (rc) {
+    snprintf(err, errlen, "%s", z.err);
+    free(buf);
+  } else {
+    in->data = buf;
+    in->len = n;
+  }
+  zin_close(&z);
+  return rc;
+}
+
+/* Maps a regular uncompressed file; reads anything else (standard input "-",
+** a pipe, a gzip, xz or zstd file, recognised by its first bytes) into memory. */
 static int input_open(struct input *in, const char *path, char *err, size_t errlen) {
   memset(in, 0, sizeof *in);
-  int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY);
+  if (!strcmp(path, "-")) return input_slurp(in, path, err, errlen);
+  int fd = open(path, O_RDONLY);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0) {
     snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    if (fd >= 0) close(fd);
     return EXIT_BADINPUT;
   }
   if (S_ISDIR(st.st_mode)) {
@@ -344,25 +369,19 @@ static int input_open(struct input *in, const char *path, char *err, size_t errl
     close(fd);
     return EXIT_BADINPUT;
   }
-  if (S_ISREG(st.st_mode) && st.st_size > 0) {
-    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m != MAP_FAILED) {
-      madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
-      in->data = m; in->len = (size_t)st.st_size; in->mapped = true;
-      if (fd) close(fd);
+  unsigned char magic[ZIN_MAGIC_MAX];
+  ssize_t m = S_ISREG(st.st_mode) ? pread(fd, magic, sizeof magic, 0) : -1;
+  if (m > 0 && zin_detect(magic, (size_t)m) == ZIN_PLAIN) {
+    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map != MAP_FAILED) {
+      madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+      in->data = map; in->len = (size_t)st.st_size; in->mapped = true;
+      close(fd);
       return EXIT_OK;
     }
   }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = xmalloc(cap);
-  ssize_t got;
-  while ((got = read(fd, buf + n, cap - n)) > 0)
-    if ((n += (size_t)got) == cap) buf = xrealloc(buf, cap *= 2);
-  if (got < 0) snprintf(err, errlen, "%s: read failed: %s", path, strerror(errno));
-  if (fd) close(fd);
-  if (got < 0) { free(buf); return EXIT_BADINPUT; }
-  in->data = buf; in->len = n;
-  return EXIT_OK;
+  close(fd);
+  return input_slurp(in, path, err, errlen);
 }
 
 static void input_close(struct input *in) {
@@ -421,6 +440,25 @@ static int copy_spool(struct spool *s, struct trace_writer *w) {
   return ferror(s->f) ? -1 : 0;
 }
 
+/* `-o -`: every count is known by now, so the header can go first, complete. */
+static int assemble_stdout(struct import *im, struct spool *s, const char *workload, const char *meta,
+                           char *err, size_t errlen) {
+  struct trace_writer w;
+  uint64_t count = 3ull * im->nvcpus + im->events;     /* write_inits: cr0, cr3, cr4 per vCPU */
+  int rc = trace_create_stdout(&w, workload, im->nvcpus, im->opt.paging, meta, count);
+  if (rc) {
+    snprintf(err, errlen, "%s", w.err);
+    return rc;
+  }
+  if (write_inits(im, &w) != 0 || copy_spool(s, &w) != 0) {
+    snprintf(err, errlen, "%s", w.err[0] ? w.err : "cannot read back the temporary file");
+    trace_abort(&w);
+    return EXIT_BADINPUT;
+  }
+  if ((rc = trace_finish(&w)) != EXIT_OK) snprintf(err, errlen, "%s", w.err);
+  return rc;
+}
+
 /* Writes OUT: header with metadata, @init per vCPU, then the spooled events,
 ** atomically (sim/core/outfile.h). */
 static int assemble(struct import *im, struct spool *s, const char *out, const char *workload,
@@ -429,6 +467,7 @@ static int assemble(struct import *im, struct spool *s, const char *out, const c
   struct outfile o;
   unsigned nv = im->nvcpus ? im->nvcpus : 1;
   if (!im->nvcpus) im->nvcpus = 1;
+  if (!strcmp(out, "-")) return assemble_stdout(im, s, workload, meta, err, errlen);
   if (outfile_begin(&o, out, OUTFILE_REGULAR, err, errlen)) return EXIT_BADINPUT;
   if (trace_create(&w, outfile_path(&o), workload, nv, im->opt.paging, meta) != EXIT_OK) {
     snprintf(err, errlen, "%s", w.err);

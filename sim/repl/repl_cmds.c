@@ -64,7 +64,10 @@ static int rebuild(struct repl *s, const char *spec, char *const *sets, int nset
   s->e = e;
   s->pol = p;
   s->wall = 0;
-  trace_rewind(&s->r);
+  if ((rc = trace_rewind(&s->r))) {               /* a compressed file is opened again */
+    snprintf(err, errlen, "%s", s->r.err);
+    return rc;
+  }
   for (unsigned i = 0; i < s->nbp; i++) s->bp[i].hits = 0;
   return EXIT_OK;
 }
@@ -76,9 +79,20 @@ int repl_open(struct repl *s) {
     errorf("%s", err);
     return rc;
   }
+  if (!strcmp(s->trace_path, "-")) {
+    errorf("repl: standard input cannot be replayed again from event 0 ('reset', 'policy', 'set'); give a file");
+    return EXIT_USAGE;
+  }
   if (trace_open(&s->r, s->trace_path) != EXIT_OK) {
     errorf("%s", s->r.err);
     return EXIT_BADINPUT;
+  }
+  if (!s->r.count_known) {                         /* a count-unknown stream: count it once */
+    while (trace_next(&s->r)) { }
+    if (trace_failed(&s->r)) {
+      errorf("%s", s->r.err);
+      return EXIT_BADINPUT;
+    }
   }
   rc = rebuild(s, s->spec, s->sets, s->nsets, err, sizeof err);
   if (rc) errorf("%s", err);

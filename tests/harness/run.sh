@@ -79,7 +79,7 @@ check_contains "the user's CFLAGS come after the project's" "$after" "-O0"
 ld_line=$(printf '%s\n' "$out" | grep -e "-o $T/b/vmxsim " | head -1)
 check_contains "LDFLAGS added" "$ld_line" "-L/user/lib"
 check_contains "LDLIBS added after the project's libraries" "$ld_line" "-lm -luser"
-for l in sqlite3 cjson readline; do
+for l in sqlite3 cjson readline z lzma zstd; do
   check_contains "the link keeps -l$l" "$ld_line" "-l$l"
 done
 
