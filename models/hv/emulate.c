@@ -170,6 +170,18 @@ static const exit_handler handlers[EXIT_REASON_MAX] = {
   [EXIT_REASON_TPR_BELOW_THRESHOLD]  = handle_tpr_below_threshold,
 };
 
+void emulate_mmu_fault(struct vcpu *v, const struct vmx_exit_info *x) {
+  struct vmcs *c = &v->vmx.vmcs;
+  if (x->reason == EXIT_REASON_EPT_VIOLATION) {       /* KVM handle_ept_violation */
+    vmcs_read(c, VMCS_EXIT_QUALIFICATION);
+    vmcs_read(c, VMCS_GUEST_PHYSICAL_ADDRESS);
+    return;
+  }
+  vmcs_read(c, VMCS_VM_EXIT_INTR_INFO);               /* KVM handle_exception: is it a #PF? */
+  vmcs_read(c, VMCS_EXIT_QUALIFICATION);              /* the faulting address (CR2) */
+  vmcs_read(c, VMCS_VM_EXIT_INTR_ERROR_CODE);         /* the error code */
+}
+
 void emulate_exit(struct vcpu *v, const struct trace_event *ev, const struct exit_decision *d,
                   struct vcpu_result *r) {
   exit_handler h = d->reason < EXIT_REASON_MAX ? handlers[d->reason] : NULL;

@@ -80,9 +80,15 @@ void vcpu_no_exit(struct vcpu *v, const struct trace_event *op, uint64_t guest_v
 **   end:     debug-register work before entry, then the processor's VM entry.
 ** Work items go to w; counters are indexed by enum counter. */
 void vcpu_exit_begin(struct vcpu *v, unsigned reason, uint64_t qual, struct work *w, uint64_t counters[]);
+/* The same for an exit with more information than a reason and a
+** qualification (an exception, an EPT violation). */
+void vcpu_exit_begin_info(struct vcpu *v, const struct vmx_exit_info *x, struct work *w, uint64_t counters[]);
 void vcpu_emulate(struct vcpu *v, const struct trace_event *ev, const struct exit_decision *d,
                   struct vcpu_result *r);
 void vcpu_exit_end(struct vcpu *v, struct work *w, uint64_t counters[]);
+/* The handler's reads of the exit information of an MMU fault (KVM's
+** handle_exception for a #PF, handle_ept_violation); the MMU did the rest. */
+void vcpu_fault_handler(struct vcpu *v, const struct vmx_exit_info *x);
 
 /* The MMU loaded the shadow roots of guest_cr3 at root_hpa: the hypervisor
 ** puts them in GUEST_CR3 (a VMWRITE when a handler does it, exited) and, after

@@ -139,12 +139,25 @@ static struct exit_decision exception(const struct vmcs *v, unsigned vec, uint32
   if (vec > 31) return stay(WHY_EXC_BITMAP_CLEAR, vec);
   if (vec == 2) return by_control(pin_ctl(v, PIN_NMI_EXITING), PIN_NMI_EXITING, EXIT_REASON_EXCEPTION_NMI, 0);
   bool bit = vmcs_peek(v, VMCS_EXCEPTION_BITMAP) >> vec & 1;
-  if (vec == 14) {
-    bool match = (pfec & vmcs_peek(v, VMCS_PAGE_FAULT_ERROR_CODE_MASK)) ==
-                 vmcs_peek(v, VMCS_PAGE_FAULT_ERROR_CODE_MATCH);
-    if (!match) return bit ? stay(WHY_PF_FILTERED, vec) : leave(EXIT_REASON_EXCEPTION_NMI, WHY_PF_FILTERED, 0, vec);
+  struct exit_decision d;
+  if (vec == 14 && (pfec & vmcs_peek(v, VMCS_PAGE_FAULT_ERROR_CODE_MASK)) != vmcs_peek(v, VMCS_PAGE_FAULT_ERROR_CODE_MATCH))
+    d = bit ? stay(WHY_PF_FILTERED, vec) : leave(EXIT_REASON_EXCEPTION_NMI, WHY_PF_FILTERED, 0, vec);
+  else
+    d = bit ? leave(EXIT_REASON_EXCEPTION_NMI, WHY_EXC_BITMAP_SET, 0, vec) : stay(WHY_EXC_BITMAP_CLEAR, vec);
+  if (d.exits) {
+    /* SDM 27.2.2: the exit records the exception's vector, type and error
+    ** code (#DF, #TS, #NP, #SS, #GP, #PF, #AC deliver one). */
+    bool has_error = vec == 8 || (vec >= 10 && vec <= 14) || vec == 17;
+    d.intr_info = vmx_exception_info(vec, has_error);
+    d.intr_error = has_error ? pfec : 0;
   }
-  return bit ? leave(EXIT_REASON_EXCEPTION_NMI, WHY_EXC_BITMAP_SET, 0, vec) : stay(WHY_EXC_BITMAP_CLEAR, vec);
+  return d;
+}
+
+struct exit_decision vmx_decide_page_fault(const struct vmx_cpu *s, uint64_t linear, uint32_t pfec) {
+  struct exit_decision d = exception(&s->vmcs, 14, pfec);
+  if (d.exits) d.qual = linear;   /* SDM 27.2.1: a #PF's qualification is the faulting linear address */
+  return d;
 }
 
 struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_event *ev) {

@@ -41,11 +41,21 @@ struct exit_decision {
   uint16_t reason;    /* enum exit_reason, valid when exits */
   uint8_t  why;       /* enum exit_why */
   uint64_t qual;      /* exit qualification (SDM 27.2.1) */
+  uint32_t intr_info; /* VM-exit interruption information of an exception exit (SDM 27.2.2), else 0 */
+  uint32_t intr_error;/* its error code, when intr_info has bit 11 */
   uint64_t detail;    /* see enum exit_why */
 };
 
 /* The decision for one trace event on a vCPU whose VMX state is s. */
 struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_event *ev);
+/* A page fault the processor raises at linear with error code pfec (SDM 25.2:
+** the exception bitmap and the PFEC mask/match rule decide). */
+struct exit_decision vmx_decide_page_fault(const struct vmx_cpu *s, uint64_t linear, uint32_t pfec);
+
+/* Page-fault error code bits (SDM Vol. 3A 4.7). */
+#define PFEC_PRESENT 0x1u    /* 0: the page was not present */
+#define PFEC_WRITE   0x2u
+#define PFEC_USER    0x4u
 
 /* One sentence explaining d, e.g. "exits: CR4 bit PGE is host-owned and differs
 ** from the read shadow".  Writes into buf (n bytes) and returns it. */

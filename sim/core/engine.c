@@ -6,6 +6,7 @@
 ** MMU were set up. */
 #include "engine.h"
 #include "models/hv/cr3cache.h"
+#include "models/vmx/exit_reason.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -59,14 +60,31 @@ static struct mmu_ctx mmu_ctx_of(const struct vcpu *v) {
 
 /* ---- what the MMU reports (struct mmu_sink) ---- */
 
-static void sink_exit(struct mmu_sink *s, unsigned vcpu, unsigned reason, uint64_t qual, const struct work *mw) {
+/* The exit a fault causes: the processor's decision and the information it
+** records (SDM 27.2.1, 27.2.2).  A #PF goes through the exception bitmap and
+** the PFEC mask/match rule like any exception; shadow paging intercepts every
+** #PF (vcpu_setup), so its hidden faults always exit. */
+static bool fault_exit(const struct vcpu *v, const struct mmu_fault *f, struct vmx_exit_info *x) {
+  if (f->kind == MMU_FAULT_EPT_VIOLATION) {
+    *x = (struct vmx_exit_info){ .reason = EXIT_REASON_EPT_VIOLATION, .qual = f->ept_qual, .gla = f->gla, .gpa = f->gpa };
+    return true;
+  }
+  struct exit_decision d = vmx_decide_page_fault(&v->vmx, f->gla, f->pfec);
+  *x = (struct vmx_exit_info){ .reason = d.reason, .qual = d.qual, .intr_info = d.intr_info, .intr_error = d.intr_error };
+  return d.exits;
+}
+
+static void sink_fault(struct mmu_sink *s, unsigned vcpu, const struct mmu_fault *f, const struct work *mw) {
   struct engine *e = engine_of(s);
   struct vcpu *v = &e->vcpu[vcpu];
+  struct vmx_exit_info x;
+  if (!fault_exit(v, f, &x)) return;   /* not intercepted: the guest takes it (no policy does this today) */
   struct work w = *mw;
-  vcpu_exit_begin(v, reason, qual, &w, e->st.counter);
+  vcpu_exit_begin_info(v, &x, &w, e->st.counter);
+  vcpu_fault_handler(v, &x);
   vcpu_exit_end(v, &w, e->st.counter);
   mmu_on_vm_transition(e->mmu, vcpu);
-  charge_exit(e, v, reason, reason, &w);
+  charge_exit(e, v, x.reason, x.reason, &w);
 }
 
 static void sink_guest(struct mmu_sink *s, unsigned vcpu, const struct work *w) {
@@ -110,15 +128,18 @@ int engine_init(struct engine *e, const struct policy *p, const struct profile *
   e->vcpu = xcalloc(nvcpu, sizeof *e->vcpu);
   e->vcpu_cycles = xcalloc(nvcpu, sizeof *e->vcpu_cycles);
   e->vmcs_charged = xcalloc(2 * (size_t)nvcpu, sizeof *e->vmcs_charged);
+  struct vmx_caps caps = profile_vmx_caps(pr);
   for (unsigned i = 0; i < nvcpu; i++) {
     uint64_t forced = vcpu_setup(&e->vcpu[i], i, p);
     if (i == 0) e->st.counter[CTR_CR4_FORCED_OWNED] = forced;
-    if (vmx_entry_check(&e->vcpu[i].vmx, pr->p[PP_CR3_TARGETS], err, errlen)) {
+    char why[400];
+    if (vmx_entry_check(&e->vcpu[i].vmx, &caps, why, sizeof why)) {
+      snprintf(err, errlen, "%s (CPU profile %s, policy %s)", why, pr->name, p->name);
       engine_free(e);
       return EXIT_VMENTRY;
     }
   }
-  e->sink = (struct mmu_sink){ .exit = sink_exit, .guest = sink_guest, .roots_loaded = sink_roots_loaded,
+  e->sink = (struct mmu_sink){ .fault = sink_fault, .guest = sink_guest, .roots_loaded = sink_roots_loaded,
                                .root_zapped = sink_root_zapped, .pt_zapped = sink_pt_zapped };
   e->mmu = mmu_create(p, paging, nvcpu, &e->sink, e->st.counter);
   return EXIT_OK;
@@ -143,7 +164,8 @@ static void exit_event(struct engine *e, struct vcpu *v, const struct trace_even
   struct work w;
   struct vcpu_result r = { 0 };
   work_clear(&w);
-  vcpu_exit_begin(v, d->reason, d->qual, &w, e->st.counter);
+  struct vmx_exit_info x = { .reason = d->reason, .qual = d->qual, .intr_info = d->intr_info, .intr_error = d->intr_error };
+  vcpu_exit_begin_info(v, &x, &w, e->st.counter);
   vcpu_emulate(v, op, d, &r);
   if (r.mmu != MMU_NONE) {
     struct mmu_ctx c = mmu_ctx_of(v);

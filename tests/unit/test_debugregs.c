@@ -85,7 +85,7 @@ static void exit_control_0x2_does_not_save_dr7(void **state) {
   vmcs_poke(&V.vmx.vmcs, VMCS_VM_EXIT_CONTROLS, 0x2);
   vmcs_poke(&V.vmx.vmcs, VMCS_GUEST_DR7, 0x400);
   V.vmx.dr[7] = 0x455;
-  vmx_cpu_exit(&V.vmx, EXIT_REASON_CPUID, 0);
+  vmx_cpu_exit(&V.vmx, &(struct vmx_exit_info){ .reason = EXIT_REASON_CPUID });
   assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_DR7), 0x400);
   assert_int_equal(V.vmx.dr[7], 0x400);
 }
@@ -107,7 +107,7 @@ static void every_vm_exit_loads_dr7_0x400_whatever_the_debug_controls(void **sta
     vmcs_poke(&V.vmx.vmcs, VMCS_VM_EXIT_CONTROLS, ctl & 1 ? EXIT_SAVE_DEBUG_CONTROLS : 0);
     vmcs_poke(&V.vmx.vmcs, VMCS_VM_ENTRY_CONTROLS, ctl & 2 ? ENTRY_LOAD_DEBUG_CONTROLS : 0);
     V.vmx.dr[7] = 0x4ff;
-    vmx_cpu_exit(&V.vmx, EXIT_REASON_CPUID, 0);
+    vmx_cpu_exit(&V.vmx, &(struct vmx_exit_info){ .reason = EXIT_REASON_CPUID });
     if (V.vmx.dr[7] != DR7_RESET)
       fail_msg("controls %u: DR7 after exit 0x%llx, expected 0x400", ctl, (unsigned long long)V.vmx.dr[7]);
   }
