@@ -27,8 +27,9 @@ void vmx_cpu_entry(struct vmx_cpu *c) {
 
 unsigned vmx_entry_check(const struct vmx_cpu *c, uint64_t supported, char *msg, size_t n) {
   uint64_t count = vmcs_peek(&c->vmcs, VMCS_CR3_TARGET_COUNT);
-  /* SDM 26.2.1.1: CR3_TARGET_COUNT must not exceed IA32_VMX_MISC[24:16]; a
-  ** violation fails VM entry with VM-instruction error 7 (invalid control field). */
+  /* SDM 26.2.1.1: CR3_TARGET_COUNT must not exceed IA32_VMX_MISC[24:16] (SDM A.6);
+  ** a violation fails VM entry with VM-instruction error 7 (invalid control
+  ** field, SDM 30.4). */
   if (count > supported) {
     snprintf(msg, n, "VM entry failed with VM-instruction error 7 (entry with invalid control "
              "field(s)): CR3_TARGET_COUNT is %llu but this CPU supports %llu CR3-target values "
