@@ -102,10 +102,11 @@ static struct exit_decision mov_dr(const struct vmcs *v, const struct trace_even
                     qual_dr(ev->aux, from, (unsigned)ev->b));
 }
 
-/* SDM 25.1.3 I/O (bitmaps: SDM 24.6.4): with "use I/O bitmaps" = 1 the bitmaps decide (any bit of
-** the accessed range set, or a range wrapping past FFFF, exits) and
-** unconditional I/O exiting is ignored; otherwise exits iff unconditional I/O
-** exiting.  Qualification (table 27-5): 2:0 size-1, 3 direction (1 = IN), 31:16 port. */
+/* SDM 25.1.3 I/O (bitmaps: SDM 24.6.4): with "use I/O bitmaps" = 1 the
+** bitmaps decide (any bit of the accessed range set, or a range wrapping past
+** FFFF, exits) and unconditional I/O exiting is ignored; otherwise exits iff
+** unconditional I/O exiting.  Qualification (table 27-5): 2:0 size-1,
+** 3 direction (1 = IN), 31:16 port. */
 static struct exit_decision io(const struct vmx_cpu *s, const struct trace_event *ev) {
   unsigned size = IO_AUX_SIZE(ev->aux), port = (unsigned)ev->a & 0xffff;
   bool in = !(ev->aux & IO_AUX_OUT);
@@ -134,9 +135,10 @@ static struct exit_decision msr(const struct vmx_cpu *s, uint32_t idx, bool writ
   return stay(WHY_BITMAP_CLEAR, idx);
 }
 
-/* SDM 25.2 exceptions (bitmap: SDM 24.6.3): exit iff the vector's exception-bitmap bit is 1, except
-** #PF (vector 14): when (PFEC & PFEC_MASK) == PFEC_MATCH it exits iff bit 14
-** is 1, otherwise iff bit 14 is 0.  Only vectors 0-31 index the bitmap (above
+/* SDM 25.2 exceptions (bitmap: SDM 24.6.3): exit iff the vector's
+** exception-bitmap bit is 1, except #PF (vector 14): when
+** (PFEC & PFEC_MASK) == PFEC_MATCH it exits iff bit 14 is 1, otherwise iff
+** bit 14 is 0.  Only vectors 0-31 index the bitmap (above
 ** 31 it is not an exception); an NMI (vector 2) exits iff "NMI exiting" is 1. */
 static struct exit_decision exception(const struct vmcs *v, unsigned vec, uint32_t pfec) {
   if (vec > 31) return stay(WHY_EXC_BITMAP_CLEAR, vec);
