@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Fits the handler costs that the calibration points of the reference material
-determine, and nothing else.
+"""Fits the handler costs that the published calibration points determine, and
+nothing else.
 
-Calibration points (costs-and-workloads.md, "Calibration points"):
+Calibration points (docs/sources.md, "Calibration points and validation numbers"):
   A. lat_ctx -s 0 2, 32-bit uniprocessor Core 2 guest, Jan 2007:
      KVM caching shadow tables 9.19 us per switch   -> core2-2007 handler.CR_ACCESS.cr3 write
   B. same, KVM discarding shadow tables 180.91 us   -> core2-2007 handler.EXCEPTION_NMI

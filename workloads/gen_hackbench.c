@@ -9,9 +9,11 @@
 static const char *const hackbench_sources[] = {
   "hackbench: groups of 20 senders and 20 receivers, UNIX sockets by default (-p pipes), "
   "processes by default (-T threads: one address space); each sender writes loops x 20 "
-  "messages of 100 bytes (costs-and-workloads.md, Workloads)",
+  "messages of 100 bytes (rt-tests src/hackbench/hackbench.c; "
+  "Linux tools/perf/bench/sched-messaging.c)",
   "per-operation native time: a third of lmbench lat_ctx -s 0 at the number of tasks per "
-  "vCPU, 2007 Core 2: 2/20/50 procs 2.02/4.04/4.30 us (costs-and-workloads.md, Workloads); "
+  "vCPU, 2007 Core 2: 2/20/50 procs 2.02/4.04/4.30 us "
+  "(kvm-devel 'mmu optimizations branch', 2007-01); "
   "the split is an estimate",
   "scheduling model (--burst) is an assumption, not from a source",
   NULL,

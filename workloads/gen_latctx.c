@@ -6,20 +6,21 @@
 #include "sim/core/util.h"
 
 /*
-** Native lat_ctx on the 2007 Core 2 (costs-and-workloads.md, "Workloads"),
-** microseconds per switch at 2, 20 and 50 processes, with -s 0 and -s 1000.
+** Native lat_ctx on the 2007 Core 2 (kvm-devel thread "mmu optimizations
+** branch", January 2007; docs/sources.md, "Workload facts"), microseconds per
+** switch at 2, 20 and 50 processes, with -s 0 and -s 1000.
 */
 static const double anchor_procs[3] = { 2, 20, 50 };
 static const double anchor_us_s0[3] = { 2.02, 4.04, 4.30 };
 static const double anchor_us_s1000[3] = { 150.5, 216.6, 218.1 };
 
 static const char *const latctx_sources[] = {
-  "lmbench lat_ctx native, 2007 Core 2 (costs-and-workloads.md, Workloads): "
+  "lmbench lat_ctx native, 2007 Core 2 (kvm-devel 'mmu optimizations branch', 2007-01): "
   "2/20/50 procs 2.02/4.04/4.30 us with -s 0, 150.5/216.6/218.1 us with -s 1000",
   "lmbench lat_ctx loop: read token, bread(KB buffer), write to the next pipe "
-  "(costs-and-workloads.md, Workloads)",
+  "(lmbench 3.0-a9 src/lat_ctx.c)",
   "Linux context switch: switch_mm to a different mm does 1 CR3 write "
-  "(costs-and-workloads.md, Workloads)",
+  "(Linux arch/x86/mm/tlb.c switch_mm_irqs_off)",
   NULL,
 };
 

@@ -16,8 +16,9 @@ static const char *const mode_names[] = { "hvm", "pv64", "pti", NULL };
 
 static const char *const syscalls_sources[] = {
   "Xen 64-bit PV guests (and xenner on KVM): every guest syscall does 2 CR3 switches "
-  "(costs-and-workloads.md, Workloads)",
-  "page-table isolation without PCID: every syscall adds 2 CR3 writes (costs-and-workloads.md, Workloads)",
+  "(Xen xen/arch/x86/pv/domain.c toggle_guest_mode)",
+  "page-table isolation without PCID: every syscall adds 2 CR3 writes "
+  "(Linux 4.15 arch/x86/entry/calling.h SWITCH_TO_KERNEL_CR3, SWITCH_TO_USER_CR3_STACK)",
   "CR3 reload ~100-250 cycles; 124 taken (Haswell): linux-mm \"TLB flush multiple pages per IPI\", 2015",
   "null call = getppid(): lmbench lat_syscall null",
   "--syscall-cycles and --work defaults are estimates, not from a source",

@@ -79,7 +79,8 @@ static void handle_dr(struct vcpu *v, const struct trace_event *ev, struct vcpu_
   struct vmcs *c = &v->vmx.vmcs;
   vmcs_read(c, VMCS_EXIT_QUALIFICATION);
   r->stat_key = stat_key_dr(ev->aux, ev->type == EV_DR_READ);
-  /* The MOV-DR exit has priority over #UD/#GP (SDM 25.1.3), so the handler
+  /* The MOV-DR exit has priority over #UD/#GP (SDM 25.1.3, an exception to
+  ** the order of 25.1.1), so the handler
   ** applies them, with the guest's CR4 (KVM keeps a copy: no VMREAD). */
   unsigned fault = 0;
   uint64_t cr4 = cr_read_value(vmcs_peek(c, VMCS_GUEST_CR4), vmcs_peek(c, VMCS_CR4_GUEST_HOST_MASK),
@@ -95,8 +96,9 @@ static void handle_dr(struct vcpu *v, const struct trace_event *ev, struct vcpu_
   }
   if (ev->type == EV_DR_WRITE) {
     if (n < 0) {
-      /* SDM: MOV to DR6/DR7 with bits 63:32 set is #GP; KVM injects it (and so
-      ** GUEST_DR7 never holds high bits, which would fail VM entry). */
+      /* SDM Vol. 2B "MOV -- Move to/from Debug Registers": MOV to DR6/DR7 with
+      ** bits 63:32 set is #GP; KVM injects it (and so GUEST_DR7 never holds high
+      ** bits, which would fail the VM-entry check of SDM 26.3.1.1). */
       inject(c, DR_FAULT_GP, true);
       return;
     }
@@ -133,7 +135,7 @@ static void handle_interrupt(struct vcpu *v, const struct trace_event *ev, struc
   vmcs_read(&v->vmx.vmcs, VMCS_VM_EXIT_INTR_INFO);
 }
 
-/* Trap-like (SDM 29.1.2): the MOV to CR8 completed and wrote VTPR. */
+/* Trap-like (SDM 29.1.2): the MOV to CR8 completed and wrote VTPR (SDM 29.3). */
 static void handle_tpr_below_threshold(struct vcpu *v, const struct trace_event *ev, struct vcpu_result *r) {
   if (ev->type == EV_CR_WRITE) v->vmx.cr8 = ev->a;
   handle_interrupt(v, ev, r);

@@ -69,7 +69,7 @@ unsigned vmx_entry_check(const struct vmx_cpu *c, const struct vmx_caps *caps, c
       unsupported(v, VMCS_SECONDARY_VM_EXEC_CONTROL, caps->sec_allowed1, CTL_SEC, "IA32_VMX_PROCBASED_CTLS2", msg, n))
     return 7;
   uint64_t count = vmcs_peek(v, VMCS_CR3_TARGET_COUNT);
-  /* SDM 26.2.1.1: CR3_TARGET_COUNT must not exceed IA32_VMX_MISC[24:16]. */
+  /* SDM 26.2.1.1: CR3_TARGET_COUNT must not exceed IA32_VMX_MISC[24:16] (SDM A.6). */
   if (count > caps->cr3_targets) {
     snprintf(msg, n, ENTRY_ERROR "CR3_TARGET_COUNT is %llu but this CPU supports %llu CR3-target values "
              "(IA32_VMX_MISC[24:16])", (unsigned long long)count, (unsigned long long)caps->cr3_targets);

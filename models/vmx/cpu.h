@@ -87,7 +87,7 @@ void vmx_cpu_entry(struct vmx_cpu *c);
 ** must be allowed to be 1 by the capability MSRs (secondary controls only
 ** when "activate secondary controls" is 1), and CR3_TARGET_COUNT must not
 ** exceed the number of CR3-target values.  Returns 0, or the VM-instruction
-** error number (7: invalid control field) with a message naming the control. */
+** error number (SDM 30.4; 7: invalid control field) with a message naming the control. */
 unsigned vmx_entry_check(const struct vmx_cpu *c, const struct vmx_caps *caps, char *msg, size_t n);
 
 /* Runs a guest instruction that did not exit (SDM 25.3): masked CR0/CR4 bits
@@ -95,10 +95,11 @@ unsigned vmx_entry_check(const struct vmx_cpu *c, const struct vmx_caps *caps, c
 ** register, WRMSR IA32_DEBUGCTL loads it.  The MMU follow-up goes to r. */
 void vmx_execute(struct vmx_cpu *c, const struct trace_event *ev, struct vmx_native *r);
 
-/* SDM MOV DR: with CR4.DE = 1 a reference to DR4 or DR5 is #UD; with CR4.DE = 0
-** they are aliases of DR6 and DR7; a write of a 1 to bits 63:32 of DR6 or DR7
-** is #GP(0).  Returns the register the access reaches, or -1 when it faults
-** (vector in *fault; nothing is read or written). */
+/* SDM Vol. 2B "MOV -- Move to/from Debug Registers" and Vol. 3B 17.2.2: with
+** CR4.DE = 1 a reference to DR4 or DR5 is #UD; with CR4.DE = 0 they are aliases
+** of DR6 and DR7; a write of a 1 to bits 63:32 of DR6 or DR7 is #GP(0).
+** Returns the register the access reaches, or -1 when it faults (vector in
+** *fault; nothing is read or written). */
 #define DR_FAULT_UD 6u
 #define DR_FAULT_GP 13u
 int dr_resolve(uint64_t cr4, unsigned dr, bool write, uint64_t value, unsigned *fault);

@@ -1,6 +1,6 @@
 /* Exit decisions: does a guest action exit to the hypervisor, with which reason
 ** and qualification?  Pure functions of the processor's VMX state and the
-** operand (SDM Vol. 3C chapter 26, "VMX non-root operation").  Nothing here
+** operand (SDM chapter 25, "VMX Non-Root Operation"; docs/sources.md).  Nothing here
 ** charges cycles or changes state; the engine and the handlers do that.
 */
 #ifndef VMXSIM_EXIT_H
@@ -15,7 +15,7 @@
 /* Which rule decided: lets the REPL and tests say *why*. */
 enum exit_why {
   WHY_NOT_AN_INSTRUCTION,  /* run, mark, syscall, touch...: only the MMU can exit */
-  WHY_ALWAYS,              /* CPUID, VMCALL, INVD, XSETBV: unconditional (SDM 26.1.2) */
+  WHY_ALWAYS,              /* CPUID, VMCALL, INVD, XSETBV: unconditional (SDM 25.1.2) */
   WHY_CONTROL_SET,         /* detail = control bit that is set */
   WHY_CONTROL_CLEAR,       /* detail = control bit that is clear */
   WHY_CR_OWNED_DIFFERS,    /* detail = host-owned bits where operand != read shadow */
@@ -62,7 +62,7 @@ struct exit_decision vmx_decide_page_fault(const struct vmx_cpu *s, uint64_t lin
 const char *vmx_explain(const struct exit_decision *d, const struct trace_event *ev,
                         char *buf, size_t n);
 
-/* --- What the guest sees when the instruction does not exit (SDM 26.3) --- */
+/* --- What the guest sees when the instruction does not exit (SDM 25.3) --- */
 
 /* MOV to CR0/CR4 without exit: owned bits keep their value, the rest take the operand. */
 static inline uint64_t cr_write_no_exit(uint64_t cr, uint64_t mask, uint64_t val) {
@@ -109,6 +109,6 @@ const char *cr4_bit_name(unsigned bit);
 #define CR4_PCE (1ull << 8)
 #define CR4_PCIDE (1ull << 17)
 #define CR4_SMEP (1ull << 20)
-#define DR7_RESET 0x400ull           /* value DR7 takes on every VM exit (SDM 28.3) */
+#define DR7_RESET 0x400ull           /* value DR7 takes on every VM exit (SDM 27.5.1) */
 
 #endif

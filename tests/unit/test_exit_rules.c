@@ -1,6 +1,6 @@
 /* CR shadowing (MOV to/from CR0/CR4, CLTS, LMSW) and CR3-target values, in the
-** style of kvm-unit-tests' cr_shadowing test: SDM Vol. 3C 26.1.3 and 26.3,
-** exit qualifications from 27.2.1 table 27-3 (reference vmx.md). */
+** style of kvm-unit-tests' cr_shadowing test: SDM 25.1.3 and 25.3,
+** exit qualifications from 27.2.1 table 27-3 (docs/sources.md). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -268,7 +268,7 @@ static void mov_cr8_to_rax_exit_qualification_is_0x18(void **state) {
   assert_int_equal(d.qual, 0x18);
 }
 
-/* SDM 29.1.2: with "use TPR shadow", MOV to CR8 writes VTPR; a new TPR below
+/* SDM 29.3, 29.1.2: with "use TPR shadow", MOV to CR8 writes VTPR; a new TPR below
 ** TPR_THRESHOLD then causes a trap-like exit: the write has already happened. */
 static void mov_to_cr8_below_the_tpr_threshold_exits_after_the_write(void **state) {
   (void)state;
@@ -670,7 +670,7 @@ static void engine_init_accepts_cr3_target_count_4(void **state) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Exceptions and NMIs (SDM 26.2)                                            */
+/* Exceptions and NMIs (SDM 25.2)                                            */
 
 static void vectors_above_31_are_not_exceptions_and_ignore_the_exception_bitmap(void **state) {
   (void)state;

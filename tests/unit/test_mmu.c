@@ -506,7 +506,7 @@ static void an_exiting_cr4_write_that_sets_a_guest_owned_pge_flushes_the_tlb(voi
   /* ept+cr4mask: PGE is guest-owned, MCE host-owned.  The guest clears PGE
   ** without an exit (the read shadow keeps the stale PGE = 1), then sets PGE
   ** and MCE: the write exits, and it changes PGE, so it flushes every TLB
-  ** entry (SDM 4.10.4.1).  The handler must compare with the guest's CR4,
+  ** entry (SDM Vol. 3A 4.10.4.1).  The handler must compare with the guest's CR4,
   ** not with the read shadow. */
   struct vm vm;
   vm_start(&vm, "ept+cr4mask", NULL, 0, PAGING_64);
