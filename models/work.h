@@ -34,6 +34,7 @@
   X(SHADOW_ZAP,       "shadow_zap",         "zap one shadow page (unlink parents, free)")     \
   X(SHADOW_INSTALL,   "shadow_install",     "install one shadow PTE after a fault")           \
   X(PTE_EMULATE,      "pte_emulate",        "emulate one trapped guest page-table write")     \
+  X(APIC_EMULATE,     "apic_emulate",       "emulate one access to a local-APIC register (decode, virtual APIC, kick an IPI's target)") \
   X(ROOT_SWITCH,      "root_switch",        "find or build the shadow root on a CR3 exit")    \
   X(TLB_MISS_NATIVE,  "tlb_miss_native",    "native page walk on a TLB miss (4 references)")  \
   X(TLB_MISS_2D,      "tlb_miss_2d",        "two-dimensional EPT walk on a TLB miss (up to 24 references)")

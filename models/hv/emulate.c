@@ -154,6 +154,14 @@ static void handle_msr_write(struct vcpu *v, const struct trace_event *ev, struc
   skip_instruction(&v->vmx.vmcs);
 }
 
+/* KVM handle_apic_access: the qualification says which register; the
+** instruction is emulated against the in-kernel APIC. */
+static void handle_apic_access(struct vcpu *v, const struct trace_event *ev, struct vcpu_result *r) {
+  vmcs_read(&v->vmx.vmcs, VMCS_EXIT_QUALIFICATION);
+  vcpu_apic_access(v, ev, r);
+  skip_instruction(&v->vmx.vmcs);
+}
+
 /* CPUID, RDMSR, VMCALL, RDTSC...: emulate and skip. */
 static void handle_default(struct vcpu *v, const struct trace_event *ev, struct vcpu_result *r) {
   (void)ev; (void)r;
@@ -170,6 +178,7 @@ static const exit_handler handlers[EXIT_REASON_MAX] = {
   [EXIT_REASON_IO_INSTRUCTION]       = handle_io,
   [EXIT_REASON_MSR_WRITE]            = handle_msr_write,
   [EXIT_REASON_TPR_BELOW_THRESHOLD]  = handle_tpr_below_threshold,
+  [EXIT_REASON_APIC_ACCESS]          = handle_apic_access,
 };
 
 void emulate_mmu_fault(struct vcpu *v, const struct vmx_exit_info *x) {

@@ -187,6 +187,12 @@ void vcpu_exit_end(struct vcpu *v, struct work *w, uint64_t counters[]) {
   vmx_cpu_entry(&v->vmx);
 }
 
+void vcpu_apic_access(struct vcpu *v, const struct trace_event *op, struct vcpu_result *r) {
+  (void)v;
+  r->mmio = true;
+  r->ipi = (op->aux & APIC_AUX_WRITE) && op->a == APIC_ICR ? (int)(op->b >> 56) : -1;
+}
+
 void vcpu_roots_loaded(struct vcpu *v, uint64_t guest_cr3, uint64_t root_hpa, bool exited) {
   if (!exited) {                       /* loaded at VM entry, or by a CR3-target hit */
     vmcs_poke(&v->vmx.vmcs, VMCS_GUEST_CR3, root_hpa);

@@ -3,6 +3,7 @@
 #include "mmu_int.h"
 #include "models/alloc.h"
 #include "models/counters.h"
+#include "models/vmx/exit.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,13 @@ void mmu_request(struct mmu *m, const struct mmu_ctx *c, enum mmu_request req, u
   case MMU_NONE:
     break;
   }
+}
+
+struct mmu_fault mmu_mmio_fault(const struct mmu *m, uint64_t gla, uint64_t gpa, bool write) {
+  if (mmu_ept(m))
+    return (struct mmu_fault){ .kind = MMU_FAULT_EPT_VIOLATION, .gla = gla, .gpa = gpa,
+                               .ept_qual = (write ? EPT_QUAL_WRITE : EPT_QUAL_READ) | EPT_QUAL_GLA_VALID | EPT_QUAL_GLA_FINAL };
+  return (struct mmu_fault){ .kind = MMU_FAULT_PF, .gla = gla, .pfec = write ? PFEC_WRITE : 0 };
 }
 
 void mmu_on_vm_transition(struct mmu *m, unsigned vcpu) {

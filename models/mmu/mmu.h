@@ -85,6 +85,10 @@ void mmu_guest_event(struct mmu *m, const struct mmu_ctx *c, const struct trace_
 ** from the guest executing natively (a CR3-target hit). */
 void mmu_request(struct mmu *m, const struct mmu_ctx *c, enum mmu_request req, uint64_t arg, bool exited,
                  struct work *w);
+/* The fault of an access to guest-physical MMIO page gpa (through linear
+** address gla): the hypervisor never maps such a page, so every access
+** faults -- a not-present #PF under shadow paging, an EPT violation under EPT. */
+struct mmu_fault mmu_mmio_fault(const struct mmu *m, uint64_t gla, uint64_t gpa, bool write);
 /* A VM exit/entry happened on the vCPU (TLB flush unless VPID). */
 void mmu_on_vm_transition(struct mmu *m, unsigned vcpu);
 

@@ -165,6 +165,19 @@ struct exit_decision vmx_decide_page_fault(const struct vmx_cpu *s, uint64_t lin
   return d;
 }
 
+/* SDM 29.4: with "virtualize APIC accesses" a linear access to the APIC-access
+** page causes an APIC-access VM exit (with "use TPR shadow", reads and writes
+** of the TPR at 0x80 are virtualized instead); the qualification (SDM 27.2.1,
+** table 27-6) holds the page offset in 11:0 and the access type in 15:12 (0
+** linear read, 1 linear write).  Without the control the access is an
+** ordinary memory access: it exits only if the MMU faults on the page. */
+static struct exit_decision apic(const struct vmcs *v, const struct trace_event *ev) {
+  bool write = ev->aux & APIC_AUX_WRITE;
+  if (!sec_ctl(v, SEC_APIC_ACCESS)) return stay(WHY_APIC_MMIO, ev->a);
+  if (ev->a == 0x80 && cpu_ctl(v, CPU_TPR_SHADOW)) return stay(WHY_APIC_MMIO, ev->a);
+  return leave(EXIT_REASON_APIC_ACCESS, WHY_APIC_ACCESS_PAGE, (ev->a & 0xfff) | (uint64_t)write << 12, ev->a);
+}
+
 struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_event *ev) {
   const struct vmcs *v = &s->vmcs;
   switch (ev->type) {
@@ -189,6 +202,7 @@ struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_even
   case EV_RDMSR:  return msr(s, (uint32_t)ev->a, false);
   case EV_WRMSR:  return msr(s, (uint32_t)ev->a, true);
   case EV_EXC:    return exception(v, (unsigned)ev->a, (uint32_t)ev->b);
+  case EV_APIC:   return apic(v, ev);
   /* SDM 25.2: an external interrupt exits iff "external-interrupt exiting" is 1. */
   case EV_INTR:   return by_control(pin_ctl(v, PIN_EXT_INTR_EXITING), PIN_EXT_INTR_EXITING, EXIT_REASON_EXTERNAL_INTERRUPT, 0);
   default:        return stay(WHY_NOT_AN_INSTRUCTION, 0);

@@ -34,6 +34,8 @@ enum exit_why {
   WHY_EXC_BITMAP_CLEAR,
   WHY_PF_FILTERED,         /* #PF: PFEC mask/match inverted the bitmap bit */
   WHY_TPR_BELOW_THRESHOLD, /* MOV to CR8 with TPR shadow: trap after execution */
+  WHY_APIC_ACCESS_PAGE,    /* an access to the APIC-access page with "virtualize APIC accesses" */
+  WHY_APIC_MMIO,           /* an APIC access without it: an ordinary access the MMU decides */
 };
 
 struct exit_decision {
