@@ -15,7 +15,9 @@ enum shadow_evict { EVICT_FIFO, EVICT_LRU };
 /*
 ** X(name, type, default, field, description)
 ** type: B bool, U unsigned, X 64-bit (hex welcome), E enum (choices in policy.c).
-** The knob names are part of the interface (DESIGN.md, "Policies").
+** The knob names are part of the interface: `--set KEY=VALUE`, policy files,
+** regression cases and the results database use them (docs/vmxsim.1,
+** docs/schema.md).
 */
 #define POLICY_KNOBS(X)                                                                       \
   X(paging,              E, "shadow", paging,             "guest paging: shadow (write-protected guest tables) or ept") \

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include "report.h"
 #include "stats.h"
+#include "models/vmx/cpu.h"
 #include "models/work.h"
 
 struct profile {
@@ -25,6 +26,8 @@ struct profile {
 ** message names the file and key).  Call profile_free whatever the result. */
 int profile_load(struct profile *pr, const char *name, char *err, size_t errlen);
 void profile_free(struct profile *pr);
+/* The VMX capabilities the profile states (its vmx.* parameters). */
+struct vmx_caps profile_vmx_caps(const struct profile *pr);
 /* Lists the built-in profiles (name, clock, description) as a table, CSV or JSON. */
 void profile_list(FILE *f, enum report_format fmt);
 const char *const *profile_names(void);

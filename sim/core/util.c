@@ -17,9 +17,18 @@ void errorf(const char *fmt, ...) {
 }
 
 const char *num_shortest(char buf[NUM_TEXT_MAX], double v) {
-  for (int prec = 1; prec <= 17; prec++) {
+  int prec = 1;
+  for (; prec <= 17; prec++) {
     snprintf(buf, NUM_TEXT_MAX, "%.*g", prec, v);
     if (v != v || strtod(buf, NULL) == v) break;   /* NaN never compares equal */
+  }
+  /* %g writes 10 as "1e+01" at one digit: below 1e17, as many digits as the
+  ** integer part has, so that whole numbers read as such ("10", "1200"). */
+  double a = v < 0 ? -v : v;
+  if (strchr(buf, 'e') && a >= 1 && a < 1e17) {
+    int digits = 1;
+    for (double t = a; t >= 10; t /= 10) digits++;
+    snprintf(buf, NUM_TEXT_MAX, "%.*g", digits > prec ? digits : prec, v);
   }
   return buf;
 }

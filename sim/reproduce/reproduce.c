@@ -209,16 +209,23 @@ static void column_decimals(const struct xp_table *t, int dec[XP_MAX_COLS]) {
   }
 }
 
-static void fmt_value(char *buf, size_t n, double v, int decimals, bool calibrated) {
-  snprintf(buf, n, "%.*f%s", decimals, v, calibrated ? "*" : "");
+/* A value at its column's precision; one fitted on a calibration point gets
+** "*" and the published value in brackets, so model and publication stand
+** side by side. */
+static void fmt_value(char *buf, size_t n, const struct xp_row *row, unsigned c, int decimals) {
+  int used = snprintf(buf, n, "%.*f", decimals, row->v[c]);
+  if (!row->calibrated[c] || used < 0 || (size_t)used >= n) return;
+  used += snprintf(buf + used, n - (size_t)used, "*");
+  if (row->published[c] && (size_t)used + 2 < n)
+    snprintf(buf + used, n - (size_t)used, " [%.*f]", decimals, row->published[c]);
 }
 
 static void print_text(FILE *f, const struct xp_table *t, bool md) {
   char buf[64];
   int dec[XP_MAX_COLS];
   column_decimals(t, dec);
-  if (md) fprintf(f, "### %s\n\n%s (%s)\n\n", t->name, t->title, t->unit);
-  else fprintf(f, "== %s: %s\n   (%s)\n\n", t->name, t->title, t->unit);
+  if (md) fprintf(f, "### %s\n\n%s (%s; predictions unless marked *)\n\n", t->name, t->title, t->unit);
+  else fprintf(f, "== %s: %s\n   (%s; predictions unless marked *)\n\n", t->name, t->title, t->unit);
   if (md) {
     fprintf(f, "| |");
     for (unsigned c = 0; c < t->ncols; c++) fprintf(f, " %s |", t->cols[c]);
@@ -228,7 +235,7 @@ static void print_text(FILE *f, const struct xp_table *t, bool md) {
     for (unsigned r = 0; r < t->nrows; r++) {
       fprintf(f, "| %s |", t->row[r].label);
       for (unsigned c = 0; c < t->ncols; c++) {
-        fmt_value(buf, sizeof buf, t->row[r].v[c], dec[c], t->row[r].calibrated[c]);
+        fmt_value(buf, sizeof buf, &t->row[r], c, dec[c]);
         fprintf(f, " %s |", buf);
       }
       fprintf(f, "\n");
@@ -243,7 +250,7 @@ static void print_text(FILE *f, const struct xp_table *t, bool md) {
   for (unsigned r = 0; r < t->nrows; r++) {
     tt_cell(&tt, "%s", t->row[r].label);
     for (unsigned c = 0; c < t->ncols; c++) {
-      fmt_value(buf, sizeof buf, t->row[r].v[c], dec[c], t->row[r].calibrated[c]);
+      fmt_value(buf, sizeof buf, &t->row[r], c, dec[c]);
       tt_cell(&tt, "%s", buf);
     }
   }
@@ -268,6 +275,11 @@ static cJSON *table_json(const struct xp_table *t) {
     for (unsigned c = 0; c < t->ncols; c++) {
       json_add_number(vals, t->cols[c], t->row[r].v[c]);
       if (t->row[r].calibrated[c]) cJSON_AddItemToArray(cal, cJSON_CreateString(t->cols[c]));
+      if (t->row[r].published[c]) {
+        cJSON *pub = cJSON_GetObjectItemCaseSensitive(row, "published");
+        if (!pub) pub = cJSON_AddObjectToObject(row, "published");
+        json_add_number(pub, t->cols[c], t->row[r].published[c]);
+      }
     }
     cJSON_AddItemToObject(row, "values", vals);
     cJSON_AddItemToObject(row, "calibrated", cal);

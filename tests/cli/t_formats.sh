@@ -31,11 +31,11 @@ case $us in *[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0
 
 # ---- CSV rows name their run: two runs concatenate into one table
 "$VMXSIM" --policy shadowcache --format csv --no-db one.bin > a.csv
-"$VMXSIM" --policy ept --format csv --no-db one.bin > b.csv
+"$VMXSIM" --policy nocache --format csv --no-db one.bin > b.csv
 check_eq "report CSV header" "trace,workload,policy,cpu,section,name,parent,count,cycles,avg,min,p5,p50,p95,max" "$(head -1 a.csv)"
 check_contains "every row names trace, workload, policy, cpu" "$(sed -n 2p a.csv)" "one.bin,fmt,shadowcache,core2-2007,"
 { cat a.csv; tail -n +2 b.csv; } > both.csv
-check_eq "concatenated: rows of both policies" "shadowcache ept" \
+check_eq "concatenated: rows of both policies" "shadowcache nocache" \
   "$(awk -F, 'NR > 1 && !seen[$3]++ { printf "%s%s", sep, $3; sep = " " }' both.csv)"
 check_eq "concatenated: every row has the header's columns" "15" \
   "$(awk -F, '{ print NF }' both.csv | sort -u | tr '\n' ' ' | sed 's/ $//')"

@@ -236,7 +236,7 @@ rm -f del.db
 "$VMXSIM" trace asm "$ROOT/traces/examples/basic.txt" -o keep.bin
 cp keep.bin gone.bin && printf '' >> gone.bin
 "$VMXSIM" gen lat_ctx --procs 2 --iters 5 -o gone.bin > /dev/null
-for p in nocache shadowcache ept; do
+for p in nocache shadowcache prevroots; do
   "$VMXSIM" --policy $p --db del.db keep.bin > /dev/null
   "$VMXSIM" --policy $p --db del.db gone.bin > /dev/null
 done
@@ -294,24 +294,24 @@ check_rc "compare --mixed-cpus" 0
 check_contains "--mixed-cpus: each run's profile in the legend" "$out" "  B: run 2, policy shadowcache, cpu skylake-2019"
 run "$VMXSIM" compare --db cmp.db --trace keep.bin
 check_rc "compare --trace over every policy refuses mixed profiles too" 2
-run "$VMXSIM" compare --db cmp.db --trace keep.bin --policy nocache,ept
+run "$VMXSIM" compare --db cmp.db --trace keep.bin --policy nocache,prevroots
 check_rc "a missing run without --run" 2
 check_contains "... says --run replays it" "$err" "'vmxsim compare --run' replays it"
-run "$VMXSIM" compare --db cmp.db --trace keep.bin --policy nocache,ept,cr3cache --run
+run "$VMXSIM" compare --db cmp.db --trace keep.bin --policy nocache,prevroots,cr3cache --run
 check_rc "compare --run" 0
 check_contains "--run says what it replayed, on the profile of the stored run" "$err" \
-  "vmxsim: compare: replayed keep.bin under ept on core2-2007 (run 3 stored in cmp.db)"
+  "vmxsim: compare: replayed keep.bin under prevroots on core2-2007 (run 3 stored in cmp.db)"
 check_contains "--run: the replayed runs are compared" "$out" "  C: run 4, policy cr3cache"
 check_eq "--run stored them" "4" "$(sqlite3 cmp.db 'SELECT count(*) FROM runs')"
-ept_direct=$("$VMXSIM" --policy ept --no-db --format json keep.bin | grep '"total_exits"')
+ept_direct=$("$VMXSIM" --policy prevroots --no-db --format json keep.bin | grep '"total_exits"')
 check_eq "--run: the stored run equals a batch run" "$ept_direct" "$("$VMXSIM" report 3 --db cmp.db --format json | grep '"total_exits"')"
-run "$VMXSIM" compare --db cmp.db --trace keep.bin --policy nocache,ept --run
+run "$VMXSIM" compare --db cmp.db --trace keep.bin --policy nocache,prevroots --run
 check_rc "compare --run with nothing missing" 0
 check_eq "... replays nothing" "" "$err"
 run "$VMXSIM" compare --db cmp.db --trace keep.bin --policy shadowcache,ept --cpu skylake-2019 --run
 check_rc "compare --run --cpu" 0
 check_contains "--run --cpu replays on that profile" "$err" "under ept on skylake-2019"
-run "$VMXSIM" compare --db cmp.db --trace nosuch.bin --policy nocache,ept --run
+run "$VMXSIM" compare --db cmp.db --trace nosuch.bin --policy nocache,prevroots --run
 check_rc "--run of a trace that is not a file" 2
 check_contains "... says so" "$err" "nosuch.bin is not a trace file, so it cannot be replayed"
 run "$VMXSIM" compare --db cmp.db 1 3 --run
