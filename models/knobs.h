@@ -44,7 +44,8 @@ enum shadow_evict { EVICT_FIFO, EVICT_LRU };
   X(io_bitmaps,          B, "false",  io_bitmaps,         "use I/O bitmaps (all ports intercepted but 0x80); false: unconditional I/O exiting") \
   X(vpid,                B, "false",  vpid,               "VPID: VM exits and entries keep TLB entries") \
   X(tlb_entries,         U, "512",    tlb_entries,        "entries of each vCPU's TLB model (4-way set-associative)") \
-  X(tpr_shadow,          B, "false",  tpr_shadow,         "use TPR shadow (CR8 accesses without exits)")
+  X(tpr_shadow,          B, "false",  tpr_shadow,         "use TPR shadow (CR8 accesses without exits)") \
+  X(apic_access_virt,    B, "false",  apic_access_virt,   "virtualize APIC accesses: local-APIC accesses exit as APIC_ACCESS instead of faulting as MMIO (FlexPriority)")
 
 struct policy {
   char name[256];            /* e.g. "shadowcache+lazydr" plus ",key=value" overrides */

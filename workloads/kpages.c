@@ -32,14 +32,26 @@ uint64_t kpages_addr(const struct gen_layout *l, enum kgroup k, unsigned instanc
   return l->kdirect + DATA_BASE + data * DATA_REGION + ((uint64_t)instance * group_pages[k] << 12);
 }
 
+/* Touches of adjacent pages with the same access merge into one record (the
+** text groups of a path lie one after the other), which keeps traces small. */
 void kpages_touch(struct gen *g, unsigned vcpu, const struct gen_layout *l, uint64_t set, unsigned task,
                   unsigned obj, bool write) {
+  uint64_t start = 0, pages = 0;
+  bool start_write = false;
   for (unsigned k = 0; k < KG_COUNT; k++) {
     if (!(set >> k & 1)) continue;
     enum kscope s = group_scope[k];
     unsigned instance = s == KS_TASK ? task : s == KS_PIPE || s == KS_SOCKET ? obj : 0;
-    gen_touch(g, vcpu, kpages_addr(l, (enum kgroup)k, instance), group_pages[k], write && s != KS_TEXT);
+    uint64_t va = kpages_addr(l, (enum kgroup)k, instance);
+    bool w = write && s != KS_TEXT;
+    if (pages && va == start + (pages << 12) && w == start_write) {
+      pages += group_pages[k];
+      continue;
+    }
+    gen_touch(g, vcpu, start, pages, start_write);
+    start = va, pages = group_pages[k], start_write = w;
   }
+  gen_touch(g, vcpu, start, pages, start_write);
 }
 
 void kpages_meta(cJSON *meta, const struct gen_layout *l, uint64_t set, unsigned extra_user) {

@@ -29,7 +29,8 @@ static void msr_pass(struct vmx_cpu *s, uint32_t msr) {
 /* Secondary controls the policy needs (KVM sets "activate secondary controls"
 ** only when it uses one, so that it runs on CPUs without them). */
 static uint64_t setup_secondary(const struct policy *p) {
-  return (p->paging == PAGING_EPT ? SEC_ENABLE_EPT : 0) | (p->vpid ? SEC_ENABLE_VPID : 0);
+  return (p->paging == PAGING_EPT ? SEC_ENABLE_EPT : 0) | (p->vpid ? SEC_ENABLE_VPID : 0) |
+         (p->apic_access_virt ? SEC_APIC_ACCESS : 0);
 }
 
 static uint64_t setup_controls(const struct policy *p) {

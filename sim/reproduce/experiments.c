@@ -149,7 +149,8 @@ static int cr3_cache_2008(struct xp_ctx *c, struct xp_table *t) {
         "seconds",
         ARGS("shadowcache", "cr3cache", "cr3cache/shadowcache", "exits/msg sc", "exits/msg cc"));
   t[1].plot_n = 2;
-  unsigned full = 50000, run = c->quick ? 5 : full;
+  /* 1000 loops (400,000 messages) are in the steady state: scaled to 50000 */
+  unsigned full = 50000, run = c->quick ? 5 : 1000;
   snprintf(loops, sizeof loops, "%u", run);
   const char *tr = xp_gen(c, ARGS("hackbench", "--groups", "1", "--loops", loops, "--vcpus", "4"));
   struct xp_result sc, cc;
@@ -159,7 +160,9 @@ static int cr3_cache_2008(struct xp_ctx *c, struct xp_table *t) {
   struct xp_row *r = xp_add_row(&t[1], "1 group, %u loops%s", full, run == full ? "" : " (scaled)");
   double v[] = { sc.seconds * scale, cc.seconds * scale, cc.seconds / sc.seconds, sc.exits_per_op, cc.exits_per_op };
   memcpy(r->v, v, sizeof v);
-  snprintf(t[1].notes, sizeof t[1].notes, "All predicted. 40 address spaces cycle through a 4-entry cache.");
+  snprintf(t[1].notes, sizeof t[1].notes, "All predicted. With hackbench's measured scheduling a sender writes "
+           "~50 messages per run, so CR3 writes are few (0.04 per message) and a 4-entry round-robin cache still "
+           "catches about a fifth of them (a sender resuming after one receiver).");
   return EXIT_OK;
 }
 

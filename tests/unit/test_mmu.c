@@ -652,6 +652,59 @@ static void a_shadow_fault_goes_through_the_pfec_mask_and_match_rule(void **stat
   assert_int_equal(present.intr_error, PFEC_PRESENT | PFEC_WRITE);
 }
 
+/* ---- local-APIC accesses and IPIs between vCPUs ---- */
+
+static void ev_on(struct vm *vm, unsigned vcpu, unsigned type, unsigned aux, uint64_t a, uint64_t b, uint32_t cycles) {
+  struct trace_event e = { .type = (uint8_t)type, .aux = (uint8_t)aux, .vcpu = (uint16_t)vcpu, .cycles = cycles,
+                           .a = a, .b = b };
+  engine_step(&vm->e, &e);
+}
+
+static void vm_start_cpu(struct vm *vm, const char *policy, const char *set, const char *cpu, unsigned nvcpu) {
+  char err[512];
+  char *sets[] = { (char *)set };
+  assert_int_equal(policy_resolve(&vm->pol, policy, sets, set ? 1 : 0, err, sizeof err), 0);
+  assert_int_equal(profile_load(&vm->prof, cpu, err, sizeof err), 0);
+  if (engine_init(&vm->e, &vm->pol, &vm->prof, nvcpu, PAGING_64, err, sizeof err)) fail_msg("%s", err);
+}
+
+static void an_apic_access_exits_as_apic_access_with_flexpriority_and_faults_without(void **state) {
+  (void)state;
+  struct vm vm;
+  vm_start_cpu(&vm, "shadowcache", "apic_access_virt=true", "core2-2008", 1);
+  ev_on(&vm, 0, EV_APIC, APIC_AUX_WRITE, APIC_EOI, 0, 0);
+  uint64_t qual = vmcs_of(&vm, VMCS_EXIT_QUALIFICATION);
+  print_message("with virtualize APIC accesses: reason %llu (expected 44), qualification 0x%llx (expected 0x10b0)\n",
+                (unsigned long long)vmcs_of(&vm, VMCS_VM_EXIT_REASON), (unsigned long long)qual);
+  assert_int_equal(exits(&vm, EXIT_REASON_APIC_ACCESS), 1);
+  assert_int_equal(qual, 0x10b0);              /* offset 0xb0, access type 1: linear write */
+  vm_stop(&vm);
+  vm_start_cpu(&vm, "shadowcache", NULL, "core2-2008", 1);
+  ev_on(&vm, 0, EV_APIC, APIC_AUX_WRITE, APIC_EOI, 0, 0);
+  print_message("without it: reason %llu (expected 0: an MMIO #PF), error code 0x%llx (expected 0x2)\n",
+                (unsigned long long)vmcs_of(&vm, VMCS_VM_EXIT_REASON),
+                (unsigned long long)vmcs_of(&vm, VMCS_VM_EXIT_INTR_ERROR_CODE));
+  assert_int_equal(exits(&vm, EXIT_REASON_EXCEPTION_NMI), 1);
+  assert_int_equal(vmcs_of(&vm, VMCS_VM_EXIT_INTR_ERROR_CODE), PFEC_WRITE);
+  vm_stop(&vm);
+}
+
+static void an_ipi_wakes_a_halted_vcpu_at_the_senders_time(void **state) {
+  (void)state;
+  struct vm vm;
+  vm_start_cpu(&vm, "shadowcache", NULL, "core2-2008", 2);
+  ev_on(&vm, 1, EV_HLT, 0, 0, 0, 100);                      /* vCPU 1 idles at cycle 100 */
+  ev_on(&vm, 0, EV_RUN, 0, 0, 0, 1000000);                  /* vCPU 0 works on */
+  uint64_t before = vm.e.vcpu_cycles[1];
+  ev_on(&vm, 0, EV_APIC, APIC_AUX_WRITE, APIC_ICR, 1ull << 56 | 0xfd, 0);   /* reschedule IPI to vCPU 1 */
+  print_message("vCPU 1 clock before the IPI %llu, after %llu, vCPU 0 at %llu\n", (unsigned long long)before,
+                (unsigned long long)vm.e.vcpu_cycles[1], (unsigned long long)vm.e.vcpu_cycles[0]);
+  assert_false(vm.e.vcpu[1].halted);
+  assert_true(vm.e.vcpu_cycles[1] >= 1000000);              /* it woke when the IPI was sent */
+  assert_int_equal(vm.e.vcpu_cycles[1], vm.e.vcpu_cycles[0]);
+  vm_stop(&vm);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(kernel_tables_are_shared_and_user_tables_private),
@@ -685,6 +738,8 @@ int main(void) {
     cmocka_unit_test(a_write_to_a_shadowed_guest_table_is_a_present_write_fault),
     cmocka_unit_test(an_ept_violation_records_the_access_and_both_addresses),
     cmocka_unit_test(a_shadow_fault_goes_through_the_pfec_mask_and_match_rule),
+    cmocka_unit_test(an_apic_access_exits_as_apic_access_with_flexpriority_and_faults_without),
+    cmocka_unit_test(an_ipi_wakes_a_halted_vcpu_at_the_senders_time),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
