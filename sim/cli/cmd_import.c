@@ -25,6 +25,9 @@ static const char import_usage[] =
   "      --workload NAME    workload name in the header (default: IN's base name)\n"
   "      --skip-bad         count unparseable lines instead of failing (exit code 3)\n"
   "\n"
+  "A recording that lacks events the results need (no raw_syscalls:sys_exit, no page\n"
+  "faults, lost samples) still imports, with one warning per gap on stderr; the trace\n"
+  "metadata's \"coverage\" keeps what was seen and what is missing ('vmxsim trace info').\n"
   "'vmxsim import FORMAT --help' for what each format maps; workloads/record/ records\n"
   "perf recordings; traces/recorded/ holds examples.\n"
   "\n"
@@ -197,6 +200,11 @@ static int run_import(const struct import_args *a, const struct import_format *f
   int rc = import_file(&job, &im, err, sizeof err);
   if (rc) errorf("%s", err);
   else report_skipped(&im);
+  for (const char *l = rc ? "" : im.warnings; *l; ) {   /* an incomplete recording: warnings, not errors */
+    size_t len = strcspn(l, "\n");
+    errorf("warning: %.*s", (int)len, l);
+    l += len + (l[len] == '\n');
+  }
   import_free(&im);
   free(cmd);
   return rc;

@@ -518,6 +518,7 @@ static int convert(const struct import_job *job, struct import *im, struct spool
     snprintf(err, errlen, "%s", s->err[0] ? s->err : im->err);
     return rc;
   }
+  import_coverage(im, job->format->name);
   if (im->used == 0) {
     /* Nothing recognised: most likely another format, or the wrong events recorded. */
     const char *f = job->format->name;

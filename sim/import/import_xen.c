@@ -108,6 +108,10 @@ static int on_record(struct xen *X, const struct xrec *r) {
   if ((r->event == TRC_HVM_VMEXIT || r->event == TRC_HVM_VMEXIT64) && r->has_tsc &&
       import_exit_gap_too_long(&X->exits, v, r->tsc))
     return import_bad(im, r->off, NULL, 0, IMPORT_GAP_WHY);
+  const char *seen = r->event == TRC_HVM_VMEXIT || r->event == TRC_HVM_VMEXIT64 ? "HVM VMEXIT"
+                   : r->event == TRC_HVM_VMENTRY ? "HVM VMENTRY"
+                   : r->event == TRC_HVM_CR_WRITE || r->event == TRC_HVM_CR_WRITE64 ? "HVM CR_WRITE" : "HVM CR_READ";
+  import_saw(im, seen, strlen(seen));
   switch (r->event) {
   case TRC_HVM_VMEXIT: case TRC_HVM_VMEXIT64: return exit_begins(X, v, r);
   case TRC_HVM_VMENTRY:
