@@ -188,7 +188,7 @@ demo:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh $(PROG)
 
-## reproduce: the classic exit-cost experiments, tables on stdout, PNGs in plots/ (needs gnuplot)
+## reproduce: the classic exit-cost experiments, tables on stdout, charts (PNG, SVG, PDF) in plots/ (needs gnuplot)
 reproduce: all
 	$(Q)$(SETUP) --check plot
 	$(Q)$(PROG) reproduce --plots plots
@@ -197,14 +197,14 @@ reproduce: all
 bench: all
 	$(Q)scripts/bench.sh $(PROG)
 
-## plots: PNGs from the results database into plots/ (DB=vmxsim.db, TRACE=latest, PARAM=procs)
+## plots: charts (PNG, SVG, PDF) from the results database into plots/ (DB=vmxsim.db, TRACE=latest, PARAM=procs)
 plots:
 	$(Q)$(SETUP) --check plot
 	$(Q)mkdir -p plots
-	$(Q)scripts/plot/plot.sh exits --db $(or $(DB),vmxsim.db) $(if $(TRACE),--trace $(TRACE)) -o plots/exits.png
-	$(Q)scripts/plot/plot.sh cycles --db $(or $(DB),vmxsim.db) $(if $(TRACE),--trace $(TRACE)) -o plots/cycles.png
+	$(Q)scripts/plot/plot.sh exits --db $(or $(DB),vmxsim.db) $(if $(TRACE),--trace $(TRACE)) -o plots/exits
+	$(Q)scripts/plot/plot.sh cycles --db $(or $(DB),vmxsim.db) $(if $(TRACE),--trace $(TRACE)) -o plots/cycles
 	$(Q)scripts/plot/plot.sh param --db $(or $(DB),vmxsim.db) --param $(or $(PARAM),procs) \
-	  -o plots/param-$(or $(PARAM),procs).png || echo "  (no $(or $(PARAM),procs) in the traces' metadata: PARAM=key)"
+	  -o plots/param-$(or $(PARAM),procs) || echo "  (no $(or $(PARAM),procs) in the traces' metadata: PARAM=key)"
 
 ## install: install the program and its man page under PREFIX (and DESTDIR); installs no packages
 install: all

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 void errorf(const char *fmt, ...) {
   va_list ap;
@@ -31,6 +32,26 @@ const char *num_shortest(char buf[NUM_TEXT_MAX], double v) {
     snprintf(buf, NUM_TEXT_MAX, "%.*g", digits > prec ? digits : prec, v);
   }
   return buf;
+}
+
+const char *data_file(const char *name, char *buf, size_t n) {
+  char exe[4096], tried[3][4096];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);   /* the real file behind ./vmxsim */
+  exe[len > 0 ? len : 0] = 0;
+  char *slash = strrchr(exe, '/');
+  if (slash) *slash = 0;
+  const char *env = getenv(DATADIR_ENV);
+  snprintf(tried[0], sizeof tried[0], "%s/%s", env && *env ? env : "", name);
+  snprintf(tried[1], sizeof tried[1], "%s/../share/vmxsim/%s", exe, name);
+  snprintf(tried[2], sizeof tried[2], "%s/../scripts/%s", exe, name);
+  for (int i = env && *env ? 0 : 1; i < 3; i++)
+    if (len > 0 || i == 0)
+      if (access(tried[i], R_OK) == 0) {
+        snprintf(buf, n, "%s", tried[i]);
+        return buf;
+      }
+  snprintf(buf, n, "%s%s%s, %s", env && *env ? tried[0] : "", env && *env ? ", " : "", tried[1], tried[2]);
+  return NULL;
 }
 
 double monotonic_seconds(void) {

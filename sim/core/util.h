@@ -55,6 +55,15 @@ void interrupt_release(const struct interrupt_catch *c);
 bool interrupt_requested(void);
 void interrupt_clear(void);
 
+/* The data files vmxsim uses at run time (the gnuplot scripts of reproduce
+** --plots): "plot/bars.gp" is looked up in $VMXSIM_DATADIR, then beside the
+** running program as installed (BIN/../share/vmxsim/, `make install`), then
+** as in the source tree (build/../scripts/).  Writes the path of the first
+** that exists into buf and returns it; NULL (and buf lists where it looked)
+** when none does. */
+#define DATADIR_ENV "VMXSIM_DATADIR"
+const char *data_file(const char *name, char *buf, size_t n);
+
 /* Reads a whole file into a NUL-terminated buffer (caller frees); NULL with errno set. */
 char *read_file(const char *path, size_t *len);
 
