@@ -162,7 +162,7 @@ RUN_CLI = VMXSIM=$(abspath $(PROG)) tests/cli/run.sh
 ## check: all the test suites (harness, unit, cli, regress, layers), each even if one before failed
 check: all $(TEST_BINS)
 	$(Q)rc=0; \
-	tests/harness/run.sh || rc=1; \
+	VMXSIM_MAKE_VARS=$(call shq,$(MAKEOVERRIDES)) tests/harness/run.sh || rc=1; \
 	tests/run-unit.sh $(TEST_BINS) || rc=1; \
 	$(RUN_CLI) || rc=1; \
 	$(PROG) regress -q tests/regress || rc=1; \
@@ -206,15 +206,31 @@ plots:
 	$(Q)scripts/plot/plot.sh param --db $(or $(DB),vmxsim.db) --param $(or $(PARAM),procs) \
 	  -o plots/param-$(or $(PARAM),procs) || echo "  (no $(or $(PARAM),procs) in the traces' metadata: PARAM=key)"
 
-## install: install the program and its man page under PREFIX (and DESTDIR); installs no packages
+# What `make install` puts under $(PREFIX)/share/vmxsim: the chart scripts the program runs
+# (reproduce --plots finds plot/bars.gp beside its bin/), the recording script, and the
+# documents the man page names (doc/).
+SHARE      = $(DESTDIR)$(PREFIX)/share/vmxsim
+PLOT_FILES = scripts/plot/plot.sh scripts/plot/common.gp scripts/plot/bars.gp scripts/plot/exits.gp \
+             scripts/plot/cycles.gp scripts/plot/param.gp
+DOC_FILES  = README.md:README.md traces/FORMAT.md:FORMAT.md docs/schema.md:schema.md \
+             docs/experiments.md:experiments.md docs/sources.md:sources.md docs/building.md:building.md \
+             workloads/README.md:workloads.md workloads/record/README.md:recording.md \
+             scripts/plot/README.md:plots.md docs/reproduce-output.txt:reproduce-output.txt
+
+## install: the program, its man page, and under PREFIX/share/vmxsim the chart and recording scripts and the documents (DESTDIR stages); installs no packages
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(SHARE)/plot $(SHARE)/record $(SHARE)/doc
 	install -m 755 $(PROG) $(DESTDIR)$(PREFIX)/bin/vmxsim
 	install -m 644 docs/vmxsim.1 $(DESTDIR)$(PREFIX)/share/man/man1/vmxsim.1
+	install -m 755 scripts/plot/plot.sh $(SHARE)/plot/plot.sh
+	install -m 644 $(filter %.gp,$(PLOT_FILES)) $(SHARE)/plot/
+	install -m 755 workloads/record/record.sh $(SHARE)/record/record.sh
+	$(Q)for f in $(DOC_FILES); do install -m 644 "$${f%%:*}" "$(SHARE)/doc/$${f##*:}" || exit 1; done
 
-## uninstall: remove what `make install` installed
+## uninstall: remove what `make install` installed (same PREFIX and DESTDIR)
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/vmxsim $(DESTDIR)$(PREFIX)/share/man/man1/vmxsim.1
+	rm -rf $(SHARE)
 
 ## clean: remove every build directory (build/, build-*/) and the ./vmxsim link
 clean:
