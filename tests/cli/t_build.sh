@@ -63,3 +63,9 @@ check_eq "... and counted as skipped" "cli: 0 passed, 0 failed, 1 skipped" "$(pr
 run "$ROOT/tests/run-unit.sh" "$ROOT/tests/harness/unit/ok" "$ROOT/tests/harness/unit/skip"
 check_contains "a skipped unit test is named" "$out" "  skip  skip (1 skipped: needs_feature)"
 check_eq "unit: the total counts it as skipped" "unit: 3 passed, 0 failed, 1 skipped" "$(printf '%s\n' "$out" | tail -1)"
+
+# ---- the demo (the README's first command, after installing): every policy replays
+run "$ROOT/scripts/demo.sh" "$VMXSIM"
+check_rc "scripts/demo.sh" 0
+check_contains "the demo compares every policy, ept included" "$out" "  E: run 5, policy ept"
+check_not_contains "no replay failed" "$err" "vmxsim:"
