@@ -12,6 +12,8 @@
 #   plot    sqlite3 and gnuplot tools, fonts: `make plots`, `vmxsim reproduce --plots`
 #   bench   GNU time (CPU seconds in `make bench`; optional)
 #   clang   clang and llvm-ar: the second compiler CI builds with
+#   measure valgrind, perf, python3 and gcc-multilib (32-bit builds): the measurement
+#           recipes of workloads/record/measure (never installed unless asked for)
 # Without GROUPs: build test plot bench (what `make deps` and `make demo` install).
 #
 # The checks work on any system: a library counts as present when pkg-config knows it or,
@@ -47,6 +49,10 @@ plot|fonts-dejavu-core|-|DejaVu fonts
 bench|time|-|GNU time
 clang|clang|cmd clang|clang
 clang|llvm|-|llvm-ar (LTO archives for clang)
+measure|valgrind|cmd valgrind|valgrind
+measure|linux-perf|cmd perf|perf
+measure|python3|cmd python3|python3
+measure|gcc-multilib|-|gcc-multilib (32-bit builds; the 32-bit measurement is skipped without it)
 EOF
 }
 
@@ -166,8 +172,8 @@ if [ "$1" = --check ]; then mode=do_check; shift; fi
 [ $# -gt 0 ] || set -- build test plot bench
 for g in "$@"; do
   case $g in
-    build|unit|test|plot|bench|clang) ;;
-    *) echo "vmxsim setup: unknown group '$g' (build, unit, test, plot, bench, clang)" >&2; exit 2 ;;
+    build|unit|test|plot|bench|clang|measure) ;;
+    *) echo "vmxsim setup: unknown group '$g' (build, unit, test, plot, bench, clang, measure)" >&2; exit 2 ;;
   esac
 done
 $mode "$@"
