@@ -179,87 +179,93 @@ class Recording:
         return tid in self.kthreads or comm.startswith('[') or comm.startswith(KTHREAD_PREFIXES)
 
     def walk(self, tot):
-        """Counts the phase's switches, batches and per-CPU address-space sequences."""
+        """Adds the phase's counts, batches and address-space sequences to `tot`."""
+        w = Walk(self, tot)
+        for e in self.events:
+            w.event(*e)
         c = tot.c
-        running, loaded = {}, {}             # per CPU: tid running, tgid of the loaded mm
-        seq = collections.defaultdict(list)  # per CPU: [(tgid, role)] of workload processes
-        sent, read = collections.Counter(), collections.Counter()
-
-        def load(cpu, tid, comm, in_phase):
-            """The address space after `tid` starts running on `cpu`."""
-            if tid == 0 or self.is_kthread(tid, comm):
-                return                       # lazy TLB: the address space stays
-            g, prev = self.tgid.get(tid, tid), loaded.get(cpu)
-            if prev == g:
-                return
-            loaded[cpu] = g
-            if not in_phase:
-                return
-            s = seq[cpu]
-            if not s and prev in self.work:
-                s.append((prev, self.role(prev)))    # loaded when the phase began
-            c['cr3_any'] += prev is not None
-            if tid in self.work and (not s or s[-1][0] != g):
-                s.append((g, self.role(tid)))
-
-        def switch_in(cpu, tid, comm, in_phase):
-            running[cpu] = tid
-            sent[tid] = 0
-            load(cpu, tid, comm, in_phase)
-
-        def switch_out(tid, state, in_phase):
-            if in_phase and tid in self.work:
-                r = self.role(tid)
-                if r == 'S':
-                    tot.sender_runs.add(sent[tid])
-                    if state is not None and state[0] not in 'XZ':   # exits excluded
-                        c['sender_out'] += 1
-                        c['sender_preempted'] += state.startswith('R')
-                if r == 'R' and state is not None and not state.startswith('R'):
-                    tot.receiver_wakeups.add(read[tid])
-                    read[tid] = 0
-            sent[tid] = 0
-
-        def count_switch(prev, nxt, in_phase):
-            if in_phase:
-                c['switches'] += 1
-                c['switches_work'] += prev in self.work or nxt in self.work
-
-        for t, cpu, tgid, tid, comm, ev, rest, where in self.events:
-            in_phase = self.t0 <= t <= self.t1
-            if cpu not in running:
-                running[cpu] = tid           # the first task seen on this CPU
-                load(cpu, tid, comm, in_phase)
-            elif tid != 0 and running[cpu] != tid:
-                # this task runs here, but its switch-in was not recorded
-                prev = running[cpu]
-                count_switch(prev, tid, in_phase)
-                c['inferred'] += in_phase
-                switch_out(prev, None, in_phase)
-                switch_in(cpu, tid, comm, in_phase)
-            if ev == 'sched:sched_switch':
-                prev = int(field(rest, 'prev_pid', where))
-                state = field(rest, 'prev_state', where)
-                m = re.search(r'next_comm=(.*) next_pid=(\d+)', rest)
-                nxt = int(m.group(2))
-                count_switch(prev, nxt, in_phase)
-                switch_out(prev, state, in_phase)
-                switch_in(cpu, nxt, m.group(1), in_phase)
-            elif ev == 'sched:sched_wakeup' and in_phase:
-                if self.role(int(field(rest, 'pid', where))) == 'R':
-                    c['receiver_wakeups'] += 1
-            elif tid in self.work:
-                io = self.message_io(ev, rest, where)
-                if io == 'w':
-                    sent[tid] += 1
-                elif io == 'r' and in_phase:
-                    read[tid] += 1
-                    c['messages'] += 1
         c['phase_us'] += (self.t1 - self.t0) * 1e6
         c['senders'] += sum(1 for t in self.work if self.role(t) == 'S')
         c['receivers'] += sum(1 for t in self.work if self.role(t) == 'R')
-        for s in seq.values():
+        for s in w.seq.values():
             replay(s, tot)
+
+
+class Walk:
+    """The state of each CPU while a recording's events go by in time order."""
+
+    def __init__(self, rec, tot):
+        self.rec, self.tot, self.c = rec, tot, tot.c
+        self.running, self.loaded = {}, {}   # per CPU: tid running, tgid of the loaded mm
+        self.seq = collections.defaultdict(list)  # per CPU: [(tgid, role)], workload only
+        self.sent, self.read = collections.Counter(), collections.Counter()
+        self.in_phase = False
+
+    def event(self, t, cpu, tgid, tid, comm, ev, rest, where):
+        rec, c = self.rec, self.c
+        self.in_phase = rec.t0 <= t <= rec.t1
+        if cpu not in self.running:
+            self.running[cpu] = tid          # the first task seen on this CPU
+            self.load(cpu, tid, comm)
+        elif tid != 0 and self.running[cpu] != tid:
+            # this task runs here, but its switch-in was not recorded
+            self.switch(cpu, self.running[cpu], None, tid, comm)
+            c['inferred'] += self.in_phase
+        if ev == 'sched:sched_switch':
+            m = re.search(r'next_comm=(.*) next_pid=(\d+)', rest)
+            self.switch(cpu, int(field(rest, 'prev_pid', where)),
+                        field(rest, 'prev_state', where), int(m.group(2)), m.group(1))
+        elif ev == 'sched:sched_wakeup':
+            if self.in_phase and rec.role(int(field(rest, 'pid', where))) == 'R':
+                c['receiver_wakeups'] += 1
+        elif tid in rec.work:
+            io = rec.message_io(ev, rest, where)
+            if io == 'w':
+                self.sent[tid] += 1
+            elif io == 'r' and self.in_phase:
+                self.read[tid] += 1
+                c['messages'] += 1
+
+    def switch(self, cpu, prev, state, nxt, comm):
+        """`prev` leaves `cpu` in `state` (None: not recorded), `nxt` starts running."""
+        if self.in_phase:
+            self.c['switches'] += 1
+            self.c['switches_work'] += prev in self.rec.work or nxt in self.rec.work
+            self.end_run(prev, state)
+        self.sent[prev] = 0
+        self.running[cpu] = nxt
+        self.sent[nxt] = 0
+        self.load(cpu, nxt, comm)
+
+    def end_run(self, tid, state):
+        """A sender's run ends at every switch-out, a receiver's batch when it stops."""
+        role = self.rec.role(tid)
+        if role == 'S':
+            self.tot.sender_runs.add(self.sent[tid])
+            if state is not None and state[0] not in 'XZ':   # exits left out
+                self.c['sender_out'] += 1
+                self.c['sender_preempted'] += state.startswith('R')
+        elif role == 'R' and state is not None and not state.startswith('R'):
+            self.tot.receiver_wakeups.add(self.read[tid])
+            self.read[tid] = 0
+
+    def load(self, cpu, tid, comm):
+        """The address space after `tid` starts running on `cpu`."""
+        rec = self.rec
+        if tid == 0 or rec.is_kthread(tid, comm):
+            return                           # lazy TLB: the address space stays
+        g, prev = rec.tgid.get(tid, tid), self.loaded.get(cpu)
+        if prev == g:
+            return
+        self.loaded[cpu] = g
+        if not self.in_phase:
+            return
+        s = self.seq[cpu]
+        if not s and prev in rec.work:
+            s.append((prev, rec.role(prev)))     # loaded when the phase began
+        self.c['cr3_any'] += prev is not None
+        if tid in rec.work and (not s or s[-1][0] != g):
+            s.append((g, rec.role(tid)))
 
 
 def replay(s, tot):
