@@ -46,6 +46,8 @@ static void charge_exit(struct engine *e, struct vcpu *v, unsigned reason, unsig
   e->last.exits++;
   e->last.last_reason = reason;
   e->last.cycles += cost;
+  if (e->obs.exit)
+    e->obs.exit(e->obs.ctx, e, &(struct engine_exit_info){ v->id, reason, key, cost, e->cur });
 }
 
 static struct engine *engine_of(struct mmu_sink *s) {
@@ -172,8 +174,17 @@ static void no_exit_event(struct engine *e, struct vcpu *v, const struct trace_e
   }
 }
 
+/* A measured exit of the recording: no guest time, no event of the guest. */
+static void measured_record(struct engine *e, const struct trace_event *ev) {
+  e->index++;
+  memset(&e->last, 0, sizeof e->last);
+  if (e->obs.measured) e->obs.measured(e->obs.ctx, e, ev);
+}
+
 void engine_step(struct engine *e, const struct trace_event *ev) {
+  if (ev->type == EV_MEASURED) { measured_record(e, ev); return; }
   struct vcpu *v = &e->vcpu[ev->vcpu];
+  e->cur = ev;
   e->index++;
   e->st.events++;
   e->st.guest_cycles += ev->cycles;

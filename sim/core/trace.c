@@ -42,6 +42,10 @@ const char *event_invalid(const struct trace_event *ev) {
     return size == 1 || size == 2 || size == 4 ? NULL : "I/O size not 1, 2 or 4";
   }
   case EV_TOUCH: return ev->b >= 1 && ev->b <= TOUCH_PAGES_MAX ? NULL : "touch of 0 pages or more than 2^24";
+  case EV_MEASURED:
+    if (ev->aux & ~MEASURED_ALONE) return "aux other than 0 or 1 (alone)";
+    if (ev->b & 0xffff0000u) return "b bits 31:16 not 0";
+    return ev->cycles ? "cycles not 0 (a measured exit has no guest time)" : NULL;
   default: return NULL;
   }
 }
@@ -116,6 +120,7 @@ static int parse_header(struct trace_reader *r, const unsigned char *p, size_t g
     return fail(r->err, EXIT_BADINPUT, "%s: byte %d: metadata length %u exceeds the file "
                 "(%zu bytes) or the %u-byte limit", r->path, H_METALEN, h->metadata_len,
                 r->file_len, TRACE_METADATA_MAX);
+  r->types = h->version == 1 ? TRACE_V1_TYPES : EV_COUNT;
   r->data_off = TRACE_HEADER_SIZE + h->metadata_len;
   size_t body = r->file_len - r->data_off;
   if (body % sizeof(struct trace_event) != 0)
@@ -211,11 +216,12 @@ const struct trace_event *trace_next(struct trace_reader *r) {
   if (r->next >= r->hdr.event_count) return NULL;
   if (r->buf_i == r->buf_n && !refill(r)) return NULL;
   const struct trace_event *ev = &r->buf[r->buf_i];
-  if (ev->type >= EV_COUNT || ev->vcpu >= r->hdr.vcpu_count) {
-    fail(r->err, EXIT_BADINPUT, "%s: byte %zu: record %llu: %s %u", r->path,
+  if (ev->type >= r->types || ev->vcpu >= r->hdr.vcpu_count) {
+    bool later = ev->type >= r->types && ev->type < EV_COUNT;
+    fail(r->err, EXIT_BADINPUT, "%s: byte %zu: record %llu: %s %u%s", r->path,
          trace_record_offset(r, r->next), (unsigned long long)r->next,
-         ev->type >= EV_COUNT ? "unknown event type" : "vCPU beyond the header's count",
-         ev->type >= EV_COUNT ? ev->type : ev->vcpu);
+         ev->type >= r->types ? "unknown event type" : "vCPU beyond the header's count",
+         ev->type >= r->types ? ev->type : ev->vcpu, later ? " in a version-1 file" : "");
     return NULL;
   }
   const char *why = event_invalid(ev);
@@ -234,10 +240,12 @@ void trace_rewind(struct trace_reader *r) { r->next = 0; r->buf_n = r->buf_i = 0
 
 /* ---- writer ---- */
 
+/* The lowest version that can hold what was written, so that a file without
+** measured exits stays readable by version-1 readers. */
 static void encode_header(const struct trace_header *h, unsigned char *p) {
   memset(p, 0, TRACE_HEADER_SIZE);
   memcpy(p + H_MAGIC, TRACE_MAGIC, 8);
-  put16(p + H_VERSION, TRACE_VERSION);
+  put16(p + H_VERSION, h->version ? h->version : 1);
   put16(p + H_RECSIZE, sizeof(struct trace_event));
   put16(p + H_VCPUS, h->vcpu_count);
   p[H_PAGING] = h->paging;
@@ -291,6 +299,7 @@ int trace_write(struct trace_writer *w, const struct trace_event *ev) {
       return fail(w->err, EXIT_BADINPUT, "vCPU %u beyond the limit of %d", ev->vcpu, TRACE_VCPU_MAX);
     w->hdr.vcpu_count = (uint16_t)(ev->vcpu + 1);   /* the header grows to cover it */
   }
+  if (ev->type >= TRACE_V1_TYPES) w->hdr.version = TRACE_VERSION;
   w->buf[w->nbuf++] = *ev;
   w->hdr.event_count++;
   return w->nbuf == WRITE_BUF_RECORDS ? flush_buf(w) : EXIT_OK;

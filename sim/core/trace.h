@@ -9,7 +9,9 @@
 #include "util.h"
 
 #define TRACE_MAGIC        "VMXTRACE"
-#define TRACE_VERSION      1
+#define TRACE_VERSION      2
+/* Event types each version knows: version 1 ends before EV_MEASURED. */
+#define TRACE_V1_TYPES     EV_MEASURED
 #define TRACE_HEADER_SIZE  64
 #define TRACE_WORKLOAD_MAX 32          /* bytes, NUL padded, not necessarily terminated */
 #define TRACE_METADATA_MAX (16u << 20) /* refuse absurd metadata lengths */
@@ -49,6 +51,7 @@ struct trace_reader {
   size_t buf_n, buf_i;             /* records in buf, next one to return */
   size_t data_off;                 /* byte offset of record 0 */
   uint64_t next;                   /* index of the next record to return */
+  unsigned types;                  /* event types the file's version knows */
   char err[512];                   /* message of the last failure */
 };
 
