@@ -131,22 +131,57 @@ int import_bad(struct import *im, uint64_t where, const char *text, size_t len, 
   return EXIT_BADINPUT;
 }
 
-void import_count_name(struct import_name *tab, unsigned *n, const char *name) {
-  unsigned i;
-  for (i = 0; i < *n; i++)
-    if (strcmp(tab[i].name, name) == 0) break;
-  if (i == *n) {
-    if (*n == IMPORT_NAMES_MAX) { i = IMPORT_NAMES_MAX; snprintf(tab[i].name, sizeof tab[i].name, "(other)"); }
-    else snprintf(tab[(*n)++].name, sizeof tab[0].name, "%s", name);
+/* FNV-1a: names are short, so a byte loop is cheap; the bit marks a named key. */
+static uint64_t name_key(const char *s, size_t len) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+  return h | IMPORT_TALLY_NAMED;
+}
+
+/* The slot of key (a new one while there is room), or IMPORT_NAMES_MAX for "(other)". */
+static unsigned tally_slot(struct import_tally *t, uint64_t key, bool *fresh) {
+  *fresh = false;
+  for (unsigned i = 0; i < t->n; i++)
+    if (t->key[i] == key) return i;
+  if (t->n == IMPORT_NAMES_MAX) return IMPORT_NAMES_MAX;
+  t->key[t->n] = key;
+  *fresh = true;
+  return t->n++;
+}
+
+void import_tally_id(struct import_tally *t, uint64_t key) {
+  bool fresh;
+  t->count[tally_slot(t, key & ~IMPORT_TALLY_NAMED, &fresh)]++;
+}
+
+void import_tally_name(struct import_tally *t, const char *name, size_t len) {
+  bool fresh;
+  unsigned i = tally_slot(t, name_key(name, len), &fresh);
+  if (fresh) snprintf(t->name[i], sizeof t->name[i], "%.*s", (int)(len < 47 ? len : 47), name);
+  t->count[i]++;
+}
+
+uint64_t import_tally_total(const struct import_tally *t) {
+  uint64_t n = t->count[IMPORT_NAMES_MAX];
+  for (unsigned i = 0; i < t->n; i++) n += t->count[i];
+  return n;
+}
+
+void import_tally_json(cJSON *obj, const char *key, const struct import_tally *t, import_namer_fn namer) {
+  cJSON *o = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!o) o = cJSON_AddObjectToObject(obj, key);
+  for (unsigned i = 0; i < t->n; i++) {
+    char buf[64];
+    if (t->key[i] & IMPORT_TALLY_NAMED) snprintf(buf, sizeof buf, "%s", t->name[i]);
+    else namer(t->key[i], buf, sizeof buf);
+    cJSON_AddNumberToObject(o, buf, (double)t->count[i]);
   }
-  tab[i].n++;
+  if (t->count[IMPORT_NAMES_MAX]) cJSON_AddNumberToObject(o, "(other)", (double)t->count[IMPORT_NAMES_MAX]);
 }
 
 void import_skip(struct import *im, const char *name, size_t len) {
-  char buf[48];
-  snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf - 1 ? len : sizeof buf - 1), name);
   im->skipped++;
-  import_count_name(im->skipped_names, &im->nskipped_names, buf);
+  import_tally_name(&im->skipped_names, name, len);
 }
 
 int import_skip_why(struct import *im, const char *why) {
@@ -154,11 +189,13 @@ int import_skip_why(struct import *im, const char *why) {
   return 0;
 }
 
-void import_add_names(struct cJSON *obj, const char *key, const struct import_name *tab, unsigned n) {
-  cJSON *o = cJSON_AddObjectToObject(obj, key);
-  for (unsigned i = 0; i < n; i++) cJSON_AddNumberToObject(o, tab[i].name, (double)tab[i].n);
-  if (n == IMPORT_NAMES_MAX && tab[n].n) cJSON_AddNumberToObject(o, tab[n].name, (double)tab[n].n);
+int import_skip_id(struct import *im, uint64_t id) {
+  im->skipped++;
+  import_tally_id(&im->skipped_ids, id);
+  return 0;
 }
+
+static void hex_namer(uint64_t key, char *buf, size_t n) { snprintf(buf, n, "0x%08llx", (unsigned long long)key); }
 
 /* Metadata JSON (caller frees): source, command, counts, bad lines, importer members. */
 static char *import_metadata(const struct import *im, const char *source, const char *command) {
@@ -173,7 +210,8 @@ static char *import_metadata(const struct import *im, const char *source, const 
   cJSON_AddNumberToObject(c, "skipped", (double)im->skipped);
   cJSON_AddNumberToObject(c, "unparseable", (double)im->bad);
   if (!im->binary) cJSON_AddNumberToObject(c, "comments", (double)im->ignored);
-  import_add_names(o, "skipped_events", im->skipped_names, im->nskipped_names);
+  import_tally_json(o, "skipped_events", &im->skipped_ids, im->skip_namer ? im->skip_namer : hex_namer);
+  import_tally_json(o, "skipped_events", &im->skipped_names, hex_namer);
   cJSON *bad = cJSON_AddArrayToObject(o, "unparseable");
   for (unsigned i = 0; i < im->nbad_kept; i++) {
     cJSON *b = cJSON_CreateObject();

@@ -56,8 +56,27 @@ struct import_bad {
   char text[IMPORT_TEXT_MAX + 1];
 };
 
-/* A counted name: a skipped event type, an exit reason left unmapped. */
-struct import_name { char name[48]; uint64_t n; };
+/*
+** Counts by key, named once at the end (no formatting or string compare per
+** record): a key is a number (an exit reason, a xentrace event id) that a
+** namer turns into text when the metadata is written, or a name (text input:
+** an event's name), kept on first sight and found again by its hash.  At most
+** IMPORT_NAMES_MAX distinct keys, in order of first sight, then "(other)".
+*/
+struct cJSON;
+#define IMPORT_TALLY_NAMED (1ull << 63)   /* keys with this bit are name hashes */
+struct import_tally {
+  unsigned n;                          /* distinct keys counted, at most IMPORT_NAMES_MAX */
+  uint64_t key[IMPORT_NAMES_MAX];
+  uint64_t count[IMPORT_NAMES_MAX + 1]; /* the last one: every other key */
+  char name[IMPORT_NAMES_MAX][48];      /* named keys only */
+};
+typedef void (*import_namer_fn)(uint64_t key, char *buf, size_t n);
+void import_tally_id(struct import_tally *t, uint64_t key);        /* key < IMPORT_TALLY_NAMED */
+void import_tally_name(struct import_tally *t, const char *name, size_t len);
+/* Adds {name: count, ...} as member `key` of obj; numbered keys are named by namer. */
+void import_tally_json(struct cJSON *obj, const char *key, const struct import_tally *t, import_namer_fn namer);
+uint64_t import_tally_total(const struct import_tally *t);
 
 /* Open-addressing map from u32 keys to int64 values (task ids, CPUs). */
 struct import_map {
@@ -80,8 +99,9 @@ struct import {
   uint64_t units, used, skipped, bad, ignored;
   struct import_bad first_bad[IMPORT_BAD_KEEP];
   unsigned nbad_kept;
-  struct import_name skipped_names[IMPORT_NAMES_MAX + 1];   /* last one: "(other)" */
-  unsigned nskipped_names;
+  struct import_tally skipped_names;    /* skipped units by name (text input) */
+  struct import_tally skipped_ids;      /* skipped units by numeric id (binary input), named by skip_namer */
+  import_namer_fn skip_namer;
 
   /* vCPUs: native CPUs (perf, xentrace) are renumbered densely in order of appearance. */
   unsigned nvcpus;
@@ -124,11 +144,8 @@ int import_bad(struct import *im, uint64_t where, const char *text, size_t len, 
 void import_skip(struct import *im, const char *name, size_t len);
 /* import_skip of a NUL-terminated name; returns 0 (go on). */
 int import_skip_why(struct import *im, const char *why);
-/* Counts `name` in a name table (unmapped exit reasons, ...) of IMPORT_NAMES_MAX
-** entries, then "(other)" for the rest. */
-void import_count_name(struct import_name *tab, unsigned *n, const char *name);
-/* Adds {name: count, ...} of a table of IMPORT_NAMES_MAX entries as member `key` of obj. */
-void import_add_names(struct cJSON *obj, const char *key, const struct import_name *tab, unsigned n);
+/* A skipped unit known by a number (a xentrace event id), named by im->skip_namer at the end; returns 0. */
+int import_skip_id(struct import *im, uint64_t id);
 
 /* "IN.txt:12: why: 'text'" (text input) or "IN.bin: byte 96: why" (binary input). */
 void import_format_bad(const struct import *im, const struct import_bad *b, char *out, size_t n);

@@ -271,6 +271,7 @@ static const char *detail_event(struct kvm *K, unsigned v, const struct kline *k
   case KE_PF:
     if (!fnum(k, "address ", true, &a) || !fnum(k, "error_code ", true, &b))
       return "kvm_page_fault: no 'address' or 'error_code' field";
+    import_exit_detail(&K->exits, v, (uint32_t)b);
     *rc = emit(K, v, EV_TOUCH, (b & 2) ? TOUCH_AUX_WRITE : 0, a & ~0xfffull, 1);
     return NULL;
   case KE_HYPERCALL:
@@ -296,7 +297,7 @@ static int on_detail(struct kvm *K, const struct kline *k, uint64_t lineno, cons
   int rc = 0;
   const char *why = detail_event(K, (unsigned)v, k, &rc);
   if (why) return import_bad(K->im, lineno, s, n, why);
-  import_exit_explained(&K->exits, (unsigned)v);
+  import_exit_explained(&K->exits, (unsigned)v, rc >= 0);
   if (rc < 0) return 0;                                /* understood, skipped */
   K->im->used++;
   return rc;

@@ -170,17 +170,25 @@ run "$VMXSIM" trace dump kvm.bin
 check_contains "kvm: CR_ACCESS + kvm_cr -> cr0w, guest time -> run" "$out" "@init vcpu=1 cr0=0x80050033 cr3=0x10000000 cr4=0x6f0
 run 158400
 cr0w 0x80050033
+measured CR_ACCESS 345600
 run 24000
-rdmsr 0xc0000080"
+rdmsr 0xc0000080
+measured MSR_READ 7200"
 check_contains "kvm: #PF exit + kvm_page_fault -> touch" "$out" "touch 0x7f2a1c200000 1 w"
 check_contains "kvm: IO + kvm_pio -> io" "$out" "io out 0x3f8 1"
 check_contains "kvm: old format: interrupt, DR, VMCALL, INVLPG" "$out" "intr 236
+measured EXTERNAL_INTERRUPT 4800
 run 115200
 drw 7 0x0
+measured DR_ACCESS 4800
 run 139200
 vmcall 5
+measured VMCALL 7200
 run 88800
 invlpg 0x7f2a1c200000"
+check_contains "kvm: kvm_exit to kvm_entry becomes a measured exit; the page fault keeps its error code" "$out" "touch 0x7f2a1c200000 1 w
+measured EXCEPTION_NMI 12000 0x6"
+check_eq "kvm: one measured record per exit with an entry" "13" "$(printf '%s\n' "$out" | grep -c '^measured')"
 expected=$(grep -c 'kvm_cr: cr_write 3' "$REC/kvm-ftrace-excerpt.txt")
 check_eq "kvm: one cr3w per kvm_cr write of CR3" "$expected" "$(printf '%s\n' "$out" | grep -c '^cr3w')"
 printf 'q-1 [000] 1.0: kvm_exit: vcpu 0 reason CR_ACCESS rip 0x1 info1 0x0 info2 0x0\nq-1 [000] 1.1: kvm_cr: cr_write zero = 5\n' > badkvm.txt
