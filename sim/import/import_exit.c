@@ -199,6 +199,7 @@ void import_exits_add_counts(const struct import_exits *X) {
   cJSON_AddNumberToObject(X->im->meta, "exits", (double)X->exits);
   cJSON_AddNumberToObject(X->im->meta, "entries", (double)X->entries);
   cJSON_AddNumberToObject(X->im->meta, "measured", (double)X->measured);
+  if (X->timed) cJSON_AddNumberToObject(X->im->meta, "span_cycles", (double)cycles_of(X, X->last_time - X->first_time));
 }
 
 void import_exits_add_reasons(const struct import_exits *X) {

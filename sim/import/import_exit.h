@@ -47,6 +47,8 @@ struct import_exits {
   bool time_ns;              /* times are nanoseconds (at opt.cpu_ghz), else cycles (TSC) */
   struct import_exit_vcpu v[TRACE_VCPU_MAX];
   uint64_t exits, entries, measured;
+  bool timed;                /* a record with a time was seen: first_time..last_time hold */
+  uint64_t first_time, last_time;
   struct import_tally reasons, unmapped;   /* keys: reason; reason * 16 + why (import_exit.c) */
 };
 
@@ -74,7 +76,14 @@ void import_exit_detail(struct import_exits *X, unsigned v, uint32_t info);
 /* Settles every vCPU's pending exit (at the end of the input). */
 int import_exits_finish(struct import_exits *X);
 
-/* Metadata members: "exits", "entries" and "measured"; "exit_reasons" and "exits_unmapped". */
+/* A record of the recording at `time` (any record: the span is the recording's). */
+static inline void import_exits_saw_time(struct import_exits *X, uint64_t time) {
+  if (!X->timed || time < X->first_time) X->first_time = time;
+  if (!X->timed || time > X->last_time) X->last_time = time;
+  X->timed = true;
+}
+/* Metadata members: "exits", "entries", "measured" and "span_cycles" (first to last
+** recorded time, the denominator of xenalyze's shares); "exit_reasons" and "exits_unmapped". */
 void import_exits_add_counts(const struct import_exits *X);
 void import_exits_add_reasons(const struct import_exits *X);
 

@@ -319,6 +319,7 @@ static int kvm_line(struct kvm *K, const char *s, size_t n, uint64_t lineno) {
   if (s + n - t >= 4 && memcmp(t, "CPU:", 4) == 0) return import_skip_why(im, "lost events");
   const char *why = parse_line(s, n, &k);
   if (why) return import_bad(im, lineno, s, n, why);
+  import_exits_saw_time(&K->exits, k.ns);
   if (k.ev == KE_OTHER) { import_skip(im, k.event, k.event_len); return 0; }
   if (k.ev != KE_EXIT && k.ev != KE_ENTRY) return on_detail(K, &k, lineno, s, n);
   uint64_t fv;

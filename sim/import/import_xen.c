@@ -180,6 +180,7 @@ static unsigned words_needed(uint32_t event, const struct handler *h) {
 static int on_record(struct xen *X, const struct xrec *r) {
   struct import *im = X->im;
   const struct handler *h = handler_of(r->event);
+  if (r->has_tsc) import_exits_saw_time(&X->exits, r->tsc);
   if (r->nextra < words_needed(r->event, h)) {
     char why[96];
     snprintf(why, sizeof why, "record 0x%08x has %u extra words, %u needed", r->event, r->nextra,

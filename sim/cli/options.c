@@ -1,0 +1,72 @@
+/* Option values several commands share (options.h). */
+#include "options.h"
+#include "sim/core/report.h"
+#include "sim/core/trace.h"
+#include "sim/core/util.h"
+
+#include <string.h>
+
+int option_vcpu(const char *s, int *vcpu) {
+  uint64_t v;
+  if (!parse_u64(s, &v) || v >= TRACE_VCPU_MAX) {
+    errorf("--vcpu %s: expected a vCPU number 0..%d", s, TRACE_VCPU_MAX - 1);
+    return EXIT_USAGE;
+  }
+  *vcpu = (int)v;
+  return EXIT_OK;
+}
+
+int option_interval(const char *s, struct interval_opt *o) {
+  static const struct { const char *suffix; double us; } units[] = {
+    { "us", 1 }, { "ms", 1e3 }, { "s", 1e6 }, { "ev", 0 }, { "", 1 } };
+  char num[32];
+  size_t n = strspn(s, "0123456789");
+  uint64_t v;
+  snprintf(num, sizeof num, "%.*s", (int)(n < 31 ? n : 31), s);
+  for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+    if (strcmp(s + n, units[i].suffix) != 0) continue;
+    if (!parse_u64(num, &v) || v == 0) break;
+    o->events = units[i].us == 0;
+    o->n = v;
+    o->us = (double)v * units[i].us;
+    return EXIT_OK;
+  }
+  errorf("--interval %s: expected a positive number with us (default), ms, s or ev (events)", s);
+  return EXIT_USAGE;
+}
+
+int option_sort(const char *s, enum view_sort *sort) {
+  int k = view_sort_from_name(s);
+  if (k < 0) {
+    errorf("--sort %s: expected reason, count, time or avg", s);
+    return EXIT_USAGE;
+  }
+  *sort = (enum view_sort)k;
+  return EXIT_OK;
+}
+
+int option_unsigned(const char *name, const char *s, unsigned *v) {
+  uint64_t u;
+  if (!parse_u64(s, &u) || u > 1000000) {
+    errorf("%s %s: expected a number 0..1000000", name, s);
+    return EXIT_USAGE;
+  }
+  *v = (unsigned)u;
+  return EXIT_OK;
+}
+
+int option_ghz(const char *s, double *ghz) {
+  if (!parse_double(s, ghz) || !(*ghz > 0 && *ghz < 1000)) {
+    errorf("--cpu-ghz %s: expected a positive number of GHz", s);
+    return EXIT_USAGE;
+  }
+  return EXIT_OK;
+}
+
+int option_format(const char *s, int *format) {
+  if ((*format = report_format_from_name(s)) < 0) {
+    errorf("--format %s: expected table, json or csv", s);
+    return EXIT_USAGE;
+  }
+  return EXIT_OK;
+}
