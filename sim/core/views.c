@@ -301,6 +301,21 @@ unsigned views_stats(const struct views *w, unsigned dim, bool breakdowns, enum 
   return n;
 }
 
+void views_append_all(const struct views *w, uint8_t source, unsigned top, struct view_stat **out, unsigned *n) {
+  static const unsigned dims[] = { VD_REASON, VD_CR3, VD_VCPU };
+  for (unsigned d = 0; d < 3; d++) {
+    struct view_stat *s;
+    unsigned k = views_stats(w, dims[d], dims[d] == VD_REASON, dims[d] == VD_CR3 ? SORT_TIME : SORT_REASON, &s);
+    if (dims[d] == VD_CR3 && top && k > top) k = top;
+    *out = xrealloc(*out, (*n + k + 1) * sizeof **out);
+    for (unsigned i = 0; i < k; i++) {
+      s[i].source = source;
+      (*out)[(*n)++] = s[i];
+    }
+    free(s);
+  }
+}
+
 /* ---- printing ---- */
 
 static double secs(const struct views_print *o, uint64_t c) { return (double)c / (o->ghz * 1e9); }
@@ -352,20 +367,22 @@ static double bucket_start(const struct views *w, const struct views_print *o, u
   return w->interval_events ? (double)(index * w->interval) : (double)(index * w->interval) / (o->ghz * 1e3);
 }
 
-static void print_intervals(FILE *f, const struct views *w, const struct views_print *o) {
+void views_print_intervals(FILE *f, const struct views *w, const struct views_print *o) {
   bool used[65536] = { false };
   unsigned cols[64], ncols = 0;
   for (uint32_t i = 0; i < w->nbuckets; i++) used[w->buckets[i].reason] = true;
   for (unsigned r = 0; r < 65536 && ncols < 64; r++)
     if (used[r]) cols[ncols++] = r;
   struct view_bucket *b = sorted_buckets(w);
-  fprintf(f, "\nexits per interval of %" PRIu64 " %s:\n %12s", w->interval_events ? w->interval :
-          (uint64_t)((double)w->interval / (o->ghz * 1e3) + 0.5), w->interval_events ? "events" : "us",
-          w->interval_events ? "event" : "start_us");
+  int width[64];
+  fprintf(f, "\n%s%sexits per interval of %" PRIu64 " %s:\n %12s", o->series ? o->series : "", o->series ? " " : "",
+          w->interval_events ? w->interval : (uint64_t)((double)w->interval / (o->ghz * 1e3) + 0.5),
+          w->interval_events ? "events" : "us", w->interval_events ? "event" : "start_us");
   for (unsigned c = 0; c < ncols; c++) {
     char name[32];
     reason_name(cols[c], name, sizeof name);
-    fprintf(f, " %12.12s", name);
+    width[c] = strlen(name) > 12 ? (int)strlen(name) : 12;
+    fprintf(f, " %*s", width[c], name);
   }
   fprintf(f, "\n");
   for (uint32_t i = 0; i < w->nbuckets;) {
@@ -375,7 +392,7 @@ static void print_intervals(FILE *f, const struct views *w, const struct views_p
       uint64_t n = 0;
       for (uint32_t j = i; j < w->nbuckets && b[j].index == index; j++)
         if (b[j].reason == cols[c]) n = b[j].count;
-      fprintf(f, " %12" PRIu64, n);
+      fprintf(f, " %*" PRIu64, width[c], n);
     }
     fprintf(f, "\n");
     while (i < w->nbuckets && b[i].index == index) i++;
@@ -393,7 +410,7 @@ void views_print_table(FILE *f, const struct views *w, const struct views_print 
   free(s);
   print_dim(f, w, VD_CR3, "by address space (CR3), most time first", o);
   print_dim(f, w, VD_VCPU, "by vCPU", o);
-  if (w->interval) print_intervals(f, w, o);
+  if (w->interval) views_print_intervals(f, w, o);
 }
 
 void views_print_csv(FILE *f, const struct views *w, const struct views_print *o, const char *source) {
@@ -432,7 +449,7 @@ static cJSON *stat_json(const struct view_stat *s) {
   return o;
 }
 
-static cJSON *intervals_json(const struct views *w, const struct views_print *o) {
+cJSON *views_intervals_json(const struct views *w, const struct views_print *o) {
   cJSON *a = cJSON_CreateArray(), *cur = NULL;
   struct view_bucket *b = sorted_buckets(w);
   for (uint32_t i = 0; i < w->nbuckets; i++) {
@@ -472,6 +489,6 @@ cJSON *views_json(const struct views *w, const struct views_print *o) {
     for (unsigned i = 0; i < n && (!o->top || i < o->top); i++) cJSON_AddItemToObject(obj, s[i].name, stat_json(&s[i]));
     free(s);
   }
-  if (w->interval) cJSON_AddItemToObject(root, "intervals", intervals_json(w, o));
+  if (w->interval) cJSON_AddItemToObject(root, "intervals", views_intervals_json(w, o));
   return root;
 }

@@ -45,7 +45,9 @@ struct view_row {
 };
 
 /* A row as printed: the statistics a report, the database and compare use. */
+enum view_source { VS_SIMULATED, VS_MEASURED };
 struct view_stat {
+  uint8_t source;            /* enum view_source */
   char name[40];             /* "CR_ACCESS", "cr3 write", "msr 0x6e0", "port 0x70 out", "cr3 0x1000" */
   char parent[32];           /* the reason's name for a breakdown row, "" otherwise */
   uint8_t dim;
@@ -97,6 +99,10 @@ static inline bool views_any(const struct views *w) { return w->exits != 0; }
 ** rows when dim == VD_REASON and breakdowns), sorted; the caller frees. */
 unsigned views_stats(const struct views *w, unsigned dim, bool breakdowns, enum view_sort sort,
                      struct view_stat **out);
+/* Every row of every view (reasons with their breakdowns, at most `top` CR3
+** rows by time, the vCPUs), marked with source, appended to *out (grown with
+** xrealloc; *n rows already there). */
+void views_append_all(const struct views *w, uint8_t source, unsigned top, struct view_stat **out, unsigned *n);
 /* The elapsed cycles: the busiest vCPU's clock (recorded side). */
 uint64_t views_elapsed(const struct views *w);
 
@@ -107,8 +113,13 @@ struct views_print {
   uint64_t total_cycles;     /* pct% denominator */
   enum view_sort sort;
   unsigned top;              /* rows of the CR3 and vCPU views (0: all) */
+  const char *series;        /* the time series' heading word ("measured", "simulated"), or NULL */
 };
 void views_print_table(FILE *f, const struct views *w, const struct views_print *o);
+/* The time series alone (views_print_table prints it last). */
+void views_print_intervals(FILE *f, const struct views *w, const struct views_print *o);
+/* The time series as a JSON array of {"start_us"|"start_event", "exits": {REASON: {count, cycles}}}. */
+struct cJSON *views_intervals_json(const struct views *w, const struct views_print *o);
 void views_print_csv(FILE *f, const struct views *w, const struct views_print *o, const char *source);
 struct cJSON;
 /* {"exits": {REASON: row}, "breakdown": {REASON: {name: row}}, "cr3": {...}, "vcpu": {...}, "intervals": [...]} */

@@ -72,3 +72,19 @@ run "$VMXSIM" --no-db --policy shadowcache --format csv sample.trace
 sim=$(printf '%s\n' "$out" | awk -F, '$1 == "exit" { print $2, $4 }' | sort)
 xen=$(awk '$1 ~ /^[A-Z_]+$/ { print $1, $2 }' expected.txt | sort)
 check_eq "replay: exits by reason equal xenalyze's" "$xen" "$sim"
+
+run "$VMXSIM" --no-db --policy shadowcache sample.trace
+check_contains "replay: measured beside simulated" "$out" "measured (the recording) beside simulated (policy shadowcache, cpu core2-2007):"
+check_eq "replay: a row has measured and simulated count, average and their ratios" \
+  "905 2735 905 1.000" "$(printf '%s\n' "$out" | awk '$1 == "cr3" && $2 == "write" && NF == 8 { print $3, $4, $5, $7 }')"
+run "$VMXSIM" --no-db --policy shadowcache --format json sample.trace
+flat=$(printf '%s' "$out" | tr -d ' \t\n')
+check_contains "replay: JSON carries the measured exits" "$flat" '"measured":{"exits":{"CPUID":{"count":202,"cycles":180959,"avg":895'
+check_contains "replay: JSON carries the simulated views" "$flat" '"views":{"exits":{"CPUID":{"count":202'
+run "$VMXSIM" --no-db --policy shadowcache --views "$ROOT/traces/lat_ctx-2p.bin"
+check_contains "run --views: simulated breakdowns" "$out" "views of the simulated exits:"
+check_contains "run --views: by address space" "$out" " cr3 0x10000000"
+run "$VMXSIM" --no-db --policy shadowcache --interval 1ms "$ROOT/traces/lat_ctx-2p.bin"
+check_contains "run --interval: simulated series" "$out" "simulated exits per interval of 1000 us:"
+run "$VMXSIM" --no-db --policy shadowcache "$ROOT/traces/lat_ctx-2p.bin"
+check_not_contains "run: a trace without measurements prints no views" "$out" "views of the simulated"
