@@ -197,6 +197,12 @@ check_rc "kvm: a malformed line is bad input" 3
 check_eq "kvm: message gives line number and text" \
   "vmxsim: badkvm.txt:2: kvm_cr: expected 'cr_read|cr_write N = VALUE': 'q-1 [000] 1.1: kvm_cr: cr_write zero = 5'" "$err"
 
+sh "$REC/make-kvm-excerpt.sh" kvm-shadow.txt
+if cmp -s kvm-shadow.txt "$REC/kvm-ftrace-shadow.txt"; then pass "kvm: the committed shadow excerpt is what make-kvm-excerpt.sh writes"
+else fail "kvm: the committed shadow excerpt is what make-kvm-excerpt.sh writes" "cmp: $(cmp kvm-shadow.txt "$REC/kvm-ftrace-shadow.txt" 2>&1)"; fi
+run "$VMXSIM" import kvm-ftrace kvm-shadow.txt -o kvm-shadow.bin
+check_contains "kvm: shadow excerpt: every exit measured" "$(head -c 1500 kvm-shadow.bin)" '"exits":400,"entries":400,"measured":400'
+
 # ---- xentrace (hand-made excerpt: no Xen here) ----
 
 sh "$REC/make-xen-excerpt.sh" xen.bin
