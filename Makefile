@@ -59,6 +59,15 @@ PKG_CFLAGS := $(call pkg,sqlite3,--cflags,) $(call pkg,libcjson,--cflags,-I/usr/
 PKG_LIBS   := $(call pkg,sqlite3,--libs,-lsqlite3) $(call pkg,libcjson,--libs,-lcjson) \
               $(call pkg,readline,--libs,-lreadline)
 TEST_LIBS  := $(call pkg,cmocka,--libs,-lcmocka)
+# trace.dat input (vmxsim import trace-cmd) is optional: without libtracecmd and libtraceevent
+# the build works and that format says how to convert through `trace-cmd report` instead
+TRACECMD_LIBS := $(shell $(PKG_CONFIG) --libs libtracecmd libtraceevent 2>/dev/null)
+ifneq ($(TRACECMD_LIBS),)
+TRACECMD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libtracecmd libtraceevent) -DVMXSIM_TRACECMD=1
+PKG_LIBS   += $(TRACECMD_LIBS)
+else
+$(info vmxsim: libtracecmd/libtraceevent not found (Debian: libtracecmd-dev libtraceevent-dev): building without trace.dat input)
+endif
 endif
 
 # ---- the compiler: family, LTO flags and archiver, probed once per build directory
@@ -131,6 +140,9 @@ $(BUILD)/%.o: %.c $(BUILD)/.flags | $(BUILD)/.build-ok
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+# only the trace.dat importer sees libtracecmd's include paths
+$(BUILD)/sim/import/import_tracecmd.o: ALL_CPPFLAGS += $(TRACECMD_CFLAGS)
 
 $(BUILD)/embedded.c: $(DATA) scripts/embed.sh
 	@mkdir -p $(dir $@)

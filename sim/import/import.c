@@ -404,6 +404,7 @@ static int input_open(struct input *in, const char *path, char *err, size_t errl
 }
 
 static void input_close(struct input *in) {
+  if (!in->data) return;
   if (in->mapped) munmap((void *)in->data, in->len);
   else free((void *)in->data);
 }
@@ -498,9 +499,10 @@ static int xen_adapter(struct import *im, const char *buf, size_t len) {
 }
 
 static const struct import_format formats[] = {
-  { "perf-script", import_perf_script, false },
-  { "kvm-ftrace", import_kvm_ftrace, false },
-  { "xentrace", xen_adapter, true },
+  { "perf-script", import_perf_script, false, NULL },
+  { "kvm-ftrace", import_kvm_ftrace, false, NULL },
+  { "xentrace", xen_adapter, true, NULL },
+  { "trace-cmd", NULL, false, import_tracecmd },
 };
 
 const struct import_format *import_format_find(const char *name) {
@@ -512,7 +514,7 @@ const struct import_format *import_format_find(const char *name) {
 /* Converts the input into the spool, then writes the trace. */
 static int convert(const struct import_job *job, struct import *im, struct spool *s, const struct input *in,
                    char *err, size_t errlen) {
-  int rc = job->format->run(im, in->data, in->len);
+  int rc = job->format->run_path ? job->format->run_path(im, job->input) : job->format->run(im, in->data, in->len);
   if (rc) {
     snprintf(err, errlen, "%s", s->err[0] ? s->err : im->err);
     return rc;
@@ -539,9 +541,13 @@ int import_file(const struct import_job *job, struct import *im, char *err, size
   opt.input = strcmp(job->input, "-") == 0 ? "<stdin>" : job->input;
   import_init(im, &opt, spool_emit, &s);
   im->binary = job->format->binary;
-  struct input in;
-  int rc = input_open(&in, job->input, err, errlen);
-  if (rc) return rc;
+  struct input in = { .data = NULL };
+  int rc = 0;
+  if (job->format->run_path && strcmp(job->input, "-") == 0) {
+    snprintf(err, errlen, "%s input cannot be standard input: give the file", job->format->name);
+    return EXIT_USAGE;
+  }
+  if (!job->format->run_path && (rc = input_open(&in, job->input, err, errlen))) return rc;
   if (!(s.f = tmpfile())) {
     snprintf(err, errlen, "cannot create a temporary file: %s", strerror(errno));
     input_close(&in);

@@ -94,6 +94,7 @@ struct import {
   import_emit_fn emit;       /* where events go */
   void *emit_ctx;
   bool binary;               /* input positions are byte offsets, not line numbers */
+  bool tids_only;            /* the input has no thread-group column, and says so itself (trace.dat) */
 
   /* Counts of input units (lines or records). */
   uint64_t units, used, skipped, bad, ignored;
@@ -177,13 +178,18 @@ int64_t *import_map_put(struct import_map *m, uint32_t key, int64_t init); /* ex
 int import_perf_script(struct import *im, const char *buf, size_t len);   /* sim/import/import_perf.c */
 int import_kvm_ftrace(struct import *im, const char *buf, size_t len);    /* sim/import/import_ftrace.c */
 int import_xentrace(struct import *im, const unsigned char *buf, size_t len); /* sim/import/import_xen.c */
+/* trace-cmd's trace.dat at path, through libtracecmd (sim/import/import_tracecmd.c); EXIT_BADINPUT
+** with a message saying how to convert it when vmxsim was built without the library. */
+int import_tracecmd(struct import *im, const char *path);
+bool import_tracecmd_available(void);
 
 /* ---- a whole import: input file to trace file (import.c) ---- */
 
 struct import_format {
-  const char *name;          /* as `vmxsim import` takes it: perf-script, kvm-ftrace, xentrace */
+  const char *name;          /* as `vmxsim import` takes it: perf-script, kvm-ftrace, xentrace, trace-cmd */
   int (*run)(struct import *im, const char *buf, size_t len);
   bool binary;               /* positions in messages are byte offsets */
+  int (*run_path)(struct import *im, const char *path);   /* reads the file itself (run is NULL) */
 };
 /* The format called name, or NULL. */
 const struct import_format *import_format_find(const char *name);

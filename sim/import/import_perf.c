@@ -475,7 +475,7 @@ int import_perf_script(struct import *im, const char *buf, size_t len) {
   P->im = im;
   for (unsigned v = 0; v < TRACE_VCPU_MAX; v++) P->cpu[v].mm = -1;
   learn(P, buf, len);
-  if (!P->pid_column && len)
+  if (!P->pid_column && len && !im->tids_only)
     errorf("import: %s has no PID column (record with 'perf script -F +pid'): "
            "each thread is treated as its own process", im->opt.input);
   const char *s;

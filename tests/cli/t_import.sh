@@ -91,7 +91,7 @@ for f in perf-script kvm-ftrace xentrace; do
 done
 run "$VMXSIM" import pcap x.txt -o x.bin
 check_rc "unknown format is a usage error" 2
-check_contains "unknown format names the formats" "$err" "unknown format 'pcap' (perf-script, kvm-ftrace, xentrace)"
+check_contains "unknown format names the formats" "$err" "unknown format 'pcap' (perf-script, kvm-ftrace, xentrace, trace-cmd)"
 run "$VMXSIM" import perf-script x.txt
 check_rc "missing -o is a usage error" 2
 run "$VMXSIM" import perf-script missing.txt -o x.bin
@@ -258,3 +258,35 @@ check_contains "empty input explained" "$err" "no perf-script events found"
 printf '# a comment only\n' > comment.txt
 run "$VMXSIM" import kvm-ftrace comment.txt -o e.bin
 check_rc "kvm-ftrace input without events" 3
+
+# ---- trace-cmd trace.dat through libtracecmd ----
+
+run "$VMXSIM" import trace-cmd "$REC/tracecmd-sched.dat" -o sched.bin
+if printf '%s' "$err" | grep -q "built without trace.dat input"; then
+  check_rc "trace-cmd: without libtracecmd the format says so" 3
+  check_contains "trace-cmd: and how to convert instead" "$err" "trace-cmd report -t -i"
+  skip "trace.dat input: vmxsim was built without libtracecmd-dev and libtraceevent-dev"
+else
+  check_rc "trace-cmd: a real trace.dat (sched and syscall events, recorded here) imports" 0
+  run "$VMXSIM" trace info sched.bin --format json
+  flat=$(printf '%s' "$out" | tr -d ' \t\n')
+  # counts fixed when the file was recorded (trace-cmd report: 1403 sys_enter, 1407 sys_exit lines)
+  check_contains "trace-cmd: syscalls from raw_syscalls:sys_enter/sys_exit" "$flat" '"syscall":1403,"sysret":1407'
+  check_contains "trace-cmd: native events read as perf-script" "$flat" '"trace_dat":"nativeevents,readasperf-script"'
+  if command -v trace-cmd >/dev/null 2>&1; then
+    check_eq "trace-cmd: one syscall per sys_enter record of trace-cmd report" \
+      "$(trace-cmd report -i "$REC/tracecmd-sched.dat" 2>/dev/null | grep -c ' sys_enter: ')" "$(jnum syscall)"
+  fi
+  gunzip -c "$REC/kvm-tracedat.dat.gz" > kvm.dat
+  run "$VMXSIM" import trace-cmd kvm.dat -o kvmdat.bin
+  check_rc "trace-cmd: KVM events built with trace-cmd restore import" 0
+  run "$VMXSIM" trace info kvmdat.bin --format json
+  flat=$(printf '%s' "$out" | tr -d ' \t\n')
+  check_contains "trace-cmd: KVM events read as kvm-ftrace" "$flat" '"trace_dat":"KVMhostevents,readaskvm-ftrace"'
+  check_contains "trace-cmd: every exit measured" "$flat" '"exits":300,"entries":300,"measured":300'
+  check_contains "trace-cmd: nothing unmapped" "$flat" '"exits_unmapped":{}'
+  run "$VMXSIM" summary kvmdat.bin
+  check_contains "trace-cmd: nanosecond costs survive" "$out" " CR_ACCESS                      166"
+fi
+run "$VMXSIM" import trace-cmd "$REC/perf-pipe.txt.gz" -o no.bin
+check_rc "trace-cmd: another file is bad input" 3
