@@ -166,11 +166,17 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libvmxsim.a $(BUILD)/.flags | $(TEST_G
 	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libvmxsim.a \
 	  $(ALL_LDLIBS) $(TEST_LIBS)
 
+# synthetic xentrace files (scripts/gen-xentrace.c) for the tests and the bench
+GEN_XENTRACE := $(BUILD)/gen-xentrace
+$(GEN_XENTRACE): scripts/gen-xentrace.c $(BUILD)/.flags
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $<
+
 # ---- tests
-RUN_CLI = VMXSIM=$(abspath $(PROG)) tests/cli/run.sh
+RUN_CLI = VMXSIM=$(abspath $(PROG)) GEN_XENTRACE=$(abspath $(GEN_XENTRACE)) tests/cli/run.sh
 
 ## check: all the test suites (harness, unit, cli, regress, layers), each even if one before failed
-check: all $(TEST_BINS)
+check: all $(TEST_BINS) $(GEN_XENTRACE)
 	$(Q)rc=0; \
 	tests/harness/run.sh || rc=1; \
 	tests/run-unit.sh $(TEST_BINS) || rc=1; \
@@ -184,7 +190,7 @@ unit: $(TEST_BINS)
 	$(Q)tests/run-unit.sh $(TEST_BINS)
 
 ## cli: the command-line tests (tests/cli/t_*.sh) only
-cli: all
+cli: all $(GEN_XENTRACE)
 	$(Q)$(RUN_CLI)
 
 ## layers: check that no file includes a header of a higher layer (tests/layers/layers.txt)

@@ -83,7 +83,7 @@ static int fail(char *err, int rc, const char *fmt, ...) {
 /* Header layout (offsets in bytes), see traces/FORMAT.md. */
 enum {
   H_MAGIC = 0, H_VERSION = 8, H_RECSIZE = 10, H_VCPUS = 12, H_PAGING = 14,
-  H_FLAGS = 15, H_COUNT = 16, H_METALEN = 24, H_RESERVED = 28, H_WORKLOAD = 32
+  H_FLAGS = 15, H_COUNT = 16, H_METALEN = 24, H_PAD = 28, H_WORKLOAD = 32
 };
 
 static int parse_header(struct trace_reader *r, const unsigned char *p, size_t got) {
@@ -121,7 +121,11 @@ static int parse_header(struct trace_reader *r, const unsigned char *p, size_t g
                 "(%zu bytes) or the %u-byte limit", r->path, H_METALEN, h->metadata_len,
                 r->file_len, TRACE_METADATA_MAX);
   r->types = h->version == 1 ? TRACE_V1_TYPES : EV_COUNT;
-  r->data_off = TRACE_HEADER_SIZE + h->metadata_len;
+  h->pad = h->version >= 2 ? get32(p + H_PAD) : 0;        /* version 1: reserved, ignored */
+  if (h->pad > r->file_len - TRACE_HEADER_SIZE - h->metadata_len)
+    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: pad of %u bytes after the metadata exceeds the file (%zu bytes)",
+                r->path, H_PAD, h->pad, r->file_len);
+  r->data_off = TRACE_HEADER_SIZE + h->metadata_len + h->pad;
   size_t body = r->file_len - r->data_off;
   if (body % sizeof(struct trace_event) != 0)
     return fail(r->err, EXIT_BADINPUT, "%s: byte %zu: truncated record (file ends %zu bytes "
@@ -251,6 +255,7 @@ static void encode_header(const struct trace_header *h, unsigned char *p) {
   p[H_PAGING] = h->paging;
   put64(p + H_COUNT, h->event_count);
   put32(p + H_METALEN, h->metadata_len);
+  put32(p + H_PAD, h->pad);
   memcpy(p + H_WORKLOAD, h->workload, strnlen(h->workload, TRACE_WORKLOAD_MAX));
 }
 
@@ -320,6 +325,43 @@ int trace_finish(struct trace_writer *w) {
   free(w->path); free(w->buf);
   w->path = NULL; w->buf = NULL;
   return rc;
+}
+
+int trace_create_reserved(struct trace_writer *w, const char *path, size_t reserve) {
+  int rc = trace_create(w, path, NULL, 1, PAGING_64, NULL);
+  if (rc == EXIT_OK && fseeko(w->f, (off_t)reserve, SEEK_SET) != 0) {
+    trace_abort(w);
+    return fail(w->err, EXIT_BADINPUT, "%s: seek failed: %s", path, strerror(errno));
+  }
+  w->reserve = reserve;
+  return rc;
+}
+
+int trace_finish_reserved(struct trace_writer *w, const char *workload, unsigned vcpu_count, unsigned paging,
+                          const char *metadata, const struct trace_event *head, size_t nhead) {
+  size_t mlen = metadata ? strlen(metadata) : 0, used = TRACE_HEADER_SIZE + mlen + nhead * sizeof *head;
+  int rc = flush_buf(w);
+  if (rc == EXIT_OK && (used > w->reserve || vcpu_count == 0 || vcpu_count > TRACE_VCPU_MAX || !paging_name(paging)))
+    rc = fail(w->err, EXIT_INTERNAL, "%s: %zu bytes of header, metadata and initial records do not fit the %zu "
+              "reserved (or a bad vCPU count or paging mode)", w->path, used, w->reserve);
+  if (rc == EXIT_OK) {
+    if (vcpu_count > w->hdr.vcpu_count) w->hdr.vcpu_count = (uint16_t)vcpu_count;
+    w->hdr.paging = (uint8_t)paging;
+    w->hdr.metadata_len = (uint32_t)mlen;
+    w->hdr.pad = (uint32_t)(w->reserve - used);
+    if (w->hdr.pad) w->hdr.version = TRACE_VERSION;    /* the pad field is version 2's */
+    w->hdr.event_count += nhead;
+    snprintf(w->hdr.workload, sizeof w->hdr.workload, "%s", workload ? workload : "");
+    if (fseeko(w->f, (off_t)(w->reserve - nhead * sizeof *head), SEEK_SET) != 0 ||
+        fwrite(head, sizeof *head, nhead, w->f) != nhead ||
+        fseeko(w->f, TRACE_HEADER_SIZE, SEEK_SET) != 0 || (mlen && fwrite(metadata, 1, mlen, w->f) != mlen))
+      rc = fail(w->err, EXIT_BADINPUT, "%s: write failed: %s", w->path, strerror(errno));
+  }
+  if (rc != EXIT_OK) {
+    trace_abort(w);
+    return rc;
+  }
+  return trace_finish(w);                              /* the header, then close */
 }
 
 void trace_abort(struct trace_writer *w) {

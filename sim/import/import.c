@@ -97,6 +97,13 @@ int import_mark(struct import *im, unsigned vcpu, const char *label) {
   return import_emit(im, vcpu, EV_MARK, 0, ab[0], ab[1]);
 }
 
+void import_release_slow(struct import *im, const void *buf, size_t upto) {
+  if ((const char *)buf != im->map_base) return;     /* not the mapped input (a converted text) */
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), end = upto / page * page;
+  if (end > im->map_released) madvise((void *)(im->map_base + im->map_released), end - im->map_released, MADV_DONTNEED);
+  im->map_released = end;
+}
+
 uint64_t import_ns_to_cycles(const struct import *im, uint64_t ns) {
   double c = (double)ns * im->opt.cpu_ghz + 0.5;
   return c < 18446744073709551616.0 ? (uint64_t)c : UINT64_MAX;   /* 2^64: converting more is undefined */
@@ -409,78 +416,41 @@ static void input_close(struct input *in) {
   else free((void *)in->data);
 }
 
-/* ---- output: events to a temporary file, then the trace ---- */
+/* ---- output: the trace, written once ---- */
 
-#define SPOOL_EVENTS 8192
+/* Room before the records for the header, the metadata and the @init records:
+** the importer writes its events first and these at the end (trace_create_reserved). */
+#define META_MAX (64u << 10)
+#define RESERVE  (TRACE_HEADER_SIZE + META_MAX + 3 * TRACE_VCPU_MAX * sizeof(struct trace_event))
 
-/* Events collect in evs[] and go to the file in blocks: one fwrite per event costs
-** a stdio lock and call each, a measurable share of an import. */
-struct spool {
-  FILE *f;
-  struct trace_event *evs;
-  size_t n;
-  char err[256];             /* why a write failed ("" while none did) */
-};
+static int writer_emit(void *ctx, const struct trace_event *ev) { return trace_write(ctx, ev); }
 
-static int spool_flush(struct spool *s) {
-  if (s->n && fwrite(s->evs, sizeof *s->evs, s->n, s->f) != s->n) {
-    snprintf(s->err, sizeof s->err, "temporary file: write failed: %s", strerror(errno));
-    return EXIT_INTERNAL;
-  }
-  s->n = 0;
-  return EXIT_OK;
-}
-
-static int spool_emit(void *ctx, const struct trace_event *ev) {
-  struct spool *s = ctx;
-  s->evs[s->n++] = *ev;
-  return s->n == SPOOL_EVENTS ? spool_flush(s) : EXIT_OK;
-}
-
-static int write_inits(struct import *im, struct trace_writer *w) {
+/* The @init records: CR0, CR3, CR4 of every vCPU. */
+static size_t init_records(const struct import *im, struct trace_event *evs) {
+  size_t n = 0;
   for (unsigned v = 0; v < im->nvcpus; v++) {
     const struct import_init *in = &im->init[v];
     const uint64_t val[3] = { in->cr0, in->cr3, in->cr4 };
     const uint8_t cr[3] = { 0, 3, 4 };
-    for (int i = 0; i < 3; i++) {
-      struct trace_event ev = { .type = EV_INIT, .aux = cr[i], .vcpu = (uint16_t)v, .a = val[i] };
-      if (trace_write(w, &ev) != EXIT_OK) return -1;
-    }
+    for (int i = 0; i < 3; i++)
+      evs[n++] = (struct trace_event){ .type = EV_INIT, .aux = cr[i], .vcpu = (uint16_t)v, .a = val[i] };
   }
-  return 0;
+  return n;
 }
 
-static int copy_spool(struct spool *s, struct trace_writer *w) {
-  struct trace_event evs[4096];
-  size_t n;
-  if (spool_flush(s) != 0 || fflush(s->f) != 0 || fseek(s->f, 0, SEEK_SET) != 0) return -1;
-  while ((n = fread(evs, sizeof *evs, sizeof evs / sizeof *evs, s->f)) > 0)
-    for (size_t i = 0; i < n; i++)
-      if (trace_write(w, &evs[i]) != EXIT_OK) return -1;
-  return ferror(s->f) ? -1 : 0;
-}
-
-/* Writes OUT: header with metadata, @init per vCPU, then the spooled events,
-** atomically (sim/core/outfile.h). */
-static int assemble(struct import *im, struct spool *s, const char *out, const char *workload,
-                    const char *meta, char *err, size_t errlen) {
-  struct trace_writer w;
-  struct outfile o;
-  unsigned nv = im->nvcpus ? im->nvcpus : 1;
-  if (!im->nvcpus) im->nvcpus = 1;
-  if (outfile_begin(&o, out, OUTFILE_REGULAR, err, errlen)) return EXIT_BADINPUT;
-  if (trace_create(&w, outfile_path(&o), workload, nv, im->opt.paging, meta) != EXIT_OK) {
-    snprintf(err, errlen, "%s", w.err);
-  } else if (write_inits(im, &w) != 0 || copy_spool(s, &w) != 0) {
-    snprintf(err, errlen, "%s: %s", out, w.err[0] ? w.err : "cannot read back the temporary file");
-    trace_abort(&w);
-  } else if (trace_finish(&w) != EXIT_OK) {
-    snprintf(err, errlen, "%s", w.err);
-  } else {
-    return outfile_commit(&o, err, errlen);
+/* Metadata that fits its room: the largest free-form members go first, and it says so. */
+static char *bounded_metadata(const struct import *im, const char *source, const char *command) {
+  static const char *const drop[] = { "recording", "unparseable", "command", "skipped_events", "input" };
+  char *meta = import_metadata(im, source, command);
+  for (size_t i = 0; strlen(meta) > META_MAX && i < sizeof drop / sizeof *drop; i++) {
+    cJSON *j = cJSON_Parse(meta);
+    free(meta);
+    cJSON_DeleteItemFromObjectCaseSensitive(j, drop[i]);
+    if (!cJSON_GetObjectItemCaseSensitive(j, "metadata_truncated")) cJSON_AddTrueToObject(j, "metadata_truncated");
+    meta = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
   }
-  outfile_discard(&o);
-  return EXIT_BADINPUT;
+  return meta;
 }
 
 /* Default workload name: the input's base name without its extension. */
@@ -511,12 +481,12 @@ const struct import_format *import_format_find(const char *name) {
   return NULL;
 }
 
-/* Converts the input into the spool, then writes the trace. */
-static int convert(const struct import_job *job, struct import *im, struct spool *s, const struct input *in,
+/* Converts the input, then completes the trace: header, metadata, @init records. */
+static int convert(const struct import_job *job, struct import *im, struct trace_writer *w, const struct input *in,
                    char *err, size_t errlen) {
   int rc = job->format->run_path ? job->format->run_path(im, job->input) : job->format->run(im, in->data, in->len);
   if (rc) {
-    snprintf(err, errlen, "%s", s->err[0] ? s->err : im->err);
+    snprintf(err, errlen, "%s", w->err[0] ? w->err : im->err);
     return rc;
   }
   if (im->used == 0) {
@@ -529,17 +499,23 @@ static int convert(const struct import_job *job, struct import *im, struct spool
   char workload[TRACE_WORKLOAD_MAX + 1];
   if (job->workload) snprintf(workload, sizeof workload, "%s", job->workload);
   else default_workload(job->input, workload, sizeof workload);
-  char *meta = import_metadata(im, job->format->name, job->command);
-  rc = assemble(im, s, job->output, workload, meta, err, errlen);
+  if (!im->nvcpus) im->nvcpus = 1;
+  struct trace_event *inits = xmalloc(3 * TRACE_VCPU_MAX * sizeof *inits);
+  size_t ninits = init_records(im, inits);
+  char *meta = bounded_metadata(im, job->format->name, job->command);
+  rc = trace_finish_reserved(w, workload, im->nvcpus, im->opt.paging, meta, inits, ninits);
+  if (rc) snprintf(err, errlen, "%s: %s", job->output, w->err);
   free(meta);
+  free(inits);
   return rc;
 }
 
 int import_file(const struct import_job *job, struct import *im, char *err, size_t errlen) {
-  struct spool s = { .f = NULL };
   struct import_opts opt = job->opt;
   opt.input = strcmp(job->input, "-") == 0 ? "<stdin>" : job->input;
-  import_init(im, &opt, spool_emit, &s);
+  struct trace_writer w;
+  struct outfile o;
+  import_init(im, &opt, writer_emit, &w);
   im->binary = job->format->binary;
   struct input in = { .data = NULL };
   int rc = 0;
@@ -548,17 +524,22 @@ int import_file(const struct import_job *job, struct import *im, char *err, size
     return EXIT_USAGE;
   }
   if (!job->format->run_path && (rc = input_open(&in, job->input, err, errlen))) return rc;
-  if (!(s.f = tmpfile())) {
-    snprintf(err, errlen, "cannot create a temporary file: %s", strerror(errno));
+  if (in.mapped) im->map_base = in.data;
+  if ((rc = outfile_begin(&o, job->output, OUTFILE_REGULAR, err, errlen))) {
     input_close(&in);
-    return EXIT_INTERNAL;
+    return rc;
   }
-  s.evs = xmalloc(SPOOL_EVENTS * sizeof *s.evs);
-  rc = convert(job, im, &s, &in, err, errlen);
-  fclose(s.f);
-  free(s.evs);
+  if ((rc = trace_create_reserved(&w, outfile_path(&o), RESERVE))) {
+    snprintf(err, errlen, "%s", w.err);
+  } else {
+    rc = convert(job, im, &w, &in, err, errlen);   /* finishes w, or leaves it open on failure */
+    if (rc && w.f) trace_abort(&w);
+  }
+  if (!rc) rc = outfile_commit(&o, err, errlen);
+  else outfile_discard(&o);
   input_close(&in);
-  im->emit = NULL;                   /* the spool is gone */
+  im->emit = NULL;                   /* the writer is gone */
   im->emit_ctx = NULL;
+  im->map_base = NULL;
   return rc;
 }

@@ -112,6 +112,9 @@ struct import {
 
   uint64_t events;           /* records emitted (not counting @init) */
   struct cJSON *meta;        /* importer-specific metadata members */
+  /* Input pages behind the cursor can be given back (a mapped file): import_release. */
+  const char *map_base;
+  size_t map_released;
   char err[640];             /* the failure message when an importer returns non-zero */
 };
 
@@ -131,6 +134,14 @@ int import_emit(struct import *im, unsigned vcpu, unsigned type, unsigned aux, u
 /* `run` records for `cycles` (split at 2^32-1); nothing for 0. */
 int import_run(struct import *im, unsigned vcpu, uint64_t cycles);
 int import_mark(struct import *im, unsigned vcpu, const char *label);
+/* The importer is done with input bytes [0, upto) of buf: when the input is a
+** mapped file, its pages are given back every few MiB, so that an import's
+** memory does not grow with the input. */
+#define IMPORT_RELEASE_STEP (8u << 20)
+void import_release_slow(struct import *im, const void *buf, size_t upto);
+static inline void import_release(struct import *im, const void *buf, size_t upto) {
+  if (im->map_base && upto >= im->map_released + IMPORT_RELEASE_STEP) import_release_slow(im, buf, upto);
+}
 /* Nanoseconds of recorded time as guest cycles at opt.cpu_ghz. */
 uint64_t import_ns_to_cycles(const struct import *im, uint64_t ns);
 /* CR3 value of imported process n. */

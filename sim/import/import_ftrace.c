@@ -342,7 +342,10 @@ int import_kvm_ftrace(struct import *im, const char *buf, size_t len) {
   size_t n, pos = 0;
   uint64_t lineno = 0;
   int rc = 0;
-  while (rc == 0 && import_next_line(buf, len, &pos, &s, &n)) rc = kvm_line(K, s, n, ++lineno);
+  while (rc == 0 && import_next_line(buf, len, &pos, &s, &n)) {
+    rc = kvm_line(K, s, n, ++lineno);
+    import_release(im, buf, pos);
+  }
   if (rc == 0) rc = import_exits_finish(&K->exits);
   if (rc == 0) {
     import_exits_add_counts(&K->exits);

@@ -254,6 +254,7 @@ int import_xentrace(struct import *im, const unsigned char *buf, size_t len) {
     rc = r.event == 0 ? import_bad(im, off, NULL, 0, "event 0 (not a xentrace record; zero padding?)")
                       : on_record(X, &r);
     off += size;
+    import_release(im, buf, off);
   }
   if (rc == 0) rc = import_exits_finish(&X->exits);
   if (rc == 0) add_metadata(X);

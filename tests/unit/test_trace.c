@@ -669,6 +669,41 @@ static void measured_record_makes_version_2_and_is_refused_in_version_1(void **s
   free(path);
 }
 
+/* An importer's write-once output: records first, then header, metadata and @init records. */
+static void reserved_writer_puts_head_records_before_the_others(void **state) {
+  (void)state;
+  char *path = temp_path();
+  struct trace_writer w;
+  assert_int_equal(trace_create_reserved(&w, path, 4096), EXIT_OK);
+  struct trace_event hlt = rec(EV_HLT, 0, 0, 0, 5), init = rec(EV_INIT, 3, 0x1000, 0, 0);
+  hlt.vcpu = 1;
+  assert_int_equal(trace_write(&w, &hlt), EXIT_OK);
+  assert_int_equal(trace_finish_reserved(&w, "late", 2, PAGING_64, "{\"k\":1}", &init, 1), EXIT_OK);
+  struct trace_reader r;
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
+  assert_int_equal(r.hdr.version, 2);                 /* the pad is version 2's */
+  assert_int_equal(r.hdr.pad, 4096 - 64 - 7 - 24);
+  assert_int_equal(r.hdr.event_count, 2);
+  assert_int_equal(r.hdr.vcpu_count, 2);
+  assert_string_equal(r.hdr.metadata, "{\"k\":1}");
+  assert_string_equal(r.hdr.workload, "late");
+  const struct trace_event *e = trace_next(&r);
+  assert_non_null(e);
+  assert_int_equal(e->type, EV_INIT);
+  e = trace_next(&r);
+  assert_non_null(e);
+  assert_int_equal(e->type, EV_HLT);
+  assert_int_equal(e->vcpu, 1);
+  assert_null(trace_next(&r));
+  assert_false(trace_failed(&r));
+  trace_close(&r);
+  patch(path, 28, "\xff\xff\x00\x00", 4);         /* a pad beyond the file */
+  assert_int_equal(trace_open(&r, path), EXIT_BADINPUT);
+  assert_contains(r.err, ": byte 28: pad of 65535 bytes after the metadata exceeds the file");
+  unlink(path);
+  free(path);
+}
+
 static void reader_rejects_impossible_operands_in_a_record(void **state) {
   (void)state;
   char *path = temp_path();
@@ -724,6 +759,7 @@ int main(void) {
     cmocka_unit_test(reader_refuses_a_newer_format_version),
     cmocka_unit_test(reader_rejects_unknown_event_type_in_a_record),
     cmocka_unit_test(measured_record_makes_version_2_and_is_refused_in_version_1),
+    cmocka_unit_test(reserved_writer_puts_head_records_before_the_others),
     cmocka_unit_test(reader_rejects_impossible_operands_in_a_record),
     cmocka_unit_test(reader_rejects_absurd_metadata_length),
   };
