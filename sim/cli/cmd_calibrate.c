@@ -19,8 +19,8 @@ static const char calibrate_usage[] =
   "                        [--min-samples N] [--name NAME]\n"
   "\n"
   "Fits a CPU cost profile to your host from the exit costs a recording measured:\n"
-  "RECORDING is a trace imported from a KVM or Xen recording of that host ('vmxsim import\n"
-  "kvm-ftrace|xentrace|trace-cmd').  It is replayed under P, the policy the recording host\n"
+  "RECORDING is a KVM or Xen recording of that host (trace-cmd's trace.dat, KVM ftrace\n"
+  "text, xentrace), or a trace imported from one.  It is replayed under P, the policy the host\n"
   "ran, on the BASE profile; then per exit reason (and per CR and DR breakdown row) the\n"
   "handler cost becomes the one that makes the simulated average equal the measured one.\n"
   "With enough CPUID exits (the lightest exit, as kvm-unit-tests' vmexit test uses it)\n"
@@ -97,7 +97,8 @@ static int parse_calibrate_args(int argc, char **argv, struct calibrate_args *a)
 }
 
 static void print_fits(const struct calibrate_args *a, const struct calibrate_result *r) {
-  printf("profile %s fitted to %s (xxh64 %s, %s) under policy %s, from %s:\n\n", a->c.name, a->c.recording,
+  printf("profile %s fitted to %s (xxh64 %s, %s) under policy %s, from %s:\n\n", a->c.name,
+         a->c.source ? a->c.source : a->c.recording,
          r->hash, r->date, a->c.policy, a->c.base);
   printf(" %-34s %8s %8s %9s %9s %9s  %s\n", "parameter", "base", "fitted", "exits", "meas.avg", "stddev", "");
   for (unsigned i = 0; i < r->nfits; i++) {
@@ -113,6 +114,15 @@ int cmd_calibrate(int argc, char **argv) {
   struct calibrate_args a;
   int rc = parse_calibrate_args(argc, argv, &a);
   if (rc) return rc < 0 ? EXIT_OK : rc;
+  char *imported = NULL, *scratch = NULL;
+  if ((rc = recording_import(a.c.recording, NULL, &imported, &scratch))) {
+    recording_remove(imported, scratch);
+    return rc;
+  }
+  if (imported) {
+    a.c.source = a.c.recording;
+    a.c.recording = imported;
+  }
   struct calibrate_result *r = xmalloc(sizeof *r);
   char err[1024];
   rc = calibrate(&a.c, r, err, sizeof err);
@@ -133,5 +143,6 @@ int cmd_calibrate(int argc, char **argv) {
   else print_fits(&a, r);
   cJSON_Delete(r->profile);
   free(r);
+  recording_remove(imported, scratch);
   return rc;
 }

@@ -15,7 +15,8 @@
 
 static const char summary_usage[] =
   "usage: vmxsim summary [--vcpu N] [--interval N[us|ms|s|ev]] [--sort reason|count|time|avg]\n"
-  "                      [--top N] [--cpu-ghz G] [--format table|json|csv] TRACE\n"
+  "                      [--top N] [--cpu-ghz G] [--format table|json|csv]\n"
+  "                      [--input-format F] TRACE|RECORDING\n"
   "\n"
   "The exits of a host recording as the host measured them, not re-decided: per exit\n"
   "reason the count, measured time, share of the recording, average cycles and\n"
@@ -33,14 +34,17 @@ static const char summary_usage[] =
   "      --top N         rows of the CR3 and vCPU views (default 10; 0: all)\n"
   "      --cpu-ghz G     cycles to seconds (default: the recording's, else 2.4 as xenalyze)\n"
   "  -f, --format F      table (default), json, csv\n"
+  "      --input-format F  auto (default: from the content), vmxsim, trace-cmd, xentrace,\n"
+  "                      kvm-ftrace: a recording is imported on the fly\n"
   "\n"
   "examples:\n"
   "  vmxsim import xentrace xen.bin -o xen.trace && vmxsim summary xen.trace\n"
   "  vmxsim summary --sort time --vcpu 1 kvm.trace\n"
+  "  vmxsim summary kvm.dat                      # a trace-cmd recording, imported on the fly\n"
   "  vmxsim summary --interval 1ms --format csv kvm.trace > exits-per-ms.csv\n";
 
 struct summary_opts {
-  const char *trace;
+  const char *trace, *input_format;
   int vcpu, format;
   enum view_sort sort;
   unsigned top;
@@ -53,7 +57,7 @@ static int parse_summary_opts(int argc, char **argv, struct summary_opts *o) {
     { "vcpu", required_argument, 0, 'v' }, { "interval", required_argument, 0, 'i' },
     { "sort", required_argument, 0, 's' }, { "top", required_argument, 0, 'T' },
     { "cpu-ghz", required_argument, 0, 'g' }, { "format", required_argument, 0, 'f' },
-    { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+    { "input-format", required_argument, 0, 'F' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
   memset(o, 0, sizeof *o);
   o->vcpu = -1;
   o->top = 10;
@@ -69,6 +73,7 @@ static int parse_summary_opts(int argc, char **argv, struct summary_opts *o) {
     case 'T': rc = option_unsigned("--top", optarg, &o->top); break;
     case 'g': rc = option_ghz(optarg, &o->ghz); break;
     case 'f': rc = option_format(optarg, &o->format); break;
+    case 'F': rc = option_input_format(optarg); o->input_format = optarg; break;
     case 'h': fputs(summary_usage, stdout); return -1;
     default:
       errorf("%s: unknown option or missing argument; see 'vmxsim summary --help'", argv[optind - 1]);
@@ -145,9 +150,15 @@ int cmd_summary(int argc, char **argv) {
   struct summary_opts o;
   int rc = parse_summary_opts(argc, argv, &o);
   if (rc) return rc < 0 ? EXIT_OK : rc;
+  char *imported = NULL, *scratch = NULL;
+  if ((rc = recording_import(o.trace, o.input_format, &imported, &scratch))) {
+    recording_remove(imported, scratch);
+    return rc;
+  }
   struct trace_reader r;
-  if ((rc = trace_open(&r, o.trace))) {
+  if ((rc = trace_open(&r, imported ? imported : o.trace))) {
     errorf("%s", r.err);
+    recording_remove(imported, scratch);
     return rc;
   }
   struct views *w = xmalloc(sizeof *w);
@@ -157,5 +168,6 @@ int cmd_summary(int argc, char **argv) {
   views_free(w);
   free(w);
   trace_close(&r);
+  recording_remove(imported, scratch);
   return rc;
 }

@@ -3,8 +3,12 @@
 #include "sim/core/report.h"
 #include "sim/core/trace.h"
 #include "sim/core/util.h"
+#include "sim/core/outfile.h"
+#include "sim/import/import.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int option_vcpu(const char *s, int *vcpu) {
   uint64_t v;
@@ -69,4 +73,43 @@ int option_format(const char *s, int *format) {
     return EXIT_USAGE;
   }
   return EXIT_OK;
+}
+
+int option_input_format(const char *s) {
+  if (strcmp(s, "auto") && strcmp(s, "vmxsim") && !import_format_find(s)) {
+    errorf("--input-format %s: expected auto, vmxsim, trace-cmd, xentrace, kvm-ftrace or perf-script", s);
+    return EXIT_USAGE;
+  }
+  return EXIT_OK;
+}
+
+int recording_import(const char *path, const char *input_format, char **trace, char **dir) {
+  char err[1024];
+  *dir = NULL;
+  *trace = NULL;
+  const struct import_format *f = NULL;
+  if (!input_format || !strcmp(input_format, "auto")) f = import_detect(path, err, sizeof err);
+  else if (strcmp(input_format, "vmxsim")) f = import_format_find(input_format);
+  if (!f) return EXIT_OK;                     /* a vmxsim trace (or trace_open says what it is not) */
+  int rc = outfile_tmpdir("vmxsim-import", dir, err, sizeof err);
+  if (rc) { errorf("%s", err); return rc; }
+  size_t n = strlen(*dir) + 16;
+  *trace = xmalloc(n);
+  snprintf(*trace, n, "%s/import.bin", *dir);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "vmxsim (%s %s, imported on the fly)", f->name, path);
+  struct import_job job = { .format = f, .input = path, .output = *trace, .command = cmd,
+                            .opt = { .cpu_ghz = IMPORT_GHZ_DEFAULT, .paging = PAGING_64 } };
+  struct import im;
+  rc = import_file(&job, &im, err, sizeof err);
+  import_free(&im);
+  if (rc) errorf("%s", err);
+  return rc;
+}
+
+void recording_remove(char *trace, char *dir) {
+  if (trace) unlink(trace);
+  if (dir) rmdir(dir);
+  free(trace);
+  free(dir);
 }

@@ -17,4 +17,22 @@ int option_unsigned(const char *name, const char *s, unsigned *v);
 int option_ghz(const char *s, double *ghz);
 int option_format(const char *s, int *format);
 
+/* --input-format: auto, vmxsim or an import format name. */
+int option_input_format(const char *s);
+
+/*
+** A recording given where a trace is expected (run, summary, calibrate): the
+** format from --input-format or, for auto (or NULL), from the file's content
+** (sim/import/import.h: import_detect).  A recording is imported into a
+** scratch directory: *trace is the trace to read, *dir the directory; both
+** NULL when path is a trace already.  Returns 0 or the import's exit code
+** (printed).  recording_remove deletes them afterwards.
+**
+** This is an import then a replay, not one streaming pass: the engine needs
+** the vCPU count and each vCPU's @init registers before the first event,
+** which an importer knows only at its end.
+*/
+int recording_import(const char *path, const char *input_format, char **trace, char **dir);
+void recording_remove(char *trace, char *dir);
+
 #endif

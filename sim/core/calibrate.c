@@ -24,6 +24,7 @@ struct fitctx {
   unsigned nmeas;
   cJSON *params;
   uint64_t roundtrip;          /* the round trip the handlers are fitted against */
+  const char *name;            /* the recording as the user named it */
 };
 
 /* The recording's row of stat key k: its reason, or its CR/DR breakdown row. */
@@ -98,7 +99,7 @@ static void keep_base(struct fitctx *c, const char *param, uint64_t value, const
   const cJSON *kind = cJSON_GetObjectItemCaseSensitive(old ? old : cJSON_GetObjectItemCaseSensitive(c->params, "handler.default"), "kind");
   char src[512];
   snprintf(src, sizeof src, "the base profile %s's value, kept: only %llu measured exits in %s (xxh64 %s, %s), "
-           "fewer than %u", c->base.name, (unsigned long long)(m ? m->count : 0), c->o->recording, c->r->hash,
+           "fewer than %u", c->base.name, (unsigned long long)(m ? m->count : 0), c->name, c->r->hash,
            c->r->date, c->o->min_samples);
   set_entry(c, param, value, cJSON_IsString(kind) ? kind->valuestring : "estimated", src, m);
 }
@@ -111,7 +112,7 @@ static void fitted(struct fitctx *c, const char *param, double value, const stru
   f->value = value < 0 ? 0 : (uint64_t)(value + 0.5);
   char src[640];
   snprintf(src, sizeof src, "vmxsim calibrate from %s (xxh64 %s, %s) under policy %s on %s: %llu exits, "
-           "measured mean %llu cycles (stddev %.0f, p5 %llu, p95 %llu); %s%s", c->o->recording, c->r->hash,
+           "measured mean %llu cycles (stddev %.0f, p5 %llu, p95 %llu); %s%s", c->name, c->r->hash,
            c->r->date, c->o->policy, c->base.name, (unsigned long long)m->count, (unsigned long long)m->avg,
            m->stddev, (unsigned long long)m->p5, (unsigned long long)m->p95, how,
            f->clamped ? "; negative, so 0 (the measured exit is cheaper than the modelled round trip and work)" : "");
@@ -158,9 +159,9 @@ static void fit_handlers(struct fitctx *c) {
 
 static void identify_recording(struct fitctx *c) {
   char why[256];
-  if (hash_file(c->o->recording, c->r->hash, why, sizeof why) != 0) snprintf(c->r->hash, sizeof c->r->hash, "?");
+  if (hash_file(c->name, c->r->hash, why, sizeof why) != 0) snprintf(c->r->hash, sizeof c->r->hash, "?");
   struct stat st;
-  if (stat(c->o->recording, &st) == 0) {
+  if (stat(c->name, &st) == 0) {
     struct tm tm;
     gmtime_r(&st.st_mtime, &tm);
     strftime(c->r->date, sizeof c->r->date, "%Y-%m-%d %H:%M UTC", &tm);
@@ -173,11 +174,11 @@ static void describe(struct fitctx *c, cJSON *j) {
   cJSON_DeleteItemFromObjectCaseSensitive(j, "description");
   cJSON_DeleteItemFromObjectCaseSensitive(j, "calibration");
   snprintf(desc, sizeof desc, "%s fitted by vmxsim calibrate to the exit costs measured in %s (policy %s)",
-           c->base.name, c->o->recording, c->o->policy);
+           c->base.name, c->name, c->o->policy);
   cJSON_AddStringToObject(j, "name", c->o->name ? c->o->name : "calibrated");
   cJSON_AddStringToObject(j, "description", desc);
   cJSON *cal = cJSON_AddObjectToObject(j, "calibration");
-  cJSON_AddStringToObject(cal, "recording", c->o->recording);
+  cJSON_AddStringToObject(cal, "recording", c->name);
   cJSON_AddStringToObject(cal, "hash", c->r->hash);
   cJSON_AddStringToObject(cal, "date", c->r->date);
   cJSON_AddStringToObject(cal, "base", c->base.name);
@@ -187,14 +188,14 @@ static void describe(struct fitctx *c, cJSON *j) {
 
 int calibrate(const struct calibrate_opts *o, struct calibrate_result *r, char *err, size_t errlen) {
   memset(r, 0, sizeof *r);
-  struct fitctx c = { .o = o, .r = r };
+  struct fitctx c = { .o = o, .r = r, .name = o->source ? o->source : o->recording };
   struct run_spec spec = { .trace = o->recording, .policy = o->policy, .cpu = o->base, .sets = o->sets,
                            .nsets = o->nsets, .views = true };
   cJSON *j = NULL;
   int rc = run_trace(&spec, &c.out, err, errlen);
   if (!rc && !c.out.measured) {
-    snprintf(err, errlen, "%s: no measured exits to fit: import a KVM or Xen recording first "
-             "(vmxsim import kvm-ftrace|xentrace|trace-cmd)", o->recording);
+    snprintf(err, errlen, "%s: no measured exits to fit: give a KVM or Xen recording, or a trace imported "
+             "from one (vmxsim import kvm-ftrace|xentrace|trace-cmd)", c.name);
     rc = EXIT_BADINPUT;
   }
   if (!rc) rc = profile_load(&c.base, o->base, err, errlen);

@@ -22,6 +22,7 @@
 
 struct calibrate_opts {
   const char *recording;       /* a trace with measured exits */
+  const char *source;          /* the recording it was imported from, named and hashed in the profile; NULL: recording */
   const char *base;            /* CPU profile name or path */
   const char *policy;          /* the recording host's policy */
   char *const *sets;

@@ -481,6 +481,32 @@ const struct import_format *import_format_find(const char *name) {
   return NULL;
 }
 
+const struct import_format *import_detect(const char *path, char *err, size_t errlen) {
+  unsigned char head[65536];
+  size_t n = 0;
+  FILE *f = fopen(path, "rb");
+  if (f) { n = fread(head, 1, sizeof head - 1, f); fclose(f); }
+  head[n] = 0;
+  err[0] = 0;
+  if (!f) { snprintf(err, errlen, "%s: %s", path, strerror(errno)); return NULL; }
+  if (n >= 8 && memcmp(head, TRACE_MAGIC, 8) == 0) return NULL;
+  if (n >= 10 && memcmp(head, "\x17\x08\x44tracing", 10) == 0) return import_format_find("trace-cmd");
+  uint32_t w0 = n >= 4 ? (uint32_t)head[0] | (uint32_t)head[1] << 8 | (uint32_t)head[2] << 16 | (uint32_t)head[3] << 24 : 0;
+  if ((w0 & 0x0fffffffu) == 0x0001f003u) return import_format_find("xentrace");     /* a CPU-change record */
+  const char *text = (const char *)head;
+  if (memchr(head, 0, n)) {
+    snprintf(err, errlen, "%s: neither a vmxsim trace nor a recording vmxsim reads (trace-cmd trace.dat, xentrace, "
+             "KVM ftrace or perf script text); --input-format names it", path);
+    return NULL;
+  }
+  if (strstr(text, "kvm_exit")) return import_format_find("kvm-ftrace");
+  if (strstr(text, "sched:") || strstr(text, "raw_syscalls:") || strstr(text, "exceptions:page_fault"))
+    return import_format_find("perf-script");
+  snprintf(err, errlen, "%s: not a vmxsim trace (bad magic), and its first 64 KiB hold no kvm_exit or perf "
+           "script events; --input-format names the recording's format, 'vmxsim trace asm' assembles text traces", path);
+  return NULL;
+}
+
 /* Converts the input, then completes the trace: header, metadata, @init records. */
 static int convert(const struct import_job *job, struct import *im, struct trace_writer *w, const struct input *in,
                    char *err, size_t errlen) {

@@ -204,6 +204,10 @@ struct import_format {
 };
 /* The format called name, or NULL. */
 const struct import_format *import_format_find(const char *name);
+/* The recording format of the file at path, from its first bytes: trace-cmd's
+** magic, a xentrace CPU-change record, KVM ftrace or perf script text; NULL for
+** a vmxsim trace or what none of these is (err says which: "" for a vmxsim trace). */
+const struct import_format *import_detect(const char *path, char *err, size_t errlen);
 
 struct import_job {
   const struct import_format *format;

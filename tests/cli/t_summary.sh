@@ -102,3 +102,19 @@ check_eq "compare: CR_ACCESS measured beside each run" "1199 2348 18345 7.813 24
 run "$VMXSIM" compare --db v.db --format json 1 2
 flat=$(printf '%s' "$out" | tr -d ' \t\n')
 check_contains "compare: JSON carries the measured exits" "$flat" '"measured":{"CPUID":{"count":202,"avg":895,"simulated_avg":[{"avg":24298},{"avg":24298}]}'
+
+# recordings are read where traces are: imported on the fly (into a scratch directory in $TMPDIR)
+mkdir scratch
+TMPDIR=$PWD/scratch; export TMPDIR
+run "$VMXSIM" summary --format csv "$XS/sample.xentrace"
+check_eq "summary: a xentrace recording directly" "$(cat actual.txt)" \
+  "$(printf '%s\n' "$out" | awk -F, '$2 == "reason" || $2 == "cr" || $2 == "port" { print $3, $5, $7, $9, $10, $11 }' | sort)"
+run "$VMXSIM" --no-db --policy shadowcache "$XS/sample.xentrace"
+check_contains "run: a recording directly, named as given" "$out" "trace $XS/sample.xentrace (sample, 1 vCPU"
+check_contains "run: with the measured side" "$out" "measured (the recording) beside simulated"
+run "$VMXSIM" --no-db --policy shadowcache --input-format kvm-ftrace "$ROOT/traces/recorded/kvm-ftrace-shadow.txt"
+check_contains "run: --input-format" "$out" "400 VM exits"
+run "$VMXSIM" --no-db --policy shadowcache --input-format pcap "$XS/sample.xentrace"
+check_rc "run: bad --input-format is a usage error" 2
+check_eq "run: no scratch directory left behind" "" "$(ls scratch)"
+unset TMPDIR
