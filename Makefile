@@ -173,7 +173,8 @@ $(GEN_XENTRACE): scripts/gen-xentrace.c $(BUILD)/.flags
 	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $<
 
 # ---- tests
-RUN_CLI = VMXSIM=$(abspath $(PROG)) GEN_XENTRACE=$(abspath $(GEN_XENTRACE)) tests/cli/run.sh
+RUN_CLI = VMXSIM=$(abspath $(PROG)) GEN_XENTRACE=$(abspath $(GEN_XENTRACE)) VMXSIM_SANITIZER=$(SANITIZER) \
+          LSAN_OPTIONS=suppressions=$(abspath tests/lsan-suppressions.txt) tests/cli/run.sh
 
 ## check: all the test suites (harness, unit, cli, regress, layers), each even if one before failed
 check: all $(TEST_BINS) $(GEN_XENTRACE)
