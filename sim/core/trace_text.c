@@ -86,6 +86,8 @@ static const struct mnemonic mnemonics[] = {
   { "exc",     EV_EXC,     -1, { DEC(TO_A, "VECTOR", "vector", 0, 255),
                                  HEXOPT(TO_B, "ERRCODE", "error code", U32) } },
   { "xsetbv",  EV_XSETBV,  -1, { DEC(TO_A, "XCR", "XCR index", 0, U32), HEX(TO_B, "VALUE", "value", U64) } },
+  { "apic",    EV_APIC,    -1, { WORD(0, "r|w", "access", "r", "w"), HEX(TO_A, "OFFSET", "register offset", 0xff0),
+                                 HEXOPT(TO_B, "VALUE", "value", U64) } },
   { "measured", EV_MEASURED, 0, { MEASURED_OPS } },
   { "measured-only", EV_MEASURED, MEASURED_ALONE, { MEASURED_OPS } },
 };

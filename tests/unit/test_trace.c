@@ -133,6 +133,8 @@ static const struct canonical canonical_lines[] = {
   { "exc 14 0x6",                     { EV_EXC, 0, 0, 0, 14, 6 } },
   { "exc 6",                          { EV_EXC, 0, 0, 0, 6, 0 } },
   { "xsetbv 0 0x7",                   { EV_XSETBV, 0, 0, 0, 0, 7 } },
+  { "apic w 0x300 0x1000000000000fd", { EV_APIC, APIC_AUX_WRITE, 0, 0, APIC_ICR, 0x01000000000000fdull } },
+  { "apic r 0x300",                   { EV_APIC, 0, 0, 0, APIC_ICR, 0 } },
   { "measured CR_ACCESS 2735",        { EV_MEASURED, 0, 0, 0, 2735, 28 } },
   { "measured EXCEPTION_NMI 900 0x6", { EV_MEASURED, 0, 0, 0, 900, 0x600000000ull } },
   { "measured-only EXTERNAL_INTERRUPT 5000", { EV_MEASURED, MEASURED_ALONE, 0, 0, 5000, 1 } },
@@ -315,7 +317,7 @@ static void malformed_lines_give_precise_messages(void **state) {
     { "@meta {\"a\": 1} # c", "@meta: invalid JSON at column 16: '# c' (@meta lines take no comments)" },
     { "measured HLT 5 +3", "measured: takes no +CYCLES (a measured exit is no guest time)" },
     { "measured FROB 5", "measured: exit reason 'FROB' is neither a name (CR_ACCESS, ...) nor a number 0..65535" },
-    { "raw frob 0 0 0", "raw: unknown event type 'frob' (a type mnemonic such as crw, or 0..27)" },
+    { "raw frob 0 0 0", "raw: unknown event type 'frob' (a type mnemonic such as crw, or 0..28)" },
     { "raw hlt 0 0", "raw: expects 4 operands, got 3 (usage: raw TYPE AUX A B [+CYCLES])" },
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -663,7 +665,7 @@ static void measured_record_makes_version_2_and_is_refused_in_version_1(void **s
   assert_int_equal(trace_open(&r, path), EXIT_OK);
   assert_non_null(trace_next(&r));
   assert_null(trace_next(&r));
-  assert_contains(r.err, ": record 1: unknown event type 27 in a version-1 file");
+  assert_contains(r.err, ": record 1: unknown event type 28 in a version-1 file");
   trace_close(&r);
   unlink(path);
   free(path);
