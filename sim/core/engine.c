@@ -219,10 +219,9 @@ static void no_exit_event(struct engine *e, struct vcpu *v, const struct trace_e
 }
 
 /* A measured exit of the recording: no guest time, no event of the guest. */
-static void measured_record(struct engine *e, const struct trace_event *ev) {
+static void measured_record(struct engine *e) {
   e->index++;
   memset(&e->last, 0, sizeof e->last);
-  if (e->obs.measured) e->obs.measured(e->obs.ctx, e, ev);
 }
 
 /* A local-APIC access that is no instruction exit: an access to the APIC
@@ -248,7 +247,7 @@ static void apic_mmio_event(struct engine *e, struct vcpu *v, const struct trace
 }
 
 void engine_step(struct engine *e, const struct trace_event *ev) {
-  if (ev->type == EV_MEASURED) { measured_record(e, ev); return; }
+  if (ev->type == EV_MEASURED) { measured_record(e); return; }
   struct vcpu *v = &e->vcpu[ev->vcpu];
   e->cur = ev;
   e->index++;

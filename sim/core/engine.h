@@ -22,8 +22,9 @@ struct engine_last {
 
 /*
 ** An observer of a replay (sim/core/views.c keeps the per-vCPU, per-MSR, per-port...
-** views with it): told of every exit the engine charges and of every measured
-** record (EV_MEASURED) it passes over.  Members left NULL are not called.
+** views with it): told of every exit the engine charges.  NULL: nobody listens.
+** (Measured records, EV_MEASURED, are no guest events: engine_step passes over
+** them; whoever reads the trace sees them.)
 */
 struct engine;
 struct engine_exit_info {
@@ -34,7 +35,6 @@ struct engine_exit_info {
 };
 struct engine_observer {
   void (*exit)(void *ctx, const struct engine *e, const struct engine_exit_info *x);
-  void (*measured)(void *ctx, const struct engine *e, const struct trace_event *ev);
   void *ctx;
 };
 
