@@ -139,11 +139,11 @@ int import_bad(struct import *im, uint64_t where, const char *text, size_t len, 
 }
 
 /* FNV-1a: names are short, so a byte loop is cheap; the bit marks a named key. */
-static uint64_t name_key(const char *s, size_t len) {
-  uint64_t h = 0xcbf29ce484222325ull;
+static uint64_t fnv(uint64_t h, const char *s, size_t len) {
   for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-  return h | IMPORT_TALLY_NAMED;
+  return h;
 }
+static uint64_t name_key(const char *s, size_t len) { return fnv(0xcbf29ce484222325ull, s, len) | IMPORT_TALLY_NAMED; }
 
 /* The slot of key (a new one while there is room), or IMPORT_NAMES_MAX for "(other)". */
 static unsigned tally_slot(struct import_tally *t, uint64_t key, bool *fresh) {
@@ -165,6 +165,14 @@ void import_tally_name(struct import_tally *t, const char *name, size_t len) {
   bool fresh;
   unsigned i = tally_slot(t, name_key(name, len), &fresh);
   if (fresh) snprintf(t->name[i], sizeof t->name[i], "%.*s", (int)(len < 47 ? len : 47), name);
+  t->count[i]++;
+}
+
+void import_tally_name2(struct import_tally *t, const char *name, size_t len, const char *suffix) {
+  bool fresh;
+  size_t slen = strlen(suffix);
+  unsigned i = tally_slot(t, fnv(fnv(0xcbf29ce484222325ull, name, len), suffix, slen) | IMPORT_TALLY_NAMED, &fresh);
+  if (fresh) snprintf(t->name[i], sizeof t->name[i], "%.*s%s", (int)(len < 24 ? len : 24), name, suffix);
   t->count[i]++;
 }
 

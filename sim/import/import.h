@@ -74,6 +74,8 @@ struct import_tally {
 typedef void (*import_namer_fn)(uint64_t key, char *buf, size_t n);
 void import_tally_id(struct import_tally *t, uint64_t key);        /* key < IMPORT_TALLY_NAMED */
 void import_tally_name(struct import_tally *t, const char *name, size_t len);
+/* The name `name` (len bytes) followed by suffix, without building it unless it is new. */
+void import_tally_name2(struct import_tally *t, const char *name, size_t len, const char *suffix);
 /* Adds {name: count, ...} as member `key` of obj; numbered keys are named by namer. */
 void import_tally_json(struct cJSON *obj, const char *key, const struct import_tally *t, import_namer_fn namer);
 uint64_t import_tally_total(const struct import_tally *t);

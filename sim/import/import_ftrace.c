@@ -290,9 +290,9 @@ static int on_detail(struct kvm *K, const struct kline *k, uint64_t lineno, cons
   struct import_exit_vcpu *c = v >= 0 ? &K->exits.v[v] : NULL;
   if (!c || !c->pending || !explains(k->ev, c->x.reason)) {
     /* Also traced for emulated instructions and userspace exits: not an exit of its own. */
-    char name[48];
-    snprintf(name, sizeof name, "%.*s (no matching exit)", (int)(k->event_len > 20 ? 20 : k->event_len), k->event);
-    return import_skip_why(K->im, name);
+    K->im->skipped++;
+    import_tally_name2(&K->im->skipped_names, k->event, k->event_len > 20 ? 20 : k->event_len, " (no matching exit)");
+    return 0;
   }
   int rc = 0;
   const char *why = detail_event(K, (unsigned)v, k, &rc);
