@@ -12,6 +12,8 @@
 #   plot    sqlite3 and gnuplot tools, fonts: `make plots`, `vmxsim reproduce --plots`
 #   bench   GNU time (CPU seconds in `make bench`; optional)
 #   clang   clang and llvm-ar: the second compiler CI builds with
+#   measure valgrind, perf, python3 and gcc-multilib (32-bit builds): the measurement
+#           recipes of workloads/record/measure (never installed unless asked for)
 # Without GROUPs: build test plot bench (what `make deps` and `make demo` install).
 #
 # The checks work on any system: a library counts as present when pkg-config knows it or,
@@ -38,6 +40,8 @@ build|libreadline-dev|lib readline stdio.h,readline/readline.h -lreadline|GNU Re
 build|zlib1g-dev|lib zlib zlib.h -lz|zlib (zlib.h, -lz: gzip input)
 build|liblzma-dev|lib liblzma lzma.h -llzma|liblzma (lzma.h, -llzma: xz input)
 build|libzstd-dev|lib libzstd zstd.h -lzstd|libzstd (zstd.h, -lzstd: zstd input)
+build|libtracecmd-dev|-|libtracecmd (optional: trace.dat input; the build says when it is missing)
+build|libtraceevent-dev|-|libtraceevent (optional, with libtracecmd)
 unit|libcmocka-dev|lib cmocka stdarg.h,stddef.h,setjmp.h,stdint.h,cmocka.h -lcmocka|cmocka (cmocka.h, -lcmocka)
 test|libcmocka-dev|lib cmocka stdarg.h,stddef.h,setjmp.h,stdint.h,cmocka.h -lcmocka|cmocka (cmocka.h, -lcmocka)
 test|sqlite3|cmd sqlite3|the sqlite3 tool
@@ -46,12 +50,17 @@ test|fonts-dejavu-core|-|DejaVu fonts
 test|python3|-|python3 (drives the REPL terminal test, which is skipped without it)
 test|xz-utils|-|xz (compressed-input tests; skipped without it)
 test|zstd|-|zstd (compressed-input tests; skipped without it)
+test|trace-cmd|-|trace-cmd (cross-checks the trace.dat import; skipped without it)
 plot|sqlite3|cmd sqlite3|the sqlite3 tool
 plot|gnuplot-nox|cmd gnuplot|gnuplot
 plot|fonts-dejavu-core|-|DejaVu fonts
 bench|time|-|GNU time
 clang|clang|cmd clang|clang
 clang|llvm|-|llvm-ar (LTO archives for clang)
+measure|valgrind|cmd valgrind|valgrind
+measure|linux-perf|cmd perf|perf
+measure|python3|cmd python3|python3
+measure|gcc-multilib|-|gcc-multilib (32-bit builds; the 32-bit measurement is skipped without it)
 EOF
 }
 
@@ -171,8 +180,8 @@ if [ "$1" = --check ]; then mode=do_check; shift; fi
 [ $# -gt 0 ] || set -- build test plot bench
 for g in "$@"; do
   case $g in
-    build|unit|test|plot|bench|clang) ;;
-    *) echo "vmxsim setup: unknown group '$g' (build, unit, test, plot, bench, clang)" >&2; exit 2 ;;
+    build|unit|test|plot|bench|clang|measure) ;;
+    *) echo "vmxsim setup: unknown group '$g' (build, unit, test, plot, bench, clang, measure)" >&2; exit 2 ;;
   esac
 done
 $mode "$@"

@@ -533,6 +533,7 @@ int cmd_report(int argc, char **argv) {
     if (rc) errorf("%s", err);
     else report_print(stdout, rep, (enum report_format)o.format);
   }
+  if (!rc) report_free(rep);
   free(rep);
   free_db_opts(&o);
   return rc < 0 ? EXIT_OK : rc;
@@ -650,6 +651,7 @@ static int load_and_compare(sqlite3 *db, const struct db_opts *o, const int64_t 
   }
   if (!rc) rc = check_cpus(runs, n, o->mixed_cpus);
   if (!rc) compare_print(stdout, runs, n, (enum report_format)o->format);
+  for (unsigned i = 0; i < n; i++) report_free(&runs[i].rep);
   free(runs);
   return rc;
 }

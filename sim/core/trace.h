@@ -11,7 +11,9 @@
 
 #define TRACE_MAGIC        "VMXTRACE"
 #define TRACE_VERSION      2           /* the newest format version this build reads */
-#define TRACE_VERSION_BASE 1           /* what writers write, unless a stream's count is unknown */
+#define TRACE_VERSION_BASE 1           /* what writers write unless the file needs version 2 */
+/* Event types each version knows: version 1 ends before EV_MEASURED. */
+#define TRACE_V1_TYPES     EV_MEASURED
 #define TRACE_FLAG_COUNT_UNKNOWN 0x01  /* version 2: the records run to the end of the input */
 #define TRACE_COUNT_UNKNOWN UINT64_MAX /* trace_create_stdout: the count is not known up front */
 #define TRACE_HEADER_SIZE  64
@@ -31,6 +33,7 @@ struct trace_header {
   char     workload[TRACE_WORKLOAD_MAX + 1];
   char    *metadata;               /* JSON text, "" when none */
   uint32_t metadata_len;
+  uint32_t pad;                    /* version 2: zero bytes between the metadata and the records */
 };
 
 /*
@@ -59,6 +62,7 @@ struct trace_reader {
   size_t buf_n, buf_i;             /* records in buf, next one to return */
   size_t data_off;                 /* byte offset of record 0 */
   uint64_t next;                   /* index of the next record to return */
+  unsigned types;                  /* event types the file's version knows */
   bool count_known;                /* hdr.event_count is the count (not yet for a count-unknown stream) */
   struct zin *z;                   /* a stream; NULL for a plain regular file */
   bool from_stdin;                 /* path "-" */
@@ -89,6 +93,7 @@ struct trace_writer {
   struct trace_header hdr;
   struct trace_event *buf;
   size_t nbuf;
+  size_t reserve;                  /* trace_create_reserved: bytes kept free before the records */
   bool stream;                     /* standard output: the header went out first */
   uint64_t declared, written;      /* stream: the count in its header, records written */
   char err[512];
@@ -108,6 +113,19 @@ int  trace_create_stdout(struct trace_writer *w, const char *workload, unsigned 
 int  trace_write(struct trace_writer *w, const struct trace_event *ev);
 /* Flushes and finalises; on failure the partial file is removed. */
 int  trace_finish(struct trace_writer *w);
+
+/*
+** Writing records before the header is known (an importer learns the vCPUs,
+** their initial registers and its metadata only at the end, and writes its
+** output once): trace_create_reserved leaves `reserve` bytes free at the start
+** and trace_write appends records after them; trace_finish_reserved then
+** writes the header, the metadata and `nhead` records that go before all the
+** others (the @init records) into that space, the rest of it becoming the
+** header's pad (version 2).  EXIT_INTERNAL when they do not fit.
+*/
+int  trace_create_reserved(struct trace_writer *w, const char *path, size_t reserve);
+int  trace_finish_reserved(struct trace_writer *w, const char *workload, unsigned vcpu_count, unsigned paging,
+                           const char *metadata, const struct trace_event *head, size_t nhead);
 void trace_abort(struct trace_writer *w);   /* close and remove the file */
 
 const char *event_mnemonic(unsigned type);          /* "?" when unknown */

@@ -67,17 +67,9 @@ static const struct need *needs_of(const char *format, size_t *n) {
   return NULL;
 }
 
-static void count_in(struct import_name *tab, unsigned *n, const char *name, size_t len) {
-  char buf[sizeof tab->name];
-  snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf - 1 ? len : sizeof buf - 1), name);
-  import_count_name(tab, n, buf);
-}
+void import_saw(struct import *im, const char *event, size_t len) { import_tally_name(&im->seen, event, len); }
 
-void import_saw(struct import *im, const char *event, size_t len) { count_in(im->seen, &im->nseen, event, len); }
-
-void import_recorded(struct import *im, const char *event, size_t len) {
-  count_in(im->recorded, &im->nrecorded, event, len);
-}
+void import_recorded(struct import *im, const char *event, size_t len) { import_tally_name(&im->recorded, event, len); }
 
 void import_recorder_warning(struct import *im, const char *text, size_t len) {
   if (im->nrecorder_warnings == IMPORT_RECORDER_WARNINGS) return;
@@ -87,9 +79,10 @@ void import_recorder_warning(struct import *im, const char *text, size_t len) {
   w[k] = 0;
 }
 
-static uint64_t count_of(const struct import_name *tab, unsigned n, const char *name) {
-  for (unsigned i = 0; i < n; i++)
-    if (!strcmp(tab[i].name, name)) return tab[i].n;
+/* The count of a named key (names are kept as first seen). */
+static uint64_t count_of(const struct import_tally *t, const char *name) {
+  for (unsigned i = 0; i < t->n; i++)
+    if ((t->key[i] & IMPORT_TALLY_NAMED) && !strcmp(t->name[i], name)) return t->count[i];
   return 0;
 }
 
@@ -109,31 +102,31 @@ unsigned import_coverage(struct import *im, const char *format) {
   size_t nneeds;
   const struct need *needs = needs_of(format, &nneeds);
   cJSON *cov = cJSON_AddObjectToObject(im->meta, "coverage");
-  import_add_names(cov, "seen", im->seen, im->nseen);
-  if (im->nrecorded) {
+  import_tally_json(cov, "seen", &im->seen, NULL);
+  if (im->recorded.n) {
     cJSON *rec = cJSON_AddArrayToObject(cov, "recorded");
-    for (unsigned i = 0; i < im->nrecorded; i++) cJSON_AddItemToArray(rec, cJSON_CreateString(im->recorded[i].name));
+    for (unsigned i = 0; i < im->recorded.n; i++) cJSON_AddItemToArray(rec, cJSON_CreateString(im->recorded.name[i]));
   }
   cJSON *missing = cJSON_AddArrayToObject(cov, "missing");
   unsigned nwarn = 0;
   im->warnings[0] = 0;
   for (size_t i = 0; i < nneeds; i++) {
-    if (count_of(im->seen, im->nseen, needs[i].event)) continue;
+    if (count_of(&im->seen, needs[i].event)) continue;
     /* perf's header lists what was recorded: recorded but absent means it never happened */
-    bool recorded = count_of(im->recorded, im->nrecorded, needs[i].event) > 0;
+    bool recorded = count_of(&im->recorded, needs[i].event) > 0;
     cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "event", needs[i].event);
     cJSON_AddStringToObject(m, "needed_for", needs[i].gives);
-    cJSON_AddStringToObject(m, "why", im->nrecorded ? (recorded ? "recorded, none occurred" : "not recorded")
+    cJSON_AddStringToObject(m, "why", im->recorded.n ? (recorded ? "recorded, none occurred" : "not recorded")
                                                     : "none in the input");
     cJSON_AddItemToArray(missing, m);
     if (!needs[i].without) continue;
     warn(im, "%s: no %s events (%s): %s", im->opt.input, needs[i].event,
-         im->nrecorded ? (recorded ? "recorded, but none occurred" : "not recorded") : "not recorded?",
+         im->recorded.n ? (recorded ? "recorded, but none occurred" : "not recorded") : "not recorded?",
          needs[i].without);
     nwarn++;
   }
-  uint64_t lost = count_of(im->skipped_names, im->nskipped_names, "lost events");
+  uint64_t lost = count_of(&im->skipped_names, "lost events");
   cJSON *rw = cJSON_AddArrayToObject(cov, "recorder_warnings");
   for (unsigned i = 0; i < im->nrecorder_warnings; i++) {
     cJSON_AddItemToArray(rw, cJSON_CreateString(im->recorder_warnings[i]));
@@ -149,9 +142,9 @@ unsigned import_coverage(struct import *im, const char *format) {
   if (nwarn) {
     char seen[400] = "";
     size_t used = 0;
-    for (unsigned i = 0; i < im->nseen && used < sizeof seen; i++)
-      used += (size_t)snprintf(seen + used, sizeof seen - used, "%s%s %llu", i ? ", " : "", im->seen[i].name,
-                               (unsigned long long)im->seen[i].n);
+    for (unsigned i = 0; i < im->seen.n && used < sizeof seen; i++)
+      used += (size_t)snprintf(seen + used, sizeof seen - used, "%s%s %llu", i ? ", " : "", im->seen.name[i],
+                               (unsigned long long)im->seen.count[i]);
     warn(im, "%s: events seen: %s (the trace metadata's \"coverage\" lists what is missing)", im->opt.input,
          used ? seen : "none");
   }
