@@ -41,16 +41,19 @@ const char *data_file(const char *name, char *buf, size_t n) {
   char *slash = strrchr(exe, '/');
   if (slash) *slash = 0;
   const char *env = getenv(DATADIR_ENV);
-  snprintf(tried[0], sizeof tried[0], "%s/%s", env && *env ? env : "", name);
-  snprintf(tried[1], sizeof tried[1], "%s/../share/vmxsim/%s", exe, name);
-  snprintf(tried[2], sizeof tried[2], "%s/../scripts/%s", exe, name);
-  for (int i = env && *env ? 0 : 1; i < 3; i++)
-    if (len > 0 || i == 0)
-      if (access(tried[i], R_OK) == 0) {
-        snprintf(buf, n, "%s", tried[i]);
-        return buf;
-      }
-  snprintf(buf, n, "%s%s%s, %s", env && *env ? tried[0] : "", env && *env ? ", " : "", tried[1], tried[2]);
+  bool use_env = env && *env;
+  const char *fmt[3] = { "%s/%s", "%s/../share/vmxsim/%s", "%s/../scripts/%s" };
+  bool ok[3];
+  for (int i = 0; i < 3; i++) {
+    int k = snprintf(tried[i], sizeof tried[i], fmt[i], i ? exe : use_env ? env : "", name);
+    ok[i] = k > 0 && (size_t)k < sizeof tried[i] && (i ? len > 0 : use_env);   /* a cut path is no path */
+  }
+  for (int i = 0; i < 3; i++)
+    if (ok[i] && access(tried[i], R_OK) == 0) {
+      snprintf(buf, n, "%s", tried[i]);
+      return buf;
+    }
+  if (snprintf(buf, n, "%s%s%s, %s", use_env ? tried[0] : "", use_env ? ", " : "", tried[1], tried[2]) < 0) buf[0] = 0;
   return NULL;
 }
 
