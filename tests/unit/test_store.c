@@ -202,7 +202,9 @@ static void test_migration_to_pretend_v2(void **state) {
   assert_int_equal(store_open(f->db, false, &db, f->err, sizeof f->err), EXIT_DB);
   assert_contains(f->err, "newer than this vmxsim");
   assert_int_equal(store_save(f->db, &run, &id, f->err, sizeof f->err), EXIT_DB);
-  assert_contains(f->err, "schema version 2");
+  char newer[48];
+  snprintf(newer, sizeof newer, "schema version %d", STORE_SCHEMA_VERSION + 1);
+  assert_contains(f->err, newer);
   assert_int_equal(sql_int(f->db, "SELECT count(*) FROM runs"), 1);
 }
 
@@ -221,15 +223,17 @@ static void test_failed_migration_changes_nothing(void **state) {
   struct fx *f = *state;
   struct sqlite3 *db = NULL;
   assert_int_equal(store_open(f->db, true, &db, f->err, sizeof f->err), 0);
-  struct store_migration steps[] = {
-    store_migrations[0],
-    { 2, "CREATE TABLE fine (x);" },
-    { 3, "ALTER TABLE no_such_table ADD COLUMN y;" },
-  };
-  assert_int_equal(store_migrate(db, f->db, steps, 3, f->err, sizeof f->err), EXIT_DB);
-  assert_contains(f->err, "cannot upgrade the schema from version 1 to 3");
+  enum { V = STORE_SCHEMA_VERSION };
+  struct store_migration steps[STORE_SCHEMA_VERSION + 2];
+  memcpy(steps, store_migrations, store_nmigrations * sizeof *steps);
+  steps[V] = (struct store_migration){ V + 1, "CREATE TABLE fine (x);" };
+  steps[V + 1] = (struct store_migration){ V + 2, "ALTER TABLE no_such_table ADD COLUMN y;" };
+  assert_int_equal(store_migrate(db, f->db, steps, V + 2, f->err, sizeof f->err), EXIT_DB);
+  char want[96];
+  snprintf(want, sizeof want, "cannot upgrade the schema from version %d to %d", V, V + 2);
+  assert_contains(f->err, want);
   store_close(db);
-  assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 1);
+  assert_int_equal(sql_int(f->db, "PRAGMA user_version"), V);
   assert_int_equal(sql_int(f->db, "SELECT count(*) FROM sqlite_master WHERE name = 'fine'"), 0);
 }
 
