@@ -15,5 +15,7 @@ int cmd_runs(int argc, char **argv);       /* sim/cli/cmd_db.c: list stored runs
 int cmd_report(int argc, char **argv);     /* sim/cli/cmd_db.c: print a stored run's report */
 int cmd_compare(int argc, char **argv);    /* sim/cli/cmd_db.c: compare stored runs */
 int cmd_import(int argc, char **argv);     /* sim/cli/cmd_import.c: import perf/KVM/Xen recordings */
+int cmd_sweep(int argc, char **argv);      /* sim/cli/cmd_sweep.c: run a sweep plan, here or on Slurm */
+int cmd_merge(int argc, char **argv);      /* sim/cli/cmd_sweep.c: merge results databases */
 
 #endif
