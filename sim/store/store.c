@@ -529,7 +529,7 @@ static int run_trace_hash(const char *path, const struct store_run *run, char ha
                           char *err, size_t errlen) {
   char why[600];
   if (run->rep->trace_hash[0]) {
-    snprintf(hash, HASH_HEX_LEN + 1, "%s", run->rep->trace_hash);
+    snprintf(hash, HASH_HEX_LEN + 1, "%.*s", HASH_HEX_LEN, run->rep->trace_hash);
   } else if (!run->trace_path) {
     snprintf(err, errlen, "results database %s: run not stored: no trace file to hash", path);
     return EXIT_DB;

@@ -59,6 +59,14 @@ static int read_all(int fd, void *buf, size_t len) {
   return 1;
 }
 
+/* The parent's bookkeeping, which a worker does not use. */
+static void pool_free(struct pool *p) {
+  free(p->w);
+  free(p->fds);
+  free(p->who);
+  free(p);
+}
+
 static _Noreturn void worker_main(struct pool *p, int task_fd, int reply_fd) {
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
@@ -66,7 +74,10 @@ static _Noreturn void worker_main(struct pool *p, int task_fd, int reply_fd) {
   interrupt_clear();
   for (;;) {
     uint32_t task;
-    if (read_all(task_fd, &task, sizeof task) != 1) _exit(0);   /* the parent is gone or done */
+    if (read_all(task_fd, &task, sizeof task) != 1) {   /* the parent is gone or done */
+      pool_free(p);
+      _exit(0);
+    }
     void *reply = NULL;
     size_t len = 0;
     p->work(p->ctx, task, &reply, &len);
@@ -234,8 +245,5 @@ void pool_stop(struct pool *p) {
     int status;
     reap(w, &status);
   }
-  free(p->w);
-  free(p->fds);
-  free(p->who);
-  free(p);
+  pool_free(p);
 }

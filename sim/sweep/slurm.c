@@ -214,6 +214,6 @@ int slurm_submit(const char *script, const char *const *args, int nargs, char id
              out[0] ? ", printed " : "", out);
     return EXIT_USAGE;
   }
-  snprintf(id, 32, "%s", out);
+  snprintf(id, 32, "%.31s", out);
   return 0;
 }
