@@ -92,7 +92,7 @@ DATA      := $(sort $(wildcard models/cpus/*.json models/policies/*.json))
 TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps check unit cli layers demo reproduce bench plots install uninstall clean help
+.PHONY: all deps check unit cli layers slurm demo reproduce bench plots install uninstall clean help
 .PHONY: FORCE
 
 ## all: build ./vmxsim, a link to build/vmxsim (the default target)
@@ -178,6 +178,10 @@ cli: all
 ## layers: check that no file includes a header of a higher layer (tests/layers/layers.txt)
 layers:
 	$(Q)tests/layers/check.sh
+
+## slurm: a sweep on a private one-node Slurm cluster (as root: installs slurm and munge; else skipped)
+slurm: all
+	$(Q)tests/slurm/run.sh $(PROG)
 
 # ---- running it
 ## demo: install missing packages (as root), build, replay a small lat_ctx trace under several policies

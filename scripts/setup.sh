@@ -12,6 +12,8 @@
 #   plot    sqlite3 and gnuplot tools, fonts: `make plots`, `vmxsim reproduce --plots`
 #   bench   GNU time (CPU seconds in `make bench`; optional)
 #   clang   clang and llvm-ar: the second compiler CI builds with
+#   slurm   Slurm's controller, node daemon and commands, and munge: the Slurm test
+#           (tests/slurm/run.sh, which starts a private one-node cluster as root)
 # Without GROUPs: build test plot bench (what `make deps` and `make demo` install).
 #
 # The checks work on any system: a library counts as present when pkg-config knows it or,
@@ -47,6 +49,10 @@ plot|fonts-dejavu-core|-|DejaVu fonts
 bench|time|-|GNU time
 clang|clang|cmd clang|clang
 clang|llvm|-|llvm-ar (LTO archives for clang)
+slurm|slurmctld|cmd slurmctld|the Slurm controller (slurmctld)
+slurm|slurmd|cmd slurmd|the Slurm node daemon (slurmd)
+slurm|slurm-client|cmd sbatch|the Slurm commands (sbatch, scontrol, squeue, sinfo)
+slurm|munge|cmd munged|munge (Slurm's authentication)
 EOF
 }
 
@@ -166,8 +172,8 @@ if [ "$1" = --check ]; then mode=do_check; shift; fi
 [ $# -gt 0 ] || set -- build test plot bench
 for g in "$@"; do
   case $g in
-    build|unit|test|plot|bench|clang) ;;
-    *) echo "vmxsim setup: unknown group '$g' (build, unit, test, plot, bench, clang)" >&2; exit 2 ;;
+    build|unit|test|plot|bench|clang|slurm) ;;
+    *) echo "vmxsim setup: unknown group '$g' (build, unit, test, plot, bench, clang, slurm)" >&2; exit 2 ;;
   esac
 done
 $mode "$@"
