@@ -206,3 +206,28 @@ run env SBATCH="$PWD/sbatch" "$VMXSIM" sweep plan.json --slurm --submit --shards
 check_rc "a refused submission: exit 2" 2
 check_contains "a refused submission: sbatch's reason" "$err" "invalid partition specified"
 check_contains "a refused submission: named" "$err" "refused $PWD/shared/sweep.sbatch"
+
+# ---- plots from a sweep: a swept parameter against us or exits per operation ----
+if ! command -v gnuplot >/dev/null 2>&1; then
+  skip "scripts/plot/sweep.sh: no gnuplot"
+else
+  PLOT="$ROOT/scripts/plot/sweep.sh"
+  is_png() { [ "$(od -An -tx1 -N8 "$1" 2>/dev/null | tr -d ' \n')" = "89504e470d0a1a0a" ]; }
+  run "$PLOT" --db merged.db --param procs --where cpu=core2-2007
+  check_rc "sweep plot of a generator parameter" 0
+  check_eq "sweep plot: its default file" "sweep-procs.png" "$out"
+  is_png sweep-procs.png && pass "sweep plot: a PNG" || fail "sweep plot: a PNG" "$(od -c -N8 sweep-procs.png 2>&1)"
+  run "$PLOT" --db merged.db --param cr3_target_count --y exits --where procs=4 -o knob.png
+  check_rc "sweep plot of a knob, exits per operation" 0
+  is_png knob.png && pass "sweep plot of a knob: a PNG" || fail "sweep plot of a knob: a PNG"
+  run "$PLOT" --db resume.db --param cr3_target_count
+  check_rc "a point with several results: refused" 1
+  check_contains "a point with several results: the varying parameter is named" "$err" "procs; fix them with --where KEY=VALUE"
+  run "$PLOT" --db merged.db --param paging
+  check_rc "a name both a parameter and a knob: usage" 2
+  check_contains "a name both a parameter and a knob: how to choose" "$err" "write params.paging or knobs.paging"
+  run "$PLOT" --db merged.db --param nosuch
+  check_rc "an unknown key" 1
+  run "$PLOT" --db merged.db
+  check_rc "no --param: usage" 2
+fi

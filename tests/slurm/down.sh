@@ -7,7 +7,8 @@ set -u
 DIR=${1:?usage: down.sh DIR}
 STATE=$DIR/up.state
 [ -s "$STATE" ] || exit 0
-MUNGED_PID= SLURMCTLD_PID= SLURMD_PID=
+MUNGED_PID='' SLURMCTLD_PID='' SLURMD_PID=''
+# shellcheck disable=SC1090  # written by up.sh
 . "$STATE"
 
 alive() {
@@ -20,6 +21,7 @@ if alive "$SLURMCTLD_PID" slurmctld; then
   export SLURM_CONF="$DIR/slurm.conf"
   jobs=$(squeue -h -o '%A' 2>/dev/null | tr '\n' ' ')
   if [ -n "${jobs% }" ]; then
+    # shellcheck disable=SC2086  # a list of job ids
     scancel $jobs 2>/dev/null
     n=0
     while [ -n "$(squeue -h -o '%A' 2>/dev/null)" ] && [ $n -lt 30 ]; do sleep 0.2; n=$((n + 1)); done

@@ -136,8 +136,8 @@ check_eq "a task resubmitted alone completes" "COMPLETED x1" "$(states "$again")
 check_eq "it makes its shard again, the same" "$(q shard-2.first.db "$DUMP")" "$(q shared/shard-2.db "$DUMP")"
 check_eq "the merge job after it completes" "COMPLETED" "$(field "$merge2" JobState)"
 check_eq "merging again changes nothing" "$before" "$(q "$merged" "$DUMP")"
-grep -q "0 runs added from 4 files" shared/logs/merge.out && pass "the second merge added nothing" ||
-  fail "the second merge added nothing" "$(cat shared/logs/merge.out)"
+if grep -q "0 runs added from 4 files" shared/logs/merge.out; then pass "the second merge added nothing"
+else fail "the second merge added nothing" "$(cat shared/logs/merge.out)"; fi
 
 echo "  slurm test: $(($(date +%s) - t0)) s from submission to the last check"
 finish
