@@ -1,5 +1,6 @@
 /* Slurm job-array scripts for a sweep, and their submission (see slurm.h). */
 #include "slurm.h"
+#include "sweep.h"
 #include "sim/core/outfile.h"
 #include "sim/core/util.h"
 
@@ -64,11 +65,12 @@ static void common_options(struct text *t, const struct slurm_job *j) {
 char *slurm_array_script(const struct slurm_job *j) {
   struct text t = { 0 };
   addf(&t, "#!/bin/sh\n"
-           "# vmxsim sweep of %s as a Slurm job array: task I runs part I of %u of the run\n"
-           "# set into %s/shard-I.db.  Written by 'vmxsim sweep --slurm'.  A failed task\n"
-           "# runs again alone with 'sbatch --array=I %s/sweep.sbatch' (it resumes: the\n"
-           "# runs its database holds are skipped), then submit merge.sbatch again.\n",
-       j->plan, j->nshards, j->dir, j->dir);
+           "# A vmxsim sweep as a Slurm job array, written by 'vmxsim sweep --slurm'.\n"
+           "#   plan: %s\n"
+           "# Task I runs part I of %u of the run set into shard-I.db beside this script.\n"
+           "# A failed task runs again alone with 'sbatch --array=I sweep.sbatch' (it\n"
+           "# resumes: the runs its database holds are skipped); then sbatch merge.sbatch.\n",
+       j->plan, j->nshards);
   addf(&t, "#SBATCH --job-name=vmxsim-%s\n", j->name);
   addf(&t, "#SBATCH --array=0-%u\n", j->nshards - 1);
   addf(&t, "#SBATCH --cpus-per-task=%u\n", j->cpus_per_task);
@@ -92,10 +94,11 @@ char *slurm_array_script(const struct slurm_job *j) {
 char *slurm_merge_script(const struct slurm_job *j) {
   struct text t = { 0 };
   addf(&t, "#!/bin/sh\n"
-           "# Merges the %u shard databases of the sweep of %s into %s.\n"
-           "# Written by 'vmxsim sweep --slurm'; submitted with --dependency=afterok on the\n"
-           "# array job.  Merging is idempotent: running it again adds nothing twice.\n",
-       j->nshards, j->plan, j->db);
+           "# Merges the %u shard databases of a vmxsim sweep, written by 'vmxsim sweep --slurm'.\n"
+           "#   plan: %s\n"
+           "# Submitted with --dependency=afterok on the array job.  Merging is idempotent:\n"
+           "# running it again stores nothing twice.\n",
+       j->nshards, j->plan);
   addf(&t, "#SBATCH --job-name=vmxsim-%s-merge\n", j->name);
   addf(&t, "#SBATCH --cpus-per-task=1\n");
   addf(&t, "#SBATCH --output=%s/logs/merge.out\n", j->dir);
@@ -140,12 +143,9 @@ int slurm_write(const struct slurm_job *j, char *err, size_t errlen) {
   int rc = check_sbatch_path("--dir", j->dir, err, errlen);
   if (rc) return rc;
   char *logs = path_in(j->dir, "logs");
-  if ((mkdir(j->dir, 0777) != 0 && errno != EEXIST) || (mkdir(logs, 0777) != 0 && errno != EEXIST)) {
-    snprintf(err, errlen, "--dir %s: cannot create it (or its logs/): %s", j->dir, strerror(errno));
-    free(logs);
-    return EXIT_BADINPUT;
-  }
+  rc = sweep_make_dirs(logs, err, errlen);
   free(logs);
+  if (rc) return rc;
   char *ap = slurm_array_script_path(j), *mp = slurm_merge_script_path(j);
   char *at = slurm_array_script(j), *mt = slurm_merge_script(j);
   rc = write_script(ap, at, err, errlen);

@@ -69,8 +69,7 @@ char *sweep_cache_path(const char *dir, const struct plan_trace *t, size_t combo
   return path;
 }
 
-/* mkdir -p */
-static int make_dirs(const char *path, char *err, size_t errlen) {
+int sweep_make_dirs(const char *path, char *err, size_t errlen) {
   char *p = xstrdup(path);
   int rc = 0;
   for (char *s = p + 1;; s++) {
@@ -78,7 +77,7 @@ static int make_dirs(const char *path, char *err, size_t errlen) {
     char c = *s;
     *s = 0;
     if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-      snprintf(err, errlen, "trace cache %s: cannot create %s: %s", path, p, strerror(errno));
+      snprintf(err, errlen, "%s: cannot create %s: %s", path, p, strerror(errno));
       rc = EXIT_BADINPUT;
       break;
     }
@@ -361,7 +360,7 @@ static int prepare_traces(struct sweep *s, struct pool *pool, char *err, size_t 
     any_generated |= s->traces[i].generate;
   }
   s->traces_todo = n;
-  int rc = any_generated ? make_dirs(s->cache_dir, err, errlen) : 0;
+  int rc = any_generated ? sweep_make_dirs(s->cache_dir, err, errlen) : 0;
   if (!rc) rc = pool_run(pool, tasks, n, trace_done, s, err, errlen);
   free(tasks);
   return rc;

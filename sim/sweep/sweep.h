@@ -93,6 +93,8 @@ char *sweep_default_cache(void);
 ** the generator, its model version, the trace format version and the
 ** parameters sorted by name (malloc'd). */
 char *sweep_cache_path(const char *dir, const struct plan_trace *t, size_t combo);
+/* mkdir -p: 0, or EXIT_BADINPUT with "PATH: cannot create DIR: why" in err. */
+int sweep_make_dirs(const char *path, char *err, size_t errlen);
 /* Runs per second since the runs began and seconds left (both 0 when unknown). */
 void sweep_rate(const struct sweep *s, double *per_second, double *eta_seconds);
 
