@@ -88,7 +88,7 @@ SETUP = CC=$(call shq,$(CC)) CPPFLAGS=$(call shq,$(CPPFLAGS)) CFLAGS=$(call shq,
 LIB_SRCS  := $(sort $(wildcard sim/*/*.c models/*.c models/*/*.c workloads/*.c))
 LIB_SRCS  := $(filter-out sim/cli/main.c,$(LIB_SRCS))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/embedded.o
-DATA      := $(sort $(wildcard models/cpus/*.json models/policies/*.json))
+DATA      := $(sort $(wildcard models/cpus/*.json models/policies/*.json models/calibration/*.json))
 TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 

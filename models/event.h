@@ -38,7 +38,8 @@
   X(WBINVD,  "wbinvd",  "write back and invalidate caches")                   \
   X(INTR,    "intr",    "a=vector: external interrupt arrives")               \
   X(EXC,     "exc",     "a=vector, b=error code: guest exception")            \
-  X(XSETBV,  "xsetbv",  "a=XCR index, b=value")
+  X(XSETBV,  "xsetbv",  "a=XCR index, b=value")                              \
+  X(APIC,    "apic",    "aux bit0 write; a=local-APIC register offset, b=value (the ICR as 64 bits)")
 
 enum event_type {
 #define X(e, m, d) EV_##e,
@@ -66,6 +67,12 @@ static_assert(sizeof(struct trace_event) == 24, "trace record size is part of th
 #define IO_AUX_OUT       0x1u
 #define IO_AUX_SIZE(aux) (((aux) >> 1) & 0x7u)
 #define TOUCH_AUX_WRITE  0x1u
+#define APIC_AUX_WRITE   0x1u
+/* Local-APIC registers (offsets in the 4 KB APIC page at 0xfee00000). */
+#define APIC_EOI         0x0b0u
+#define APIC_ICR         0x300u    /* written as one 64-bit value: destination APIC ID in bits 63:56 */
+#define APIC_TMICT       0x380u
+#define APIC_BASE_GPA    0xfee00000ull
 #define MARK_LABEL_MAX   16
 
 #define TOUCH_PAGES_MAX  (1u << 24)   /* one touch covers at most 64 GiB */

@@ -15,7 +15,9 @@ enum shadow_evict { EVICT_FIFO, EVICT_LRU };
 /*
 ** X(name, type, default, field, description)
 ** type: B bool, U unsigned, X 64-bit (hex welcome), E enum (choices in policy.c).
-** The knob names are part of the interface (DESIGN.md, "Policies").
+** The knob names are part of the interface: `--set KEY=VALUE`, policy files,
+** regression cases and the results database use them (docs/vmxsim.1,
+** docs/schema.md).
 */
 #define POLICY_KNOBS(X)                                                                       \
   X(paging,              E, "shadow", paging,             "guest paging: shadow (write-protected guest tables) or ept") \
@@ -42,7 +44,8 @@ enum shadow_evict { EVICT_FIFO, EVICT_LRU };
   X(io_bitmaps,          B, "false",  io_bitmaps,         "use I/O bitmaps (all ports intercepted but 0x80); false: unconditional I/O exiting") \
   X(vpid,                B, "false",  vpid,               "VPID: VM exits and entries keep TLB entries") \
   X(tlb_entries,         U, "512",    tlb_entries,        "entries of each vCPU's TLB model (4-way set-associative)") \
-  X(tpr_shadow,          B, "false",  tpr_shadow,         "use TPR shadow (CR8 accesses without exits)")
+  X(tpr_shadow,          B, "false",  tpr_shadow,         "use TPR shadow (CR8 accesses without exits)") \
+  X(apic_access_virt,    B, "false",  apic_access_virt,   "virtualize APIC accesses: local-APIC accesses exit as APIC_ACCESS instead of faulting as MMIO (FlexPriority)")
 
 struct policy {
   char name[256];            /* e.g. "shadowcache+lazydr" plus ",key=value" overrides */

@@ -14,6 +14,12 @@
 #define PROFILE_PARAMS(X)                                                                  \
   X(CLOCK_GHZ,        "clock_ghz",          "core clock, GHz (turns cycles into seconds)")   \
   X(CR3_TARGETS,      "cr3_targets_supported", "CR3-target values supported, IA32_VMX_MISC[24:16]") \
+  X(CAP_SECONDARY,    "vmx.secondary_controls", "1 if the CPU has secondary processor-based controls (IA32_VMX_PROCBASED_CTLS allowed-1 bit 31)") \
+  X(CAP_TPR_SHADOW,   "vmx.tpr_shadow",     "1 if it supports \"use TPR shadow\" (IA32_VMX_PROCBASED_CTLS allowed-1 bit 21)") \
+  X(CAP_APIC_ACCESS,  "vmx.virtualize_apic_accesses", "1 if it supports \"virtualize APIC accesses\" (IA32_VMX_PROCBASED_CTLS2 allowed-1 bit 0)") \
+  X(CAP_EPT,          "vmx.ept",            "1 if it supports \"enable EPT\" (IA32_VMX_PROCBASED_CTLS2 allowed-1 bit 1)") \
+  X(CAP_VPID,         "vmx.vpid",           "1 if it supports \"enable VPID\" (IA32_VMX_PROCBASED_CTLS2 allowed-1 bit 5)") \
+  X(CAP_UNRESTRICTED, "vmx.unrestricted_guest", "1 if it supports \"unrestricted guest\" (IA32_VMX_PROCBASED_CTLS2 allowed-1 bit 7)") \
   X(VM_ROUNDTRIP,     "vm_roundtrip",       "hardware VM exit plus VM entry, no handler work") \
   X(VMREAD,           "vmread",             "one VMREAD by the handler")                     \
   X(VMWRITE,          "vmwrite",            "one VMWRITE by the handler")                    \
@@ -28,6 +34,7 @@
   X(SHADOW_ZAP,       "shadow_zap",         "zap one shadow page (unlink parents, free)")     \
   X(SHADOW_INSTALL,   "shadow_install",     "install one shadow PTE after a fault")           \
   X(PTE_EMULATE,      "pte_emulate",        "emulate one trapped guest page-table write")     \
+  X(APIC_EMULATE,     "apic_emulate",       "emulate one access to a local-APIC register (decode, virtual APIC, kick an IPI's target)") \
   X(ROOT_SWITCH,      "root_switch",        "find or build the shadow root on a CR3 exit")    \
   X(TLB_MISS_NATIVE,  "tlb_miss_native",    "native page walk on a TLB miss (4 references)")  \
   X(TLB_MISS_2D,      "tlb_miss_2d",        "two-dimensional EPT walk on a TLB miss (up to 24 references)")

@@ -7,7 +7,8 @@ echo '#include "sim/core/embedded.h"'
 echo 'const struct embedded_file embedded_files[] = {'
 for f in "$@"; do
   printf '  { "%s",\n' "$f"
-  awk '{ gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); printf "    \"%s\\n\"\n", $0 }' "$f"
+  # each line as a C string literal: backslashes doubled first, then quotes escaped
+  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$/\\n"/' "$f"
   echo '  },'
 done
 echo '  { 0, 0 }'

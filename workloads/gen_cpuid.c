@@ -6,7 +6,7 @@
 
 static const char *const cpuid_sources[] = {
   "kvm-unit-tests x86/vmexit.c 'cpuid' test: CPUID in a tight loop, the usual lightweight-exit benchmark "
-  "(W. Li, kvm list 2019-06-12; costs-and-workloads.md)",
+  "(as in W. Li, kvm list 2019-06-12)",
   "--work default: the loop's own instructions, an estimate",
   NULL,
 };

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include "genutil.h"
 
-#define CPUID_MODEL_VERSION 1
+#define CPUID_MODEL_VERSION 2
 
 struct cpuid_opts {
   uint64_t count;        /* --count N: CPUID instructions, one mark each */

@@ -11,9 +11,12 @@
 static const char *const bit_names[] = { "pge", "tsd", NULL };
 
 static const char *const cr4toggle_sources[] = {
-  "a global TLB flush toggles CR4.PGE off and on (2 CR4 writes) unless INVPCID exists; "
-  "CR4.TSD is written on switch when TIF_NOTSC differs (costs-and-workloads.md, Workloads)",
-  "Xen PV shim guests in HVM toggle CR4 bits on hot paths (costs-and-workloads.md, Workloads)",
+  "a global TLB flush toggles CR4.PGE off and on (2 CR4 writes) unless INVPCID exists "
+  "(Linux arch/x86/include/asm/tlbflush.h __native_flush_tlb_global); "
+  "CR4.TSD is written on switch when TIF_NOTSC differs "
+  "(Linux arch/x86/kernel/process.c __switch_to_xtra)",
+  "Xen PV shim guests in HVM toggle CR4 bits on hot paths "
+  "(R. Pau Monne, xen-devel 'vmx/hap: optimize CR4 trapping', 2018-02)",
   "global flush by toggling CR4.PGE ~750-960 cycles, 855 taken: linux-mm \"TLB flush multiple pages per IPI\", 2015",
   "--work default is an estimate, not from a source",
   NULL,

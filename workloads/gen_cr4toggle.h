@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include "genutil.h"
 
-#define CR4TOGGLE_MODEL_VERSION 1
+#define CR4TOGGLE_MODEL_VERSION 2
 #define CR4_TSD 0x4u
 #define CR4_PGE 0x80u
 

@@ -6,7 +6,7 @@
 #include "sim/core/util.h"
 
 static const char *const debug_sources[] = {
-  "lmbench lat_ctx native, 2007 Core 2, -s 0 (costs-and-workloads.md, Workloads): "
+  "lmbench lat_ctx native, 2007 Core 2, -s 0 (kvm-devel 'mmu optimizations branch', 2007-01): "
   "2/20/50 procs 2.02/4.04/4.30 us per switch",
   "Linux __switch_to_xtra(): a task with TIF_DEBUG gets its DR0-3 and DR7 loaded "
   "when switched in (arch/x86/kernel/process.c, 2.6 era)",

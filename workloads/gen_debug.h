@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include "genutil.h"
 
-#define DEBUG_MODEL_VERSION 1
+#define DEBUG_MODEL_VERSION 2
 #define DEBUG_DR7_ARMED     0x55u   /* L0-L3: four local execute breakpoints */
 
 struct debug_opts {

@@ -1,25 +1,27 @@
 /* lmbench lat_ctx: a ring of processes passing a token through pipes (also the ring the debug generator reuses). */
 #include "gen_latctx.h"
+#include "kpages.h"
 
 #include <stdio.h>
 #include <string.h>
 #include "sim/core/util.h"
 
 /*
-** Native lat_ctx on the 2007 Core 2 (costs-and-workloads.md, "Workloads"),
-** microseconds per switch at 2, 20 and 50 processes, with -s 0 and -s 1000.
+** Native lat_ctx on the 2007 Core 2 (kvm-devel thread "mmu optimizations
+** branch", January 2007; docs/sources.md, "Workload facts"), microseconds per
+** switch at 2, 20 and 50 processes, with -s 0 and -s 1000.
 */
 static const double anchor_procs[3] = { 2, 20, 50 };
 static const double anchor_us_s0[3] = { 2.02, 4.04, 4.30 };
 static const double anchor_us_s1000[3] = { 150.5, 216.6, 218.1 };
 
 static const char *const latctx_sources[] = {
-  "lmbench lat_ctx native, 2007 Core 2 (costs-and-workloads.md, Workloads): "
+  "lmbench lat_ctx native, 2007 Core 2 (kvm-devel 'mmu optimizations branch', 2007-01): "
   "2/20/50 procs 2.02/4.04/4.30 us with -s 0, 150.5/216.6/218.1 us with -s 1000",
   "lmbench lat_ctx loop: read token, bread(KB buffer), write to the next pipe "
-  "(costs-and-workloads.md, Workloads)",
+  "(lmbench 3.0-a9 src/lat_ctx.c)",
   "Linux context switch: switch_mm to a different mm does 1 CR3 write "
-  "(costs-and-workloads.md, Workloads)",
+  "(Linux arch/x86/mm/tlb.c switch_mm_irqs_off)",
   NULL,
 };
 
@@ -50,7 +52,11 @@ void ring_init(struct ring *r, struct gen *g, unsigned paging, unsigned procs, u
   r->g = g;
   gen_layout_init(&r->layout, paging);
   r->procs = procs;
-  r->buf_pages = (size_kb * 1024 + 4095) / 4096;
+  /* lmbench's bread() sums KB x 1024 bytes of a malloc'd buffer: the pages
+  ** that range spans after malloc's header (251 for -s 1000 on i386). */
+  uint64_t bytes = size_kb * 1024;
+  r->buf_addr = gen_buffer_addr(&r->layout, bytes);
+  r->buf_pages = bytes ? ((r->buf_addr + bytes - 1) >> 12) - (r->buf_addr >> 12) + 1 : 0;
   uint64_t total = gen_us_to_cycles(native_us, ghz);
   uint64_t bread = gen_us_to_cycles(size_us, ghz);
   uint64_t fixed = total > bread ? total - bread : 0;
@@ -59,6 +65,8 @@ void ring_init(struct ring *r, struct gen *g, unsigned paging, unsigned procs, u
   r->run[2] = fixed * SHARE_SWITCH / 100;
   r->run[3] = fixed - fixed * SHARE_BREAD / 100 - r->run[1] - r->run[2];
   r->label = gen_label_make("switch");
+  r->vcpus = 1;
+  r->mm[0] = gen_cr3(0);
 }
 
 /* Scales the pass's runs by a factor drawn uniformly from [1-j%, 1+j%]. */
@@ -68,47 +76,82 @@ static void jittered(struct ring *r, uint64_t out[4]) {
   for (int k = 0; k < 4; k++) out[k] = (uint64_t)((int64_t)r->run[k] + (int64_t)r->run[k] * ppm / 1000000);
 }
 
+/* switch_mm() on vCPU c to process p: one CR3 write unless c still has p's
+** address space loaded (after an idle period the vCPU keeps the last one). */
+static void switch_to(struct ring *r, unsigned c, unsigned p) {
+  if (r->mm[c] == gen_cr3(p)) return;
+  gen_cr3w(r->g, c, gen_cr3(p));
+  r->mm[c] = gen_cr3(p);
+}
+
+/* try_to_wake_up() of a task whose CPU is another vCPU: the reschedule IPI
+** (2.6.24 x86-64: apic_wait_icr_idle() reads the ICR, then ICR2 and ICR are
+** written), sent through the local APIC. */
+static void send_ipi(struct gen *g, unsigned from, unsigned to) {
+  gen_ev(g, from, EV_APIC, 0, APIC_ICR, 0, 0);
+  gen_ev(g, from, EV_APIC, APIC_AUX_WRITE, APIC_ICR + 0x10, (uint64_t)to << 24, 0);
+  gen_ev(g, from, EV_APIC, APIC_AUX_WRITE, APIC_ICR, (uint64_t)to << 56 | 0xfd, 0);
+}
+
 /* Process i, holding the token in user mode, passes it to j = i+1 and the
-** pass ends with j back in user mode holding it. */
-static void ring_pass(struct ring *r, unsigned i, const uint64_t run[4]) {
+** pass ends with j back in user mode holding it.  Pipe j carries the token
+** into process j.  The kernel pages of each step are the touch sets of
+** kpages.h (workloads/README.md, "Touch sets").  When the wake-up crosses,
+** j runs on the next vCPU, which was idle in HLT: i's vCPU sends an IPI and
+** halts once i sleeps; j's vCPU takes the interrupt and signals its EOI. */
+static void ring_pass(struct ring *r, unsigned i, const uint64_t run[4], bool cross) {
   struct gen *g = r->g;
   const struct gen_layout *l = &r->layout;
-  unsigned j = i + 1 == r->procs ? 0 : i + 1;
-  /* bread(): the loop sums i's buffer */
-  gen_touch(g, 0, l->user_code, 1, false);
-  gen_touch(g, 0, l->user_data, r->buf_pages, false);
-  gen_run(g, 0, run[0]);
+  unsigned j = i + 1 == r->procs ? 0 : i + 1, c = r->cpu, cj = cross ? (c + 1) % r->vcpus : c;
+  /* the loop and bread(): sums i's buffer */
+  gen_touch_user_loop(g, c, l);
+  gen_touch(g, c, r->buf_addr & ~0xfffull, r->buf_pages, false);
+  gen_run(g, c, run[0]);
   /* write(pipe j): pipe_write() stores the token and wakes j */
-  gen_ev(g, 0, EV_SYSCALL, 0, l->nr_write, 0, 0);
-  gen_touch(g, 0, gen_ktext(l, KTEXT_ENTRY), 1, false);
-  gen_touch(g, 0, gen_kstack(l, i), 1, true);
-  gen_touch(g, 0, gen_ktext(l, KTEXT_PIPE), 1, false);
-  gen_touch(g, 0, gen_kbuf(l, j), 1, true);
-  gen_touch(g, 0, gen_task_struct(l, j), 1, true);
-  gen_run(g, 0, run[1]);
-  gen_ev(g, 0, EV_SYSRET, 0, 0, 0, 0);
-  /* read(pipe i): empty, so schedule() switches to j */
-  gen_ev(g, 0, EV_SYSCALL, 0, l->nr_read, 0, 0);
-  gen_touch(g, 0, gen_ktext(l, KTEXT_SCHED), 1, false);
-  gen_touch(g, 0, gen_kstack(l, j), 1, true);
-  gen_run(g, 0, run[2]);
-  gen_cr3w(g, 0, gen_cr3(j));
+  gen_ev(g, c, EV_SYSCALL, 0, l->nr_write, 0, 0);
+  kpages_touch(g, c, l, KP_SYSCALL | KP_FILE_IO, i, 0, true);
+  kpages_touch(g, c, l, KP_PIPE, i, j, true);
+  kpages_touch(g, c, l, KP_WAKE | KG(TASK), j, 0, true);
+  gen_run(g, c, run[1]);
+  gen_ev(g, c, EV_SYSRET, 0, 0, 0, 0);
+  /* read(pipe i): empty, so pipe_wait() sleeps and schedule() switches away */
+  gen_ev(g, c, EV_SYSCALL, 0, l->nr_read, 0, 0);
+  kpages_touch(g, c, l, KP_SYSCALL | KG(VFS_TEXT) | KG(LSM_TEXT) | KG(FILES) | KG(TASK_SEC), i, 0, true);
+  kpages_touch(g, c, l, KP_PIPE & ~KG(PIPE_PAGE), i, i, true);
+  kpages_touch(g, c, l, KP_SLEEP, i, 0, true);
+  if (cross) {
+    /* The IPI goes out inside write(); it is placed after the waker's work so
+    ** that the whole pass stays on the critical path, as the native anchor
+    ** (a serial time per pass) assumes. */
+    gen_run(g, c, run[2]);
+    send_ipi(g, c, cj);
+    gen_ev(g, c, EV_HLT, 0, 0, 0, 0);                   /* the idle task: nothing else to run */
+    gen_ev(g, cj, EV_APIC, APIC_AUX_WRITE, APIC_EOI, 0, 0);   /* the reschedule interrupt */
+    kpages_touch(g, cj, l, KP_SLEEP, j, 0, true);       /* schedule() from idle */
+  }
+  kpages_touch(g, cj, l, KP_NEXT_TASK, j, 0, true);
+  if (!cross) gen_run(g, c, run[2]);
+  switch_to(r, cj, j);
   if (r->on_switch) r->on_switch(r, i, j);
   /* j's read() returns: pipe_read() copies the token to j's stack */
-  gen_touch(g, 0, gen_kbuf(l, j), 1, false);
-  gen_touch(g, 0, l->user_stack, 1, true);
-  gen_run(g, 0, run[3]);
-  gen_ev(g, 0, EV_SYSRET, 0, 0, 0, 0);
-  gen_mark(g, 0, r->label);
+  kpages_touch(g, cj, l, KP_SYSCALL | KP_FILE_IO, j, 0, true);
+  kpages_touch(g, cj, l, KP_PIPE, j, j, true);
+  gen_touch(g, cj, l->user_stack, 1, true);
+  gen_run(g, cj, run[3]);
+  gen_ev(g, cj, EV_SYSRET, 0, 0, 0, 0);
+  gen_mark(g, cj, r->label);
+  r->cpu = cj;
 }
 
 void ring_emit(struct ring *r, uint64_t iters) {
   uint64_t run[4];
   memcpy(run, r->run, sizeof run);
+  for (unsigned c = 1; c < r->vcpus; c++) gen_ev(r->g, c, EV_HLT, 0, 0, 0, 0);   /* idle vCPUs wait */
   for (uint64_t it = 0; it < iters && r->g->rc == EXIT_OK; it++)
     for (unsigned i = 0; i < r->procs; i++) {
       if (r->jitter) jittered(r, run);
-      ring_pass(r, i, run);
+      bool cross = r->cross_ppm && gen_random(&r->rng) % 1000000 < r->cross_ppm;
+      ring_pass(r, i, run, cross);
     }
 }
 
@@ -120,13 +163,25 @@ static bool check_scale(char *err, size_t errlen, double scale) {
   return false;
 }
 
+static bool check_cross(char *err, size_t errlen, const struct latctx_opts *o) {
+  if (!(o->cross >= 0 && o->cross <= 100)) {
+    gen_errf(err, errlen, "--cross must be between 0 and 100 (got %g)", o->cross);
+    return false;
+  }
+  if (o->cross > 0 && o->vcpus < 2) {
+    gen_errf(err, errlen, "--cross needs another vCPU to wake the process on (--vcpus 2 or more)");
+    return false;
+  }
+  return true;
+}
+
 static bool latctx_valid(const struct latctx_opts *o, char *err, size_t errlen) {
   return gen_check_range(err, errlen, "--procs", o->procs, 2, GEN_TASKS_MAX) &&
          gen_check_range(err, errlen, "--size", o->size, 0, LATCTX_SIZE_MAX) &&
          gen_check_range(err, errlen, "--iters", o->iters, 1, (1ull << 40) / o->procs) &&
          gen_check_range(err, errlen, "--vcpus", o->vcpus, 1, TRACE_VCPU_MAX) &&
          gen_check_range(err, errlen, "--seed", o->seed, 0, 0xffffffffu) &&
-         gen_check_range(err, errlen, "--jitter", o->jitter, 0, 50) &&
+         gen_check_range(err, errlen, "--jitter", o->jitter, 0, 50) && check_cross(err, errlen, o) &&
          gen_check_paging(err, errlen, o->paging) && gen_check_ghz(err, errlen, o->cpu_ghz) &&
          check_scale(err, errlen, o->native_scale);
 }
@@ -145,7 +200,12 @@ static cJSON *latctx_meta(const struct latctx_opts *o, double us) {
   if (o->native_scale != 1.0) gen_meta_num(m, "native_scale", o->native_scale);
   gen_meta_num(m, "native_us_per_switch", us);
   gen_meta_num(m, "native_cycles_per_switch", (double)gen_us_to_cycles(us, o->cpu_ghz));
-  gen_meta_str(m, "placement", "the whole ring on vCPU 0 (wake-affine pipe wakeups)");
+  struct gen_layout l;
+  gen_layout_init(&l, o->paging);
+  kpages_meta(m, &l, KP_SYSCALL | KP_FILE_IO | KP_PIPE | KP_WAKE | KP_SLEEP | KP_NEXT_TASK, 0);
+  if (o->cross > 0) gen_meta_num(m, "cross", o->cross);
+  gen_meta_str(m, "placement", o->cross > 0 ? "the ring starts on vCPU 0; a crossing wake-up runs the woken process "
+               "on the next vCPU (reschedule IPI, the waker's vCPU halts)" : "the whole ring on vCPU 0 (wake-affine pipe wakeups)");
   gen_meta_str(m, "interpolation", "linear in procs through 2, 20, 50 (held outside); "
                "linear in size through 0 and 1000 KB (extrapolated above)");
   gen_meta_sources(m, latctx_sources);
@@ -163,13 +223,16 @@ int gen_latctx(const struct latctx_opts *o, const char *path, char *err, size_t 
   ring_init(&r, &g, o->paging, (unsigned)o->procs, o->size, us, us - us0, o->cpu_ghz);
   r.jitter = (unsigned)o->jitter;
   r.rng = o->seed;
+  r.vcpus = (unsigned)o->vcpus;
+  r.cross_ppm = (uint64_t)(o->cross * 10000 + 0.5);
+  for (unsigned c = 0; c < r.vcpus; c++) r.mm[c] = gen_cr3(0);
   gen_init_vcpus(&g, &r.layout, (unsigned)o->vcpus, gen_cr3(0));
   ring_emit(&r, o->iters);
   return gen_close(&g);
 }
 
 const char latctx_usage[] =
-  "usage: vmxsim gen lat_ctx --procs N [--size KB] --iters I [--vcpus V] [--seed S]\n"
+  "usage: vmxsim gen lat_ctx --procs N [--size KB] --iters I [--vcpus V] [--cross PCT] [--seed S]\n"
   "                          [--jitter PCT] [--paging 32|pae|64] [--cpu-ghz GHZ]\n"
   "                          [--native-scale F] -o TRACE\n"
   "\n"
@@ -181,8 +244,10 @@ const char latctx_usage[] =
   "  --procs N       processes in the ring (2..4096)\n"
   "  --size KB       buffer each process sums per pass (0..1048576, default 0)\n"
   "  --iters I       trips around the ring: the trace has I x N switches\n"
-  "  --vcpus V       vCPUs in the guest (default 1); the ring stays on vCPU 0\n"
-  "  --seed S        seed for --jitter (default 1)\n"
+  "  --vcpus V       vCPUs in the guest (default 1); the ring starts on vCPU 0\n"
+  "  --cross PCT     share of wake-ups that run the woken process on the next vCPU\n"
+  "                  (reschedule IPI; the waker's vCPU halts), 0..100, default 0\n"
+  "  --seed S        seed for --jitter and --cross (default 1)\n"
   "  --jitter PCT    vary each pass's native time by up to +-PCT% (default 0)\n"
   "  --paging MODE   guest paging: 32, pae or 64 (default 64)\n"
   "  --cpu-ghz GHZ   clock converting microseconds to cycles (default 2.4)\n"
@@ -206,6 +271,7 @@ int gen_latctx_args(int argc, char **argv, const char *out, char *err, size_t er
     { "--paging", NULL, GO_PAGING, &o.paging, NULL, false },
     { "--cpu-ghz", NULL, GO_DOUBLE, &o.cpu_ghz, NULL, false },
     { "--native-scale", NULL, GO_DOUBLE, &o.native_scale, NULL, false },
+    { "--cross", NULL, GO_DOUBLE, &o.cross, NULL, false },
     { 0 },
   };
   int rc = gen_parse_args(argc, argv, opts, &out, err, errlen);

@@ -6,14 +6,15 @@
 #include <stdint.h>
 #include "genutil.h"
 
-#define LATCTX_MODEL_VERSION 1
+#define LATCTX_MODEL_VERSION 2
 #define LATCTX_SIZE_MAX      (1024u * 1024u)   /* KB: 1 GiB keeps every run under 2^32 cycles */
 
 struct latctx_opts {
   uint64_t procs;        /* --procs N: processes in the ring, 2..GEN_TASKS_MAX */
   uint64_t size;         /* --size KB: each process's buffer, summed on every pass */
   uint64_t iters;        /* --iters I: trips of the token around the ring */
-  uint64_t vcpus;        /* --vcpus V: the ring runs on vCPU 0, the others idle */
+  uint64_t vcpus;        /* --vcpus V: vCPUs of the guest; the ring starts on vCPU 0, the others idle */
+  double cross;          /* --cross PCT: share of wake-ups that run the woken process on another vCPU */
   uint64_t seed;         /* --seed S: drives --jitter only */
   uint64_t jitter;       /* --jitter PCT: per-pass native time varies +-PCT% (mean kept) */
   unsigned paging;       /* --paging 32|pae|64 (enum paging_mode) */
@@ -42,13 +43,18 @@ struct ring {
   struct gen *g;
   struct gen_layout layout;
   unsigned procs;
-  uint64_t buf_pages;        /* lat_ctx's buffer, pages summed per pass */
+  uint64_t buf_addr;         /* lat_ctx's buffer: first byte */
+  uint64_t buf_pages;        /* pages it spans, summed per pass */
   uint64_t run[4];           /* native cycles: bread, write(), read()+switch, read() return */
   unsigned jitter;           /* percent */
   uint64_t rng;
   struct gen_label label;
   ring_switch_fn on_switch;  /* after switch_mm: __switch_to's extra work (debug registers) */
   void *ctx;
+  unsigned vcpus;            /* the guest's vCPUs; the ring runs on `cpu` */
+  unsigned cpu;
+  uint64_t cross_ppm;        /* wake-ups that cross to the next vCPU, per million */
+  uint64_t mm[TRACE_VCPU_MAX];   /* the address space each vCPU has loaded (lazy TLB keeps it when idle) */
 };
 
 /* Fills r for a ring of procs processes whose passes take native_us each,

@@ -1,4 +1,5 @@
 /* A null system-call loop, natively (hvm), in a 64-bit Xen PV guest (pv64) or under page-table isolation without PCID (pti). */
+#include "kpages.h"
 #include "gen_syscalls.h"
 
 #include <string.h>
@@ -16,8 +17,9 @@ static const char *const mode_names[] = { "hvm", "pv64", "pti", NULL };
 
 static const char *const syscalls_sources[] = {
   "Xen 64-bit PV guests (and xenner on KVM): every guest syscall does 2 CR3 switches "
-  "(costs-and-workloads.md, Workloads)",
-  "page-table isolation without PCID: every syscall adds 2 CR3 writes (costs-and-workloads.md, Workloads)",
+  "(Xen xen/arch/x86/pv/domain.c toggle_guest_mode)",
+  "page-table isolation without PCID: every syscall adds 2 CR3 writes "
+  "(Linux 4.15 arch/x86/entry/calling.h SWITCH_TO_KERNEL_CR3, SWITCH_TO_USER_CR3_STACK)",
   "CR3 reload ~100-250 cycles; 124 taken (Haswell): linux-mm \"TLB flush multiple pages per IPI\", 2015",
   "null call = getppid(): lmbench lat_syscall null",
   "--syscall-cycles and --work defaults are estimates, not from a source",
@@ -41,10 +43,12 @@ struct sc {
   struct gen_label label;
 };
 
-/* The kernel's share of a call: its entry text and the task's kernel stack. */
+/* The kernel's share of a null call (getppid): the system-call path's touch
+** set, the call itself, and the parent's task_struct it reads (task 0 is the
+** loop, task 1 its parent). */
 static void kernel_part(struct sc *s, uint64_t extra_cycles) {
-  gen_touch(s->g, 0, gen_ktext(&s->l, KTEXT_ENTRY), 1, false);
-  gen_touch(s->g, 0, gen_kstack(&s->l, 0), 1, true);
+  kpages_touch(s->g, 0, &s->l, KP_SYSCALL | KG(GETPPID_TEXT), 0, 0, true);
+  kpages_touch(s->g, 0, &s->l, KG(TASK), 1, 0, false);
   gen_run(s->g, 0, s->syscall_cycles + extra_cycles);
 }
 
@@ -62,7 +66,7 @@ static void split_tables_call(struct sc *s, uint64_t entry_va) {
 
 static void emit_loop(struct sc *s, int mode, uint64_t count) {
   for (uint64_t i = 0; i < count && s->g->rc == EXIT_OK; i++) {
-    gen_touch(s->g, 0, s->l.user_code, 1, false);
+    gen_touch_user_loop(s->g, 0, &s->l);
     gen_run(s->g, 0, s->work);
     if (mode == SYSCALLS_HVM) {
       gen_ev(s->g, 0, EV_SYSCALL, 0, s->nr, 0, 0);
@@ -104,6 +108,11 @@ static cJSON *syscalls_meta(const struct syscalls_opts *o, uint64_t nr) {
   gen_meta_str(m, "paging", paging_name(o->paging));
   gen_meta_num(m, "cpu_ghz", o->cpu_ghz);
   gen_meta_num(m, "cr3_writes_per_syscall", o->mode == SYSCALLS_HVM ? 0 : 2);
+  {
+    struct gen_layout l;
+    gen_layout_init(&l, o->paging);
+    kpages_meta(m, &l, KP_SYSCALL | KG(GETPPID_TEXT), 0);
+  }
   gen_meta_sources(m, syscalls_sources);
   return m;
 }

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include "genutil.h"
 
-#define SYSCALLS_MODEL_VERSION 1
+#define SYSCALLS_MODEL_VERSION 2
 #define SYSCALLS_NR_DEFAULT    UINT64_MAX     /* getppid(), lmbench's null call */
 
 enum syscalls_mode { SYSCALLS_HVM, SYSCALLS_PV64, SYSCALLS_PTI };

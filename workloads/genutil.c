@@ -10,11 +10,23 @@
 
 /* ---- layout ---- */
 
+/* User addresses of a 32-bit process of 2007 (an i386 ELF at 0x08048000, libc
+** in the low "ASCII armor" area of exec-shield, the vsyscall page at
+** 0xffffe000) and of a 64-bit process (the x86-64 ELF at 0x400000, libc
+** near the top of the mmap area).  workloads/README.md, "Address-space
+** conventions". */
 void gen_layout_init(struct gen_layout *l, unsigned paging) {
   bool is64 = paging == PAGING_64;
   l->paging = paging;
-  l->user_code = 0x400000;
-  l->user_data = 0x600000;
+  l->user_code = is64 ? 0x400000 : 0x08048000;
+  l->user_pdata = is64 ? 0x601000 : 0x0804a000;
+  l->user_data = is64 ? 0x603000 : 0x0804c000;
+  l->libc_text = is64 ? 0x7ffff7a3e000ull : 0x00110000;
+  l->libc_data = is64 ? 0x7ffff7dd5000ull : 0x00252000;
+  l->tls = is64 ? 0x7ffff7fe4000ull : 0xb7f8f000;
+  l->vdso = is64 ? 0 : 0xffffe000;
+  l->mmap_buf = is64 ? 0x7ffff7800000ull : 0xb7d00000;
+  l->malloc_header = is64 ? 16 : 8;
   l->user_stack = is64 ? 0x7ffffffde000ull : 0xbffde000ull;
   l->ktext = is64 ? 0xffffffff81000000ull : 0xC1000000ull;
   l->kdirect = is64 ? 0xffff888000000000ull : 0xC0000000ull;
@@ -26,6 +38,22 @@ void gen_layout_init(struct gen_layout *l, unsigned paging) {
   l->nr_exit_group = is64 ? 231 : 252;
   l->cr0 = 0x80050033;            /* PG|AM|WP|NE|ET|MP|PE */
   l->cr4 = paging == PAGING_64 ? 0x6f0 : paging == PAGING_PAE ? 0x6b0 : 0x690;
+}
+
+void gen_touch_user_loop(struct gen *g, unsigned vcpu, const struct gen_layout *l) {
+  gen_touch(g, vcpu, l->user_code, 1, false);
+  gen_touch(g, vcpu, l->user_pdata, 1, true);
+  gen_touch(g, vcpu, l->libc_text, l->paging == PAGING_64 ? 1 : 2, false);   /* i386 PIC: plus the thunk's page */
+  gen_touch(g, vcpu, l->libc_data, 1, true);
+  gen_touch(g, vcpu, l->tls, 1, false);
+  if (l->vdso) gen_touch(g, vcpu, l->vdso, 1, false);
+  gen_touch(g, vcpu, l->user_stack, 1, true);
+}
+
+unsigned gen_user_loop_pages(const struct gen_layout *l) { return 6 + (l->paging != PAGING_64) + (l->vdso != 0); }
+
+uint64_t gen_buffer_addr(const struct gen_layout *l, uint64_t bytes) {
+  return (bytes >= 128 * 1024 ? l->mmap_buf : l->user_data) + l->malloc_header;
 }
 
 /* ---- errors ---- */

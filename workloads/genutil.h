@@ -39,8 +39,15 @@ enum gen_ktext {
 struct gen_layout {
   unsigned paging;          /* enum paging_mode */
   uint64_t user_code;       /* the workload's loop */
-  uint64_t user_data;       /* buffers: lat_ctx's KB buffer, hackbench's message */
+  uint64_t user_data;       /* small buffers (malloc'd from the heap): hackbench's message */
   uint64_t user_stack;      /* the page holding the loop's locals */
+  uint64_t user_pdata;      /* the program's data: GOT, globals (the pipe descriptors...) */
+  uint64_t libc_text;       /* two pages of libc text: read()/write() wrappers, the PIC thunk */
+  uint64_t libc_data;       /* libc's GOT and data */
+  uint64_t tls;             /* the thread control block (glibc's SINGLE_THREAD_P test) */
+  uint64_t vdso;            /* the system-call gate page (i386 __kernel_vsyscall); 0: none used */
+  uint64_t mmap_buf;        /* a large malloc'd buffer (mmap'd, below the TLS) */
+  unsigned malloc_header;   /* bytes of malloc's chunk header before a buffer */
   uint64_t ktext;           /* kernel text base */
   uint64_t entry_area;      /* PTI's cpu_entry_area: entry code mapped in the user tables too */
   uint64_t kdirect;         /* kernel direct map base */
@@ -48,24 +55,20 @@ struct gen_layout {
   uint64_t cr0, cr4;        /* initial control registers */
 };
 
+struct gen;
 void gen_layout_init(struct gen_layout *l, unsigned paging);
+/* The user pages a system-call loop touches per iteration besides its buffers:
+** program text and data, libc text and data, TLS, stack and the system-call
+** gate (workloads/README.md, "Touch sets"). */
+void gen_touch_user_loop(struct gen *g, unsigned vcpu, const struct gen_layout *l);
+unsigned gen_user_loop_pages(const struct gen_layout *l);
+/* Where a malloc'd buffer of `bytes` starts: the heap below glibc's mmap
+** threshold (128 KB), else its own mapping; after malloc's header. */
+uint64_t gen_buffer_addr(const struct gen_layout *l, uint64_t bytes);
 
 /* Distinct, page-aligned, never reused: one address space per pid. */
 static inline uint64_t gen_cr3(unsigned pid) { return 0x10000000ull + (uint64_t)pid * 0x100000; }
 static inline uint64_t gen_ktext(const struct gen_layout *l, enum gen_ktext t) { return l->ktext + t; }
-/* Direct-map pages: a task_struct, the top page of an 8 KB kernel stack, a pipe
-** or socket buffer page.  They start 128 MB into the direct map because a 32-bit
-** kernel's own image sits at 16 MB there (text at 0xC1000000). */
-static inline uint64_t gen_task_struct(const struct gen_layout *l, unsigned task) {
-  return l->kdirect + 0x08000000 + (uint64_t)task * 0x1000;
-}
-static inline uint64_t gen_kstack(const struct gen_layout *l, unsigned task) {
-  return l->kdirect + 0x0A000000 + (uint64_t)task * 0x2000 + 0x1000;
-}
-static inline uint64_t gen_kbuf(const struct gen_layout *l, unsigned index) {
-  return l->kdirect + 0x0C000000 + (uint64_t)index * 0x1000;
-}
-
 /* ---- writing a trace ---- */
 
 struct gen {

@@ -79,7 +79,8 @@ static void handle_dr(struct vcpu *v, const struct trace_event *ev, struct vcpu_
   struct vmcs *c = &v->vmx.vmcs;
   vmcs_read(c, VMCS_EXIT_QUALIFICATION);
   r->stat_key = stat_key_dr(ev->aux, ev->type == EV_DR_READ);
-  /* The MOV-DR exit has priority over #UD/#GP (SDM 25.1.3), so the handler
+  /* The MOV-DR exit has priority over #UD/#GP (SDM 25.1.3, an exception to
+  ** the order of 25.1.1), so the handler
   ** applies them, with the guest's CR4 (KVM keeps a copy: no VMREAD). */
   unsigned fault = 0;
   uint64_t cr4 = cr_read_value(vmcs_peek(c, VMCS_GUEST_CR4), vmcs_peek(c, VMCS_CR4_GUEST_HOST_MASK),
@@ -95,8 +96,9 @@ static void handle_dr(struct vcpu *v, const struct trace_event *ev, struct vcpu_
   }
   if (ev->type == EV_DR_WRITE) {
     if (n < 0) {
-      /* SDM: MOV to DR6/DR7 with bits 63:32 set is #GP; KVM injects it (and so
-      ** GUEST_DR7 never holds high bits, which would fail VM entry). */
+      /* SDM Vol. 2B "MOV -- Move to/from Debug Registers": MOV to DR6/DR7 with
+      ** bits 63:32 set is #GP; KVM injects it (and so GUEST_DR7 never holds high
+      ** bits, which would fail the VM-entry check of SDM 26.3.1.1). */
       inject(c, DR_FAULT_GP, true);
       return;
     }
@@ -133,7 +135,7 @@ static void handle_interrupt(struct vcpu *v, const struct trace_event *ev, struc
   vmcs_read(&v->vmx.vmcs, VMCS_VM_EXIT_INTR_INFO);
 }
 
-/* Trap-like (SDM 29.1.2): the MOV to CR8 completed and wrote VTPR. */
+/* Trap-like (SDM 29.1.2): the MOV to CR8 completed and wrote VTPR (SDM 29.3). */
 static void handle_tpr_below_threshold(struct vcpu *v, const struct trace_event *ev, struct vcpu_result *r) {
   if (ev->type == EV_CR_WRITE) v->vmx.cr8 = ev->a;
   handle_interrupt(v, ev, r);
@@ -149,6 +151,14 @@ static void handle_msr_write(struct vcpu *v, const struct trace_event *ev, struc
   (void)r;
   /* KVM keeps the guest's IA32_DEBUGCTL in GUEST_IA32_DEBUGCTL, loaded at entry. */
   if (ev->a == 0x1d9) vmcs_write(&v->vmx.vmcs, VMCS_GUEST_IA32_DEBUGCTL, ev->b);
+  skip_instruction(&v->vmx.vmcs);
+}
+
+/* KVM handle_apic_access: the qualification says which register; the
+** instruction is emulated against the in-kernel APIC. */
+static void handle_apic_access(struct vcpu *v, const struct trace_event *ev, struct vcpu_result *r) {
+  vmcs_read(&v->vmx.vmcs, VMCS_EXIT_QUALIFICATION);
+  vcpu_apic_access(v, ev, r);
   skip_instruction(&v->vmx.vmcs);
 }
 
@@ -168,7 +178,20 @@ static const exit_handler handlers[EXIT_REASON_MAX] = {
   [EXIT_REASON_IO_INSTRUCTION]       = handle_io,
   [EXIT_REASON_MSR_WRITE]            = handle_msr_write,
   [EXIT_REASON_TPR_BELOW_THRESHOLD]  = handle_tpr_below_threshold,
+  [EXIT_REASON_APIC_ACCESS]          = handle_apic_access,
 };
+
+void emulate_mmu_fault(struct vcpu *v, const struct vmx_exit_info *x) {
+  struct vmcs *c = &v->vmx.vmcs;
+  if (x->reason == EXIT_REASON_EPT_VIOLATION) {       /* KVM handle_ept_violation */
+    vmcs_read(c, VMCS_EXIT_QUALIFICATION);
+    vmcs_read(c, VMCS_GUEST_PHYSICAL_ADDRESS);
+    return;
+  }
+  vmcs_read(c, VMCS_VM_EXIT_INTR_INFO);               /* KVM handle_exception: is it a #PF? */
+  vmcs_read(c, VMCS_EXIT_QUALIFICATION);              /* the faulting address (CR2) */
+  vmcs_read(c, VMCS_VM_EXIT_INTR_ERROR_CODE);         /* the error code */
+}
 
 void emulate_exit(struct vcpu *v, const struct trace_event *ev, const struct exit_decision *d,
                   struct vcpu_result *r) {

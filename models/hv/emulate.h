@@ -16,5 +16,7 @@
 
 void emulate_exit(struct vcpu *v, const struct trace_event *ev, const struct exit_decision *d,
                   struct vcpu_result *r);
+/* The VMREADs of a fault handler before the MMU's work (see vcpu.h). */
+void emulate_mmu_fault(struct vcpu *v, const struct vmx_exit_info *x);
 
 #endif

@@ -26,9 +26,16 @@ static void msr_pass(struct vmx_cpu *s, uint32_t msr) {
   s->msr_bitmap[2048 + base + bit / 8] &= (uint8_t)~(1u << (bit % 8));   /* writes */
 }
 
+/* Secondary controls the policy needs (KVM sets "activate secondary controls"
+** only when it uses one, so that it runs on CPUs without them). */
+static uint64_t setup_secondary(const struct policy *p) {
+  return (p->paging == PAGING_EPT ? SEC_ENABLE_EPT : 0) | (p->vpid ? SEC_ENABLE_VPID : 0) |
+         (p->apic_access_virt ? SEC_APIC_ACCESS : 0);
+}
+
 static uint64_t setup_controls(const struct policy *p) {
-  uint64_t cpu = CPU_CR8_LOAD_EXITING | CPU_CR8_STORE_EXITING | CPU_ACTIVATE_SECONDARY;
-  if (p->tpr_shadow) cpu = CPU_TPR_SHADOW | CPU_ACTIVATE_SECONDARY;
+  uint64_t cpu = p->tpr_shadow ? CPU_TPR_SHADOW : CPU_CR8_LOAD_EXITING | CPU_CR8_STORE_EXITING;
+  if (setup_secondary(p)) cpu |= CPU_ACTIVATE_SECONDARY;
   if (p->paging == PAGING_SHADOW) cpu |= CPU_CR3_LOAD_EXITING | CPU_CR3_STORE_EXITING | CPU_INVLPG_EXITING;
   if (p->hlt_exiting) cpu |= CPU_HLT_EXITING;
   if (p->rdtsc_exiting) cpu |= CPU_RDTSC_EXITING;
@@ -77,9 +84,7 @@ uint64_t vcpu_setup(struct vcpu *v, unsigned id, const struct policy *p) {
   struct vmcs *c = &v->vmx.vmcs;
   vmcs_poke(c, VMCS_PIN_BASED_VM_EXEC_CONTROL, PIN_EXT_INTR_EXITING | PIN_NMI_EXITING);
   vmcs_poke(c, VMCS_CPU_BASED_VM_EXEC_CONTROL, setup_controls(p));
-  vmcs_poke(c, VMCS_SECONDARY_VM_EXEC_CONTROL,
-            (p->paging == PAGING_EPT ? SEC_ENABLE_EPT | SEC_UNRESTRICTED_GUEST : 0) |
-            (p->vpid ? SEC_ENABLE_VPID : 0));
+  vmcs_poke(c, VMCS_SECONDARY_VM_EXEC_CONTROL, setup_secondary(p));
   vmcs_poke(c, VMCS_VM_EXIT_CONTROLS, EXIT_SAVE_DEBUG_CONTROLS);
   vmcs_poke(c, VMCS_VM_ENTRY_CONTROLS, ENTRY_LOAD_DEBUG_CONTROLS);
   /* Shadow paging intercepts every guest #PF (KVM: the shadow MMU must see
@@ -157,7 +162,12 @@ void vcpu_no_exit(struct vcpu *v, const struct trace_event *op, uint64_t guest_v
 }
 
 void vcpu_exit_begin(struct vcpu *v, unsigned reason, uint64_t qual, struct work *w, uint64_t counters[]) {
-  vmx_cpu_exit(&v->vmx, reason, qual);
+  struct vmx_exit_info x = { .reason = reason, .qual = qual };
+  vcpu_exit_begin_info(v, &x, w, counters);
+}
+
+void vcpu_exit_begin_info(struct vcpu *v, const struct vmx_exit_info *x, struct work *w, uint64_t counters[]) {
+  vmx_cpu_exit(&v->vmx, x);
   /* What the processor saved is the guest's DR7 from now on. */
   if (save_debug_controls(&v->vmx.vmcs)) v->guest_dr[7] = vmcs_peek(&v->vmx.vmcs, VMCS_GUEST_DR7);
   /* The hypervisor: dispatch on the reason, then put host debug state back. */
@@ -171,9 +181,17 @@ void vcpu_emulate(struct vcpu *v, const struct trace_event *ev, const struct exi
   emulate_exit(v, ev, d, r);
 }
 
+void vcpu_fault_handler(struct vcpu *v, const struct vmx_exit_info *x) { emulate_mmu_fault(v, x); }
+
 void vcpu_exit_end(struct vcpu *v, struct work *w, uint64_t counters[]) {
   v->dr->before_entry(v, w, counters);
   vmx_cpu_entry(&v->vmx);
+}
+
+void vcpu_apic_access(struct vcpu *v, const struct trace_event *op, struct vcpu_result *r) {
+  (void)v;
+  r->mmio = true;
+  r->ipi = (op->aux & APIC_AUX_WRITE) && op->a == APIC_ICR ? (int)(op->b >> 56) : -1;
 }
 
 void vcpu_roots_loaded(struct vcpu *v, uint64_t guest_cr3, uint64_t root_hpa, bool exited) {

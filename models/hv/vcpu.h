@@ -41,6 +41,7 @@ struct vcpu {
   uint64_t cr4_forced;       /* CR4 bits shadow paging forces host-owned */
   struct cr3c_table cr3c_table;
   uint64_t dr_mismatches;    /* guest DR reads that saw a non-guest value: a switching bug */
+  bool halted;               /* in HLT, waiting for an interrupt */
 };
 
 /* What the hypervisor's handler did with an exit. */
@@ -50,6 +51,8 @@ struct vcpu_result {
   unsigned stat_key;         /* breakdown row of the exit (stat key), or the reason */
   bool reexecute;            /* the instruction runs again natively after entry */
   bool halted;               /* HLT: the guest waits for an interrupt */
+  bool mmio;                 /* the handler emulated an MMIO access (a local-APIC register) */
+  int ipi;                   /* the vCPU an emulated ICR write sends an IPI to, or -1 */
 };
 
 /* Programs the VMCS controls, masks, shadows and bitmaps from the policy and
@@ -80,9 +83,20 @@ void vcpu_no_exit(struct vcpu *v, const struct trace_event *op, uint64_t guest_v
 **   end:     debug-register work before entry, then the processor's VM entry.
 ** Work items go to w; counters are indexed by enum counter. */
 void vcpu_exit_begin(struct vcpu *v, unsigned reason, uint64_t qual, struct work *w, uint64_t counters[]);
+/* The same for an exit with more information than a reason and a
+** qualification (an exception, an EPT violation). */
+void vcpu_exit_begin_info(struct vcpu *v, const struct vmx_exit_info *x, struct work *w, uint64_t counters[]);
 void vcpu_emulate(struct vcpu *v, const struct trace_event *ev, const struct exit_decision *d,
                   struct vcpu_result *r);
 void vcpu_exit_end(struct vcpu *v, struct work *w, uint64_t counters[]);
+/* The handler's reads of the exit information of an MMU fault (KVM's
+** handle_exception for a #PF, handle_ept_violation); the MMU did the rest. */
+void vcpu_fault_handler(struct vcpu *v, const struct vmx_exit_info *x);
+
+/* The hypervisor's emulation of a local-APIC register access (in-kernel APIC:
+** KVM since 2.6.23): an ICR write sends an IPI to the vCPU whose APIC ID is
+** the destination field (the vCPU number); r says what happened. */
+void vcpu_apic_access(struct vcpu *v, const struct trace_event *op, struct vcpu_result *r);
 
 /* The MMU loaded the shadow roots of guest_cr3 at root_hpa: the hypervisor
 ** puts them in GUEST_CR3 (a VMWRITE when a handler does it, exited) and, after

@@ -3,6 +3,7 @@
 #include "mmu_int.h"
 #include "models/alloc.h"
 #include "models/counters.h"
+#include "models/vmx/exit.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,13 +58,13 @@ static void charge_tlb(struct mmu *m, enum tlb_result r, struct work *g) {
   }
 }
 
-static void touch_page(struct mmu *m, const struct mmu_ctx *c, uint64_t va, struct work *g) {
+static void touch_page(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool write, struct work *g) {
   bool global = c->pge && gpt_is_kernel(m->paging, va);
   enum tlb_result r = tlb_access(&m->v[c->vcpu].tlb, va, c->cr3, global);
   charge_tlb(m, r, g);
   if (r == TLB_HIT) return;
-  if (mmu_ept(m)) ept_walk(m, c, va);
-  else shadow_access(m, c, va);
+  if (mmu_ept(m)) ept_walk(m, c, va, write);
+  else shadow_access(m, c, va, write);
 }
 
 void mmu_guest_event(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev) {
@@ -75,7 +76,8 @@ void mmu_guest_event(struct mmu *m, const struct mmu_ctx *c, const struct trace_
   struct work g;
   work_clear(&g);
   uint64_t pages = ev->b ? ev->b : 1, misses = m->ctr[CTR_TLB_MISSES];
-  for (uint64_t i = 0; i < pages; i++) touch_page(m, c, ev->a + (i << 12), &g);
+  bool write = ev->aux & TOUCH_AUX_WRITE;
+  for (uint64_t i = 0; i < pages; i++) touch_page(m, c, ev->a + (i << 12), write, &g);
   if (m->ctr[CTR_TLB_MISSES] != misses) m->sink->guest(m->sink, c->vcpu, &g);   /* only misses cost the guest */
 }
 
@@ -100,6 +102,13 @@ void mmu_request(struct mmu *m, const struct mmu_ctx *c, enum mmu_request req, u
   case MMU_NONE:
     break;
   }
+}
+
+struct mmu_fault mmu_mmio_fault(const struct mmu *m, uint64_t gla, uint64_t gpa, bool write) {
+  if (mmu_ept(m))
+    return (struct mmu_fault){ .kind = MMU_FAULT_EPT_VIOLATION, .gla = gla, .gpa = gpa,
+                               .ept_qual = (write ? EPT_QUAL_WRITE : EPT_QUAL_READ) | EPT_QUAL_GLA_VALID | EPT_QUAL_GLA_FINAL };
+  return (struct mmu_fault){ .kind = MMU_FAULT_PF, .gla = gla, .pfec = write ? PFEC_WRITE : 0 };
 }
 
 void mmu_on_vm_transition(struct mmu *m, unsigned vcpu) {

@@ -34,11 +34,26 @@ struct mmu_ctx {
   bool pge;                  /* CR4.PGE: kernel pages are global in the TLB */
 };
 
+/* A fault the guest's memory access raised in hardware, described as the
+** processor sees it (a walker returns a fault description, as KVM's
+** paging_tmpl.h does).  Whether it exits is the processor's decision. */
+enum mmu_fault_kind {
+  MMU_FAULT_PF,              /* a #PF: not present in the shadow tables, or a write-protected guest table */
+  MMU_FAULT_EPT_VIOLATION,   /* a guest-physical page not mapped in EPT */
+};
+struct mmu_fault {
+  enum mmu_fault_kind kind;
+  uint64_t gla;              /* the linear address accessed */
+  uint64_t gpa;              /* EPT: the guest-physical address accessed */
+  uint32_t pfec;             /* #PF: error code (PFEC_* in models/vmx/exit.h) */
+  uint32_t ept_qual;         /* EPT violation: qualification bits (EPT_QUAL_* in models/vmx/cpu.h) */
+};
+
 /* What the MMU reports to the rest of the hypervisor; the engine implements it. */
 struct mmu_sink {
-  /* An exit the MMU raised (shadow #PF, EPT violation, write-protect fault),
-  ** with the MMU work the hypervisor did to handle it. */
-  void (*exit)(struct mmu_sink *s, unsigned vcpu, unsigned reason, uint64_t qual, const struct work *w);
+  /* A fault the MMU raised, with the MMU work the hypervisor did to handle it
+  ** (the hidden-fault fill, the emulated page-table write, the EPT entry). */
+  void (*fault)(struct mmu_sink *s, unsigned vcpu, const struct mmu_fault *f, const struct work *w);
   /* Work the guest does without an exit (TLB-miss walks). */
   void (*guest)(struct mmu_sink *s, unsigned vcpu, const struct work *w);
   /* The shadow roots of guest_cr3 are at root_hpa and must be loaded into
@@ -70,6 +85,10 @@ void mmu_guest_event(struct mmu *m, const struct mmu_ctx *c, const struct trace_
 ** from the guest executing natively (a CR3-target hit). */
 void mmu_request(struct mmu *m, const struct mmu_ctx *c, enum mmu_request req, uint64_t arg, bool exited,
                  struct work *w);
+/* The fault of an access to guest-physical MMIO page gpa (through linear
+** address gla): the hypervisor never maps such a page, so every access
+** faults -- a not-present #PF under shadow paging, an EPT violation under EPT. */
+struct mmu_fault mmu_mmio_fault(const struct mmu *m, uint64_t gla, uint64_t gpa, bool write);
 /* A VM exit/entry happened on the vCPU (TLB flush unless VPID). */
 void mmu_on_vm_transition(struct mmu *m, unsigned vcpu);
 

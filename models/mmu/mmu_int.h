@@ -68,11 +68,11 @@ void shadow_on_evict(void *arg, struct spt_pool *p, uint32_t slot);
 /* Accounts for a shadow page about to be freed (counter, work, CR3 cache);
 ** true if the CR3 cache was cleared because of it. */
 bool shadow_note_zap(struct mmu *m, const struct spt_page *pg, struct work *w);
-void shadow_access(struct mmu *m, const struct mmu_ctx *c, uint64_t va);
+void shadow_access(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool write);
 void shadow_pt_write(struct mmu *m, const struct mmu_ctx *c, uint64_t va, unsigned level);
 void shadow_invlpg(struct mmu *m, const struct mmu_ctx *c, uint64_t va);
 
 /* mmu_ept.c */
-void ept_walk(struct mmu *m, const struct mmu_ctx *c, uint64_t va);
+void ept_walk(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool write);
 
 #endif

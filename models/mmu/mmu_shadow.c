@@ -3,7 +3,7 @@
 ** and zaps.  KVM's paging_tmpl.h and mmu.c of 2007 are the model. */
 #include "mmu_int.h"
 #include "models/counters.h"
-#include "models/vmx/exit_reason.h"
+#include "models/vmx/exit.h"
 
 static bool is_root_page(const struct mmu *m, const struct spt_page *pg) {
   return pg->level == m->slevels && pg->gkey.level == gpt_guest_levels(m->paging) - (m->paging == PAGING_PAE);
@@ -76,19 +76,21 @@ static void fill(struct mmu *m, struct mmu_vcpu *mv, const struct gpt_step *path
 }
 
 /* One page access under shadow paging. */
-void shadow_access(struct mmu *m, const struct mmu_ctx *c, uint64_t va) {
+void shadow_access(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool write) {
   struct mmu_vcpu *mv = &m->v[c->vcpu];
   unsigned ri = root_index(m, va);
   if (present(m, mv, va, ri)) return;
   struct gpt_step path[GPT_MAX_LEVELS];
   gpt_walk(m->paging, c->cr3, va, path);
-  /* SDM 25.2: the #PF is intercepted (exception bitmap bit 14 under shadow
-  ** paging); the exit qualification is the faulting linear address. */
+  /* A not-present #PF: the shadow tables lack the entry the guest's own
+  ** tables have (a "hidden" fault, which the shadow MMU fills). */
   struct work w;
   work_clear(&w);
   fill(m, mv, path, ri, &w);
   m->ctr[CTR_SHADOW_FAULTS]++;
-  m->sink->exit(m->sink, c->vcpu, EXIT_REASON_EXCEPTION_NMI, va, &w);
+  struct mmu_fault f = { .kind = MMU_FAULT_PF, .gla = va,
+                         .pfec = (write ? PFEC_WRITE : 0) | (gpt_is_kernel(m->paging, va) ? 0 : PFEC_USER) };
+  m->sink->fault(m->sink, c->vcpu, &f, &w);
 }
 
 /* A guest write to a page-table entry: under shadow paging the page is
@@ -127,7 +129,9 @@ void shadow_pt_write(struct mmu *m, const struct mmu_ctx *c, uint64_t va, unsign
     }
   }
   if (zapped && !cleared) m->sink->pt_zapped(m->sink);   /* the 2008 CR3 cache was cleared on such zaps */
-  m->sink->exit(m->sink, c->vcpu, EXIT_REASON_EXCEPTION_NMI, va, &w);
+  /* A write to a write-protected page: a present, kernel-mode write #PF. */
+  struct mmu_fault f = { .kind = MMU_FAULT_PF, .gla = va, .pfec = PFEC_PRESENT | PFEC_WRITE };
+  m->sink->fault(m->sink, c->vcpu, &f, &w);
 }
 
 /* KVM invlpg: drop the shadow leaf entry of va. */

@@ -35,6 +35,7 @@
 
 /* Secondary processor-based controls (0x401E), SDM 24.6.2 table 24-7 */
 #define SEC_CONTROLS(X)                                        \
+  X(APIC_ACCESS,        0, "virtualize APIC accesses")         \
   X(ENABLE_EPT,         1, "enable EPT")                       \
   X(ENABLE_VPID,        5, "enable VPID")                      \
   X(WBINVD_EXITING,     6, "WBINVD exiting")                   \

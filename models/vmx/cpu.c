@@ -3,13 +3,18 @@
 #include "cpu.h"
 #include "controls.h"
 #include "exit.h"
+#include "exit_reason.h"
 
 #include <stdio.h>
 
-void vmx_cpu_exit(struct vmx_cpu *c, unsigned reason, uint64_t qual) {
+void vmx_cpu_exit(struct vmx_cpu *c, const struct vmx_exit_info *x) {
   struct vmcs *v = &c->vmcs;
-  vmcs_poke(v, VMCS_VM_EXIT_REASON, reason);          /* SDM 27.2.1 */
-  vmcs_poke(v, VMCS_EXIT_QUALIFICATION, qual);
+  vmcs_poke(v, VMCS_VM_EXIT_REASON, x->reason);      /* SDM 27.2.1 */
+  vmcs_poke(v, VMCS_EXIT_QUALIFICATION, x->qual);
+  vmcs_poke(v, VMCS_VM_EXIT_INTR_INFO, x->intr_info); /* SDM 27.2.2: bit 31 clear when not valid */
+  if (x->intr_info & 1u << 11) vmcs_poke(v, VMCS_VM_EXIT_INTR_ERROR_CODE, x->intr_error);
+  if (x->reason == EXIT_REASON_EPT_VIOLATION || x->reason == EXIT_REASON_EPT_MISCONFIG) vmcs_poke(v, VMCS_GUEST_PHYSICAL_ADDRESS, x->gpa);
+  if (x->reason == EXIT_REASON_EPT_VIOLATION && (x->qual & EPT_QUAL_GLA_VALID)) vmcs_poke(v, VMCS_GUEST_LINEAR_ADDRESS, x->gla);
   if (save_debug_controls(v)) {                      /* SDM 27.3.1: DR7 and DEBUGCTL first */
     vmcs_poke(v, VMCS_GUEST_DR7, c->dr[7]);
     vmcs_poke(v, VMCS_GUEST_IA32_DEBUGCTL, c->debugctl);
@@ -25,14 +30,49 @@ void vmx_cpu_entry(struct vmx_cpu *c) {
   }
 }
 
-unsigned vmx_entry_check(const struct vmx_cpu *c, uint64_t supported, char *msg, size_t n) {
-  uint64_t count = vmcs_peek(&c->vmcs, VMCS_CR3_TARGET_COUNT);
-  /* SDM 26.2.1.1: CR3_TARGET_COUNT must not exceed IA32_VMX_MISC[24:16]; a
-  ** violation fails VM entry with VM-instruction error 7 (invalid control field). */
-  if (count > supported) {
-    snprintf(msg, n, "VM entry failed with VM-instruction error 7 (entry with invalid control "
-             "field(s)): CR3_TARGET_COUNT is %llu but this CPU supports %llu CR3-target values "
-             "(IA32_VMX_MISC[24:16])", (unsigned long long)count, (unsigned long long)supported);
+#define ENTRY_ERROR "VM entry failed with VM-instruction error 7 (entry with invalid control field(s)): "
+
+/* A control set to 1 whose allowed-1 setting is 0 (SDM 26.2.1.1: reserved bits
+** must be set properly, as the capability MSRs report). */
+static bool unsupported(const struct vmcs *v, enum vmcs_field f, uint32_t allowed1, enum control_field cf,
+                        const char *msr, char *msg, size_t n) {
+  uint32_t bad = (uint32_t)vmcs_peek(v, f) & ~allowed1;
+  if (!bad) return false;
+  uint32_t bit = bad & -bad;
+  const char *name = control_name(cf, bit);
+  snprintf(msg, n, ENTRY_ERROR "the \"%s\" VM-execution control is set but this CPU does not support it "
+           "(%s allowed-1 bit %d is 0)", name ? name : "reserved", msr, __builtin_ctz(bit));
+  return true;
+}
+
+/* Secondary controls on a CPU that has none: name the control the hypervisor
+** wanted rather than "activate secondary controls" alone. */
+static bool no_secondary(const struct vmcs *v, const struct vmx_caps *caps, char *msg, size_t n) {
+  if (!cpu_ctl(v, CPU_ACTIVATE_SECONDARY) || (caps->cpu_allowed1 & CPU_ACTIVATE_SECONDARY)) return false;
+  uint32_t want = (uint32_t)vmcs_peek(v, VMCS_SECONDARY_VM_EXEC_CONTROL);
+  const char *name = want ? control_name(CTL_SEC, want & -want) : NULL;
+  snprintf(msg, n, ENTRY_ERROR "the \"%s\" VM-execution control is set but this CPU has no secondary "
+           "processor-based controls (IA32_VMX_PROCBASED_CTLS allowed-1 bit 31 is 0)",
+           name ? name : "activate secondary controls");
+  return true;
+}
+
+unsigned vmx_entry_check(const struct vmx_cpu *c, const struct vmx_caps *caps, char *msg, size_t n) {
+  const struct vmcs *v = &c->vmcs;
+  if (no_secondary(v, caps, msg, n) ||
+      unsupported(v, VMCS_PIN_BASED_VM_EXEC_CONTROL, caps->pin_allowed1, CTL_PIN, "IA32_VMX_PINBASED_CTLS", msg, n) ||
+      unsupported(v, VMCS_CPU_BASED_VM_EXEC_CONTROL, caps->cpu_allowed1, CTL_CPU, "IA32_VMX_PROCBASED_CTLS", msg, n))
+    return 7;
+  /* SDM 26.2.1.1: secondary controls are checked only when "activate secondary
+  ** controls" is 1; otherwise the processor acts as if they were all 0. */
+  if (cpu_ctl(v, CPU_ACTIVATE_SECONDARY) &&
+      unsupported(v, VMCS_SECONDARY_VM_EXEC_CONTROL, caps->sec_allowed1, CTL_SEC, "IA32_VMX_PROCBASED_CTLS2", msg, n))
+    return 7;
+  uint64_t count = vmcs_peek(v, VMCS_CR3_TARGET_COUNT);
+  /* SDM 26.2.1.1: CR3_TARGET_COUNT must not exceed IA32_VMX_MISC[24:16] (SDM A.6). */
+  if (count > caps->cr3_targets) {
+    snprintf(msg, n, ENTRY_ERROR "CR3_TARGET_COUNT is %llu but this CPU supports %llu CR3-target values "
+             "(IA32_VMX_MISC[24:16])", (unsigned long long)count, (unsigned long long)caps->cr3_targets);
     return 7;
   }
   return 0;

@@ -25,6 +25,16 @@ struct vmx_cpu {
   uint64_t cr8;              /* the TPR as the guest's last MOV to CR8 left it */
 };
 
+/* What the processor supports: the allowed-1 settings of its VMX capability
+** MSRs (SDM appendix A.3) and the number of CR3-target values (A.6).  A CPU
+** profile says which of the controls vmxsim uses its CPU has. */
+struct vmx_caps {
+  uint32_t pin_allowed1;     /* IA32_VMX_PINBASED_CTLS[63:32] */
+  uint32_t cpu_allowed1;     /* IA32_VMX_PROCBASED_CTLS[63:32] */
+  uint32_t sec_allowed1;     /* IA32_VMX_PROCBASED_CTLS2[63:32]; 0 without secondary controls */
+  uint64_t cr3_targets;      /* IA32_VMX_MISC[24:16] */
+};
+
 /* What an instruction asks of the paging structures and TLBs once it has run
 ** (natively, or emulated by the hypervisor): the MMU model carries it out. */
 enum mmu_request {
@@ -42,26 +52,54 @@ struct vmx_native {
   bool halted;               /* HLT: the processor waits for an interrupt */
 };
 
-/* VM exit (SDM 27.2, 27.3.1, 27.5.1): records the reason and qualification, saves DR7
-** and IA32_DEBUGCTL to the guest-state area when "save debug controls" is 1,
-** then loads DR7 = 0x400 and IA32_DEBUGCTL = 0. */
-void vmx_cpu_exit(struct vmx_cpu *c, unsigned reason, uint64_t qual);
+/* The information a VM exit records in the VMCS (SDM 27.2.1, 27.2.2). */
+struct vmx_exit_info {
+  uint32_t reason;           /* basic exit reason */
+  uint64_t qual;             /* exit qualification: e.g. the faulting linear address of a #PF */
+  uint32_t intr_info;        /* VM-exit interruption information (0: not valid) */
+  uint32_t intr_error;       /* VM-exit interruption error code, when intr_info says so */
+  uint64_t gla;              /* guest linear address (EPT violations with a valid linear address) */
+  uint64_t gpa;              /* guest-physical address (EPT violations and misconfigurations) */
+};
+
+/* Interruption information of a hardware exception (SDM 24.9.2, table 24-15):
+** vector 7:0, type 10:8 = 3, error code valid 11, valid 31. */
+static inline uint32_t vmx_exception_info(unsigned vector, bool has_error) {
+  return (vector & 0xffu) | 3u << 8 | (has_error ? 1u << 11 : 0) | 1u << 31;
+}
+
+/* EPT-violation exit qualification bits (SDM 27.2.1, table 27-7). */
+#define EPT_QUAL_READ        (1u << 0)   /* the access was a data read */
+#define EPT_QUAL_WRITE       (1u << 1)   /* a data write */
+#define EPT_QUAL_FETCH       (1u << 2)   /* an instruction fetch */
+#define EPT_QUAL_GLA_VALID   (1u << 7)   /* the guest linear-address field is valid */
+#define EPT_QUAL_GLA_FINAL   (1u << 8)   /* the access was to the translation of the linear address,
+                                         ** not to a guest paging-structure entry */
+
+/* VM exit (SDM 27.2, 27.3.1, 27.5.1): records the exit information, saves
+** DR7 and IA32_DEBUGCTL to the guest-state area when "save debug controls" is
+** 1, then loads DR7 = 0x400 and IA32_DEBUGCTL = 0. */
+void vmx_cpu_exit(struct vmx_cpu *c, const struct vmx_exit_info *x);
 /* VM entry (SDM 26.3.2.1): loads DR7 and IA32_DEBUGCTL from the guest-state
 ** area when "load debug controls" is 1. */
 void vmx_cpu_entry(struct vmx_cpu *c);
-/* VM-entry checks on the control fields (SDM 26.2.1.1).  Returns 0, or the
-** VM-instruction error number (7: invalid control field) with a message. */
-unsigned vmx_entry_check(const struct vmx_cpu *c, uint64_t cr3_targets_supported, char *msg, size_t n);
+/* VM-entry checks on the control fields (SDM 26.2.1.1): every control set to 1
+** must be allowed to be 1 by the capability MSRs (secondary controls only
+** when "activate secondary controls" is 1), and CR3_TARGET_COUNT must not
+** exceed the number of CR3-target values.  Returns 0, or the VM-instruction
+** error number (SDM 30.4; 7: invalid control field) with a message naming the control. */
+unsigned vmx_entry_check(const struct vmx_cpu *c, const struct vmx_caps *caps, char *msg, size_t n);
 
 /* Runs a guest instruction that did not exit (SDM 25.3): masked CR0/CR4 bits
 ** keep their value, MOV to CR3 loads the operand, MOV DR reaches the physical
 ** register, WRMSR IA32_DEBUGCTL loads it.  The MMU follow-up goes to r. */
 void vmx_execute(struct vmx_cpu *c, const struct trace_event *ev, struct vmx_native *r);
 
-/* SDM MOV DR: with CR4.DE = 1 a reference to DR4 or DR5 is #UD; with CR4.DE = 0
-** they are aliases of DR6 and DR7; a write of a 1 to bits 63:32 of DR6 or DR7
-** is #GP(0).  Returns the register the access reaches, or -1 when it faults
-** (vector in *fault; nothing is read or written). */
+/* SDM Vol. 2B "MOV -- Move to/from Debug Registers" and Vol. 3B 17.2.2: with
+** CR4.DE = 1 a reference to DR4 or DR5 is #UD; with CR4.DE = 0 they are aliases
+** of DR6 and DR7; a write of a 1 to bits 63:32 of DR6 or DR7 is #GP(0).
+** Returns the register the access reaches, or -1 when it faults (vector in
+** *fault; nothing is read or written). */
 #define DR_FAULT_UD 6u
 #define DR_FAULT_GP 13u
 int dr_resolve(uint64_t cr4, unsigned dr, bool write, uint64_t value, unsigned *fault);

@@ -13,12 +13,12 @@ static struct exit_decision leave(unsigned reason, unsigned why, uint64_t qual, 
   return (struct exit_decision){ .exits = true, .reason = (uint16_t)reason, .why = (uint8_t)why,
                                  .qual = qual, .detail = detail };
 }
-/* Exit iff a processor-based control is set (SDM 26.1.3). */
+/* Exit iff a processor-based control is set (SDM 25.1.3). */
 static struct exit_decision by_control(bool set, uint32_t bit, unsigned reason, uint64_t qual) {
   return set ? leave(reason, WHY_CONTROL_SET, qual, bit) : stay(WHY_CONTROL_CLEAR, bit);
 }
 
-/* SDM 26.1.3 "MOV to CR0 / CR4": exits iff some bit set in the guest/host mask
+/* SDM 25.1.3 "MOV to CR0 / CR4": exits iff some bit set in the guest/host mask
 ** has an operand value different from the read shadow. */
 static struct exit_decision mov_to_cr0_cr4(const struct vmcs *v, unsigned cr, uint64_t val, unsigned gpr) {
   uint64_t mask = vmcs_peek(v, cr == 0 ? VMCS_CR0_GUEST_HOST_MASK : VMCS_CR4_GUEST_HOST_MASK);
@@ -28,7 +28,7 @@ static struct exit_decision mov_to_cr0_cr4(const struct vmcs *v, unsigned cr, ui
   return stay(WHY_CR_OWNED_SAME, 0);
 }
 
-/* SDM 26.1.3 "MOV to CR3": exits iff CR3-load exiting is 1 and the operand
+/* SDM 25.1.3 "MOV to CR3": exits iff CR3-load exiting is 1 and the operand
 ** equals none of the first CR3_TARGET_COUNT target values (full 64-bit compare;
 ** count 0 means every MOV to CR3 exits). */
 static struct exit_decision mov_to_cr3(const struct vmcs *v, uint64_t val, unsigned gpr) {
@@ -40,9 +40,10 @@ static struct exit_decision mov_to_cr3(const struct vmcs *v, uint64_t val, unsig
   return leave(EXIT_REASON_CR_ACCESS, WHY_CR3_NO_TARGET, qual_cr(3, CR_MOV_TO, gpr), count);
 }
 
-/* SDM 26.1.3 "MOV to CR8": exits iff CR8-load exiting is 1.  With "use TPR
-** shadow" and no exit, a new TPR below TPR_THRESHOLD[3:0] traps afterwards
-** with TPR_BELOW_THRESHOLD (SDM 29.1.2). */
+/* SDM 25.1.3 "MOV to CR8": exits iff CR8-load exiting is 1.  With "use TPR
+** shadow" and no exit, the write goes to the virtual TPR (SDM 29.3) and a new
+** TPR below TPR_THRESHOLD[3:0] traps afterwards with TPR_BELOW_THRESHOLD
+** (SDM 29.1.2). */
 static struct exit_decision mov_to_cr8(const struct vmcs *v, uint64_t val, unsigned gpr) {
   if (cpu_ctl(v, CPU_CR8_LOAD_EXITING))
     return leave(EXIT_REASON_CR_ACCESS, WHY_CONTROL_SET, qual_cr(8, CR_MOV_TO, gpr), CPU_CR8_LOAD_EXITING);
@@ -60,7 +61,7 @@ static struct exit_decision mov_to_cr(const struct vmcs *v, const struct trace_e
   }
 }
 
-/* SDM 26.1.3: MOV from CR0/CR4 never exits; MOV from CR3 exits iff CR3-store
+/* SDM 25.1.3: MOV from CR0/CR4 never exits; MOV from CR3 exits iff CR3-store
 ** exiting; MOV from CR8 iff CR8-store exiting. */
 static struct exit_decision mov_from_cr(const struct vmcs *v, const struct trace_event *ev) {
   unsigned gpr = (unsigned)ev->b;
@@ -72,7 +73,7 @@ static struct exit_decision mov_from_cr(const struct vmcs *v, const struct trace
   }
 }
 
-/* SDM 26.1.3 "CLTS": exits iff CR0 mask.TS = 1 and read shadow.TS = 1. */
+/* SDM 25.1.3 "CLTS": exits iff CR0 mask.TS = 1 and read shadow.TS = 1. */
 static struct exit_decision clts(const struct vmcs *v) {
   bool owned = vmcs_peek(v, VMCS_CR0_GUEST_HOST_MASK) & CR0_TS;
   bool shadow = vmcs_peek(v, VMCS_CR0_READ_SHADOW) & CR0_TS;
@@ -81,7 +82,7 @@ static struct exit_decision clts(const struct vmcs *v) {
   return leave(EXIT_REASON_CR_ACCESS, WHY_CLTS_TS_OWNED_SET, qual_cr(0, CR_CLTS, 0), CR0_TS);
 }
 
-/* SDM 26.1.3 "LMSW": exits iff (mask.PE & src.PE & ~shadow.PE) or, for any of
+/* SDM 25.1.3 "LMSW": exits iff (mask.PE & src.PE & ~shadow.PE) or, for any of
 ** bits 3:1, the bit is owned and the source differs from the shadow. */
 static struct exit_decision lmsw(const struct vmcs *v, uint16_t src, bool mem) {
   uint64_t mask = vmcs_peek(v, VMCS_CR0_GUEST_HOST_MASK);
@@ -93,17 +94,19 @@ static struct exit_decision lmsw(const struct vmcs *v, uint16_t src, bool mem) {
   return stay(WHY_CR_OWNED_SAME, 0);
 }
 
-/* SDM 26.1.3 "MOV DR": exits iff MOV-DR exiting is 1; the exit has priority
-** over the #UD/#GP/#DB checks the instruction would make. */
+/* SDM 25.1.3 "MOV DR": exits iff MOV-DR exiting is 1; unlike the general order
+** of SDM 25.1.1, the exit has priority over the #UD (DR4/DR5 with CR4.DE = 1) and
+** the privilege #GP the instruction could raise. */
 static struct exit_decision mov_dr(const struct vmcs *v, const struct trace_event *ev, bool from) {
   return by_control(cpu_ctl(v, CPU_MOV_DR_EXITING), CPU_MOV_DR_EXITING, EXIT_REASON_DR_ACCESS,
                     qual_dr(ev->aux, from, (unsigned)ev->b));
 }
 
-/* SDM 26.1.3 I/O: with "use I/O bitmaps" = 1 the bitmaps decide (any bit of
-** the accessed range set, or a range wrapping past FFFF, exits) and
-** unconditional I/O exiting is ignored; otherwise exits iff unconditional I/O
-** exiting.  Qualification (table 27-5): 2:0 size-1, 3 direction (1 = IN), 31:16 port. */
+/* SDM 25.1.3 I/O (bitmaps: SDM 24.6.4): with "use I/O bitmaps" = 1 the
+** bitmaps decide (any bit of the accessed range set, or a range wrapping past
+** FFFF, exits) and unconditional I/O exiting is ignored; otherwise exits iff
+** unconditional I/O exiting.  Qualification (table 27-5): 2:0 size-1,
+** 3 direction (1 = IN), 31:16 port. */
 static struct exit_decision io(const struct vmx_cpu *s, const struct trace_event *ev) {
   unsigned size = IO_AUX_SIZE(ev->aux), port = (unsigned)ev->a & 0xffff;
   bool in = !(ev->aux & IO_AUX_OUT);
@@ -117,8 +120,9 @@ static struct exit_decision io(const struct vmx_cpu *s, const struct trace_event
   return stay(WHY_BITMAP_CLEAR, port);
 }
 
-/* SDM 26.1.3 RDMSR/WRMSR: without MSR bitmaps every access exits; with them,
-** MSRs 0-1FFF and C0000000-C0001FFF exit per their bit, all others exit. */
+/* SDM 25.1.3 RDMSR/WRMSR: without MSR bitmaps every access exits; with them,
+** MSRs 0-1FFF and C0000000-C0001FFF exit per their bit, all others exit
+** (bitmap layout: SDM 24.6.9). */
 static struct exit_decision msr(const struct vmx_cpu *s, uint32_t idx, bool write) {
   unsigned reason = write ? EXIT_REASON_MSR_WRITE : EXIT_REASON_MSR_READ;
   if (!cpu_ctl(&s->vmcs, CPU_USE_MSR_BITMAPS))
@@ -131,20 +135,47 @@ static struct exit_decision msr(const struct vmx_cpu *s, uint32_t idx, bool writ
   return stay(WHY_BITMAP_CLEAR, idx);
 }
 
-/* SDM 26.2 exceptions: exit iff the vector's exception-bitmap bit is 1, except
-** #PF (vector 14): when (PFEC & PFEC_MASK) == PFEC_MATCH it exits iff bit 14
-** is 1, otherwise iff bit 14 is 0.  Only vectors 0-31 index the bitmap (above
+/* SDM 25.2 exceptions (bitmap: SDM 24.6.3): exit iff the vector's
+** exception-bitmap bit is 1, except #PF (vector 14): when
+** (PFEC & PFEC_MASK) == PFEC_MATCH it exits iff bit 14 is 1, otherwise iff
+** bit 14 is 0.  Only vectors 0-31 index the bitmap (above
 ** 31 it is not an exception); an NMI (vector 2) exits iff "NMI exiting" is 1. */
 static struct exit_decision exception(const struct vmcs *v, unsigned vec, uint32_t pfec) {
   if (vec > 31) return stay(WHY_EXC_BITMAP_CLEAR, vec);
   if (vec == 2) return by_control(pin_ctl(v, PIN_NMI_EXITING), PIN_NMI_EXITING, EXIT_REASON_EXCEPTION_NMI, 0);
   bool bit = vmcs_peek(v, VMCS_EXCEPTION_BITMAP) >> vec & 1;
-  if (vec == 14) {
-    bool match = (pfec & vmcs_peek(v, VMCS_PAGE_FAULT_ERROR_CODE_MASK)) ==
-                 vmcs_peek(v, VMCS_PAGE_FAULT_ERROR_CODE_MATCH);
-    if (!match) return bit ? stay(WHY_PF_FILTERED, vec) : leave(EXIT_REASON_EXCEPTION_NMI, WHY_PF_FILTERED, 0, vec);
+  struct exit_decision d;
+  if (vec == 14 && (pfec & vmcs_peek(v, VMCS_PAGE_FAULT_ERROR_CODE_MASK)) != vmcs_peek(v, VMCS_PAGE_FAULT_ERROR_CODE_MATCH))
+    d = bit ? stay(WHY_PF_FILTERED, vec) : leave(EXIT_REASON_EXCEPTION_NMI, WHY_PF_FILTERED, 0, vec);
+  else
+    d = bit ? leave(EXIT_REASON_EXCEPTION_NMI, WHY_EXC_BITMAP_SET, 0, vec) : stay(WHY_EXC_BITMAP_CLEAR, vec);
+  if (d.exits) {
+    /* SDM 27.2.2: the exit records the exception's vector, type and error
+    ** code (#DF, #TS, #NP, #SS, #GP, #PF, #AC deliver one). */
+    bool has_error = vec == 8 || (vec >= 10 && vec <= 14) || vec == 17;
+    d.intr_info = vmx_exception_info(vec, has_error);
+    d.intr_error = has_error ? pfec : 0;
   }
-  return bit ? leave(EXIT_REASON_EXCEPTION_NMI, WHY_EXC_BITMAP_SET, 0, vec) : stay(WHY_EXC_BITMAP_CLEAR, vec);
+  return d;
+}
+
+struct exit_decision vmx_decide_page_fault(const struct vmx_cpu *s, uint64_t linear, uint32_t pfec) {
+  struct exit_decision d = exception(&s->vmcs, 14, pfec);
+  if (d.exits) d.qual = linear;   /* SDM 27.2.1: a #PF's qualification is the faulting linear address */
+  return d;
+}
+
+/* SDM 29.4: with "virtualize APIC accesses" a linear access to the APIC-access
+** page causes an APIC-access VM exit (with "use TPR shadow", reads and writes
+** of the TPR at 0x80 are virtualized instead); the qualification (SDM 27.2.1,
+** table 27-6) holds the page offset in 11:0 and the access type in 15:12 (0
+** linear read, 1 linear write).  Without the control the access is an
+** ordinary memory access: it exits only if the MMU faults on the page. */
+static struct exit_decision apic(const struct vmcs *v, const struct trace_event *ev) {
+  bool write = ev->aux & APIC_AUX_WRITE;
+  if (!sec_ctl(v, SEC_APIC_ACCESS)) return stay(WHY_APIC_MMIO, ev->a);
+  if (ev->a == 0x80 && cpu_ctl(v, CPU_TPR_SHADOW)) return stay(WHY_APIC_MMIO, ev->a);
+  return leave(EXIT_REASON_APIC_ACCESS, WHY_APIC_ACCESS_PAGE, (ev->a & 0xfff) | (uint64_t)write << 12, ev->a);
 }
 
 struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_event *ev) {
@@ -156,11 +187,11 @@ struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_even
   case EV_LMSW:     return lmsw(v, (uint16_t)ev->a, ev->aux & 1);
   case EV_DR_WRITE: return mov_dr(v, ev, false);
   case EV_DR_READ:  return mov_dr(v, ev, true);
-  /* SDM 26.1.2: CPUID, INVD, GETSEC, XSETBV and VMCALL exit unconditionally. */
+  /* SDM 25.1.2: CPUID, INVD, GETSEC, XSETBV and VMCALL exit unconditionally. */
   case EV_CPUID:    return leave(EXIT_REASON_CPUID, WHY_ALWAYS, 0, 0);
   case EV_VMCALL:   return leave(EXIT_REASON_VMCALL, WHY_ALWAYS, 0, 0);
   case EV_XSETBV:   return leave(EXIT_REASON_XSETBV, WHY_ALWAYS, 0, 0);
-  /* SDM 26.1.3: conditional on one processor-based control each. */
+  /* SDM 25.1.3: conditional on one processor-based control each. */
   case EV_HLT:    return by_control(cpu_ctl(v, CPU_HLT_EXITING), CPU_HLT_EXITING, EXIT_REASON_HLT, 0);
   case EV_INVLPG: return by_control(cpu_ctl(v, CPU_INVLPG_EXITING), CPU_INVLPG_EXITING, EXIT_REASON_INVLPG, ev->a);
   case EV_RDTSC:  return by_control(cpu_ctl(v, CPU_RDTSC_EXITING), CPU_RDTSC_EXITING, EXIT_REASON_RDTSC, 0);
@@ -171,19 +202,20 @@ struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_even
   case EV_RDMSR:  return msr(s, (uint32_t)ev->a, false);
   case EV_WRMSR:  return msr(s, (uint32_t)ev->a, true);
   case EV_EXC:    return exception(v, (unsigned)ev->a, (uint32_t)ev->b);
-  /* SDM 26.2: an external interrupt exits iff "external-interrupt exiting" is 1. */
+  case EV_APIC:   return apic(v, ev);
+  /* SDM 25.2: an external interrupt exits iff "external-interrupt exiting" is 1. */
   case EV_INTR:   return by_control(pin_ctl(v, PIN_EXT_INTR_EXITING), PIN_EXT_INTR_EXITING, EXIT_REASON_EXTERNAL_INTERRUPT, 0);
   default:        return stay(WHY_NOT_AN_INSTRUCTION, 0);
   }
 }
 
 uint64_t clts_no_exit(uint64_t cr0, uint64_t mask) {
-  /* SDM 26.3: mask.TS = 0 clears TS; mask.TS = 1 (shadow.TS = 0) leaves it. */
+  /* SDM 25.3: mask.TS = 0 clears TS; mask.TS = 1 (shadow.TS = 0) leaves it. */
   return (mask & CR0_TS) ? cr0 : cr0 & ~CR0_TS;
 }
 
 uint64_t lmsw_no_exit(uint64_t cr0, uint64_t mask, uint16_t src) {
-  /* SDM 26.3: unowned bits 3:1 take the source; unowned PE can be set, never cleared. */
+  /* SDM 25.3: unowned bits 3:1 take the source; unowned PE can be set, never cleared. */
   uint64_t lo = (cr0 & mask & 0xf) | ((uint64_t)src & ~mask & 0xe) | (cr0 & CR0_PE) |
                 ((uint64_t)src & ~mask & CR0_PE);
   return (cr0 & ~0xfull) | lo;

@@ -1,6 +1,6 @@
 /* Exit decisions: does a guest action exit to the hypervisor, with which reason
 ** and qualification?  Pure functions of the processor's VMX state and the
-** operand (SDM Vol. 3C chapter 26, "VMX non-root operation").  Nothing here
+** operand (SDM chapter 25, "VMX Non-Root Operation"; docs/sources.md).  Nothing here
 ** charges cycles or changes state; the engine and the handlers do that.
 */
 #ifndef VMXSIM_EXIT_H
@@ -15,7 +15,7 @@
 /* Which rule decided: lets the REPL and tests say *why*. */
 enum exit_why {
   WHY_NOT_AN_INSTRUCTION,  /* run, mark, syscall, touch...: only the MMU can exit */
-  WHY_ALWAYS,              /* CPUID, VMCALL, INVD, XSETBV: unconditional (SDM 26.1.2) */
+  WHY_ALWAYS,              /* CPUID, VMCALL, INVD, XSETBV: unconditional (SDM 25.1.2) */
   WHY_CONTROL_SET,         /* detail = control bit that is set */
   WHY_CONTROL_CLEAR,       /* detail = control bit that is clear */
   WHY_CR_OWNED_DIFFERS,    /* detail = host-owned bits where operand != read shadow */
@@ -34,6 +34,8 @@ enum exit_why {
   WHY_EXC_BITMAP_CLEAR,
   WHY_PF_FILTERED,         /* #PF: PFEC mask/match inverted the bitmap bit */
   WHY_TPR_BELOW_THRESHOLD, /* MOV to CR8 with TPR shadow: trap after execution */
+  WHY_APIC_ACCESS_PAGE,    /* an access to the APIC-access page with "virtualize APIC accesses" */
+  WHY_APIC_MMIO,           /* an APIC access without it: an ordinary access the MMU decides */
 };
 
 struct exit_decision {
@@ -41,18 +43,28 @@ struct exit_decision {
   uint16_t reason;    /* enum exit_reason, valid when exits */
   uint8_t  why;       /* enum exit_why */
   uint64_t qual;      /* exit qualification (SDM 27.2.1) */
+  uint32_t intr_info; /* VM-exit interruption information of an exception exit (SDM 27.2.2), else 0 */
+  uint32_t intr_error;/* its error code, when intr_info has bit 11 */
   uint64_t detail;    /* see enum exit_why */
 };
 
 /* The decision for one trace event on a vCPU whose VMX state is s. */
 struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_event *ev);
+/* A page fault the processor raises at linear with error code pfec (SDM 25.2:
+** the exception bitmap and the PFEC mask/match rule decide). */
+struct exit_decision vmx_decide_page_fault(const struct vmx_cpu *s, uint64_t linear, uint32_t pfec);
+
+/* Page-fault error code bits (SDM Vol. 3A 4.7). */
+#define PFEC_PRESENT 0x1u    /* 0: the page was not present */
+#define PFEC_WRITE   0x2u
+#define PFEC_USER    0x4u
 
 /* One sentence explaining d, e.g. "exits: CR4 bit PGE is host-owned and differs
 ** from the read shadow".  Writes into buf (n bytes) and returns it. */
 const char *vmx_explain(const struct exit_decision *d, const struct trace_event *ev,
                         char *buf, size_t n);
 
-/* --- What the guest sees when the instruction does not exit (SDM 26.3) --- */
+/* --- What the guest sees when the instruction does not exit (SDM 25.3) --- */
 
 /* MOV to CR0/CR4 without exit: owned bits keep their value, the rest take the operand. */
 static inline uint64_t cr_write_no_exit(uint64_t cr, uint64_t mask, uint64_t val) {
@@ -99,6 +111,6 @@ const char *cr4_bit_name(unsigned bit);
 #define CR4_PCE (1ull << 8)
 #define CR4_PCIDE (1ull << 17)
 #define CR4_SMEP (1ull << 20)
-#define DR7_RESET 0x400ull           /* value DR7 takes on every VM exit (SDM 28.3) */
+#define DR7_RESET 0x400ull           /* value DR7 takes on every VM exit (SDM 27.5.1) */
 
 #endif

@@ -1,4 +1,4 @@
-/* Basic VM-exit reasons with their SDM numbers (Vol. 3D appendix C) and Linux names. */
+/* Basic VM-exit reasons with their SDM numbers (appendix C) and Linux names (docs/sources.md). */
 #ifndef VMXSIM_EXIT_REASON_H
 #define VMXSIM_EXIT_REASON_H
 
@@ -28,7 +28,7 @@ enum exit_reason {
 };
 
 #define EXIT_REASON_MAX 65                   /* reasons are 0..64 */
-#define EXIT_REASON_ENTRY_FAILURE (1u << 31) /* bit 31: VM-entry failure (SDM 27.2.1) */
+#define EXIT_REASON_ENTRY_FAILURE (1u << 31) /* bit 31: VM-entry failure (SDM 24.9.1, 26.7) */
 
 const char *exit_reason_name(unsigned reason);  /* NULL for unassigned numbers */
 int exit_reason_by_name(const char *name);      /* -1 when unknown; case-insensitive */

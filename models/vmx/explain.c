@@ -102,6 +102,12 @@ const char *vmx_explain(const struct exit_decision *d, const struct trace_event 
     snprintf(buf, n, "no exit: exception-bitmap bit %llu is clear", (unsigned long long)d->detail); break;
   case WHY_PF_FILTERED:
     snprintf(buf, n, "%s: #PF error code fails the PFEC mask/match test, inverting bitmap bit 14", verdict); break;
+  case WHY_APIC_ACCESS_PAGE:
+    snprintf(buf, n, "exits (APIC_ACCESS): \"virtualize APIC accesses\" is set and the access is to the APIC-access page "
+             "(offset 0x%llx)", (unsigned long long)d->detail); break;
+  case WHY_APIC_MMIO:
+    snprintf(buf, n, "no instruction exit: without \"virtualize APIC accesses\" the APIC page is ordinary memory; "
+             "the hypervisor leaves it unmapped, so the MMU faults (MMIO emulation)"); break;
   case WHY_TPR_BELOW_THRESHOLD:
     snprintf(buf, n, "exits (TPR_BELOW_THRESHOLD): new TPR %llu is below TPR_THRESHOLD", (unsigned long long)d->detail); break;
   default:

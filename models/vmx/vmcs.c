@@ -31,7 +31,7 @@ int vmcs_field_by_encoding(uint32_t enc) {
 }
 
 unsigned vmcs_width_bits(enum vmcs_field f) {
-  /* Natural width is 64 bits on a 64-bit host (SDM appendix B). */
+  /* Natural width is 64 bits on a 64-bit host (SDM 24.11.2). */
   static const unsigned bits[4] = { 16, 64, 32, 64 };
   return bits[vmcs_enc_width(encodings[f])];
 }

@@ -1,6 +1,7 @@
 /* The VMCS: fields with their real encodings, storage, and access counting.
 **
-** SDM Vol. 3D appendix B: a field encoding is a 32-bit value whose bits 14:13
+** SDM 24.11.2 (the encodings themselves: appendix B): a field encoding is a
+** 32-bit value whose bits 14:13
 ** give the width (0 16-bit, 1 64-bit, 2 32-bit, 3 natural), bits 11:10 the type
 ** (0 control, 1 read-only data, 2 guest state, 3 host state), bits 9:1 an index
 ** and bit 0 selects the high half of a 64-bit field.  Width and read-only-ness

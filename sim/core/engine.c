@@ -6,6 +6,7 @@
 ** MMU were set up. */
 #include "engine.h"
 #include "models/hv/cr3cache.h"
+#include "models/vmx/exit_reason.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -59,14 +60,31 @@ static struct mmu_ctx mmu_ctx_of(const struct vcpu *v) {
 
 /* ---- what the MMU reports (struct mmu_sink) ---- */
 
-static void sink_exit(struct mmu_sink *s, unsigned vcpu, unsigned reason, uint64_t qual, const struct work *mw) {
+/* The exit a fault causes: the processor's decision and the information it
+** records (SDM 27.2.1, 27.2.2).  A #PF goes through the exception bitmap and
+** the PFEC mask/match rule like any exception; shadow paging intercepts every
+** #PF (vcpu_setup), so its hidden faults always exit. */
+static bool fault_exit(const struct vcpu *v, const struct mmu_fault *f, struct vmx_exit_info *x) {
+  if (f->kind == MMU_FAULT_EPT_VIOLATION) {
+    *x = (struct vmx_exit_info){ .reason = EXIT_REASON_EPT_VIOLATION, .qual = f->ept_qual, .gla = f->gla, .gpa = f->gpa };
+    return true;
+  }
+  struct exit_decision d = vmx_decide_page_fault(&v->vmx, f->gla, f->pfec);
+  *x = (struct vmx_exit_info){ .reason = d.reason, .qual = d.qual, .intr_info = d.intr_info, .intr_error = d.intr_error };
+  return d.exits;
+}
+
+static void sink_fault(struct mmu_sink *s, unsigned vcpu, const struct mmu_fault *f, const struct work *mw) {
   struct engine *e = engine_of(s);
   struct vcpu *v = &e->vcpu[vcpu];
+  struct vmx_exit_info x;
+  if (!fault_exit(v, f, &x)) return;   /* not intercepted: the guest takes it (no policy does this today) */
   struct work w = *mw;
-  vcpu_exit_begin(v, reason, qual, &w, e->st.counter);
+  vcpu_exit_begin_info(v, &x, &w, e->st.counter);
+  vcpu_fault_handler(v, &x);
   vcpu_exit_end(v, &w, e->st.counter);
   mmu_on_vm_transition(e->mmu, vcpu);
-  charge_exit(e, v, reason, reason, &w);
+  charge_exit(e, v, x.reason, x.reason, &w);
 }
 
 static void sink_guest(struct mmu_sink *s, unsigned vcpu, const struct work *w) {
@@ -90,6 +108,25 @@ static void sink_pt_zapped(struct mmu_sink *s) {
   e->vcpu[0].cr3c->pt_zapped(e->vcpu, e->nvcpu, e->st.counter);
 }
 
+/* ---- what a handler did besides its own work ---- */
+
+/* An IPI reaches vCPU dest: if it was halted it wakes, at the sender's time
+** at the earliest, so its clock jumps to the sender's (the time it spent
+** halted passes). */
+static void deliver_ipi(struct engine *e, const struct vcpu *from, int dest) {
+  if (dest < 0 || (unsigned)dest >= e->nvcpu) return;           /* no such APIC: the IPI is lost */
+  struct vcpu *t = &e->vcpu[dest];
+  if (!t->halted) return;
+  t->halted = false;
+  if (e->vcpu_cycles[dest] < e->vcpu_cycles[from->id]) e->vcpu_cycles[dest] = e->vcpu_cycles[from->id];
+}
+
+/* The effects of an exit's handling that reach beyond its vCPU. */
+static void after_handler(struct engine *e, struct vcpu *v, const struct vcpu_result *r) {
+  if (r->halted) v->halted = true;
+  deliver_ipi(e, v, r->ipi);
+}
+
 /* ---- set-up ---- */
 
 int engine_init(struct engine *e, const struct policy *p, const struct profile *pr,
@@ -110,15 +147,18 @@ int engine_init(struct engine *e, const struct policy *p, const struct profile *
   e->vcpu = xcalloc(nvcpu, sizeof *e->vcpu);
   e->vcpu_cycles = xcalloc(nvcpu, sizeof *e->vcpu_cycles);
   e->vmcs_charged = xcalloc(2 * (size_t)nvcpu, sizeof *e->vmcs_charged);
+  struct vmx_caps caps = profile_vmx_caps(pr);
   for (unsigned i = 0; i < nvcpu; i++) {
     uint64_t forced = vcpu_setup(&e->vcpu[i], i, p);
     if (i == 0) e->st.counter[CTR_CR4_FORCED_OWNED] = forced;
-    if (vmx_entry_check(&e->vcpu[i].vmx, pr->p[PP_CR3_TARGETS], err, errlen)) {
+    char why[400];
+    if (vmx_entry_check(&e->vcpu[i].vmx, &caps, why, sizeof why)) {
+      snprintf(err, errlen, "%s (CPU profile %s, policy %s)", why, pr->name, p->name);
       engine_free(e);
       return EXIT_VMENTRY;
     }
   }
-  e->sink = (struct mmu_sink){ .exit = sink_exit, .guest = sink_guest, .roots_loaded = sink_roots_loaded,
+  e->sink = (struct mmu_sink){ .fault = sink_fault, .guest = sink_guest, .roots_loaded = sink_roots_loaded,
                                .root_zapped = sink_root_zapped, .pt_zapped = sink_pt_zapped };
   e->mmu = mmu_create(p, paging, nvcpu, &e->sink, e->st.counter);
   return EXIT_OK;
@@ -141,10 +181,12 @@ void engine_free(struct engine *e) {
 static void exit_event(struct engine *e, struct vcpu *v, const struct trace_event *op,
                        const struct exit_decision *d) {
   struct work w;
-  struct vcpu_result r = { 0 };
+  struct vcpu_result r = { .ipi = -1 };
   work_clear(&w);
-  vcpu_exit_begin(v, d->reason, d->qual, &w, e->st.counter);
+  struct vmx_exit_info x = { .reason = d->reason, .qual = d->qual, .intr_info = d->intr_info, .intr_error = d->intr_error };
+  vcpu_exit_begin_info(v, &x, &w, e->st.counter);
   vcpu_emulate(v, op, d, &r);
+  if (r.mmio) work_add(&w, PP_APIC_EMULATE, 1);
   if (r.mmu != MMU_NONE) {
     struct mmu_ctx c = mmu_ctx_of(v);
     mmu_request(e->mmu, &c, r.mmu, r.mmu_arg, true, &w);
@@ -152,6 +194,7 @@ static void exit_event(struct engine *e, struct vcpu *v, const struct trace_even
   vcpu_exit_end(v, &w, e->st.counter);
   mmu_on_vm_transition(e->mmu, v->id);
   charge_exit(e, v, d->reason, r.stat_key, &w);
+  after_handler(e, v, &r);
   if (r.reexecute) {               /* e.g. MOV DR after KVM stopped intercepting it */
     struct vmx_native again = { 0 };
     vcpu_no_exit(v, op, op->a, &again);
@@ -163,6 +206,7 @@ static void exit_event(struct engine *e, struct vcpu *v, const struct trace_even
 static void no_exit_event(struct engine *e, struct vcpu *v, const struct trace_event *op, uint64_t guest_value) {
   struct vmx_native r = { 0 };
   vcpu_no_exit(v, op, guest_value, &r);
+  if (r.halted) v->halted = true;
   if (r.mmu != MMU_NONE) {
     struct work w;
     struct mmu_ctx c = mmu_ctx_of(v);
@@ -172,6 +216,28 @@ static void no_exit_event(struct engine *e, struct vcpu *v, const struct trace_e
   }
 }
 
+/* A local-APIC access that is no instruction exit: an access to the APIC
+** page, which the hypervisor leaves unmapped so that each one faults and is
+** emulated (MMIO).  The fault's linear address is the guest's fixmap address
+** of the APIC page (Linux FIX_APIC_BASE); it only fills the qualification. */
+static void apic_mmio_event(struct engine *e, struct vcpu *v, const struct trace_event *op) {
+  uint64_t gla = (e->paging == PAGING_64 ? 0xffffffffff5fb000ull : 0xfffff000ull) + op->a;
+  struct mmu_fault f = mmu_mmio_fault(e->mmu, gla, APIC_BASE_GPA + op->a, op->aux & APIC_AUX_WRITE);
+  struct vmx_exit_info x;
+  if (!fault_exit(v, &f, &x)) return;
+  struct work w;
+  struct vcpu_result r = { .ipi = -1 };
+  work_clear(&w);
+  vcpu_exit_begin_info(v, &x, &w, e->st.counter);
+  vcpu_fault_handler(v, &x);
+  vcpu_apic_access(v, op, &r);
+  work_add(&w, PP_APIC_EMULATE, 1);
+  vcpu_exit_end(v, &w, e->st.counter);
+  mmu_on_vm_transition(e->mmu, v->id);
+  charge_exit(e, v, x.reason, x.reason, &w);
+  after_handler(e, v, &r);
+}
+
 void engine_step(struct engine *e, const struct trace_event *ev) {
   struct vcpu *v = &e->vcpu[ev->vcpu];
   e->index++;
@@ -179,6 +245,7 @@ void engine_step(struct engine *e, const struct trace_event *ev) {
   e->st.guest_cycles += ev->cycles;
   e->vcpu_cycles[ev->vcpu] += ev->cycles;
   memset(&e->last, 0, sizeof e->last);
+  v->halted = false;                  /* whatever the vCPU does next, something woke it */
   switch (ev->type) {
   case EV_RUN: return;
   case EV_MARK: e->st.counter[CTR_MARKS]++; return;
@@ -199,6 +266,7 @@ void engine_step(struct engine *e, const struct trace_event *ev) {
   vcpu_decided(v, &op, &d, e->st.counter);
   uint64_t mismatches = v->dr_mismatches;
   if (d.exits) exit_event(e, v, &op, &d);
+  else if (d.why == WHY_APIC_MMIO) apic_mmio_event(e, v, &op);
   else no_exit_event(e, v, &op, ev->a);
   e->st.counter[CTR_DR_MISMATCHES] += v->dr_mismatches - mismatches;
 }

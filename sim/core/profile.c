@@ -1,5 +1,6 @@
 /* CPU cost profiles: loading and validating the JSON files of models/cpus/. */
 #include "profile.h"
+#include "models/vmx/controls.h"
 #include "data.h"
 #include "util.h"
 
@@ -52,6 +53,23 @@ static bool read_cycles(const char *file, const char *key, const cJSON *e, uint6
   }
   *out = (uint64_t)d;
   return true;
+}
+
+static bool is_capability(unsigned param) { return param >= PP_CAP_SECONDARY && param <= PP_CAP_UNRESTRICTED; }
+
+struct vmx_caps profile_vmx_caps(const struct profile *pr) {
+  const uint64_t *p = pr->p;
+  struct vmx_caps c = {
+    .pin_allowed1 = ~0u,
+    /* Every primary control vmxsim uses was in the first VT-x processors but
+    ** these two. */
+    .cpu_allowed1 = ~(uint32_t)((p[PP_CAP_SECONDARY] ? 0 : CPU_ACTIVATE_SECONDARY) | (p[PP_CAP_TPR_SHADOW] ? 0 : CPU_TPR_SHADOW)),
+    .sec_allowed1 = !p[PP_CAP_SECONDARY] ? 0 :
+                    SEC_WBINVD_EXITING | (p[PP_CAP_APIC_ACCESS] ? SEC_APIC_ACCESS : 0) | (p[PP_CAP_EPT] ? SEC_ENABLE_EPT : 0) |
+                    (p[PP_CAP_VPID] ? SEC_ENABLE_VPID : 0) | (p[PP_CAP_UNRESTRICTED] ? SEC_UNRESTRICTED_GUEST : 0),
+    .cr3_targets = p[PP_CR3_TARGETS],
+  };
+  return c;
 }
 
 /* handler.<REASON> and handler.<REASON>.<breakdown row>, e.g. handler.CR_ACCESS.cr3 write */
@@ -125,6 +143,11 @@ int profile_load(struct profile *pr, const char *name, char *err, size_t errlen)
       }
     } else {
       ok = read_cycles(name, param_names[i], e, &pr->p[i], err, errlen);
+      if (ok && is_capability(i) && pr->p[i] > 1) {
+        snprintf(err, errlen, "%s: params.%s: a capability is 0 (not supported) or 1 (supported), got %llu", name,
+                 param_names[i], (unsigned long long)pr->p[i]);
+        ok = false;
+      }
     }
   }
   if (ok) ok = read_handlers(pr, name, params, err, errlen);

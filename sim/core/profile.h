@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "stats.h"
+#include "models/vmx/cpu.h"
 #include "models/work.h"
 
 struct profile {
@@ -24,6 +25,8 @@ struct profile {
 ** message names the file and key).  Call profile_free whatever the result. */
 int profile_load(struct profile *pr, const char *name, char *err, size_t errlen);
 void profile_free(struct profile *pr);
+/* The VMX capabilities the profile states (its vmx.* parameters). */
+struct vmx_caps profile_vmx_caps(const struct profile *pr);
 void profile_list(FILE *f);
 const char *const *profile_names(void);
 #define PROFILE_DEFAULT "core2-2007"

@@ -33,6 +33,9 @@ int event_type_from_mnemonic(const char *m) {
 
 const char *event_invalid(const struct trace_event *ev) {
   switch (ev->type) {
+  case EV_APIC:
+    if (ev->a > 0xff0 || (ev->a & 0xf)) return "local-APIC register offset not a multiple of 16 below 0x1000";
+    return (ev->aux & ~APIC_AUX_WRITE) || (!(ev->aux & APIC_AUX_WRITE) && ev->b) ? "APIC read with a value or bad flags" : NULL;
   case EV_INIT: case EV_CR_WRITE: case EV_CR_READ:
     return ev->aux == 0 || ev->aux == 3 || ev->aux == 4 || ev->aux == 8 ? NULL : "control register not 0, 3, 4 or 8";
   case EV_DR_WRITE: case EV_DR_READ: return ev->aux <= 7 ? NULL : "debug register above 7";

@@ -81,6 +81,8 @@ static const struct mnemonic mnemonics[] = {
   { "exc",     EV_EXC,     -1, { DEC(TO_A, "VECTOR", "vector", 0, 255),
                                  HEXOPT(TO_B, "ERRCODE", "error code", U32) } },
   { "xsetbv",  EV_XSETBV,  -1, { DEC(TO_A, "XCR", "XCR index", 0, U32), HEX(TO_B, "VALUE", "value", U64) } },
+  { "apic",    EV_APIC,    -1, { WORD(0, "r|w", "access", "r", "w"), HEX(TO_A, "OFFSET", "register offset", 0xff0),
+                                 HEXOPT(TO_B, "VALUE", "value", U64) } },
 };
 #define N_MNEMONICS (sizeof mnemonics / sizeof mnemonics[0])
 

@@ -143,19 +143,31 @@ struct xp_row *xp_add_row(struct xp_table *t, const char *fmt, ...) {
 
 /* ---- output ---- */
 
-static void fmt_value(char *buf, size_t n, double v, bool calibrated) {
+static int fmt_number(char *buf, size_t n, double v) {
   double a = v < 0 ? -v : v;
-  const char *mark = calibrated ? "*" : "";
-  if (a >= 1000) snprintf(buf, n, "%.0f%s", v, mark);
-  else if (a >= 100) snprintf(buf, n, "%.1f%s", v, mark);
-  else if (a >= 1 || a == 0) snprintf(buf, n, "%.2f%s", v, mark);
-  else snprintf(buf, n, "%.3f%s", v, mark);
+  if (a >= 1000) return snprintf(buf, n, "%.0f", v);
+  if (a >= 100) return snprintf(buf, n, "%.1f", v);
+  if (a >= 1 || a == 0) return snprintf(buf, n, "%.2f", v);
+  return snprintf(buf, n, "%.3f", v);
+}
+
+/* A value; one fitted on a calibration point gets "*" and the published
+** value in brackets, so model and publication stand side by side. */
+static void fmt_value(char *buf, size_t n, const struct xp_row *row, unsigned c) {
+  int used = fmt_number(buf, n, row->v[c]);
+  if (!row->calibrated[c] || used < 0 || (size_t)used >= n) return;
+  used += snprintf(buf + used, n - (size_t)used, "*");
+  if (row->published[c] && (size_t)used + 2 < n) {
+    used += snprintf(buf + used, n - (size_t)used, " [");
+    used += fmt_number(buf + used, n - (size_t)used, row->published[c]);
+    if ((size_t)used < n) snprintf(buf + used, n - (size_t)used, "]");
+  }
 }
 
 static void print_text(FILE *f, const struct xp_table *t, bool md) {
   char buf[64];
-  if (md) fprintf(f, "### %s\n\n%s (%s)\n\n", t->name, t->title, t->unit);
-  else fprintf(f, "== %s: %s\n   (%s)\n\n", t->name, t->title, t->unit);
+  if (md) fprintf(f, "### %s\n\n%s (%s; predictions unless marked *)\n\n", t->name, t->title, t->unit);
+  else fprintf(f, "== %s: %s\n   (%s; predictions unless marked *)\n\n", t->name, t->title, t->unit);
   if (md) {
     fprintf(f, "| |");
     for (unsigned c = 0; c < t->ncols; c++) fprintf(f, " %s |", t->cols[c]);
@@ -165,7 +177,7 @@ static void print_text(FILE *f, const struct xp_table *t, bool md) {
     for (unsigned r = 0; r < t->nrows; r++) {
       fprintf(f, "| %s |", t->row[r].label);
       for (unsigned c = 0; c < t->ncols; c++) {
-        fmt_value(buf, sizeof buf, t->row[r].v[c], t->row[r].calibrated[c]);
+        fmt_value(buf, sizeof buf, &t->row[r], c);
         fprintf(f, " %s |", buf);
       }
       fprintf(f, "\n");
@@ -180,7 +192,7 @@ static void print_text(FILE *f, const struct xp_table *t, bool md) {
   for (unsigned r = 0; r < t->nrows; r++) {
     tt_cell(&tt, "%s", t->row[r].label);
     for (unsigned c = 0; c < t->ncols; c++) {
-      fmt_value(buf, sizeof buf, t->row[r].v[c], t->row[r].calibrated[c]);
+      fmt_value(buf, sizeof buf, &t->row[r], c);
       tt_cell(&tt, "%s", buf);
     }
   }
@@ -205,6 +217,11 @@ static cJSON *table_json(const struct xp_table *t) {
     for (unsigned c = 0; c < t->ncols; c++) {
       cJSON_AddNumberToObject(vals, t->cols[c], t->row[r].v[c]);
       if (t->row[r].calibrated[c]) cJSON_AddItemToArray(cal, cJSON_CreateString(t->cols[c]));
+      if (t->row[r].published[c]) {
+        cJSON *pub = cJSON_GetObjectItemCaseSensitive(row, "published");
+        if (!pub) pub = cJSON_AddObjectToObject(row, "published");
+        cJSON_AddNumberToObject(pub, t->cols[c], t->row[r].published[c]);
+      }
     }
     cJSON_AddItemToObject(row, "values", vals);
     cJSON_AddItemToObject(row, "calibrated", cal);

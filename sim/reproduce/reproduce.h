@@ -25,6 +25,7 @@ struct xp_row {
   char label[64];
   double v[XP_MAX_COLS];
   bool calibrated[XP_MAX_COLS];   /* the value was fitted on a calibration point */
+  double published[XP_MAX_COLS];  /* that point's published value (0: none) */
 };
 
 struct xp_table {

@@ -163,5 +163,10 @@ check_rc "pool too small: usage error" 2
 check_contains "pool too small: says the minimum" "$err" "shadow_pages_max 4 is too small for 1 vCPU with 64-bit paging and 3 previous roots: the pinned shadow roots need at least 5 pages"
 run "$VMXSIM" --policy prevroots --set shadow_pages_max=5 --no-db t.bin
 check_rc "the minimum pool runs" 0
-run "$VMXSIM" --policy ept --set shadow_pages_max=0 --no-db t.bin
+run "$VMXSIM" --policy ept --cpu nehalem-2009 --set shadow_pages_max=0 --no-db t.bin
 check_rc "EPT needs no shadow pool" 0
+run "$VMXSIM" --policy ept --cpu core2-2007 --no-db t.bin
+check_rc "EPT on a CPU without EPT fails VM entry" 4
+check_contains "the failed VM entry names the control" "$err" '"enable EPT"'
+check_contains "the failed VM entry names the CPU profile" "$err" "core2-2007"
+check_contains "the failed VM entry gives the VM-instruction error" "$err" "error 7"

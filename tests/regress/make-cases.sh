@@ -16,6 +16,7 @@ vmxsim=${1:-}
 POLICIES="nocache shadowcache cr3cache prevroots ept shadowcache+lazydr ept+cr4mask shadowcache+cr4mask"
 SAMPLE_POLICIES="shadowcache ept"
 CPU=core2-2007
+EPT_CPU=nehalem-2009   # the first CPU with EPT and VPID: the 2007 Core 2 has neither
 TOLERANCE=0.001
 
 # Workload variants: NAME|DESCRIPTION|generator arguments (kept small: each
@@ -47,7 +48,8 @@ write_case() {
   if [ -e "$1" ] && [ "$force" = 0 ]; then kept=$((kept + 1)); return; fi
   {
     printf '{\n'
-    printf '  "cpu": "%s",\n' "$CPU"
+    case "$3" in ept*) cpu=$EPT_CPU ;; *) cpu=$CPU ;; esac
+    printf '  "cpu": "%s",\n' "$cpu"
     printf '  "cycles_tolerance": %s,\n' "$TOLERANCE"
     printf '  "description": "%s",\n' "$2"
     [ "$4" = generate ] && printf '  "generate": %s,\n' "$5"

@@ -1,6 +1,7 @@
-/* Debug registers around VM exits: the processor's DR7 handling (SDM Vol. 3C
-** 27.3.1.1, 28.3.1: every exit loads DR7 = 0x400; "save debug controls" and
-** "load debug controls" are bit 2 = 0x4) and the hypervisor's switching
+/* Debug registers around VM exits: the processor's DR7 handling (SDM 27.3.1:
+** "save debug controls" saves DR7 and IA32_DEBUGCTL first; 27.5.1: every exit
+** loads DR7 = 0x400; 26.3.2.1: "load debug controls" reloads them at entry;
+** both controls are bit 2 = 0x4, SDM 24.7.1, 24.8.1) and the hypervisor's switching
 ** policies (eager, lazy, KVM's MOV-DR scheme), through the vcpu layer. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -85,7 +86,7 @@ static void exit_control_0x2_does_not_save_dr7(void **state) {
   vmcs_poke(&V.vmx.vmcs, VMCS_VM_EXIT_CONTROLS, 0x2);
   vmcs_poke(&V.vmx.vmcs, VMCS_GUEST_DR7, 0x400);
   V.vmx.dr[7] = 0x455;
-  vmx_cpu_exit(&V.vmx, EXIT_REASON_CPUID, 0);
+  vmx_cpu_exit(&V.vmx, &(struct vmx_exit_info){ .reason = EXIT_REASON_CPUID });
   assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_DR7), 0x400);
   assert_int_equal(V.vmx.dr[7], 0x400);
 }
@@ -107,7 +108,7 @@ static void every_vm_exit_loads_dr7_0x400_whatever_the_debug_controls(void **sta
     vmcs_poke(&V.vmx.vmcs, VMCS_VM_EXIT_CONTROLS, ctl & 1 ? EXIT_SAVE_DEBUG_CONTROLS : 0);
     vmcs_poke(&V.vmx.vmcs, VMCS_VM_ENTRY_CONTROLS, ctl & 2 ? ENTRY_LOAD_DEBUG_CONTROLS : 0);
     V.vmx.dr[7] = 0x4ff;
-    vmx_cpu_exit(&V.vmx, EXIT_REASON_CPUID, 0);
+    vmx_cpu_exit(&V.vmx, &(struct vmx_exit_info){ .reason = EXIT_REASON_CPUID });
     if (V.vmx.dr[7] != DR7_RESET)
       fail_msg("controls %u: DR7 after exit 0x%llx, expected 0x400", ctl, (unsigned long long)V.vmx.dr[7]);
   }
@@ -159,7 +160,7 @@ static void every_vm_exit_clears_debugctl_after_saving_it(void **state) {
   assert_true(step(mkev(EV_WRMSR, 0, 0x1d9, 0x3)).exits);
   assert_int_equal(V.vmx.debugctl, 0x3);
   vcpu_exit_begin(&V, EXIT_REASON_CPUID, 0, &W, ctr);
-  assert_int_equal(V.vmx.debugctl, 0);                            /* SDM 28.3.1 */
+  assert_int_equal(V.vmx.debugctl, 0);                            /* SDM 27.5.1 */
   assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_IA32_DEBUGCTL), 0x3);
   vcpu_exit_end(&V, &W, ctr);
   assert_int_equal(V.vmx.debugctl, 0x3);
@@ -397,9 +398,9 @@ static void lazy_with_host_debugger_restores_host_dr7_after_every_exit(void **st
 
 static void native_dr7_write_with_high_bits_faults_and_leaves_dr7_unchanged(void **state) {
   (void)state;
-  /* SDM MOV DR: a 1 written to DR6/DR7 bits 63:32 is #GP(0); nothing is
+  /* SDM Vol. 2B MOV DR: a 1 written to DR6/DR7 bits 63:32 is #GP(0); nothing is
   ** written, so the next exit cannot save high bits into GUEST_DR7 (which
-  ** would fail the VM-entry check "bits 63:32 of DR7 are 0"). */
+  ** would fail the VM-entry check "bits 63:32 of DR7 are 0", SDM 26.3.1.1). */
   setup("nocache+lazydr", "mov_dr_exiting=false", NULL);
   assert_false(drw(7, 0x401).exits);
   assert_false(drw(7, 0x100000455ull).exits);

@@ -1,6 +1,6 @@
 /* CR shadowing (MOV to/from CR0/CR4, CLTS, LMSW) and CR3-target values, in the
-** style of kvm-unit-tests' cr_shadowing test: SDM Vol. 3C 26.1.3 and 26.3,
-** exit qualifications from 27.2.1 table 27-3 (reference vmx.md). */
+** style of kvm-unit-tests' cr_shadowing test: SDM 25.1.3 and 25.3,
+** exit qualifications from 27.2.1 table 27-3 (docs/sources.md). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -268,7 +268,7 @@ static void mov_cr8_to_rax_exit_qualification_is_0x18(void **state) {
   assert_int_equal(d.qual, 0x18);
 }
 
-/* SDM 29.1.2: with "use TPR shadow", MOV to CR8 writes VTPR; a new TPR below
+/* SDM 29.3, 29.1.2: with "use TPR shadow", MOV to CR8 writes VTPR; a new TPR below
 ** TPR_THRESHOLD then causes a trap-like exit: the write has already happened. */
 static void mov_to_cr8_below_the_tpr_threshold_exits_after_the_write(void **state) {
   (void)state;
@@ -520,6 +520,9 @@ static void cr3_target_compare_uses_all_64_bits(void **state) {
   assert_true(decide(EV_CR_WRITE, 3, 0x3000, GPR_RAX).exits);
 }
 
+/* A CPU that supports every control vmxsim uses, with 4 CR3-target values. */
+static const struct vmx_caps ALL_CAPS = { ~0u, ~0u, ~0u, 4 };
+
 static void cr3_target_count_5_fails_vm_entry_with_error_7(void **state) {
   (void)state;
   static struct policy p;
@@ -529,7 +532,7 @@ static void cr3_target_count_5_fails_vm_entry_with_error_7(void **state) {
   assert_int_equal(policy_resolve(&p, "nocache", sets, 1, err, sizeof err), 0);
   vcpu_setup(&v, 0, &p);
   assert_int_equal(vmcs_peek(&v.vmx.vmcs, VMCS_CR3_TARGET_COUNT), 5);
-  assert_int_equal(vmx_entry_check(&v.vmx, 4, msg, sizeof msg), 7);
+  assert_int_equal(vmx_entry_check(&v.vmx, &ALL_CAPS, msg, sizeof msg), 7);
   assert_contains(msg, "CR3_TARGET_COUNT");
   assert_contains(msg, "IA32_VMX_MISC");
   assert_contains(msg, "error 7");
@@ -545,8 +548,87 @@ static void cr3_target_counts_0_to_4_pass_the_vm_entry_check(void **state) {
     char *sets[] = { set_n };
     assert_int_equal(policy_resolve(&p, "nocache", sets, 1, err, sizeof err), 0);
     vcpu_setup(&v, 0, &p);
-    unsigned e = vmx_entry_check(&v.vmx, 4, msg, sizeof msg);
+    unsigned e = vmx_entry_check(&v.vmx, &ALL_CAPS, msg, sizeof msg);
     if (e) fail_msg("count %u: error %u: %s", n, e, msg);
+  }
+}
+
+/* engine_init with a policy spec and a CPU profile; returns its code, message in err. */
+static int start_on(const char *spec, const char *set, const char *cpu, char *err, size_t errlen) {
+  static struct policy p;
+  static struct profile pr;
+  static struct engine e;
+  char *sets[] = { (char *)set };
+  assert_int_equal(policy_resolve(&p, spec, sets, set ? 1 : 0, err, errlen), 0);
+  assert_int_equal(profile_load(&pr, cpu, err, errlen), 0);
+  int rc = engine_init(&e, &p, &pr, 1, PAGING_64, err, errlen);
+  if (rc == 0) engine_free(&e);
+  profile_free(&pr);
+  return rc;
+}
+
+static void ept_on_a_cpu_without_secondary_controls_fails_vm_entry_naming_the_control(void **state) {
+  (void)state;
+  char err[1024] = "";
+  int rc = start_on("ept", NULL, "core2-2007", err, sizeof err);
+  print_message("ept on core2-2007: exit code %d (expected %d): %s\n", rc, EXIT_VMENTRY, err);
+  assert_int_equal(rc, EXIT_VMENTRY);
+  assert_contains(err, "error 7");
+  assert_contains(err, "\"enable EPT\"");
+  assert_contains(err, "core2-2007");
+}
+
+static void vpid_on_a_cpu_without_it_fails_vm_entry_naming_the_control(void **state) {
+  (void)state;
+  char err[1024] = "";
+  int rc = start_on("shadowcache", "vpid=true", "core2-2008", err, sizeof err);
+  print_message("vpid on core2-2008: exit code %d: %s\n", rc, err);
+  assert_int_equal(rc, EXIT_VMENTRY);
+  assert_contains(err, "\"enable VPID\"");
+  assert_contains(err, "IA32_VMX_PROCBASED_CTLS2 allowed-1 bit 5");
+}
+
+static void a_secondary_control_is_not_checked_while_secondary_controls_are_off(void **state) {
+  (void)state;
+  /* SDM 26.2.1.1: with "activate secondary controls" 0 the processor acts as
+  ** if every secondary control were 0, and does not check them. */
+  static struct policy p;
+  static struct vcpu v;
+  char err[512], msg[512] = "";
+  assert_int_equal(policy_resolve(&p, "shadowcache", NULL, 0, err, sizeof err), 0);
+  vcpu_setup(&v, 0, &p);
+  vmcs_poke(&v.vmx.vmcs, VMCS_SECONDARY_VM_EXEC_CONTROL, SEC_ENABLE_EPT);
+  struct vmx_caps none = { ~0u, ~(uint32_t)CPU_ACTIVATE_SECONDARY, 0, 4 };
+  assert_int_equal(vmx_entry_check(&v.vmx, &none, msg, sizeof msg), 0);
+  vmcs_poke(&v.vmx.vmcs, VMCS_CPU_BASED_VM_EXEC_CONTROL,
+            vmcs_peek(&v.vmx.vmcs, VMCS_CPU_BASED_VM_EXEC_CONTROL) | CPU_ACTIVATE_SECONDARY);
+  assert_int_equal(vmx_entry_check(&v.vmx, &none, msg, sizeof msg), 7);
+}
+
+static void a_shadow_paging_policy_sets_no_secondary_control(void **state) {
+  (void)state;
+  /* KVM activates secondary controls only for a control it uses, so shadow
+  ** paging runs on the first VT-x CPUs. */
+  static struct policy p;
+  static struct vcpu v;
+  char err[512];
+  assert_int_equal(policy_resolve(&p, "cr3cache+lazydr", NULL, 0, err, sizeof err), 0);
+  vcpu_setup(&v, 0, &p);
+  assert_false(cpu_ctl(&v.vmx.vmcs, CPU_ACTIVATE_SECONDARY));
+  assert_int_equal(start_on("cr3cache+lazydr", NULL, "core2-2007", err, sizeof err), 0);
+}
+
+static void every_profile_runs_ept_exactly_when_it_states_the_capability(void **state) {
+  (void)state;
+  for (const char *const *n = profile_names(); *n; n++) {
+    static struct profile pr;
+    char err[1024];
+    assert_int_equal(profile_load(&pr, *n, err, sizeof err), 0);
+    bool has = pr.p[PP_CAP_SECONDARY] && pr.p[PP_CAP_EPT] && pr.p[PP_CAP_VPID];
+    profile_free(&pr);
+    int rc = start_on("ept", NULL, *n, err, sizeof err);
+    print_message("%s: vmx.ept %d, ept policy exit code %d\n", *n, has, rc);
+    assert_int_equal(rc, has ? 0 : EXIT_VMENTRY);
   }
 }
 
@@ -588,7 +670,7 @@ static void engine_init_accepts_cr3_target_count_4(void **state) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Exceptions and NMIs (SDM 26.2)                                            */
+/* Exceptions and NMIs (SDM 25.2)                                            */
 
 static void vectors_above_31_are_not_exceptions_and_ignore_the_exception_bitmap(void **state) {
   (void)state;
@@ -727,6 +809,11 @@ int main(void) {
     T(cr3_target_counts_0_to_4_pass_the_vm_entry_check),
     T(engine_init_refuses_cr3_target_count_5_on_every_cpu_profile),
     T(engine_init_accepts_cr3_target_count_4),
+    T(ept_on_a_cpu_without_secondary_controls_fails_vm_entry_naming_the_control),
+    T(vpid_on_a_cpu_without_it_fails_vm_entry_naming_the_control),
+    T(a_secondary_control_is_not_checked_while_secondary_controls_are_off),
+    T(a_shadow_paging_policy_sets_no_secondary_control),
+    T(every_profile_runs_ept_exactly_when_it_states_the_capability),
     T(vectors_above_31_are_not_exceptions_and_ignore_the_exception_bitmap),
     T(an_nmi_exits_per_nmi_exiting_not_the_exception_bitmap),
     T(emulated_clts_keeps_a_guest_owned_bit_the_guest_changed),

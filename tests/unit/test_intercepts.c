@@ -1,6 +1,6 @@
 /* The instruction-intercept table: which guest instruction exits under which
-** control, with which reason number and qualification (SDM Vol. 3C 26.1-26.2,
-** 27.2.1; reference vmx.md).  I/O and MSR bitmaps, exception bitmap, #PF filter. */
+** control, with which reason number and qualification (SDM 25.1-25.2, 27.2.1;
+** docs/sources.md).  I/O and MSR bitmaps, exception bitmap, #PF filter. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,7 +19,7 @@ static void io_bit(unsigned port, int on) {
   else S.io_bitmap[port >> 3] &= (uint8_t)~(1u << (port & 7));
 }
 
-/* MSR bitmap: read-low 0, read-high 1024, write-low 2048, write-high 3072 (SDM 25.6.9). */
+/* MSR bitmap: read-low 0, read-high 1024, write-low 2048, write-high 3072 (SDM 24.6.9). */
 static void msr_bit(uint32_t msr, int write) {
   unsigned base = (write ? 2048 : 0) + (msr >= 0xc0000000u ? 1024 : 0), bit = msr & 0x1fff;
   S.msr_bitmap[base + bit / 8] |= (uint8_t)(1u << (bit % 8));

@@ -50,6 +50,7 @@ static struct trace_event sample(unsigned type) {
   case EV_INTR: ev.a = 236; break;
   case EV_EXC: ev.a = 14; ev.b = 6; break;
   case EV_XSETBV: ev.b = 7; break;
+  case EV_APIC: ev.aux = APIC_AUX_WRITE; ev.a = APIC_ICR; ev.b = 0x01000000000000fdull; break;
   default: break;                    /* no operands (clts, hlt, sysret, pause...) */
   }
   return ev;

@@ -133,6 +133,8 @@ static const struct canonical canonical_lines[] = {
   { "exc 14 0x6",                     { EV_EXC, 0, 0, 0, 14, 6 } },
   { "exc 6",                          { EV_EXC, 0, 0, 0, 6, 0 } },
   { "xsetbv 0 0x7",                   { EV_XSETBV, 0, 0, 0, 0, 7 } },
+  { "apic w 0x300 0x1000000000000fd", { EV_APIC, APIC_AUX_WRITE, 0, 0, APIC_ICR, 0x01000000000000fdull } },
+  { "apic r 0x300",                   { EV_APIC, 0, 0, 0, APIC_ICR, 0 } },
   { "raw hlt 0x0 0x5 0x0",            { EV_HLT, 0, 0, 0, 5, 0 } },
 };
 #define N_CANONICAL (sizeof canonical_lines / sizeof canonical_lines[0])
@@ -309,7 +311,7 @@ static void malformed_lines_give_precise_messages(void **state) {
     { "@meta [1]", "@meta: metadata must be a JSON object {...}" },
     { "@meta {\"a\": 1", "@meta: invalid JSON: the text ends before the value is complete" },
     { "@meta {\"a\": 1} # c", "@meta: invalid JSON at column 16: '# c' (@meta lines take no comments)" },
-    { "raw frob 0 0 0", "raw: unknown event type 'frob' (a type mnemonic such as crw, or 0..26)" },
+    { "raw frob 0 0 0", "raw: unknown event type 'frob' (a type mnemonic such as crw, or 0..27)" },
     { "raw hlt 0 0", "raw: expects 4 operands, got 3 (usage: raw TYPE AUX A B [+CYCLES])" },
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)

@@ -1,5 +1,5 @@
 /* VMCS field encodings, widths, read-only-ness, lookups, masking and access
-** counting (SDM Vol. 3D appendix B; reference vmx.md "VMCS field encodings"). */
+** counting (SDM appendix B and 24.11.2; docs/sources.md, "VMCS field encodings"). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
