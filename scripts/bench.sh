@@ -58,9 +58,9 @@ bench_sweep() {
   sd="$DIR/sweep"
   rm -rf "$sd"
   mkdir -p "$sd"
-  traces='{"generator": "lat_ctx", "params": {"procs": [2, 4, 8, 16, 32], "size": [0, 64], "iters": [200, 400]}}'
-  printf '{"name": "bench-warm", "traces": [%s], "policies": ["ept"], "cache": "cache"}\n' "$traces" > "$sd/warm.json"
-  printf '{"name": "bench", "traces": [%s], "policies": ["nocache", "shadowcache", "cr3cache", "prevroots", "ept"],
+  traces='{"generator": "lat_ctx", "params": {"procs": [2, 4, 8, 16, 32], "size": [0, 64], "iters": [50, 100]}}'
+  printf '{"name": "bench-warm", "traces": [%s], "policies": ["nocache"], "cache": "cache"}\n' "$traces" > "$sd/warm.json"
+  printf '{"name": "bench", "traces": [%s], "policies": ["nocache", "shadowcache", "cr3cache", "prevroots", "shadowcache+lazydr"],
     "cpus": ["core2-2007", "core2-2008", "nehalem-2009", "skylake-2019", "skylake-xen-2018"], "cache": "cache"}\n' \
     "$traces" > "$sd/plan.json"
   "$VMXSIM" sweep "$sd/warm.json" --db "$sd/warm.db" -q > /dev/null

@@ -65,7 +65,7 @@ check_eq "the cached traces were not made again" "$stamp" "$(ls -l --time-style=
 # ---- kill -9 in the middle, then resume ----
 cat > big.json <<'EOF'
 {"traces": [{"generator": "lat_ctx", "params": {"procs": [2, 3, 4, 5], "iters": 20}}],
- "policies": ["nocache", "shadowcache", "cr3cache", "prevroots", "ept"], "cache": "cache"}
+ "policies": ["nocache", "shadowcache", "cr3cache", "prevroots", "ept"], "cpus": ["nehalem-2009"], "cache": "cache"}
 EOF
 VMXSIM_TEST_STORE_DELAY_MS=3 "$VMXSIM" sweep big.json -j 2 --db resume.db >killed.out 2>&1 &
 pid=$!
