@@ -74,6 +74,21 @@ bench_sweep() {
     printf "  -j 1  %6.2f s  %7.1f runs/s\n", b - a, n / (b - a)
     printf "  -j 2  %6.2f s  %7.1f runs/s\n", c - b, n / (c - b)
     printf "  -j 2 is %.2fx as fast as -j 1 (goal: close to 2 on 2 cores)\n", (b - a) / (c - b) }'
+  # Killed with -9 half way, then resumed: the stored runs are not run again.
+  "$VMXSIM" sweep "$sd/plan.json" -j 2 --db "$sd/k.db" -q > /dev/null 2>&1 &
+  pid=$!
+  sleep "$(awk -v b="$t1" -v c="$t2" 'BEGIN { printf "%.1f", (c - b) / 2 }')"
+  kill -9 "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  "$VMXSIM" sweep "$sd/plan.json" -j 2 --db "$sd/k.db" -q > "$sd/k.out"
+  check=$(sqlite3 "$sd/k.db" 'PRAGMA integrity_check; SELECT count(*) = count(DISTINCT run_key) FROM runs' 2>/dev/null |
+          paste -sd' ' - || true)
+  case $check in
+    "ok 1") check="; integrity_check ok, every run stored once" ;;
+    "") ;;
+    *) check="; integrity_check and runs stored once: NOT OK ($check)" ;;
+  esac
+  echo "  killed with -9 half way and resumed: $(sed -n 's/.*: \([0-9]* run now, [0-9]* stored before, [0-9]* failed\).*/\1/p' "$sd/k.out")$check"
   rm -rf "$sd"
 }
 
