@@ -201,6 +201,7 @@ static const char *state_name(const struct sweep *s, const struct sweep_item *it
   case SWEEP_STORED: return "stored";
   case SWEEP_RAN: return "ran";
   case SWEEP_FAILED: return "failed";
+  case SWEEP_REPEAT: return "repeat";
   case SWEEP_TODO: break;
   }
   if (dry && s->traces[it->trace].generate) return "to generate";
@@ -225,6 +226,7 @@ static void print_json(const struct sweep *s, bool dry) {
   cJSON_AddNumberToObject(o, "stored_before", (double)s->stored_before);
   cJSON_AddNumberToObject(o, "ran", (double)s->ran);
   cJSON_AddNumberToObject(o, "failed", (double)s->failed);
+  cJSON_AddNumberToObject(o, "repeats", (double)s->repeats);
   for (size_t i = 0; i < s->nitems; i++) {
     const struct sweep_item *it = &s->items[i];
     const char *policy, *cpu;
@@ -241,6 +243,7 @@ static void print_json(const struct sweep *s, bool dry) {
     cJSON_AddStringToObject(r, "policy", policy);
     cJSON_AddStringToObject(r, "cpu", cpu);
     if (it->key[0]) cJSON_AddStringToObject(r, "run_key", it->key);
+    if (it->state == SWEEP_REPEAT) cJSON_AddNumberToObject(r, "repeats", (double)s->items[it->same_as].run);
     if (it->err) cJSON_AddStringToObject(r, "error", it->err);
     cJSON_AddItemToArray(runs, r);
   }
@@ -261,8 +264,10 @@ static void print_part(const struct sweep *s) {
 
 static void print_dry_run(const struct sweep *s) {
   print_part(s);
-  printf("; %zu stored in %s, %zu to run; traces in %s\n", s->stored_before, s->opts.db,
-         s->nitems - s->stored_before - s->failed, s->cache_dir);
+  printf("; %zu stored in %s, %zu to run", s->stored_before, s->opts.db,
+         s->nitems - s->stored_before - s->failed - s->repeats);
+  if (s->repeats) printf(", %zu repeat other runs", s->repeats);
+  printf("; traces in %s\n", s->cache_dir);
   printf("%7s  %-12s %-36s %-32s %s\n", "run", "status", "trace", "policy", "cpu");
   for (size_t i = 0; i < s->nitems; i++) {
     const struct sweep_item *it = &s->items[i];
@@ -270,6 +275,7 @@ static void print_dry_run(const struct sweep *s) {
     identity(s, it, &policy, &cpu);
     char status[32];
     if (it->state == SWEEP_STORED) snprintf(status, sizeof status, "stored #%lld", (long long)it->run_id);
+    else if (it->state == SWEEP_REPEAT) snprintf(status, sizeof status, "as run %zu", s->items[it->same_as].run);
     else snprintf(status, sizeof status, "%s", state_name(s, it, true));
     printf("%7zu  %-12s %-36s %-32s %s\n", it->run, status, s->traces[it->trace].label, policy, cpu);
   }
@@ -278,7 +284,9 @@ static void print_dry_run(const struct sweep *s) {
 static void print_summary(const struct sweep *s) {
   double t = s->started ? monotonic_seconds() - s->started : 0;
   print_part(s);
-  printf(": %zu run now, %zu stored before, %zu failed in %.1f s", s->ran, s->stored_before, s->failed, t);
+  printf(": %zu run now, %zu stored before, ", s->ran, s->stored_before);
+  if (s->repeats) printf("%zu repeats of other runs of the plan, ", s->repeats);
+  printf("%zu failed in %.1f s", s->failed, t);
   if (s->ran && t > 0) printf(" (%.1f runs/s on %u workers)", (double)s->ran / t, s->opts.jobs);
   printf("; results in %s\n", s->opts.db);
 }

@@ -297,8 +297,10 @@ static int trace_done(void *ctx, uint32_t task, const void *reply, size_t len, i
 
 static int save_progress(struct sweep *s, bool finished, char *err, size_t errlen) {
   s->progress_saved = monotonic_seconds();
-  return store_sweep_progress(s->db, s->opts.db, s->sweep_id, s->stored_before + s->ran, s->failed, finished,
-                              err, errlen);
+  size_t repeats_done = 0;
+  for (size_t i = 0; i < s->nitems; i++) repeats_done += s->items[i].state == SWEEP_REPEAT && s->items[i].run_id;
+  return store_sweep_progress(s->db, s->opts.db, s->sweep_id, s->stored_before + s->ran + repeats_done, s->failed,
+                              finished, err, errlen);
 }
 
 struct run_ctx {
@@ -398,6 +400,38 @@ static int skip_stored(struct sweep *s, char *err, size_t errlen) {
   return 0;
 }
 
+/* Orders item indices by key, then by index. */
+static const struct sweep *sort_sweep;
+static int by_key(const void *a, const void *b) {
+  const struct sweep_item *x = &sort_sweep->items[*(const size_t *)a], *y = &sort_sweep->items[*(const size_t *)b];
+  int c = strcmp(x->key, y->key);
+  return c ? c : (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
+}
+
+/* A plan may name one run twice (two spellings of one generator command, a
+** policy listed twice): the later ones repeat the first and are not run. */
+static void mark_repeats(struct sweep *s) {
+  size_t *order = xcalloc(s->nitems + 1, sizeof *order), n = 0;
+  for (size_t i = 0; i < s->nitems; i++)
+    if (s->items[i].state == SWEEP_TODO && s->items[i].key[0]) order[n++] = i;
+  sort_sweep = s;
+  qsort(order, n, sizeof *order, by_key);
+  for (size_t k = 1; k < n; k++) {
+    struct sweep_item *first = &s->items[order[k - 1]], *it = &s->items[order[k]];
+    if (strcmp(first->key, it->key) != 0) continue;
+    it->state = SWEEP_REPEAT;
+    it->same_as = first->state == SWEEP_REPEAT ? first->same_as : order[k - 1];
+    s->repeats++;
+  }
+  free(order);
+}
+
+/* A repeat takes the id of the run it repeats, once that one is stored. */
+static void resolve_repeats(struct sweep *s) {
+  for (size_t i = 0; i < s->nitems; i++)
+    if (s->items[i].state == SWEEP_REPEAT) s->items[i].run_id = s->items[s->items[i].same_as].run_id;
+}
+
 static int begin_part(struct sweep *s, char *err, size_t errlen) {
   int rc = store_open_journal(s->opts.db, true, s->opts.journal, &s->db, err, errlen);
   if (rc) return rc;
@@ -435,8 +469,12 @@ int sweep_run(struct sweep *s, char *err, size_t errlen) {
     rc = begin_part(s, err, errlen);
   }
   if (!rc) rc = skip_stored(s, err, errlen);
-  if (!rc) rc = run_all(s, pool, err, errlen);
+  if (!rc) {
+    mark_repeats(s);
+    rc = run_all(s, pool, err, errlen);
+  }
   pool_stop(pool);
+  resolve_repeats(s);
   if (s->db && rc != EXIT_DB) {
     char why[1024];
     int src = save_progress(s, rc == 0, why, sizeof why);
@@ -459,9 +497,15 @@ int sweep_lookup(struct sweep *s, char *err, size_t errlen) {
     }
   }
   compute_keys(s);
-  if (access(s->opts.db, F_OK) != 0) return 0;
-  int rc = store_open_journal(s->opts.db, false, STORE_JOURNAL_KEEP, &s->db, err, errlen);
-  if (!rc) rc = skip_stored(s, err, errlen);
+  int rc = 0;
+  if (access(s->opts.db, F_OK) == 0) {
+    rc = store_open_journal(s->opts.db, false, STORE_JOURNAL_KEEP, &s->db, err, errlen);
+    if (!rc) rc = skip_stored(s, err, errlen);
+  }
+  if (!rc) {
+    mark_repeats(s);
+    resolve_repeats(s);
+  }
   return rc;
 }
 

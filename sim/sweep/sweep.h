@@ -33,6 +33,8 @@ enum sweep_state {
   SWEEP_STORED,                   /* stored before this sweep started: skipped */
   SWEEP_RAN,                      /* run and stored now */
   SWEEP_FAILED,                   /* its trace could not be made, or the replay failed */
+  SWEEP_REPEAT,                   /* the same run (same key) as an earlier one of the part
+                                     (same_as): not run twice, it gets that one's id */
 };
 
 /* One run of this part. */
@@ -42,6 +44,7 @@ struct sweep_item {
   enum sweep_state state;
   int64_t run_id;                 /* stored run id (SWEEP_STORED, SWEEP_RAN) */
   char key[STORE_KEY_LEN + 1];    /* store_run_key, once its trace is hashed */
+  size_t same_as;                 /* SWEEP_REPEAT: the index in items of the run it repeats */
   int rc;                         /* SWEEP_FAILED: enum exit_code ... */
   char *err;                      /* ... and message (malloc'd) */
 };
@@ -67,6 +70,7 @@ struct sweep {
   size_t nitems;
   size_t stored_before, ran, failed, todo;   /* items by state; todo: to run this time */
   size_t answered;                           /* of todo, run (stored or failed) */
+  size_t repeats;                            /* items in state SWEEP_REPEAT */
   size_t traces_ready, traces_todo;          /* prepared of those to prepare */
   double started;                 /* monotonic_seconds() when the runs began */
   /* internal */

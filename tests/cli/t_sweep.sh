@@ -146,6 +146,21 @@ check_contains "the failed run is named" "$err" "run 1 (basic.bin | cr3cache,cr3
 check_eq "the other run is stored" "1" "$(q fails.db 'SELECT count(*) FROM runs')"
 check_eq "the failure is recorded" "1|1" "$(q fails.db 'SELECT done, failed FROM sweeps')"
 
+# ---- one run named twice by the plan: run once ----
+cat > twice.json <<'EOF'
+{"traces": [{"generator": "lat_ctx", "params": {"procs": 2, "iters": 20}},
+            {"generator": "lat_ctx", "params": {"iters": 20, "procs": 2, "size": 0}}],
+ "policies": ["nocache", "nocache"], "cache": "cache"}
+EOF
+run "$VMXSIM" sweep twice.json --db twice.db
+check_rc "a plan naming one run four times" 0
+check_contains "it runs once" "$out" "1 run now, 0 stored before, 3 repeats of other runs of the plan, 0 failed"
+check_eq "one run stored" "1" "$(q twice.db 'SELECT count(*) FROM runs')"
+check_eq "the part counts every run done" "4|4" "$(q twice.db 'SELECT runs, done FROM sweeps')"
+run "$VMXSIM" sweep twice.json --db twice.db --format json
+check_eq "every repeat has the run's id" "1,1,1,1" \
+  "$(printf '%s\n' "$out" | tr -d '\n\t ' | sed -n 's/.*"ids":\[\([0-9,]*\)\].*/\1/p')"
+
 # ---- plan and option errors ----
 printf '{"traces": ["basic.bin"], "policies": ["shadowcache+lazdr"]}\n' > bad.json
 run "$VMXSIM" sweep bad.json
