@@ -152,9 +152,12 @@ static int parse_sweep_opts(int argc, char **argv, struct sweep_cli *o) {
       return EXIT_USAGE;
     }
   }
-  if (optind != argc - 1) {
-    errorf(optind >= argc ? "no plan given; see 'vmxsim sweep --help'" : "one plan expected, got extra argument '%s'",
-           optind < argc ? argv[optind + 1] : "");
+  if (optind >= argc) {
+    errorf("no plan given; see 'vmxsim sweep --help'");
+    return EXIT_USAGE;
+  }
+  if (optind < argc - 1) {
+    errorf("one plan expected, got extra argument '%s'", argv[optind + 1]);
     return EXIT_USAGE;
   }
   o->plan = argv[optind];
@@ -363,12 +366,33 @@ static char *absolute(const char *path) {
   return s;
 }
 
+static char *path_in(const char *dir, const char *name) {
+  size_t n = strlen(dir) + strlen(name) + 2;
+  char *s = xmalloc(n);
+  snprintf(s, n, "%s/%s", dir, name);
+  return s;
+}
+
 static char *self_path(void) {
   char buf[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
   if (n <= 0) return NULL;
   buf[n] = 0;
   return xstrdup(buf);
+}
+
+/* {"tasks": N, "dir": ..., "db": ...[, "array_job": ID, "merge_job": ID]} on standard output. */
+static void print_slurm_json(const struct slurm_job *j, const char *array_id, const char *merge_id) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "tasks", j->nshards);
+  cJSON_AddStringToObject(o, "dir", j->dir);
+  cJSON_AddStringToObject(o, "db", j->db);
+  if (array_id) cJSON_AddStringToObject(o, "array_job", array_id);
+  if (merge_id) cJSON_AddStringToObject(o, "merge_job", merge_id);
+  char *text = cJSON_PrintUnformatted(o);
+  printf("%s\n", text);
+  cJSON_free(text);
+  cJSON_Delete(o);
 }
 
 static int submit(const struct slurm_job *j, bool json) {
@@ -385,8 +409,7 @@ static int submit(const struct slurm_job *j, bool json) {
     errorf("%s", err);
   }
   if (!rc && json) {
-    printf("{\"array_job\": \"%s\", \"merge_job\": \"%s\", \"tasks\": %u, \"dir\": \"%s\", \"db\": \"%s\"}\n", array_id,
-           merge_id, j->nshards, j->dir, j->db);
+    print_slurm_json(j, array_id, merge_id);
   } else if (!rc) {
     printf("submitted array job %s (%u tasks) and merge job %s (runs when every task succeeded)\n", array_id,
            j->nshards, merge_id);
@@ -407,20 +430,14 @@ static int run_slurm(struct sweep_cli *o, const struct plan *plan) {
   if (n > plan->nruns) n = (unsigned)plan->nruns;
   char *program = self_path(), *plan_abs = realpath(o->plan, NULL), *dir = absolute(o->dir ? o->dir : dflt_dir);
   char *cache = o->cache ? absolute(o->cache) : NULL, *db = o->db ? absolute(o->db) : NULL;
-  if (!cache) {
-    cache = xmalloc(strlen(dir) + 8);
-    sprintf(cache, "%s/traces", dir);
-  }
-  if (!db) {
-    db = xmalloc(strlen(dir) + 11);
-    sprintf(db, "%s/merged.db", dir);
-  }
+  if (!cache) cache = path_in(dir, "traces");
+  if (!db) db = path_in(dir, "merged.db");
   struct slurm_job j = { program ? program : "vmxsim", plan_abs ? plan_abs : o->plan, plan->name, dir, cache, db, n,
                          o->cpus_per_task, o->time, o->partition, o->options, o->noptions };
   int rc = slurm_write(&j, err, sizeof err);
   if (rc) errorf("%s", err);
   else if (o->submit) rc = submit(&j, o->json);
-  else if (o->json) printf("{\"tasks\": %u, \"dir\": \"%s\", \"db\": \"%s\"}\n", n, dir, db);
+  else if (o->json) print_slurm_json(&j, NULL, NULL);
   else {
     printf("wrote %s/sweep.sbatch (%u tasks, part I into %s/shard-I.db) and %s/merge.sbatch (into %s)\n", dir, n, dir,
            dir, db);

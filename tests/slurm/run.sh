@@ -102,8 +102,8 @@ t0=$(date +%s)
 # ---- the sweep as a job array plus a merge job
 out=$("$VMXSIM" sweep plan.json --slurm --submit --shards 4 --dir "$work/shared" --partition debug \
       --time 00:05:00 --cpus-per-task 1 --format json 2>&1)
-array=$(printf '%s\n' "$out" | sed -n 's/.*"array_job": "\([0-9]*\)".*/\1/p')
-merge=$(printf '%s\n' "$out" | sed -n 's/.*"merge_job": "\([0-9]*\)".*/\1/p')
+array=$(printf '%s\n' "$out" | sed -n 's/.*"array_job": *"\([0-9]*\)".*/\1/p')
+merge=$(printf '%s\n' "$out" | sed -n 's/.*"merge_job": *"\([0-9]*\)".*/\1/p')
 if [ -z "$array" ] || [ -z "$merge" ]; then fail "--slurm --submit submits two jobs" "$out"; finish; fi
 pass "--slurm --submit submits two jobs"
 check_eq "the merge job depends on the array" "afterok:${array}_*(unfulfilled)" "$(field "$merge" Dependency)"
