@@ -37,12 +37,15 @@ build|pkg-config|-|pkg-config
 build|libsqlite3-dev|lib sqlite3 sqlite3.h -lsqlite3|SQLite 3 (sqlite3.h, -lsqlite3)
 build|libcjson-dev|lib libcjson cJSON.h -I/usr/include/cjson,-lcjson|cJSON (cJSON.h, -lcjson)
 build|libreadline-dev|lib readline stdio.h,readline/readline.h -lreadline|GNU Readline (readline/readline.h, -lreadline)
+build|libtracecmd-dev|-|libtracecmd (optional: trace.dat input; the build says when it is missing)
+build|libtraceevent-dev|-|libtraceevent (optional, with libtracecmd)
 unit|libcmocka-dev|lib cmocka stdarg.h,stddef.h,setjmp.h,stdint.h,cmocka.h -lcmocka|cmocka (cmocka.h, -lcmocka)
 test|libcmocka-dev|lib cmocka stdarg.h,stddef.h,setjmp.h,stdint.h,cmocka.h -lcmocka|cmocka (cmocka.h, -lcmocka)
 test|sqlite3|cmd sqlite3|the sqlite3 tool
 test|gnuplot-nox|cmd gnuplot|gnuplot
 test|fonts-dejavu-core|-|DejaVu fonts
 test|python3|-|python3 (drives the REPL terminal test, which is skipped without it)
+test|trace-cmd|-|trace-cmd (cross-checks the trace.dat import; skipped without it)
 plot|sqlite3|cmd sqlite3|the sqlite3 tool
 plot|gnuplot-nox|cmd gnuplot|gnuplot
 plot|fonts-dejavu-core|-|DejaVu fonts

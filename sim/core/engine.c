@@ -47,6 +47,8 @@ static void charge_exit(struct engine *e, struct vcpu *v, unsigned reason, unsig
   e->last.exits++;
   e->last.last_reason = reason;
   e->last.cycles += cost;
+  if (e->obs.exit)
+    e->obs.exit(e->obs.ctx, e, &(struct engine_exit_info){ v->id, reason, key, cost, e->cur });
 }
 
 static struct engine *engine_of(struct mmu_sink *s) {
@@ -216,6 +218,12 @@ static void no_exit_event(struct engine *e, struct vcpu *v, const struct trace_e
   }
 }
 
+/* A measured exit of the recording: no guest time, no event of the guest. */
+static void measured_record(struct engine *e) {
+  e->index++;
+  memset(&e->last, 0, sizeof e->last);
+}
+
 /* A local-APIC access that is no instruction exit: an access to the APIC
 ** page, which the hypervisor leaves unmapped so that each one faults and is
 ** emulated (MMIO).  The fault's linear address is the guest's fixmap address
@@ -239,7 +247,9 @@ static void apic_mmio_event(struct engine *e, struct vcpu *v, const struct trace
 }
 
 void engine_step(struct engine *e, const struct trace_event *ev) {
+  if (ev->type == EV_MEASURED) { measured_record(e); return; }
   struct vcpu *v = &e->vcpu[ev->vcpu];
+  e->cur = ev;
   e->index++;
   e->st.events++;
   e->st.guest_cycles += ev->cycles;

@@ -20,6 +20,24 @@ struct engine_last {
   uint64_t cycles;                 /* hypervisor cycles the event cost */
 };
 
+/*
+** An observer of a replay (sim/core/views.c keeps the per-vCPU, per-MSR, per-port...
+** views with it): told of every exit the engine charges.  NULL: nobody listens.
+** (Measured records, EV_MEASURED, are no guest events: engine_step passes over
+** them; whoever reads the trace sees them.)
+*/
+struct engine;
+struct engine_exit_info {
+  unsigned vcpu, reason;
+  unsigned key;                    /* the breakdown row charged besides the reason; == reason if none */
+  uint64_t cycles;                 /* what the exit cost */
+  const struct trace_event *cause; /* the event being replayed (for an MMU exit: the touch or ptwrite) */
+};
+struct engine_observer {
+  void (*exit)(void *ctx, const struct engine *e, const struct engine_exit_info *x);
+  void *ctx;
+};
+
 struct engine {
   const struct policy *pol;
   const struct profile *prof;
@@ -32,6 +50,8 @@ struct engine {
   uint64_t index;                  /* events replayed so far */
   struct engine_last last;
   struct mmu_sink sink;
+  struct engine_observer obs;      /* zeroed by engine_init; set it afterwards */
+  const struct trace_event *cur;   /* the event engine_step is replaying */
 };
 
 /* Sets up the VM for a trace header.  Returns 0, EXIT_VMENTRY with a message

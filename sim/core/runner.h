@@ -19,6 +19,14 @@ struct run_spec {
   ** NULL: stop when interrupt_requested() (sim/core/util.h) */
   bool (*progress)(struct engine *e, const struct trace_reader *r, void *arg);
   void *progress_arg;
+  /* Views of the exits (sim/core/views.h): computed when `views` is set or the
+  ** trace carries measured exits (then the measured ones too). */
+  bool views;
+  bool one_vcpu;              /* views of vCPU `vcpu` only (default: all) */
+  unsigned vcpu;
+  uint64_t interval;          /* time series width in cycles of the profile's clock, or events; 0: none */
+  bool interval_events;
+  double interval_us;         /* the width in microseconds (converted at the profile's clock) */
 };
 
 struct run_output {
@@ -29,6 +37,7 @@ struct run_output {
   uint64_t trace_events;      /* records in the trace */
   double wall_seconds;        /* replay time */
   bool interrupted;           /* progress() asked to stop: rep is partial */
+  struct views *measured, *simulated;   /* NULL unless computed; freed by run_output_free */
 };
 
 /* Runs spec; returns EXIT_OK or an enum exit_code with a message in err.

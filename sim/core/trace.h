@@ -9,7 +9,9 @@
 #include "util.h"
 
 #define TRACE_MAGIC        "VMXTRACE"
-#define TRACE_VERSION      1
+#define TRACE_VERSION      2
+/* Event types each version knows: version 1 ends before EV_MEASURED. */
+#define TRACE_V1_TYPES     EV_MEASURED
 #define TRACE_HEADER_SIZE  64
 #define TRACE_WORKLOAD_MAX 32          /* bytes, NUL padded, not necessarily terminated */
 #define TRACE_METADATA_MAX (16u << 20) /* refuse absurd metadata lengths */
@@ -26,6 +28,7 @@ struct trace_header {
   char     workload[TRACE_WORKLOAD_MAX + 1];
   char    *metadata;               /* JSON text, "" when none */
   uint32_t metadata_len;
+  uint32_t pad;                    /* version 2: zero bytes between the metadata and the records */
 };
 
 /*
@@ -49,6 +52,7 @@ struct trace_reader {
   size_t buf_n, buf_i;             /* records in buf, next one to return */
   size_t data_off;                 /* byte offset of record 0 */
   uint64_t next;                   /* index of the next record to return */
+  unsigned types;                  /* event types the file's version knows */
   char err[512];                   /* message of the last failure */
 };
 
@@ -67,6 +71,7 @@ struct trace_writer {
   struct trace_header hdr;
   struct trace_event *buf;
   size_t nbuf;
+  size_t reserve;                  /* trace_create_reserved: bytes kept free before the records */
   char err[512];
 };
 
@@ -76,6 +81,19 @@ int  trace_create(struct trace_writer *w, const char *path, const char *workload
 int  trace_write(struct trace_writer *w, const struct trace_event *ev);
 /* Flushes and finalises; on failure the partial file is removed. */
 int  trace_finish(struct trace_writer *w);
+
+/*
+** Writing records before the header is known (an importer learns the vCPUs,
+** their initial registers and its metadata only at the end, and writes its
+** output once): trace_create_reserved leaves `reserve` bytes free at the start
+** and trace_write appends records after them; trace_finish_reserved then
+** writes the header, the metadata and `nhead` records that go before all the
+** others (the @init records) into that space, the rest of it becoming the
+** header's pad (version 2).  EXIT_INTERNAL when they do not fit.
+*/
+int  trace_create_reserved(struct trace_writer *w, const char *path, size_t reserve);
+int  trace_finish_reserved(struct trace_writer *w, const char *workload, unsigned vcpu_count, unsigned paging,
+                           const char *metadata, const struct trace_event *head, size_t nhead);
 void trace_abort(struct trace_writer *w);   /* close and remove the file */
 
 const char *event_mnemonic(unsigned type);          /* "?" when unknown */

@@ -44,6 +44,13 @@ static const char *const merge_steps[] = {
   " SELECT m.new, c.seq, c.name, c.value FROM shard.counters c JOIN temp.merge_runs m ON m.old = c.run_id",
 };
 
+/* The views of the added runs (schema version 2 and later). */
+static const char merge_views[] =
+  "INSERT INTO main.views(run_id, seq, source, view, reason, key, name, parent, count, cycles, avg, min, p5, p50,"
+  " p95, max, stddev)"
+  " SELECT m.new, v.seq, v.source, v.view, v.reason, v.key, v.name, v.parent, v.count, v.cycles, v.avg, v.min,"
+  " v.p5, v.p50, v.p95, v.max, v.stddev FROM shard.views v JOIN temp.merge_runs m ON m.old = v.run_id";
+
 /* A sweep part's row: the output keeps the better of two (finished without
 ** failures, then finished, then more runs done). */
 #define PART_RANK(t) "((" t ".finished_at IS NOT NULL AND " t ".failed = 0) * 2 + (" t ".finished_at IS NOT NULL))"
@@ -120,7 +127,8 @@ static int copy_all(sqlite3 *db, const char *out_path, const char *from, struct 
     if (i == 1) res->runs = (uint64_t)sqlite3_changes(db);
   }
   if (rc == SQLITE_OK) res->added = (uint64_t)query_int(db, "SELECT count(*) FROM temp.merge_runs");
-  if (rc == SQLITE_OK && res->version >= 2) rc = exec(db, merge_sweeps);
+  if (rc == SQLITE_OK && res->version >= 2) rc = exec(db, merge_views);
+  if (rc == SQLITE_OK && res->version >= 3) rc = exec(db, merge_sweeps);
   if (rc == SQLITE_OK) rc = exec(db, "DROP TABLE temp.merge_runs");
   if (rc == SQLITE_OK) rc = exec(db, "COMMIT");
   if (rc == SQLITE_OK) {

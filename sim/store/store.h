@@ -13,7 +13,7 @@
 #include "sim/core/report.h"
 
 #define STORE_DEFAULT_PATH "vmxsim.db"
-#define STORE_SCHEMA_VERSION 2            /* PRAGMA user_version of a current database */
+#define STORE_SCHEMA_VERSION 3            /* PRAGMA user_version of a current database */
 #define STORE_APPLICATION_ID 0x766d7873   /* PRAGMA application_id: "vmxs" */
 
 /* Test hook: when set, store_save sleeps this many milliseconds after each
@@ -137,7 +137,7 @@ struct store_merge_result {
 };
 /* Merges the results database at `from` into the open database out (opened
 ** with store_open_journal) in one transaction: traces by content hash, each
-** run key once (ids remapped), their exits and counters, the sweeps' rows.
+** run key once (ids remapped), their exits, counters and views, the sweeps' rows.
 ** `from` is only read; a file of an older schema version is read as it is, a
 ** newer one is refused.  0, EXIT_BADINPUT (no such file, not a results
 ** database, a newer schema, the output itself) or EXIT_DB, with the message

@@ -179,6 +179,22 @@ static char *get_str(const char **at, const char *end) {
   return s;
 }
 
+/* The report's view rows, after its strings (rep->nvrows of them). */
+static bool get_views(const char **at, const char *end, struct report *rep) {
+  size_t n = (size_t)rep->nvrows * sizeof *rep->vrows;
+  rep->vrows = NULL;
+  if ((size_t)(end - *at) != n) {
+    rep->nvrows = 0;
+    return false;
+  }
+  if (n) {
+    rep->vrows = xmalloc(n);
+    memcpy(rep->vrows, *at, n);
+  }
+  *at += n;
+  return true;
+}
+
 struct trace_reply {
   int32_t rc;
   char hash[STORE_KEY_LEN + 1];
@@ -190,7 +206,8 @@ struct run_reply {
   int64_t started_unix;
   uint64_t trace_events;
   /* A report's counter names point into this program's static data, which
-  ** worker and parent share at the same addresses (the worker is a fork). */
+  ** worker and parent share at the same addresses (the worker is a fork).
+  ** Its view rows (rep.nvrows of them) follow the strings. */
   struct report rep;
 };
 
@@ -230,11 +247,14 @@ static void work_run(struct sweep *s, struct sweep_item *it, struct buf *b) {
   r->wall_seconds = out->wall_seconds;
   r->trace_events = out->trace_events;
   r->rep = out->rep;
+  if (r->rc) r->rep.nvrows = 0;
+  r->rep.vrows = NULL;   /* sent after the strings */
   put(b, r, sizeof *r);
   put_str(b, err);
   put_str(b, out->metadata);
   put_str(b, out->policy_json);
   put_str(b, out->profile_json);
+  if (!r->rc) put(b, out->rep.vrows, (size_t)out->rep.nvrows * sizeof *out->rep.vrows);
   run_output_free(out);
   free(out);
   free(r);
@@ -330,7 +350,7 @@ static int run_done(void *ctx, uint32_t task, const void *reply, size_t len, int
   struct run_ctx *c = ctx;
   struct sweep *s = c->s;
   struct sweep_item *it = &s->items[task & ~TASK_RUN];
-  struct run_reply *r = xmalloc(sizeof *r);
+  struct run_reply *r = xcalloc(1, sizeof *r);
   const char *at = reply, *end = at + len;
   char *why = NULL, *meta = NULL, *pol = NULL, *prof = NULL;
   int rc = 0;
@@ -342,9 +362,12 @@ static int run_done(void *ctx, uint32_t task, const void *reply, size_t len, int
     item_fail(s, it, EXIT_INTERNAL, msg);
   } else if (r->rc) {
     item_fail(s, it, r->rc, why);
+  } else if (!get_views(&at, end, &r->rep)) {
+    item_fail(s, it, EXIT_INTERNAL, "a malformed answer from a worker process");
   } else {
     rc = store_reply(c, it, r, meta, pol, prof);
   }
+  report_free(&r->rep);   /* its view rows: NULL unless get_views made them */
   free(why), free(meta), free(pol), free(prof), free(r);
   s->answered++;
   show_progress(s);

@@ -146,6 +146,17 @@ check_contains "the failed run is named" "$err" "run 1 (basic.bin | cr3cache,cr3
 check_eq "the other run is stored" "1" "$(q fails.db 'SELECT count(*) FROM runs')"
 check_eq "the failure is recorded" "1|1" "$(q fails.db 'SELECT done, failed FROM sweeps')"
 
+# ---- a recording's measured exits: its views are stored as by vmxsim run ----
+"$VMXSIM" import xentrace "$ROOT/tests/data/xentrace-sample/sample.xentrace" -o xen.trace > /dev/null
+printf '{"traces": ["xen.trace"], "policies": ["ept", "shadowcache"], "cpus": ["skylake-xen-2018"]}\n' > xen.json
+run "$VMXSIM" sweep xen.json --db xen.db -j 2
+check_rc "a sweep of a recording" 0
+"$VMXSIM" --policy ept --cpu skylake-xen-2018 --db xen-run.db xen.trace > /dev/null
+VIEWS="SELECT v.source, v.view, v.name, v.count, v.cycles, v.avg, v.p50, v.stddev FROM views v JOIN runs r ON r.id = v.run_id
+  WHERE r.policy = 'ept' ORDER BY v.seq"
+check_eq "its runs carry the views vmxsim run stores" "$(q xen-run.db "$VIEWS")" "$(q xen.db "$VIEWS")"
+[ -n "$(q xen.db "$VIEWS")" ] && pass "the views are there" || fail "the views are there"
+
 # ---- one run named twice by the plan: run once ----
 cat > twice.json <<'EOF'
 {"traces": [{"generator": "lat_ctx", "params": {"procs": 2, "iters": 20}},

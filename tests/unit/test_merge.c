@@ -93,8 +93,10 @@ static char *dump_runs(const char *path) {
     " FROM runs r JOIN traces t ON t.id = r.trace_id ORDER BY r.run_key");
 }
 
-/* Stores a run of trace hash `trace` under policy `policy` with exits and counters from n. */
-static void store_one(struct fx *f, const char *db, const char *trace, const char *policy, uint64_t n) {
+/* Stores a run of trace hash `trace` under policy `policy` with exits and counters
+** from n, and nviews of the view rows of a recording. */
+static void store_views(struct fx *f, const char *db, const char *trace, const char *policy, uint64_t n,
+                        unsigned nviews) {
   struct report rep;
   memset(&rep, 0, sizeof rep);
   snprintf(rep.trace, sizeof rep.trace, "t-%s.bin", trace);
@@ -116,12 +118,23 @@ static void store_one(struct fx *f, const char *db, const char *trace, const cha
   rep.rows[0].cycles = 77 * n;
   rep.ncounters = 1;
   rep.counters[0] = (struct report_counter){ counter_name(0), 3 * n };
+  struct view_stat v[2] = {
+    { .source = VS_MEASURED, .name = "CR_ACCESS", .dim = VD_REASON, .reason = 28, .key = 28, .count = n, .cycles = 9 * n },
+    { .source = VS_SIMULATED, .name = "cr3 write", .parent = "CR_ACCESS", .dim = VD_CR, .reason = 28, .key = 7,
+      .count = n, .cycles = 77 * n, .stddev = 0.5 },
+  };
+  rep.vrows = nviews ? v : NULL;
+  rep.nvrows = nviews;
   char policy_json[128];
   snprintf(policy_json, sizeof policy_json, "{\"name\":\"%s\"}", policy);
   struct store_run run = { .rep = &rep, .trace_metadata = "{\"procs\":2}", .trace_events = rep.events,
                            .policy_json = policy_json, .profile_json = "{\"name\":\"core2-2007\"}",
                            .wall_seconds = 0.1 };
   assert_int_equal(store_save(db, &run, NULL, f->err, sizeof f->err), 0);
+}
+
+static void store_one(struct fx *f, const char *db, const char *trace, const char *policy, uint64_t n) {
+  store_views(f, db, trace, policy, n, 0);
 }
 
 /* ---- identity ---- */
@@ -277,6 +290,22 @@ static void test_merge_order_free(void **state) {
   free(x), free(y);
 }
 
+/* The views of a run come along, under its new id. */
+static void test_merge_views(void **state) {
+  struct fx *f = *state;
+  const char *s0 = path_in(f, "s0.db"), *out = path_in(f, "out.db");
+  store_one(f, out, "00000000000000a9", "ept", 1);
+  store_views(f, s0, "00000000000000a1", "nocache", 5, 2);
+  struct store_merge_result res;
+  assert_int_equal(merge_into(f, out, s0, &res), 0);
+  char *got = sql_dump(out, "SELECT run_id, seq, source, view, name, coalesce(parent, '-'), count, cycles, stddev"
+                            " FROM views ORDER BY run_id, seq");
+  assert_string_equal(got, "2|0|measured|reason|CR_ACCESS|-|5|45|0.0\n2|1|simulated|cr|cr3 write|CR_ACCESS|5|385|0.5\n");
+  free(got);
+  assert_int_equal(merge_into(f, out, s0, &res), 0);
+  assert_int_equal(sql_int(out, "SELECT count(*) FROM views"), 2);
+}
+
 static void test_merge_v1_file(void **state) {
   struct fx *f = *state;
   const char *v1 = path_in(f, "v1.db"), *out = path_in(f, "out.db");
@@ -377,6 +406,7 @@ int main(void) {
     T(test_v1_migrates_with_keys),
     T(test_merge_union_and_idempotent),
     T(test_merge_order_free),
+    T(test_merge_views),
     T(test_merge_v1_file),
     T(test_merge_refusals),
     T(test_gaps_after_merge),

@@ -208,6 +208,43 @@ static void test_migration_to_pretend_v2(void **state) {
   assert_int_equal(sql_int(f->db, "SELECT count(*) FROM runs"), 1);
 }
 
+/* A version-1 database (before views) is migrated to the current version, keeps
+** its runs, and then stores and loads a run's views. */
+static void test_migration_from_v1_keeps_runs_and_adds_views(void **state) {
+  struct fx *f = *state;
+  struct report rep;
+  sample_report(&rep, "nocache");
+  struct store_run run = sample_run(f, &rep);
+  int64_t id;
+  struct sqlite3 *db = NULL;
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);                          /* version 1: step 1 alone */
+  assert_int_equal(store_migrate(db, f->db, store_migrations, 1, f->err, sizeof f->err), 0);
+  sqlite3_close(db);
+  assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 1);
+  assert_int_equal(store_save(f->db, &run, &id, f->err, sizeof f->err), 0);      /* migrates, then stores */
+  assert_int_equal(sql_int(f->db, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+  struct view_stat v[2] = {
+    { .source = VS_MEASURED, .name = "CR_ACCESS", .dim = VD_REASON, .reason = 28, .key = 28, .count = 7, .cycles = 700, .avg = 100 },
+    { .source = VS_SIMULATED, .name = "cr3 write", .parent = "CR_ACCESS", .dim = VD_CR, .reason = 28, .key = 7,
+      .count = 7, .cycles = 7000, .avg = 1000, .p50 = 1000, .stddev = 1.5 },
+  };
+  rep.vrows = v;
+  rep.nvrows = 2;
+  assert_int_equal(store_save(f->db, &run, &id, f->err, sizeof f->err), 0);
+  struct report back;
+  assert_int_equal(store_load(f->db, id, &back, NULL, f->err, sizeof f->err), 0);
+  assert_int_equal(back.nvrows, 2);
+  assert_int_equal(back.vrows[0].source, VS_MEASURED);
+  assert_string_equal(back.vrows[1].name, "cr3 write");
+  assert_string_equal(back.vrows[1].parent, "CR_ACCESS");
+  assert_int_equal(back.vrows[1].dim, VD_CR);
+  assert_int_equal(back.vrows[1].cycles, 7000);
+  assert_true(back.vrows[1].stddev == 1.5);
+  assert_true(report_has_measured(&back));
+  report_free(&back);
+  assert_int_equal(sql_int(f->db, "SELECT count(*) FROM runs"), 2);
+}
+
 /* A database whose user_version is lower than the steps (here 0 but ours) is brought up to date. */
 static void test_migration_from_lower_version(void **state) {
   struct fx *f = *state;
@@ -361,6 +398,7 @@ int main(void) {
     T(test_schema_created),
     T(test_open_missing_without_create),
     T(test_migration_to_pretend_v2),
+    T(test_migration_from_v1_keeps_runs_and_adds_views),
     T(test_migration_from_lower_version),
     T(test_failed_migration_changes_nothing),
     T(test_foreign_database_refused),
