@@ -150,6 +150,7 @@ struct buf {
 };
 
 static void put(struct buf *b, const void *p, size_t n) {
+  if (n == 0) return;   /* p may be NULL then (no view rows) */
   b->data = xrealloc(b->data, b->len + n);
   memcpy(b->data + b->len, p, n);
   b->len += n;
