@@ -184,11 +184,11 @@ static void test_saved_run_has_key(void **state) {
 
 /* ---- migration from version 1 ---- */
 
-/* A version-1 database (made by the first migration step alone) with one run. */
-static void make_v1(struct fx *f, const char *db) {
+/* A database of schema version `version` (made by the first migration steps alone) with one run. */
+static void make_old(struct fx *f, const char *db, int version) {
   sqlite3 *h = NULL;
   assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-  assert_int_equal(store_migrate(h, db, store_migrations, 1, f->err, sizeof f->err), 0);
+  assert_int_equal(store_migrate(h, db, store_migrations, (size_t)version, f->err, sizeof f->err), 0);
   char *msg = NULL;
   int rc = sqlite3_exec(h,
     "INSERT INTO traces(hash, name, workload, paging, vcpus, events) VALUES ('00000000000000b1', 'x.bin', 'w', '64', 1, 9);"
@@ -199,9 +199,14 @@ static void make_v1(struct fx *f, const char *db) {
     "INSERT INTO exits VALUES (1, 0, 28, 'CR_ACCESS', NULL, 4, 50, 1, 2, 3, 4, 5);"
     "INSERT INTO counters VALUES (1, 0, 'root_hits', 6);", NULL, NULL, &msg);
   if (rc != SQLITE_OK) fail_msg("%s", msg);
+  if (version >= 2 && sqlite3_exec(h, "INSERT INTO views VALUES (1, 0, 'measured', 'reason', 28, 28, 'CR_ACCESS',"
+                                      " NULL, 4, 40, 10, 1, 2, 3, 4, 5, 0.25)", NULL, NULL, &msg) != SQLITE_OK)
+    fail_msg("%s", msg);
   sqlite3_close(h);
-  assert_int_equal(sql_int(db, "PRAGMA user_version"), 1);
+  assert_int_equal(sql_int(db, "PRAGMA user_version"), version);
 }
+
+static void make_v1(struct fx *f, const char *db) { make_old(f, db, 1); }
 
 static void test_v1_migrates_with_keys(void **state) {
   struct fx *f = *state;
@@ -321,6 +326,23 @@ static void test_merge_v1_file(void **state) {
   free(got);
 }
 
+/* A version-2 file (views, no run keys) is read as it is, its views merged. */
+static void test_merge_v2_file(void **state) {
+  struct fx *f = *state;
+  const char *v2 = path_in(f, "v2.db"), *out = path_in(f, "out.db");
+  make_old(f, v2, 2);
+  struct store_merge_result res;
+  assert_int_equal(merge_into(f, out, v2, &res), 0);
+  assert_int_equal(res.version, 2);
+  assert_int_equal(res.added, 1);
+  assert_int_equal(sql_int(v2, "PRAGMA user_version"), 2);
+  char *got = sql_dump(out, "SELECT v.run_id, v.name, v.count, v.stddev FROM views v");
+  assert_string_equal(got, "1|CR_ACCESS|4|0.25\n");
+  free(got);
+  assert_int_equal(merge_into(f, out, v2, &res), 0);
+  assert_int_equal(res.added, 0);
+}
+
 static void test_merge_refusals(void **state) {
   struct fx *f = *state;
   const char *out = path_in(f, "out.db"), *newer = path_in(f, "newer.db"), *foreign = path_in(f, "foreign.db");
@@ -408,6 +430,7 @@ int main(void) {
     T(test_merge_order_free),
     T(test_merge_views),
     T(test_merge_v1_file),
+    T(test_merge_v2_file),
     T(test_merge_refusals),
     T(test_gaps_after_merge),
   };
