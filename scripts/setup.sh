@@ -12,6 +12,8 @@
 #   plot    sqlite3 and gnuplot tools, fonts: `make plots`, `vmxsim reproduce --plots`
 #   bench   GNU time (CPU seconds in `make bench`; optional)
 #   clang   clang and llvm-ar: the second compiler CI builds with
+#   measure valgrind, perf, python3 and gcc-multilib (32-bit builds): the measurement
+#           recipes of workloads/record/measure (never installed unless asked for)
 #   slurm   Slurm's controller, node daemon and commands, and munge: the Slurm test
 #           (tests/slurm/run.sh, which starts a private one-node cluster as root)
 # Without GROUPs: build test plot bench (what `make deps` and `make demo` install).
@@ -52,6 +54,10 @@ plot|fonts-dejavu-core|-|DejaVu fonts
 bench|time|-|GNU time
 clang|clang|cmd clang|clang
 clang|llvm|-|llvm-ar (LTO archives for clang)
+measure|valgrind|cmd valgrind|valgrind
+measure|linux-perf|cmd perf|perf
+measure|python3|cmd python3|python3
+measure|gcc-multilib|-|gcc-multilib (32-bit builds; the 32-bit measurement is skipped without it)
 slurm|slurmctld|cmd slurmctld|the Slurm controller (slurmctld)
 slurm|slurmd|cmd slurmd|the Slurm node daemon (slurmd)
 slurm|slurm-client|cmd sbatch|the Slurm commands (sbatch, scontrol, squeue, sinfo)
@@ -175,8 +181,8 @@ if [ "$1" = --check ]; then mode=do_check; shift; fi
 [ $# -gt 0 ] || set -- build test plot bench
 for g in "$@"; do
   case $g in
-    build|unit|test|plot|bench|clang|slurm) ;;
-    *) echo "vmxsim setup: unknown group '$g' (build, unit, test, plot, bench, clang, slurm)" >&2; exit 2 ;;
+    build|unit|test|plot|bench|clang|measure|slurm) ;;
+    *) echo "vmxsim setup: unknown group '$g' (build, unit, test, plot, bench, clang, measure, slurm)" >&2; exit 2 ;;
   esac
 done
 $mode "$@"
