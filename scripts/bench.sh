@@ -64,8 +64,15 @@ bench_sweep() {
     "cpus": ["core2-2007", "core2-2008", "nehalem-2009", "skylake-2019", "skylake-xen-2018"], "cache": "cache"}\n' \
     "$traces" > "$sd/plan.json"
   "$VMXSIM" sweep "$sd/warm.json" --db "$sd/warm.db" -q > /dev/null
-  t0=$(now); "$VMXSIM" sweep "$sd/plan.json" -j 1 --db "$sd/j1.db" -q > "$sd/j1.out"; t1=$(now)
-  "$VMXSIM" sweep "$sd/plan.json" -j 2 --db "$sd/j2.db" -q > "$sd/j2.out"; t2=$(now)
+  # CPU seconds of the sweep and its workers (GNU time, when installed): the work itself,
+  # which the load of other processes does not change
+  cpu() {
+    out=$1
+    shift
+    if [ -x /usr/bin/time ]; then /usr/bin/time -f '%U %S' -o "$out" "$@"; else "$@"; fi
+  }
+  t0=$(now); cpu "$sd/j1.cpu" "$VMXSIM" sweep "$sd/plan.json" -j 1 --db "$sd/j1.db" -q > "$sd/j1.out"; t1=$(now)
+  cpu "$sd/j2.cpu" "$VMXSIM" sweep "$sd/plan.json" -j 2 --db "$sd/j2.db" -q > "$sd/j2.out"; t2=$(now)
   n=$(sed -n 's/^sweep [^:]*: \([0-9]*\) runs:.*/\1/p' "$sd/j2.out")
   load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')
   awk -v n="$n" -v a="$t0" -v b="$t1" -v c="$t2" -v load="$load" 'BEGIN {
@@ -74,6 +81,10 @@ bench_sweep() {
     printf "  -j 1  %6.2f s  %7.1f runs/s\n", b - a, n / (b - a)
     printf "  -j 2  %6.2f s  %7.1f runs/s\n", c - b, n / (c - b)
     printf "  -j 2 is %.2fx as fast as -j 1 (goal: close to 2 on 2 cores)\n", (b - a) / (c - b) }'
+  if [ -s "$sd/j1.cpu" ] && [ -s "$sd/j2.cpu" ]; then
+    awk '{ c[NR] = $1 + $2 } END { printf "  CPU seconds, sweep and workers: -j 1 %.2f, -j 2 %.2f (two workers add %+.1f%% work)\n",
+                                   c[1], c[2], 100 * (c[2] - c[1]) / c[1] }' "$sd/j1.cpu" "$sd/j2.cpu"
+  fi
   # Killed with -9 half way, then resumed: the stored runs are not run again.
   "$VMXSIM" sweep "$sd/plan.json" -j 2 --db "$sd/k.db" -q > /dev/null 2>&1 &
   pid=$!

@@ -12,12 +12,29 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* Tasks handed to one worker at a time: the one it runs and the next, which
+** waits in its pipe, so that the worker never waits for the parent to take an
+** answer (a busy machine can take milliseconds to schedule the parent). */
+#define POOL_DEPTH 2
+
 struct worker {
   pid_t pid;
   int task_fd;          /* parent writes task numbers */
   int reply_fd;         /* parent reads answers */
-  bool alive, busy;
-  uint32_t task;
+  bool alive;
+  bool gone;            /* its task pipe broke: it died; its answers are read to the end */
+  uint32_t queue[POOL_DEPTH];   /* handed out, not answered yet, oldest first */
+  unsigned nq;
+};
+
+/* One pool_run: the tasks, the next to hand out, those a dead worker left. */
+struct run {
+  const uint32_t *tasks;
+  size_t n, next, answered;
+  uint32_t *retry;      /* handed to a worker that died before starting them */
+  size_t nretry;
+  pool_done_fn done;
+  void *ctx;
 };
 
 struct pool {
@@ -145,32 +162,63 @@ static void reap(struct worker *w, int *status) {
   close_fd(&w->task_fd);
   close_fd(&w->reply_fd);
   while (waitpid(w->pid, status, 0) < 0 && errno == EINTR) {}
-  w->alive = w->busy = false;
+  w->alive = false;
 }
 
-/* Hands task to w; false when w is gone (then reaped). */
+/* Hands task to w; false when w died (reaped now when it holds no task; else
+** its answers are still read, then its end-of-file reports it). */
 static bool give(struct worker *w, uint32_t task) {
   if (!write_all(w->task_fd, &task, sizeof task)) {
-    int status;
-    reap(w, &status);
+    w->gone = true;
+    if (!w->nq) {
+      int status;
+      reap(w, &status);
+    }
     return false;
   }
-  w->busy = true;
-  w->task = task;
+  w->queue[w->nq++] = task;
   return true;
 }
 
-/* Hands out pending tasks to idle workers. */
-static void hand_out(struct pool *p, const uint32_t *tasks, size_t n, size_t *next) {
-  for (unsigned i = 0; i < p->n && *next < n; i++)
-    if (p->w[i].alive && !p->w[i].busy && give(&p->w[i], tasks[*next])) ++*next;
+static bool pending(const struct run *r) { return r->nretry > 0 || r->next < r->n; }
+static uint32_t peek(const struct run *r) { return r->nretry ? r->retry[r->nretry - 1] : r->tasks[r->next]; }
+static void take(struct run *r) {
+  if (r->nretry) r->nretry--;
+  else r->next++;
 }
 
-/* Reads w's answer and hands it to done(); a worker that died answers NULL. */
-static int collect(struct pool *p, struct worker *w, const uint32_t *tasks, size_t n, size_t *next,
-                   pool_done_fn done, void *ctx) {
+/* A dead worker's tasks after the one it was running go back to the pending ones. */
+static void requeue(struct run *r, struct worker *w) {
+  r->retry = xrealloc(r->retry, (r->nretry + w->nq) * sizeof *r->retry);
+  for (unsigned i = w->nq; i-- > 1;) r->retry[r->nretry++] = w->queue[i];
+  w->nq = 0;
+}
+
+/* Tops every worker's queue up with pending tasks. */
+static void hand_out(struct pool *p, struct run *r) {
+  for (unsigned i = 0; i < p->n; i++) {
+    struct worker *w = &p->w[i];
+    while (w->alive && !w->gone && w->nq < POOL_DEPTH && pending(r) && give(w, peek(r))) take(r);
+  }
+}
+
+/* The worker died: its running task is answered NULL, the rest handed out again. */
+static int worker_died(struct pool *p, struct run *r, struct worker *w) {
+  int status = 0;
+  uint32_t task = w->queue[0];
+  bool had_task = w->nq > 0;
+  reap(w, &status);
+  if (had_task) requeue(r, w);
+  hand_out(p, r);
+  if (!had_task) return 0;
+  r->answered++;
+  return interrupt_requested() ? EXIT_INTERRUPTED : r->done(r->ctx, task, NULL, 0, status);
+}
+
+/* Reads w's oldest answer and hands it to done(). */
+static int collect(struct pool *p, struct run *r, struct worker *w) {
   struct reply_head h;
-  uint32_t task = w->task;
+  uint32_t task = w->queue[0];
   void *data = NULL;
   int got = read_all(w->reply_fd, &h, sizeof h);
   if (got == 1 && h.task == task) {
@@ -181,29 +229,26 @@ static int collect(struct pool *p, struct worker *w, const uint32_t *tasks, size
   }
   if (got != 1) {
     free(data);
-    int status = 0;
-    reap(w, &status);
-    hand_out(p, tasks, n, next);
-    return interrupt_requested() ? EXIT_INTERRUPTED : done(ctx, task, NULL, 0, status);
+    return worker_died(p, r, w);
   }
-  w->busy = false;
-  hand_out(p, tasks, n, next);   /* before the parent's own work on the answer, so no worker waits */
-  int rc = done(ctx, task, data, h.len, 0);
+  memmove(w->queue, w->queue + 1, (--w->nq) * sizeof *w->queue);
+  r->answered++;
+  hand_out(p, r);   /* before the parent's own work on the answer */
+  int rc = r->done(r->ctx, task, data, h.len, 0);
   free(data);
   return rc;
 }
 
-static int wait_round(struct pool *p, const uint32_t *tasks, size_t n, size_t *next, size_t *answered,
-                      pool_done_fn done, void *ctx, char *err, size_t errlen) {
+static int wait_round(struct pool *p, struct run *r, char *err, size_t errlen) {
   struct pollfd *fds = p->fds;
   unsigned *who = p->who, nfds = 0;
   for (unsigned i = 0; i < p->n; i++)
-    if (p->w[i].alive && p->w[i].busy) {
+    if (p->w[i].alive && p->w[i].nq) {
       fds[nfds] = (struct pollfd){ .fd = p->w[i].reply_fd, .events = POLLIN };
       who[nfds++] = i;
     }
   if (nfds == 0) {
-    snprintf(err, errlen, "no worker process left to run the remaining %zu tasks", n - *answered);
+    snprintf(err, errlen, "no worker process left to run the remaining %zu tasks", r->n - r->answered);
     return EXIT_INTERNAL;
   }
   if (poll(fds, nfds, -1) < 0) {
@@ -213,8 +258,7 @@ static int wait_round(struct pool *p, const uint32_t *tasks, size_t n, size_t *n
   }
   for (unsigned k = 0; k < nfds; k++) {
     if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-    ++*answered;
-    int rc = collect(p, &p->w[who[k]], tasks, n, next, done, ctx);
+    int rc = collect(p, r, &p->w[who[k]]);
     if (rc) return rc;
   }
   return 0;
@@ -224,13 +268,14 @@ int pool_run(struct pool *p, const uint32_t *tasks, size_t n, pool_done_fn done,
              size_t errlen) {
   struct sigaction ignore = { .sa_handler = SIG_IGN }, old;
   sigaction(SIGPIPE, &ignore, &old);   /* a dead worker's pipe: EPIPE, not death */
-  size_t next = 0, answered = 0;
+  struct run r = { .tasks = tasks, .n = n, .done = done, .ctx = ctx };
   int rc = 0;
-  hand_out(p, tasks, n, &next);
-  while (answered < n && !rc) {
+  hand_out(p, &r);
+  while (r.answered < n && !rc) {
     if (interrupt_requested()) rc = EXIT_INTERRUPTED;
-    else rc = wait_round(p, tasks, n, &next, &answered, done, ctx, err, errlen);
+    else rc = wait_round(p, &r, err, errlen);
   }
+  free(r.retry);
   sigaction(SIGPIPE, &old, NULL);
   return rc;
 }
@@ -241,7 +286,7 @@ void pool_stop(struct pool *p) {
     struct worker *w = &p->w[i];
     if (!w->alive) continue;
     close_fd(&w->task_fd);             /* an idle worker reads end-of-file and exits */
-    if (w->busy) kill(w->pid, SIGTERM);
+    if (w->nq) kill(w->pid, SIGTERM);
     int status;
     reap(w, &status);
   }

@@ -1,6 +1,7 @@
 /* A pool of worker processes: the parent hands out task numbers through one
-** pipe per worker, each worker runs the task and answers with bytes through a
-** second pipe, and the parent handles each answer as it comes.  Workers are
+** pipe per worker (two at a time, so that a worker finds its next task waiting
+** when it answers), each worker runs its tasks in order and answers with bytes
+** through a second pipe, and the parent handles each answer as it comes.  Workers are
 ** forked once, before the parent opens any database, and share nothing with
 ** it afterwards: a crash or a kill -9 of one side never corrupts the other,
 ** and the parent alone writes results (SQLite wants one writer per file).
@@ -17,7 +18,8 @@
 /* In a worker: runs task and sets *reply (malloc'd, freed by the pool) and *len. */
 typedef void (*pool_work_fn)(void *ctx, uint32_t task, void **reply, size_t *len);
 /* In the parent: the answer to task (reply NULL when the worker died running
-** it; status then is its wait status).  Returns 0 to go on, or an enum
+** it; status then is its wait status; the tasks it had not started go to the
+** other workers).  Returns 0 to go on, or an enum
 ** exit_code to stop the pool (it then returns that code). */
 typedef int (*pool_done_fn)(void *ctx, uint32_t task, const void *reply, size_t len, int status);
 

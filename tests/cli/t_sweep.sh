@@ -102,6 +102,22 @@ check_eq "SIGINT: exit 130" "130" "$rc"
 check_contains "SIGINT: says how to resume" "$(cat int.out)" "interrupted: "
 check_contains "SIGINT: says how to resume" "$(cat int.out)" "the same command resumes"
 
+# A worker killed: its run fails, named; the others go on (its queued run too).
+printf '{"traces": [{"generator": "lat_ctx", "params": {"procs": 16, "iters": 500}}], "cache": "cache",
+  "policies": ["nocache", "shadowcache", "cr3cache", "prevroots", "shadowcache+lazydr", "nocache+lazydr"]}\n' > slow.json
+"$VMXSIM" sweep slow.json -j 1 --db slow-warm.db --shard 0/6 -q > /dev/null   # the trace, made beforehand
+"$VMXSIM" sweep slow.json -j 2 --db workers.db > workers.out 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ "$(q workers.db 'SELECT count(*) FROM runs' 2>/dev/null || echo 0)" -ge 1 ] && break; sleep 0.05; done
+kill -9 "$(pgrep -P "$pid" | head -1)"
+wait "$pid"
+rc=$?
+check_eq "a worker killed: exit 70" "70" "$rc"
+check_contains "a worker killed: its run is named" "$(cat workers.out)" "the worker process died of signal 9"
+check_contains "a worker killed: the others ran" "$(cat workers.out)" "5 run now, 0 stored before, 1 failed"
+run "$VMXSIM" sweep slow.json -j 2 --db workers.db
+check_contains "the failed run runs again" "$out" "1 run now, 5 stored before, 0 failed"
+
 # ---- shards and merge ----
 for i in 0 1 2; do
   run "$VMXSIM" sweep plan.json --shard $i/3 -j 1
