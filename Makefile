@@ -71,11 +71,11 @@ ifneq ($(BUILDING),)
 endif
 
 VMX_CPPFLAGS = -I. -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 $(PKG_CFLAGS)
-VMX_CFLAGS   = -std=c11 $(OPT) -g -Wall -Wextra -Wshadow -Wstrict-prototypes \
+VMX_CFLAGS   = -std=c11 $(OPT) -g -pthread -Wall -Wextra -Wshadow -Wstrict-prototypes \
                -Wmissing-prototypes $(TC_LTO) $(if $(filter 1,$(WERROR)),-Werror) \
                $(if $(SANITIZER),-fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all)
 VMX_LDFLAGS  = $(TC_LTO) $(if $(SANITIZER),-fsanitize=$(SANITIZER))
-VMX_LDLIBS   = $(PKG_LIBS) -lm
+VMX_LDLIBS   = $(PKG_LIBS) -pthread -lm
 ALL_CPPFLAGS = $(VMX_CPPFLAGS) $(CPPFLAGS)
 ALL_CFLAGS   = $(VMX_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS  = $(VMX_LDFLAGS) $(LDFLAGS)

@@ -118,7 +118,7 @@ int cmd_run(int argc, char **argv) {
   if (rc) return rc < 0 ? EXIT_OK : rc;
   char err[1024];
   struct run_spec spec = { .trace = o.trace, .policy = o.policy, .cpu = o.cpu, .sets = o.sets, .nsets = o.nsets,
-                           .progress = o.quiet || !isatty(2) ? NULL : show_progress };
+                           .hash_trace = !o.no_db, .progress = o.quiet || !isatty(2) ? NULL : show_progress };
   struct run_output *out = xmalloc(sizeof *out);
   struct interrupt_catch ic;
   interrupt_catch(&ic, false);

@@ -45,6 +45,7 @@ static int replay(const struct run_spec *s, struct run_output *o, const struct p
     snprintf(err, errlen, "%s", r->err);
   } else {
     run_report(&o->rep, s->trace, &r->hdr, pol, prof, &e);
+    if (!o->interrupted) trace_hash(r, o->rep.trace_hash);
   }
   engine_free(&e);
   return rc;
@@ -64,6 +65,7 @@ int run_trace(const struct run_spec *s, struct run_output *o, char *err, size_t 
   if ((rc = trace_open(&r, s->trace))) {
     snprintf(err, errlen, "%s", r.err);
   } else {
+    if (s->hash_trace) trace_hash_start(&r);
     rc = replay(s, o, &pol, &prof, &r, err, errlen);
     o->metadata = xstrdup(r.hdr.metadata ? r.hdr.metadata : "");
     o->trace_events = r.hdr.event_count;

@@ -15,6 +15,7 @@ struct run_spec {
   const char *cpu;            /* profile name or path; NULL = PROFILE_DEFAULT */
   char *const *sets;          /* KEY=VALUE overrides */
   int nsets;
+  bool hash_trace;            /* also hash the trace as it is read (into rep.trace_hash): for storing */
   /* called every 2^22 events; returns false to stop (then out->interrupted);
   ** NULL: stop when interrupt_requested() (sim/core/util.h) */
   bool (*progress)(struct engine *e, const struct trace_reader *r, void *arg);

@@ -1,7 +1,9 @@
 /* Binary trace files: header, streaming reader and buffered writer (traces/FORMAT.md). */
 #include "trace.h"
+#include "hash.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -151,12 +153,143 @@ static int read_header(struct trace_reader *r) {
   int rc = parse_header(r, hb, got);
   if (rc != EXIT_OK) return rc;
   r->hdr.metadata = malloc(r->hdr.metadata_len + 1);
-  r->buf = malloc(TRACE_READ_RECORDS * sizeof *r->buf);
-  if (!r->hdr.metadata || !r->buf) return fail(r->err, EXIT_BADINPUT, "%s: out of memory", r->path);
+  if (!r->hdr.metadata) return fail(r->err, EXIT_BADINPUT, "%s: out of memory", r->path);
   if (!read_at(r->fd, r->hdr.metadata, r->hdr.metadata_len, TRACE_HEADER_SIZE))
     return fail(r->err, EXIT_BADINPUT, "%s: read: %s", r->path, strerror(errno));
   r->hdr.metadata[r->hdr.metadata_len] = 0;
   return EXIT_OK;
+}
+
+/*
+** Chunks and the hasher.  Records are read CHUNK_RECORDS at a time into a
+** ring of buffers.  Without hashing the ring has one buffer.  With hashing
+** the hasher (a helper thread, or the reader itself when no thread can be
+** started) hashes each chunk after it was read, and the reader reuses a
+** buffer only once the hasher is done with it, so the file is read once.
+*/
+#define CHUNK_RECORDS 32768              /* 768 KiB */
+#define HASH_RING 4
+
+struct trace_hasher {
+  pthread_t thread;
+  bool threaded;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  struct xxh64 state;
+  struct trace_event *buf[HASH_RING];
+  size_t len[HASH_RING];           /* bytes of each buffer's chunk */
+  uint64_t filled, hashed;         /* chunks handed to the hasher, chunks hashed */
+  bool last;                       /* the last chunk has been handed over */
+  bool quit;                       /* the reader gives up (closed, rewound) */
+};
+
+static void *hasher_main(void *arg) {
+  struct trace_hasher *h = arg;
+  pthread_mutex_lock(&h->mu);
+  for (;;) {
+    while (h->hashed == h->filled && !h->last && !h->quit) pthread_cond_wait(&h->cv, &h->mu);
+    if (h->quit || h->hashed == h->filled) break;
+    unsigned slot = (unsigned)(h->hashed % HASH_RING);
+    pthread_mutex_unlock(&h->mu);
+    xxh64_update(&h->state, h->buf[slot], h->len[slot]);
+    pthread_mutex_lock(&h->mu);
+    h->hashed++;
+    pthread_cond_broadcast(&h->cv);
+  }
+  pthread_mutex_unlock(&h->mu);
+  return NULL;
+}
+
+/* Waits until the hasher no longer needs the buffer of the next chunk. */
+static void hasher_wait_slot(struct trace_hasher *h) {
+  if (!h->threaded) return;
+  pthread_mutex_lock(&h->mu);
+  while (h->filled - h->hashed >= HASH_RING) pthread_cond_wait(&h->cv, &h->mu);
+  pthread_mutex_unlock(&h->mu);
+}
+
+/* Hands the chunk just read (in the buffer of chunk number h->filled) over. */
+static void hasher_feed(struct trace_hasher *h, size_t len, bool last) {
+  unsigned slot = (unsigned)(h->filled % HASH_RING);
+  if (!h->threaded) {
+    xxh64_update(&h->state, h->buf[slot], len);
+    h->filled++;
+    h->hashed++;
+    h->last = last;
+    return;
+  }
+  pthread_mutex_lock(&h->mu);
+  h->len[slot] = len;
+  h->filled++;
+  h->last = last;
+  pthread_cond_broadcast(&h->cv);
+  pthread_mutex_unlock(&h->mu);
+}
+
+static void hasher_stop(struct trace_reader *r) {
+  struct trace_hasher *h = r->hasher;
+  if (!h) return;
+  if (h->threaded) {
+    pthread_mutex_lock(&h->mu);
+    h->quit = true;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    pthread_join(h->thread, NULL);
+    pthread_mutex_destroy(&h->mu);
+    pthread_cond_destroy(&h->cv);
+  }
+  for (unsigned i = 1; i < HASH_RING; i++) free(h->buf[i]);   /* buf[0] is the reader's own */
+  free(h);
+  r->hasher = NULL;
+}
+
+/* Hashes the bytes before the records: the header and the metadata. */
+static bool hash_prefix(struct trace_reader *r, struct xxh64 *st) {
+  unsigned char *tmp = (unsigned char *)r->chunk;
+  for (size_t off = 0; off < r->data_off;) {
+    size_t n = r->data_off - off < CHUNK_RECORDS * sizeof *r->chunk ? r->data_off - off : CHUNK_RECORDS * sizeof *r->chunk;
+    if (!read_at(r->fd, tmp, n, off)) return false;
+    xxh64_update(st, tmp, n);
+    off += n;
+  }
+  return true;
+}
+
+void trace_hash_start(struct trace_reader *r) {
+  if (r->hasher || r->read_next || r->fd < 0) return;
+  struct trace_hasher *h = calloc(1, sizeof *h);
+  if (!h) return;
+  xxh64_init(&h->state);
+  if (!hash_prefix(r, &h->state)) { free(h); return; }
+  h->buf[0] = r->chunk;
+  bool ok = true;
+  for (unsigned i = 1; i < HASH_RING; i++) ok = ok && (h->buf[i] = malloc(CHUNK_RECORDS * sizeof *r->chunk));
+  if (!ok) {
+    for (unsigned i = 1; i < HASH_RING; i++) free(h->buf[i]);
+    free(h);
+    return;
+  }
+  h->last = r->hdr.event_count == 0;
+  r->hasher = h;
+  if (pthread_mutex_init(&h->mu, NULL) == 0) {
+    if (pthread_cond_init(&h->cv, NULL) == 0) {
+      h->threaded = pthread_create(&h->thread, NULL, hasher_main, h) == 0;
+      if (!h->threaded) pthread_cond_destroy(&h->cv);
+    }
+    if (!h->threaded) pthread_mutex_destroy(&h->mu);
+  }
+}
+
+bool trace_hash(struct trace_reader *r, char hex[17]) {
+  struct trace_hasher *h = r->hasher;
+  if (!h || r->read_next != r->hdr.event_count) return false;
+  if (h->threaded) {
+    pthread_mutex_lock(&h->mu);
+    while (h->hashed != h->filled) pthread_cond_wait(&h->cv, &h->mu);
+    pthread_mutex_unlock(&h->mu);
+  }
+  snprintf(hex, 17, "%016llx", (unsigned long long)xxh64_final(&h->state));
+  return true;
 }
 
 int trace_open(struct trace_reader *r, const char *path) {
@@ -173,6 +306,8 @@ int trace_open(struct trace_reader *r, const char *path) {
     posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     rc = read_header(r);
   }
+  if (rc == EXIT_OK && !(r->chunk = malloc(CHUNK_RECORDS * sizeof *r->chunk)))
+    rc = fail(r->err, EXIT_BADINPUT, "%s: out of memory", r->path);
   if (rc != EXIT_OK) {
     char keep[sizeof r->err];
     memcpy(keep, r->err, sizeof keep);
@@ -183,12 +318,14 @@ int trace_open(struct trace_reader *r, const char *path) {
 }
 
 void trace_close(struct trace_reader *r) {
+  hasher_stop(r);
   if (r->fd >= 0) close(r->fd);
   free(r->hdr.metadata);
-  free(r->buf);
+  free(r->chunk);
   r->fd = -1;
   r->hdr.metadata = NULL;
-  r->buf = NULL;
+  r->chunk = NULL;
+  r->cur = r->end = r->raw = r->raw_end = NULL;
 }
 
 /* Byte offset of record i, for messages. */
@@ -196,44 +333,96 @@ static size_t trace_record_offset(const struct trace_reader *r, uint64_t i) {
   return r->data_off + (size_t)i * sizeof(struct trace_event);
 }
 
-/* Refills the buffer from record r->next on. */
-static bool refill(struct trace_reader *r) {
-  uint64_t left = r->hdr.event_count - r->next;
-  size_t n = left < TRACE_READ_RECORDS ? (size_t)left : TRACE_READ_RECORDS;
-  if (!read_at(r->fd, r->buf, n * sizeof *r->buf, trace_record_offset(r, r->next))) {
-    fail(r->err, EXIT_BADINPUT, "%s: byte %zu: read failed: %s", r->path, trace_record_offset(r, r->next),
+/* Reads the next chunk of records (cur == end and raw == raw_end). */
+static bool read_chunk(struct trace_reader *r) {
+  uint64_t left = r->hdr.event_count - r->read_next;
+  size_t n = left < CHUNK_RECORDS ? (size_t)left : CHUNK_RECORDS;
+  struct trace_event *buf = r->chunk;
+  struct trace_hasher *h = r->hasher;
+  if (h) {
+    hasher_wait_slot(h);
+    buf = h->buf[h->filled % HASH_RING];
+  }
+  if (!read_at(r->fd, buf, n * sizeof *buf, trace_record_offset(r, r->read_next))) {
+    fail(r->err, EXIT_BADINPUT, "%s: byte %zu: read failed: %s", r->path, trace_record_offset(r, r->read_next),
          errno ? strerror(errno) : "file shrank");
+    r->failed = true;
     return false;
   }
-  r->buf_n = n;
-  r->buf_i = 0;
+  r->raw = buf;
+  r->raw_end = buf + n;
+  r->read_next += n;
+  if (h) hasher_feed(h, n * sizeof *buf, r->read_next == r->hdr.event_count);
   return true;
 }
 
-const struct trace_event *trace_next(struct trace_reader *r) {
-  if (r->next >= r->hdr.event_count) return NULL;
-  if (r->buf_i == r->buf_n && !refill(r)) return NULL;
-  const struct trace_event *ev = &r->buf[r->buf_i];
+/* How many of the n records at ev are valid, from the first on. */
+static size_t valid_prefix(const struct trace_event *ev, size_t n, unsigned nvcpu) {
+  for (size_t i = 0; i < n; i++)
+    if (ev[i].type >= EV_COUNT || ev[i].vcpu >= nvcpu || event_invalid(&ev[i])) return i;
+  return n;
+}
+
+/* The message for the bad record at r->end. */
+static void bad_record(struct trace_reader *r) {
+  const struct trace_event *ev = r->end;
+  uint64_t i = r->end_index;
   if (ev->type >= EV_COUNT || ev->vcpu >= r->hdr.vcpu_count) {
     fail(r->err, EXIT_BADINPUT, "%s: byte %zu: record %llu: %s %u", r->path,
-         trace_record_offset(r, r->next), (unsigned long long)r->next,
+         trace_record_offset(r, i), (unsigned long long)i,
          ev->type >= EV_COUNT ? "unknown event type" : "vCPU beyond the header's count",
          ev->type >= EV_COUNT ? ev->type : ev->vcpu);
-    return NULL;
+    return;
   }
-  const char *why = event_invalid(ev);
-  if (why) {
-    fail(r->err, EXIT_BADINPUT, "%s: byte %zu: record %llu (%s): %s", r->path, trace_record_offset(r, r->next),
-         (unsigned long long)r->next, event_mnemonic(ev->type), why);
-    return NULL;
+  fail(r->err, EXIT_BADINPUT, "%s: byte %zu: record %llu (%s): %s", r->path, trace_record_offset(r, i),
+       (unsigned long long)i, event_mnemonic(ev->type), event_invalid(ev));
+}
+
+/* Makes the next block current (cur == end); false at the end of the trace
+** or on a failure (r->err set). */
+static bool next_block(struct trace_reader *r) {
+  if (r->failed) {
+    if (r->end && r->raw != r->raw_end) bad_record(r);
+    return false;
   }
-  r->buf_i++;
-  r->next++;
-  return ev;
+  if (r->raw == r->raw_end && (r->read_next == r->hdr.event_count || !read_chunk(r))) return false;
+  size_t n = (size_t)(r->raw_end - r->raw);
+  if (n > TRACE_BLOCK_RECORDS) n = TRACE_BLOCK_RECORDS;
+  size_t ok = valid_prefix(r->raw, n, r->hdr.vcpu_count);
+  r->cur = r->raw;
+  r->end = r->raw + ok;
+  r->end_index += ok;
+  r->raw += ok;
+  if (ok < n) r->failed = true;
+  if (ok == 0) {
+    bad_record(r);
+    return false;
+  }
+  return true;
+}
+
+const struct trace_event *trace_next_slow(struct trace_reader *r) {
+  return next_block(r) ? r->cur++ : NULL;
+}
+
+size_t trace_next_block(struct trace_reader *r, const struct trace_event **evs, size_t max) {
+  if (r->cur == r->end && !next_block(r)) return 0;
+  size_t n = (size_t)(r->end - r->cur);
+  if (n > max) n = max;
+  *evs = r->cur;
+  r->cur += n;
+  return n;
 }
 
 int trace_failed(const struct trace_reader *r) { return r->err[0] != 0; }
-void trace_rewind(struct trace_reader *r) { r->next = 0; r->buf_n = r->buf_i = 0; r->err[0] = 0; }
+
+void trace_rewind(struct trace_reader *r) {
+  hasher_stop(r);
+  r->cur = r->end = r->raw = r->raw_end = NULL;
+  r->end_index = r->read_next = 0;
+  r->failed = false;
+  r->err[0] = 0;
+}
 
 /* ---- writer ---- */
 

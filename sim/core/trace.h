@@ -2,6 +2,7 @@
 #ifndef VMXSIM_TRACE_H
 #define VMXSIM_TRACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stddef.h>
@@ -37,28 +38,61 @@ struct trace_header {
 ** what" for the reader.
 */
 
-/* Reader: reads records through a fixed buffer, so memory use does not grow
-** with trace length. */
-#define TRACE_READ_RECORDS 4096
+/*
+** Reader.  Records are read a chunk at a time into a fixed buffer (memory does
+** not grow with the trace's length) and validated a block at a time, when the
+** block is first reached; handing out a record is then a pointer bump
+** (trace_next, inline), or a whole block at once (trace_next_block: the engine
+** walks it).  A bad record ends the last block before it, so every record
+** before it is still handed out and the failure comes where the record is.
+*/
+#define TRACE_BLOCK_RECORDS 2048        /* records validated at a time */
+struct trace_hasher;
 struct trace_reader {
+  /* validated records not handed out yet: [cur, end); the one at end has index end_index */
+  const struct trace_event *cur, *end;
+  uint64_t end_index;
   const char *path;
   struct trace_header hdr;
   int fd;
   size_t file_len;
-  struct trace_event *buf;         /* [TRACE_READ_RECORDS] */
-  size_t buf_n, buf_i;             /* records in buf, next one to return */
   size_t data_off;                 /* byte offset of record 0 */
-  uint64_t next;                   /* index of the next record to return */
+  struct trace_event *chunk;       /* the records read and not yet validated: [raw, raw_end) */
+  const struct trace_event *raw, *raw_end;
+  uint64_t read_next;              /* index of the next record to read from the file */
+  unsigned chunk_slot;             /* the buffer of the ring the chunk is in */
+  struct trace_hasher *hasher;     /* trace_hash_start; NULL when not hashing */
+  bool failed;                     /* the record at end is bad or unreadable: err says why */
   char err[512];                   /* message of the last failure */
 };
 
 int  trace_open(struct trace_reader *r, const char *path);      /* 0 or EXIT_BADINPUT, r->err */
 void trace_close(struct trace_reader *r);
-/* Next record, or NULL at the end.  Validates type and vCPU; on a bad record
-** returns NULL and sets r->err (check trace_failed()). */
-const struct trace_event *trace_next(struct trace_reader *r);
+/* Validates the next block; NULL at the end or on a bad record (trace_failed). */
+const struct trace_event *trace_next_slow(struct trace_reader *r);
+/* Next record, or NULL at the end.  Validates type, vCPU and operands; on a
+** bad record returns NULL and sets r->err (check trace_failed()). */
+static inline const struct trace_event *trace_next(struct trace_reader *r) {
+  if (r->cur != r->end) return r->cur++;
+  return trace_next_slow(r);
+}
+/* The next validated records, at most max of them, consumed: their number,
+** with *evs pointing at them; 0 at the end or on a bad record. */
+size_t trace_next_block(struct trace_reader *r, const struct trace_event **evs, size_t max);
+/* Index of the record the next trace_next returns. */
+static inline uint64_t trace_position(const struct trace_reader *r) {
+  return r->end_index - (uint64_t)(r->end - r->cur);
+}
 int  trace_failed(const struct trace_reader *r);
 void trace_rewind(struct trace_reader *r);
+
+/* Content hash while reading: after trace_open, trace_hash_start has the
+** whole file hashed (XXH64, as hash_file) as it is read, on a helper thread
+** when one can be started, so a stored run needs no second pass over the
+** file.  trace_hash gives the hash once every record has been read; false
+** before that, after a trace_rewind, or when hashing was not started. */
+void trace_hash_start(struct trace_reader *r);
+bool trace_hash(struct trace_reader *r, char hex[17]);
 
 /* Writer: buffered; the header is rewritten with the final count on close. */
 struct trace_writer {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sim/core/trace.h"
+#include "sim/core/hash.h"
 #include "sim/core/util.h"
 #include "sim/core/trace_text.h"
 
@@ -670,6 +671,87 @@ static void reader_rejects_absurd_metadata_length(void **state) {
   free(path);
 }
 
+/* Records far apart, across the reader's validation blocks and read chunks,
+** come out in order whether taken one by one or in blocks of any size. */
+static void reader_hands_out_long_traces_in_order_one_by_one_or_in_blocks(void **state) {
+  (void)state;
+  char *path = temp_path();
+  const int n = 70001;                             /* > 2 read chunks, not a multiple of a block */
+  write_trace(path, n);
+  struct trace_reader r;
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
+  for (int i = 0; i < n; i++) {
+    const struct trace_event *ev = trace_next(&r);
+    assert_non_null(ev);
+    if (ev->a != 0x1000u * (unsigned)i) fail_msg("record %d: a = 0x%llx, expected 0x%x", i, (unsigned long long)ev->a, 0x1000u * (unsigned)i);
+  }
+  assert_null(trace_next(&r));
+  assert_int_equal(trace_position(&r), n);
+  const size_t sizes[] = { 1, 7, 2048, 100000 };
+  for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+    trace_rewind(&r);
+    uint64_t seen = 0;
+    const struct trace_event *evs;
+    size_t got;
+    while ((got = trace_next_block(&r, &evs, sizes[k])) > 0) {
+      assert_true(got <= sizes[k]);
+      for (size_t j = 0; j < got; j++)
+        if (evs[j].a != 0x1000u * (seen + j)) fail_msg("blocks of %zu: record %llu out of order", sizes[k], (unsigned long long)(seen + j));
+      seen += got;
+      assert_int_equal(trace_position(&r), seen);
+    }
+    assert_int_equal(seen, n);
+    assert_false(trace_failed(&r));
+  }
+  trace_close(&r);
+  unlink(path);
+  free(path);
+}
+
+/* A bad record in the middle of a block: every record before it is handed
+** out, then the failure names the record's own byte offset. */
+static void reader_fails_exactly_at_a_bad_record_inside_a_block(void **state) {
+  (void)state;
+  char *path = temp_path();
+  write_trace(path, 6000);
+  patch(path, 66 + 24 * 5000 + 2, "\x09\x00", 2);  /* record 5000's vCPU := 9 */
+  struct trace_reader r;
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
+  const struct trace_event *evs;
+  size_t got, seen = 0;
+  while ((got = trace_next_block(&r, &evs, 4096)) > 0) seen += got;
+  assert_int_equal(seen, 5000);
+  assert_true(trace_failed(&r));
+  assert_contains(r.err, ": byte 120066: record 5000: vCPU beyond the header's count 9");
+  assert_null(trace_next(&r));                     /* and stays failed */
+  trace_close(&r);
+  unlink(path);
+  free(path);
+}
+
+/* The hash computed while reading is the file's hash, once all is read. */
+static void reader_hashes_the_file_while_reading(void **state) {
+  (void)state;
+  char *path = temp_path();
+  write_trace(path, 100003);
+  char want[HASH_HEX_LEN + 1], got[HASH_HEX_LEN + 1] = "", err[256];
+  assert_int_equal(hash_file(path, want, err, sizeof err), EXIT_OK);
+  struct trace_reader r;
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
+  trace_hash_start(&r);
+  assert_non_null(trace_next(&r));
+  assert_false(trace_hash(&r, got));               /* not before every record was read */
+  while (trace_next(&r)) {}
+  assert_true(trace_hash(&r, got));
+  assert_string_equal(got, want);
+  trace_rewind(&r);                                /* a second pass: no hash any more */
+  while (trace_next(&r)) {}
+  assert_false(trace_hash(&r, got));
+  trace_close(&r);
+  unlink(path);
+  free(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(every_mnemonic_parses_to_its_record_and_formats_back),
@@ -694,6 +776,9 @@ int main(void) {
     cmocka_unit_test(reader_rejects_unknown_event_type_in_a_record),
     cmocka_unit_test(reader_rejects_impossible_operands_in_a_record),
     cmocka_unit_test(reader_rejects_absurd_metadata_length),
+    cmocka_unit_test(reader_hands_out_long_traces_in_order_one_by_one_or_in_blocks),
+    cmocka_unit_test(reader_fails_exactly_at_a_bad_record_inside_a_block),
+    cmocka_unit_test(reader_hashes_the_file_while_reading),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
