@@ -44,27 +44,32 @@ void mmu_destroy(struct mmu *m) {
   free(m);
 }
 
-/* Charges the TLB miss relative to native: the trace's cycles already hold
-** native misses; virtualization adds the 2-D walk's extra references, and a
-** full walk for entries only a VM-transition flush removed. */
-static void charge_tlb(struct mmu *m, enum tlb_result r, struct work *g) {
-  if (r == TLB_HIT) return;
-  m->ctr[CTR_TLB_MISSES]++;
-  if (r == TLB_MISS_VIRT) {
-    m->ctr[CTR_TLB_MISSES_VIRT]++;
-    work_add(g, mmu_ept(m) ? PP_TLB_MISS_2D : PP_TLB_MISS_NATIVE, 1);
-  } else if (mmu_ept(m)) {
-    work_add(g, PP_TLB_MISS_2D_EXTRA, 1);
+/* A touch of `pages` pages from va: the TLB misses it takes relative to
+** native are charged (the trace's cycles already hold native misses;
+** virtualization adds the 2-D walk's extra references, and a full walk for
+** entries only a VM-transition flush removed), and each miss's walk may fault. */
+static void touch_pages(struct mmu *m, const struct mmu_ctx *c, uint64_t va, uint64_t pages, bool write) {
+  struct tlb *t = &m->v[c->vcpu].tlb;
+  uint32_t virt = 0, native = 0;
+  for (uint64_t i = 0; i < pages; i++, va += 1ull << 12) {
+    bool global = c->pge && gpt_is_kernel(m->paging, va);
+    enum tlb_result r = tlb_access(t, va, c->cr3, global);
+    if (r == TLB_HIT) continue;
+    if (r == TLB_MISS_VIRT) virt++; else native++;
+    if (mmu_ept(m)) ept_walk(m, c, va, write);
+    else shadow_access(m, c, va, write);
   }
+  if (!virt && !native) return;
+  m->ctr[CTR_TLB_MISSES] += virt + native;
+  m->ctr[CTR_TLB_MISSES_VIRT] += virt;
+  /* only misses cost the guest */
+  if (virt) m->sink->guest_ops(m->sink, c->vcpu, mmu_ept(m) ? PP_TLB_MISS_2D : PP_TLB_MISS_NATIVE, virt);
+  if (native && mmu_ept(m)) m->sink->guest_ops(m->sink, c->vcpu, PP_TLB_MISS_2D_EXTRA, native);
 }
 
-static void touch_page(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool write, struct work *g) {
-  bool global = c->pge && gpt_is_kernel(m->paging, va);
-  enum tlb_result r = tlb_access(&m->v[c->vcpu].tlb, va, c->cr3, global);
-  charge_tlb(m, r, g);
-  if (r == TLB_HIT) return;
-  if (mmu_ept(m)) ept_walk(m, c, va, write);
-  else shadow_access(m, c, va, write);
+static struct touch_memo *memo_of(struct mmu_vcpu *mv, uint64_t va) {
+  uint64_t h = (va >> 12) * 0x9e3779b97f4a7c15ull;
+  return &mv->memo[h >> (64 - TOUCH_MEMO_BITS)];
 }
 
 void mmu_guest_event(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev) {
@@ -73,12 +78,13 @@ void mmu_guest_event(struct mmu *m, const struct mmu_ctx *c, const struct trace_
     if (!mmu_ept(m)) shadow_pt_write(m, c, ev->a, ev->aux);
     return;
   }
-  struct work g;
-  work_clear(&g);
-  uint64_t pages = ev->b ? ev->b : 1, misses = m->ctr[CTR_TLB_MISSES];
-  bool write = ev->aux & TOUCH_AUX_WRITE;
-  for (uint64_t i = 0; i < pages; i++) touch_page(m, c, ev->a + (i << 12), write, &g);
-  if (m->ctr[CTR_TLB_MISSES] != misses) m->sink->guest(m->sink, c->vcpu, &g);   /* only misses cost the guest */
+  struct mmu_vcpu *mv = &m->v[c->vcpu];
+  struct touch_memo *tm = memo_of(mv, ev->a);
+  if (tm->version == mv->tlb.version && tm->a == ev->a && tm->b == ev->b && tm->cr3 == c->cr3 && tm->pge == c->pge)
+    return;                                        /* all pages hit, as last time */
+  uint64_t version = mv->tlb.version;
+  touch_pages(m, c, ev->a, ev->b ? ev->b : 1, ev->aux & TOUCH_AUX_WRITE);
+  if (mv->tlb.version == version) *tm = (struct touch_memo){ ev->a, ev->b, c->cr3, version, c->pge };
 }
 
 void mmu_request(struct mmu *m, const struct mmu_ctx *c, enum mmu_request req, uint64_t arg, bool exited,

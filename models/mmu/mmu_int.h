@@ -19,7 +19,18 @@ struct root_set {
   uint64_t serial[MAX_ROOTS];
 };
 
+/* A touch whose pages all hit in the TLB changed nothing, so while the TLB
+** stays as it was (its version) the same touch hits again: such touches are
+** remembered per vCPU, by address. */
+#define TOUCH_MEMO_BITS 7
+#define TOUCH_MEMO (1u << TOUCH_MEMO_BITS)
+struct touch_memo {
+  uint64_t a, b, cr3, version;
+  bool pge;
+};
+
 struct mmu_vcpu {
+  struct touch_memo memo[TOUCH_MEMO];
   struct root_set cur;
   struct root_set prev[MAX_PREV];   /* previous roots, most recent first */
   unsigned nprev;

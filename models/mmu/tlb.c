@@ -39,8 +39,10 @@ enum tlb_result tlb_access(struct tlb *t, uint64_t va, uint64_t space, bool glob
     if (e[w].vpn != vpn || e[w].space != tag || e[w].global != global || !natively_valid(t, &e[w])) continue;
     if (e[w].gen_vm == t->gen_vm) return TLB_HIT;
     e[w].gen_vm = t->gen_vm;                /* dropped by a VM transition: natively a hit */
+    t->version++;
     return TLB_MISS_VIRT;
   }
+  t->version++;
   unsigned w = t->next[set];
   t->next[set] = (uint8_t)((w + 1) % WAYS);
   e[w] = (struct tlb_entry){ vpn, tag, t->gen_all, t->gen_nonglobal, t->gen_vm, true, global };
@@ -52,11 +54,12 @@ void tlb_invlpg(struct tlb *t, uint64_t va) {
   struct tlb_entry *e = &t->e[(size_t)set_of(t, vpn) * WAYS];
   for (unsigned w = 0; w < WAYS; w++)
     if (e[w].vpn == vpn) e[w].valid = false;
+  t->version++;
 }
 
-void tlb_flush_nonglobal(struct tlb *t) { t->gen_nonglobal++; }
-void tlb_flush_all(struct tlb *t) { t->gen_all++; t->gen_nonglobal++; }
-void tlb_flush_vm(struct tlb *t) { t->gen_vm++; }
+void tlb_flush_nonglobal(struct tlb *t) { t->gen_nonglobal++; t->version++; }
+void tlb_flush_all(struct tlb *t) { t->gen_all++; t->gen_nonglobal++; t->version++; }
+void tlb_flush_vm(struct tlb *t) { t->gen_vm++; t->version++; }
 
 void tlb_print(const struct tlb *t, FILE *f) {
   unsigned valid = 0, dropped = 0, global = 0;

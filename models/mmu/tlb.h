@@ -35,6 +35,7 @@ struct tlb {
   uint32_t gen_all;      /* flushes of everything (CR4.PGE toggle) */
   uint32_t gen_nonglobal;/* flushes of non-global entries (CR3 write, and every full flush) */
   uint32_t gen_vm;       /* VM transitions without VPID */
+  uint64_t version;      /* bumped by every change, so a caller can tell the TLB is as it was */
 };
 
 void tlb_init(struct tlb *t, unsigned entries);

@@ -39,8 +39,7 @@ static void charge_exit(struct engine *e, struct vcpu *v, unsigned reason, unsig
   e->st.counter[CTR_VMREADS] += reads;
   e->st.counter[CTR_VMWRITES] += writes;
   uint64_t cost = engine_exit_cost(e->prof, key, w);
-  stats_add(&e->st, reason, cost);
-  if (key != reason) stats_add(&e->st, key, cost);
+  stats_add_exit(&e->st, reason, key, cost);
   e->st.total_exits++;
   e->st.vmm_cycles += cost;
   e->vcpu_cycles[v->id] += cost;
@@ -90,6 +89,13 @@ static void sink_fault(struct mmu_sink *s, unsigned vcpu, const struct mmu_fault
 static void sink_guest(struct mmu_sink *s, unsigned vcpu, const struct work *w) {
   struct engine *e = engine_of(s);
   uint64_t c = work_cost(e->prof, w);
+  e->st.guest_cycles += c;
+  e->vcpu_cycles[vcpu] += c;
+}
+
+static void sink_guest_ops(struct mmu_sink *s, unsigned vcpu, enum profile_param op, uint32_t n) {
+  struct engine *e = engine_of(s);
+  uint64_t c = (uint64_t)n * e->prof->p[op];
   e->st.guest_cycles += c;
   e->vcpu_cycles[vcpu] += c;
 }
@@ -158,7 +164,8 @@ int engine_init(struct engine *e, const struct policy *p, const struct profile *
       return EXIT_VMENTRY;
     }
   }
-  e->sink = (struct mmu_sink){ .fault = sink_fault, .guest = sink_guest, .roots_loaded = sink_roots_loaded,
+  e->sink = (struct mmu_sink){ .fault = sink_fault, .guest = sink_guest, .guest_ops = sink_guest_ops,
+                               .roots_loaded = sink_roots_loaded,
                                .root_zapped = sink_root_zapped, .pt_zapped = sink_pt_zapped };
   e->mmu = mmu_create(p, paging, nvcpu, &e->sink, e->st.counter);
   return EXIT_OK;
@@ -238,13 +245,23 @@ static void apic_mmio_event(struct engine *e, struct vcpu *v, const struct trace
   after_handler(e, v, &r);
 }
 
-void engine_step(struct engine *e, const struct trace_event *ev) {
+/* An instruction: the processor decides, then the exit or the native run.
+** track: keep the decision for the REPL (e->last). */
+static void instruction_event(struct engine *e, struct vcpu *v, const struct trace_event *ev, bool track) {
+  struct trace_event op = vcpu_guest_op(v, ev);
+  struct exit_decision d = vmx_decide(&v->vmx, &op);
+  if (track) e->last.decision = d;
+  vcpu_decided(v, &op, &d, e->st.counter);
+  uint64_t mismatches = v->dr_mismatches;
+  if (d.exits) exit_event(e, v, &op, &d);
+  else if (d.why == WHY_APIC_MMIO) apic_mmio_event(e, v, &op);
+  else no_exit_event(e, v, &op, ev->a);
+  e->st.counter[CTR_DR_MISMATCHES] += v->dr_mismatches - mismatches;
+}
+
+/* What an event does besides its native time (which the callers count). */
+static inline void event(struct engine *e, const struct trace_event *ev, bool track) {
   struct vcpu *v = &e->vcpu[ev->vcpu];
-  e->index++;
-  e->st.events++;
-  e->st.guest_cycles += ev->cycles;
-  e->vcpu_cycles[ev->vcpu] += ev->cycles;
-  memset(&e->last, 0, sizeof e->last);
   v->halted = false;                  /* whatever the vCPU does next, something woke it */
   switch (ev->type) {
   case EV_RUN: return;
@@ -258,31 +275,43 @@ void engine_step(struct engine *e, const struct trace_event *ev) {
   /* SYSCALL/SYSRET never cause VM exits (SDM 25.1: not in the list of
   ** instructions that exit) and change nothing the models track. */
   case EV_SYSCALL: case EV_SYSRET: return;
-  default: break;
+  default: instruction_event(e, v, ev, track);
   }
-  struct trace_event op = vcpu_guest_op(v, ev);
-  struct exit_decision d = vmx_decide(&v->vmx, &op);
-  e->last.decision = d;
-  vcpu_decided(v, &op, &d, e->st.counter);
-  uint64_t mismatches = v->dr_mismatches;
-  if (d.exits) exit_event(e, v, &op, &d);
-  else if (d.why == WHY_APIC_MMIO) apic_mmio_event(e, v, &op);
-  else no_exit_event(e, v, &op, ev->a);
-  e->st.counter[CTR_DR_MISMATCHES] += v->dr_mismatches - mismatches;
 }
 
+void engine_step(struct engine *e, const struct trace_event *ev) {
+  e->index++;
+  e->st.events++;
+  e->st.guest_cycles += ev->cycles;
+  e->vcpu_cycles[ev->vcpu] += ev->cycles;
+  memset(&e->last, 0, sizeof e->last);
+  event(e, ev, true);
+}
+
+/* A block of events, without what only the REPL shows (e->last).  A run is
+** only native time: it does not wake a halted vCPU here (engine_step has
+** always differed in that, and the figures of a replay come from here). */
+static void run_events(struct engine *e, const struct trace_event *ev, size_t n) {
+  uint64_t guest = 0;
+  for (const struct trace_event *end = ev + n; ev != end; ev++) {
+    guest += ev->cycles;
+    e->vcpu_cycles[ev->vcpu] += ev->cycles;
+    if (ev->type != EV_RUN) event(e, ev, false);
+  }
+  e->st.guest_cycles += guest;
+  e->index += n;
+  e->st.events += n;
+}
+
+#define PROGRESS_EVENTS (1u << 22)
+
 int engine_run(struct engine *e, struct trace_reader *r, bool (*progress)(struct engine *, void *), void *arg) {
-  const struct trace_event *ev;
-  while ((ev = trace_next(r)) != NULL) {
-    if (ev->type == EV_RUN) {       /* the common case, kept out of engine_step */
-      e->index++;
-      e->st.events++;
-      e->st.guest_cycles += ev->cycles;
-      e->vcpu_cycles[ev->vcpu] += ev->cycles;
-    } else {
-      engine_step(e, ev);
-    }
-    if (progress && (e->index & ((1u << 22) - 1)) == 0 && !progress(e, arg)) return EXIT_OK;
+  const struct trace_event *evs;
+  size_t n;
+  /* blocks end at every multiple of PROGRESS_EVENTS, where progress is called */
+  while ((n = trace_next_block(r, &evs, PROGRESS_EVENTS - (e->index & (PROGRESS_EVENTS - 1)))) > 0) {
+    run_events(e, evs, n);
+    if (progress && (e->index & (PROGRESS_EVENTS - 1)) == 0 && !progress(e, arg)) return EXIT_OK;
   }
   return trace_failed(r) ? EXIT_BADINPUT : EXIT_OK;
 }

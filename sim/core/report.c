@@ -13,8 +13,9 @@ int report_format_from_name(const char *s) {
   return -1;
 }
 
-static void fill_row(struct report_row *row, const struct stat_row *r, const char *name,
+static void fill_row(struct report_row *row, const struct stats *st, unsigned key, const char *name,
                      const char *parent, unsigned reason) {
+  const struct stat_row *r = &st->row[key];
   snprintf(row->name, sizeof row->name, "%s", name);
   snprintf(row->parent, sizeof row->parent, "%s", parent);
   row->reason = reason;
@@ -22,9 +23,9 @@ static void fill_row(struct report_row *row, const struct stat_row *r, const cha
   row->cycles = r->cycles;
   row->min = r->min;
   row->max = r->max;
-  row->p5 = stats_percentile(r, 5);
-  row->p50 = stats_percentile(r, 50);
-  row->p95 = stats_percentile(r, 95);
+  row->p5 = stats_percentile(st, key, 5);
+  row->p50 = stats_percentile(st, key, 50);
+  row->p95 = stats_percentile(st, key, 95);
 }
 
 void report_from_stats(struct report *rep, const struct stats *st) {
@@ -36,13 +37,13 @@ void report_from_stats(struct report *rep, const struct stats *st) {
   rep->nrows = 0;
   for (unsigned reason = 0; reason < EXIT_REASON_MAX; reason++) {
     if (!st->row[reason].count) continue;
-    fill_row(&rep->rows[rep->nrows++], &st->row[reason], exit_reason_name(reason), "", reason);
+    fill_row(&rep->rows[rep->nrows++], st, reason, exit_reason_name(reason), "", reason);
     if (reason != EXIT_REASON_CR_ACCESS && reason != EXIT_REASON_DR_ACCESS) continue;
     unsigned lo = reason == EXIT_REASON_CR_ACCESS ? STAT_CR_BASE : STAT_DR_BASE;
     unsigned hi = reason == EXIT_REASON_CR_ACCESS ? STAT_DR_BASE : STAT_KEYS;
     for (unsigned k = lo; k < hi; k++)
       if (st->row[k].count)
-        fill_row(&rep->rows[rep->nrows++], &st->row[k], stat_key_name(k), exit_reason_name(reason), reason);
+        fill_row(&rep->rows[rep->nrows++], st, k, stat_key_name(k), exit_reason_name(reason), reason);
   }
   rep->ncounters = 0;
   for (unsigned c = 0; c < CTR_COUNT; c++)
