@@ -33,7 +33,9 @@ int event_type_from_mnemonic(const char *m) {
   return -1;
 }
 
-const char *event_invalid(const struct trace_event *ev) {
+static inline const char *operands_invalid(const struct trace_event *ev) {
+  if (ev->type == EV_TOUCH)            /* the commonest by far: before the switch */
+    return ev->b >= 1 && ev->b <= TOUCH_PAGES_MAX ? NULL : "touch of 0 pages or more than 2^24";
   switch (ev->type) {
   case EV_APIC:
     if (ev->a > 0xff0 || (ev->a & 0xf)) return "local-APIC register offset not a multiple of 16 below 0x1000";
@@ -46,10 +48,11 @@ const char *event_invalid(const struct trace_event *ev) {
     unsigned size = IO_AUX_SIZE(ev->aux);
     return size == 1 || size == 2 || size == 4 ? NULL : "I/O size not 1, 2 or 4";
   }
-  case EV_TOUCH: return ev->b >= 1 && ev->b <= TOUCH_PAGES_MAX ? NULL : "touch of 0 pages or more than 2^24";
   default: return NULL;
   }
 }
+
+const char *event_invalid(const struct trace_event *ev) { return operands_invalid(ev); }
 
 const char *paging_name(unsigned paging) {
   switch (paging) {
@@ -167,7 +170,7 @@ static int read_header(struct trace_reader *r) {
 ** started) hashes each chunk after it was read, and the reader reuses a
 ** buffer only once the hasher is done with it, so the file is read once.
 */
-#define CHUNK_RECORDS 32768              /* 768 KiB */
+#define CHUNK_RECORDS 16384              /* 384 KiB */
 #define HASH_RING 4
 
 struct trace_hasher {
@@ -356,11 +359,29 @@ static bool read_chunk(struct trace_reader *r) {
   return true;
 }
 
+/* How a record's type is checked: unknown types are bad, a touch's page
+** count is checked here, the other listed types by operands_invalid. */
+enum type_check { TYPE_BAD, TYPE_PLAIN, TYPE_TOUCH, TYPE_OPERANDS };
+static uint8_t type_checks[256];
+
+static void init_type_checks(void) {
+  for (unsigned t = 0; t < EV_COUNT; t++)
+    type_checks[t] = t == EV_TOUCH ? TYPE_TOUCH : EVENT_OPERANDS_CHECKED >> t & 1 ? TYPE_OPERANDS : TYPE_PLAIN;
+}
+
 /* How many of the n records at ev are valid, from the first on. */
 static size_t valid_prefix(const struct trace_event *ev, size_t n, unsigned nvcpu) {
-  for (size_t i = 0; i < n; i++)
-    if (ev[i].type >= EV_COUNT || ev[i].vcpu >= nvcpu || event_invalid(&ev[i])) return i;
-  return n;
+  static_assert(EV_COUNT <= 64, "EVENT_OPERANDS_CHECKED is a 64-bit set");
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, init_type_checks);
+  const struct trace_event *p = ev, *end = ev + n;
+  for (; p != end; p++) {
+    unsigned check = type_checks[p->type];
+    if (p->vcpu >= nvcpu) break;
+    if (check == TYPE_PLAIN) continue;
+    if (check == TYPE_BAD || (check == TYPE_TOUCH ? p->b - 1 >= TOUCH_PAGES_MAX : operands_invalid(p) != NULL)) break;
+  }
+  return (size_t)(p - ev);
 }
 
 /* The message for the bad record at r->end. */

@@ -117,6 +117,11 @@ const char *event_mnemonic(unsigned type);          /* "?" when unknown */
 ** level outside 1..4, I/O size not 1/2/4, touch of 0 or too many pages), or
 ** NULL when it is valid.  The type must already be known. */
 const char *event_invalid(const struct trace_event *ev);
+/* The event types whose operands event_invalid checks (for the others it
+** always says valid), as a bit set: the reader checks only these. */
+#define EVENT_OPERANDS_CHECKED                                                   \
+  (1ull << EV_APIC | 1ull << EV_INIT | 1ull << EV_CR_WRITE | 1ull << EV_CR_READ | \
+   1ull << EV_DR_WRITE | 1ull << EV_DR_READ | 1ull << EV_PTWRITE | 1ull << EV_IO | 1ull << EV_TOUCH)
 int event_type_from_mnemonic(const char *m);         /* -1 when unknown */
 const char *paging_name(unsigned paging);   /* "32", "pae", "64" or NULL */
 int paging_from_name(const char *s);        /* -1 when unknown */

@@ -650,6 +650,12 @@ static void reader_rejects_impossible_operands_in_a_record(void **state) {
   assert_null(trace_next(&r));
   assert_contains(r.err, ": byte 90: record 1 (crw): control register not 0, 3, 4 or 8");
   trace_close(&r);
+  patch(path, 90, "\x0f", 1);                      /* record 1 := touch of 0 pages (its b is 0) */
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
+  assert_non_null(trace_next(&r));
+  assert_null(trace_next(&r));
+  assert_contains(r.err, ": byte 90: record 1 (touch): touch of 0 pages or more than 2^24");
+  trace_close(&r);
   struct trace_event touch = { .type = EV_TOUCH, .a = 0x1000, .b = (uint64_t)1 << 40 };
   assert_string_equal(event_invalid(&touch), "touch of 0 pages or more than 2^24");
   touch.b = 4;
@@ -752,6 +758,23 @@ static void reader_hashes_the_file_while_reading(void **state) {
   free(path);
 }
 
+/* The reader checks operands only of the types EVENT_OPERANDS_CHECKED names:
+** event_invalid must find nothing wrong with any record of another type. */
+static void only_the_listed_types_have_operands_to_check(void **state) {
+  (void)state;
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  for (unsigned t = 0; t < EV_COUNT; t++) {
+    if (EVENT_OPERANDS_CHECKED >> t & 1) continue;
+    for (int i = 0; i < 2000; i++) {
+      x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+      struct trace_event ev = { .type = (uint8_t)t, .aux = (uint8_t)x, .vcpu = 0, .cycles = (uint32_t)(x >> 8),
+                                .a = x * 3, .b = i < 4 ? (uint64_t)i : x >> 5 };
+      const char *why = event_invalid(&ev);
+      if (why) fail_msg("%s (type %u) is not in EVENT_OPERANDS_CHECKED, but event_invalid says: %s", event_mnemonic(t), t, why);
+    }
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(every_mnemonic_parses_to_its_record_and_formats_back),
@@ -779,6 +802,7 @@ int main(void) {
     cmocka_unit_test(reader_hands_out_long_traces_in_order_one_by_one_or_in_blocks),
     cmocka_unit_test(reader_fails_exactly_at_a_bad_record_inside_a_block),
     cmocka_unit_test(reader_hashes_the_file_while_reading),
+    cmocka_unit_test(only_the_listed_types_have_operands_to_check),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
