@@ -164,199 +164,56 @@ static int read_header(struct trace_reader *r) {
 }
 
 /*
-** Chunks and the hasher.  Records are read CHUNK_RECORDS at a time into a
-** ring of buffers.  Without hashing the ring has one buffer.  With hashing
-** the hasher (a helper thread, or the reader itself when no thread can be
-** started) hashes each chunk after it was read, and the reader reuses a
-** buffer only once the hasher is done with it, so the file is read once.
+** The pipeline.  Chunk k holds records [k * CHUNK_RECORDS, ...) in buffer
+** k % RING.  A producer reads a chunk and validates it: the read-ahead thread,
+** or the replay's own thread when it needs the chunk.  With hashing, the
+** hasher thread (or, when none can be started, the producer) hashes each chunk
+** once it was read.  A buffer is reused once both the replay and the hasher
+** are done with its chunk, so the file is read once whoever uses it.
 */
 #define CHUNK_RECORDS 16384              /* 384 KiB */
-#define HASH_RING 4
+#define RING 4
+#define READ_AHEAD_MIN_CHUNKS 4          /* smaller traces are read by the replay's thread */
 
-struct trace_hasher {
-  pthread_t thread;
-  bool threaded;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  struct xxh64 state;
-  struct trace_event *buf[HASH_RING];
-  size_t len[HASH_RING];           /* bytes of each buffer's chunk */
-  uint64_t filled, hashed;         /* chunks handed to the hasher, chunks hashed */
-  bool last;                       /* the last chunk has been handed over */
-  bool quit;                       /* the reader gives up (closed, rewound) */
+struct chunk {
+  struct trace_event *buf;
+  size_t n;                        /* records in the chunk */
+  size_t valid;                    /* of which valid, from the first */
+  bool read_failed;
+  char err[512];                   /* why the read failed */
 };
 
-static void *hasher_main(void *arg) {
-  struct trace_hasher *h = arg;
-  pthread_mutex_lock(&h->mu);
-  for (;;) {
-    while (h->hashed == h->filled && !h->last && !h->quit) pthread_cond_wait(&h->cv, &h->mu);
-    if (h->quit || h->hashed == h->filled) break;
-    unsigned slot = (unsigned)(h->hashed % HASH_RING);
-    pthread_mutex_unlock(&h->mu);
-    xxh64_update(&h->state, h->buf[slot], h->len[slot]);
-    pthread_mutex_lock(&h->mu);
-    h->hashed++;
-    pthread_cond_broadcast(&h->cv);
-  }
-  pthread_mutex_unlock(&h->mu);
-  return NULL;
-}
+struct trace_pipe {
+  const struct trace_reader *r;    /* path, fd, header: read-only while threads run */
+  struct chunk ring[RING];
+  uint64_t nchunks;
+  /* guarded by mu once a thread runs */
+  uint64_t produced, consumed, hashed;   /* chunks read and validated, released by the replay, hashed */
+  bool quit;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool sync;                       /* mu and cv are initialised */
+  pthread_t reader, hasher;
+  bool reader_runs, hasher_runs;
+  /* hashing */
+  bool hashing;                    /* trace_hash_start was called before the first chunk */
+  bool hash_broken;                /* a chunk could not be read: no hash */
+  struct xxh64 state;
+  /* the replay's side */
+  uint64_t next;                   /* the next chunk to take */
+  bool holding;                    /* it holds chunk next - 1 */
+  bool bad_at_end;                 /* the record at r->end is bad */
+  bool failed;                     /* the failure has been reported: stays failed */
+};
 
-/* Waits until the hasher no longer needs the buffer of the next chunk. */
-static void hasher_wait_slot(struct trace_hasher *h) {
-  if (!h->threaded) return;
-  pthread_mutex_lock(&h->mu);
-  while (h->filled - h->hashed >= HASH_RING) pthread_cond_wait(&h->cv, &h->mu);
-  pthread_mutex_unlock(&h->mu);
-}
-
-/* Hands the chunk just read (in the buffer of chunk number h->filled) over. */
-static void hasher_feed(struct trace_hasher *h, size_t len, bool last) {
-  unsigned slot = (unsigned)(h->filled % HASH_RING);
-  if (!h->threaded) {
-    xxh64_update(&h->state, h->buf[slot], len);
-    h->filled++;
-    h->hashed++;
-    h->last = last;
-    return;
-  }
-  pthread_mutex_lock(&h->mu);
-  h->len[slot] = len;
-  h->filled++;
-  h->last = last;
-  pthread_cond_broadcast(&h->cv);
-  pthread_mutex_unlock(&h->mu);
-}
-
-static void hasher_stop(struct trace_reader *r) {
-  struct trace_hasher *h = r->hasher;
-  if (!h) return;
-  if (h->threaded) {
-    pthread_mutex_lock(&h->mu);
-    h->quit = true;
-    pthread_cond_broadcast(&h->cv);
-    pthread_mutex_unlock(&h->mu);
-    pthread_join(h->thread, NULL);
-    pthread_mutex_destroy(&h->mu);
-    pthread_cond_destroy(&h->cv);
-  }
-  for (unsigned i = 1; i < HASH_RING; i++) free(h->buf[i]);   /* buf[0] is the reader's own */
-  free(h);
-  r->hasher = NULL;
-}
-
-/* Hashes the bytes before the records: the header and the metadata. */
-static bool hash_prefix(struct trace_reader *r, struct xxh64 *st) {
-  unsigned char *tmp = (unsigned char *)r->chunk;
-  for (size_t off = 0; off < r->data_off;) {
-    size_t n = r->data_off - off < CHUNK_RECORDS * sizeof *r->chunk ? r->data_off - off : CHUNK_RECORDS * sizeof *r->chunk;
-    if (!read_at(r->fd, tmp, n, off)) return false;
-    xxh64_update(st, tmp, n);
-    off += n;
-  }
-  return true;
-}
-
-void trace_hash_start(struct trace_reader *r) {
-  if (r->hasher || r->read_next || r->fd < 0) return;
-  struct trace_hasher *h = calloc(1, sizeof *h);
-  if (!h) return;
-  xxh64_init(&h->state);
-  if (!hash_prefix(r, &h->state)) { free(h); return; }
-  h->buf[0] = r->chunk;
-  bool ok = true;
-  for (unsigned i = 1; i < HASH_RING; i++) ok = ok && (h->buf[i] = malloc(CHUNK_RECORDS * sizeof *r->chunk));
-  if (!ok) {
-    for (unsigned i = 1; i < HASH_RING; i++) free(h->buf[i]);
-    free(h);
-    return;
-  }
-  h->last = r->hdr.event_count == 0;
-  r->hasher = h;
-  if (pthread_mutex_init(&h->mu, NULL) == 0) {
-    if (pthread_cond_init(&h->cv, NULL) == 0) {
-      h->threaded = pthread_create(&h->thread, NULL, hasher_main, h) == 0;
-      if (!h->threaded) pthread_cond_destroy(&h->cv);
-    }
-    if (!h->threaded) pthread_mutex_destroy(&h->mu);
-  }
-}
-
-bool trace_hash(struct trace_reader *r, char hex[17]) {
-  struct trace_hasher *h = r->hasher;
-  if (!h || r->read_next != r->hdr.event_count) return false;
-  if (h->threaded) {
-    pthread_mutex_lock(&h->mu);
-    while (h->hashed != h->filled) pthread_cond_wait(&h->cv, &h->mu);
-    pthread_mutex_unlock(&h->mu);
-  }
-  snprintf(hex, 17, "%016llx", (unsigned long long)xxh64_final(&h->state));
-  return true;
-}
-
-int trace_open(struct trace_reader *r, const char *path) {
-  memset(r, 0, sizeof *r);
-  r->path = path;
-  r->fd = open(path, O_RDONLY);
-  if (r->fd < 0) return fail(r->err, EXIT_BADINPUT, "%s: %s", path, strerror(errno));
-  struct stat st;
-  int rc = EXIT_OK;
-  if (fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode)) rc = fail(r->err, EXIT_BADINPUT, "%s: not a regular file", path);
-  else if (st.st_size == 0) rc = fail(r->err, EXIT_BADINPUT, "%s: byte 0: empty file, not a vmxsim trace", path);
-  if (rc == EXIT_OK) {
-    r->file_len = (size_t)st.st_size;
-    posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    rc = read_header(r);
-  }
-  if (rc == EXIT_OK && !(r->chunk = malloc(CHUNK_RECORDS * sizeof *r->chunk)))
-    rc = fail(r->err, EXIT_BADINPUT, "%s: out of memory", r->path);
-  if (rc != EXIT_OK) {
-    char keep[sizeof r->err];
-    memcpy(keep, r->err, sizeof keep);
-    trace_close(r);
-    memcpy(r->err, keep, sizeof keep);
-  }
-  return rc;
-}
-
-void trace_close(struct trace_reader *r) {
-  hasher_stop(r);
-  if (r->fd >= 0) close(r->fd);
-  free(r->hdr.metadata);
-  free(r->chunk);
-  r->fd = -1;
-  r->hdr.metadata = NULL;
-  r->chunk = NULL;
-  r->cur = r->end = r->raw = r->raw_end = NULL;
-}
+static void lock(struct trace_pipe *p) { if (p->sync) pthread_mutex_lock(&p->mu); }
+static void unlock(struct trace_pipe *p) { if (p->sync) pthread_mutex_unlock(&p->mu); }
+static void wake(struct trace_pipe *p) { if (p->sync) pthread_cond_broadcast(&p->cv); }
+static void wait_cv(struct trace_pipe *p) { pthread_cond_wait(&p->cv, &p->mu); }
 
 /* Byte offset of record i, for messages. */
 static size_t trace_record_offset(const struct trace_reader *r, uint64_t i) {
   return r->data_off + (size_t)i * sizeof(struct trace_event);
-}
-
-/* Reads the next chunk of records (cur == end and raw == raw_end). */
-static bool read_chunk(struct trace_reader *r) {
-  uint64_t left = r->hdr.event_count - r->read_next;
-  size_t n = left < CHUNK_RECORDS ? (size_t)left : CHUNK_RECORDS;
-  struct trace_event *buf = r->chunk;
-  struct trace_hasher *h = r->hasher;
-  if (h) {
-    hasher_wait_slot(h);
-    buf = h->buf[h->filled % HASH_RING];
-  }
-  if (!read_at(r->fd, buf, n * sizeof *buf, trace_record_offset(r, r->read_next))) {
-    fail(r->err, EXIT_BADINPUT, "%s: byte %zu: read failed: %s", r->path, trace_record_offset(r, r->read_next),
-         errno ? strerror(errno) : "file shrank");
-    r->failed = true;
-    return false;
-  }
-  r->raw = buf;
-  r->raw_end = buf + n;
-  r->read_next += n;
-  if (h) hasher_feed(h, n * sizeof *buf, r->read_next == r->hdr.event_count);
-  return true;
 }
 
 /* How a record's type is checked: unknown types are bad, a touch's page
@@ -384,6 +241,130 @@ static size_t valid_prefix(const struct trace_event *ev, size_t n, unsigned nvcp
   return (size_t)(p - ev);
 }
 
+/* Reads and validates chunk k into its buffer (outside the lock). */
+static void produce(struct trace_pipe *p, uint64_t k) {
+  const struct trace_reader *r = p->r;
+  struct chunk *c = &p->ring[k % RING];
+  uint64_t first = k * CHUNK_RECORDS, left = r->hdr.event_count - first;
+  c->n = left < CHUNK_RECORDS ? (size_t)left : CHUNK_RECORDS;
+  c->valid = 0;
+  errno = 0;
+  c->read_failed = !read_at(r->fd, c->buf, c->n * sizeof *c->buf, trace_record_offset(r, first));
+  if (c->read_failed)
+    fail(c->err, EXIT_BADINPUT, "%s: byte %zu: read failed: %s", r->path, trace_record_offset(r, first),
+         errno ? strerror(errno) : "file shrank");
+  else
+    c->valid = valid_prefix(c->buf, c->n, r->hdr.vcpu_count);
+}
+
+/* Whether chunk k's buffer is free: its previous chunk released and hashed. */
+static bool slot_free(const struct trace_pipe *p, uint64_t k) {
+  return k < RING || (p->consumed > k - RING && (!p->hashing || p->hashed > k - RING));
+}
+
+static void *read_ahead_main(void *arg) {
+  struct trace_pipe *p = arg;
+  for (uint64_t k = 0; k < p->nchunks; k++) {
+    lock(p);
+    while (!p->quit && !slot_free(p, k)) wait_cv(p);
+    bool quit = p->quit;
+    unlock(p);
+    if (quit) break;
+    produce(p, k);
+    lock(p);
+    p->produced = k + 1;
+    wake(p);
+    unlock(p);
+    if (p->ring[k % RING].read_failed) break;
+  }
+  return NULL;
+}
+
+static void hash_chunk(struct trace_pipe *p, uint64_t k) {
+  const struct chunk *c = &p->ring[k % RING];
+  if (c->read_failed) p->hash_broken = true;
+  else if (!p->hash_broken) xxh64_update(&p->state, c->buf, c->n * sizeof *c->buf);
+}
+
+static void *hasher_main(void *arg) {
+  struct trace_pipe *p = arg;
+  for (uint64_t k = 0; k < p->nchunks; k++) {
+    lock(p);
+    while (!p->quit && p->produced <= k) wait_cv(p);
+    bool quit = p->quit;
+    unlock(p);
+    if (quit) break;
+    hash_chunk(p, k);
+    lock(p);
+    p->hashed = k + 1;
+    wake(p);
+    unlock(p);
+  }
+  return NULL;
+}
+
+static int online_cpus(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+/* Starts the threads the first chunk needs: the hasher when hashing, the
+** read-ahead thread for a trace of several chunks on a multiprocessor. */
+static void start_threads(struct trace_reader *r, struct trace_pipe *p) {
+  bool ahead = r->read_ahead && p->nchunks >= READ_AHEAD_MIN_CHUNKS && online_cpus() > 1;
+  if (!ahead && !p->hashing) return;
+  if (pthread_mutex_init(&p->mu, NULL) != 0) return;
+  if (pthread_cond_init(&p->cv, NULL) != 0) { pthread_mutex_destroy(&p->mu); return; }
+  p->sync = true;
+  if (p->hashing) p->hasher_runs = pthread_create(&p->hasher, NULL, hasher_main, p) == 0;
+  if (ahead) p->reader_runs = pthread_create(&p->reader, NULL, read_ahead_main, p) == 0;
+}
+
+static void stop_threads(struct trace_pipe *p) {
+  if (!p->sync) return;
+  lock(p);
+  p->quit = true;
+  wake(p);
+  unlock(p);
+  if (p->reader_runs) pthread_join(p->reader, NULL);
+  if (p->hasher_runs) pthread_join(p->hasher, NULL);
+  pthread_cond_destroy(&p->cv);
+  pthread_mutex_destroy(&p->mu);
+  p->sync = p->reader_runs = p->hasher_runs = false;
+}
+
+/* The replay takes chunk k: waits for the read-ahead thread, or reads it. */
+static struct chunk *take(struct trace_reader *r, struct trace_pipe *p, uint64_t k) {
+  if (k == 0 && !p->sync) start_threads(r, p);
+  lock(p);
+  if (p->reader_runs) {
+    while (p->produced <= k) wait_cv(p);
+    unlock(p);
+    return &p->ring[k % RING];
+  }
+  while (!slot_free(p, k)) wait_cv(p);
+  unlock(p);
+  produce(p, k);
+  lock(p);
+  p->produced = k + 1;
+  if (p->hashing && !p->hasher_runs) {     /* no hasher thread: the producer hashes */
+    hash_chunk(p, k);
+    p->hashed = k + 1;
+  }
+  wake(p);
+  unlock(p);
+  return &p->ring[k % RING];
+}
+
+static void release(struct trace_pipe *p) {
+  if (!p->holding) return;
+  lock(p);
+  p->consumed = p->next;
+  wake(p);
+  unlock(p);
+  p->holding = false;
+}
+
 /* The message for the bad record at r->end. */
 static void bad_record(struct trace_reader *r) {
   const struct trace_event *ev = r->end;
@@ -402,23 +383,27 @@ static void bad_record(struct trace_reader *r) {
 /* Makes the next block current (cur == end); false at the end of the trace
 ** or on a failure (r->err set). */
 static bool next_block(struct trace_reader *r) {
-  if (r->failed) {
-    if (r->end && r->raw != r->raw_end) bad_record(r);
-    return false;
-  }
-  if (r->raw == r->raw_end && (r->read_next == r->hdr.event_count || !read_chunk(r))) return false;
-  size_t n = (size_t)(r->raw_end - r->raw);
-  if (n > TRACE_BLOCK_RECORDS) n = TRACE_BLOCK_RECORDS;
-  size_t ok = valid_prefix(r->raw, n, r->hdr.vcpu_count);
-  r->cur = r->raw;
-  r->end = r->raw + ok;
-  r->end_index += ok;
-  r->raw += ok;
-  if (ok < n) r->failed = true;
-  if (ok == 0) {
+  struct trace_pipe *p = r->pipe;
+  if (!p || p->failed) return false;
+  if (p->bad_at_end) {
     bad_record(r);
+    p->failed = true;
     return false;
   }
+  release(p);
+  if (p->next == p->nchunks) return false;
+  struct chunk *c = take(r, p, p->next++);
+  p->holding = true;
+  if (c->read_failed) {
+    memcpy(r->err, c->err, sizeof r->err);
+    p->failed = true;
+    return false;
+  }
+  r->cur = c->buf;
+  r->end = c->buf + c->valid;
+  r->end_index += c->valid;
+  p->bad_at_end = c->valid < c->n;
+  if (c->valid == 0) return next_block(r);       /* the bad record comes first */
   return true;
 }
 
@@ -437,12 +422,105 @@ size_t trace_next_block(struct trace_reader *r, const struct trace_event **evs, 
 
 int trace_failed(const struct trace_reader *r) { return r->err[0] != 0; }
 
-void trace_rewind(struct trace_reader *r) {
-  hasher_stop(r);
-  r->cur = r->end = r->raw = r->raw_end = NULL;
-  r->end_index = r->read_next = 0;
-  r->failed = false;
+/* Forgets the position, the chunks and the hash: the next record is record 0. */
+static void reset(struct trace_reader *r) {
+  struct trace_pipe *p = r->pipe;
+  stop_threads(p);
+  p->produced = p->consumed = p->hashed = p->next = 0;
+  p->quit = p->holding = p->bad_at_end = p->failed = false;
+  p->hashing = false;
+  r->cur = r->end = NULL;
+  r->end_index = 0;
   r->err[0] = 0;
+}
+
+void trace_rewind(struct trace_reader *r) {
+  if (r->pipe) reset(r);
+}
+
+/* Hashes the bytes before the records: the header and the metadata. */
+static bool hash_prefix(struct trace_reader *r, struct xxh64 *st) {
+  enum { PIECE = 1 << 16 };
+  unsigned char *tmp = malloc(PIECE);
+  bool ok = tmp != NULL;
+  for (size_t off = 0; ok && off < r->data_off;) {
+    size_t n = r->data_off - off < PIECE ? r->data_off - off : PIECE;
+    ok = read_at(r->fd, tmp, n, off);
+    if (ok) xxh64_update(st, tmp, n);
+    off += n;
+  }
+  free(tmp);
+  return ok;
+}
+
+void trace_hash_start(struct trace_reader *r) {
+  struct trace_pipe *p = r->pipe;
+  if (!p || p->hashing || p->next || p->sync) return;
+  xxh64_init(&p->state);
+  p->hash_broken = false;
+  p->hashing = hash_prefix(r, &p->state);
+}
+
+bool trace_hash(struct trace_reader *r, char hex[17]) {
+  struct trace_pipe *p = r->pipe;
+  if (!p || !p->hashing || p->failed || p->bad_at_end || trace_position(r) != r->hdr.event_count) return false;
+  lock(p);
+  while (p->hashed < p->nchunks) wait_cv(p);     /* every chunk was read, so each is hashed or being hashed */
+  unlock(p);
+  if (p->hash_broken) return false;
+  snprintf(hex, 17, "%016llx", (unsigned long long)xxh64_final(&p->state));
+  return true;
+}
+
+static int open_pipe(struct trace_reader *r) {
+  struct trace_pipe *p = calloc(1, sizeof *p);
+  if (!p) return fail(r->err, EXIT_BADINPUT, "%s: out of memory", r->path);
+  r->pipe = p;
+  p->r = r;
+  p->nchunks = (r->hdr.event_count + CHUNK_RECORDS - 1) / CHUNK_RECORDS;
+  size_t n = r->hdr.event_count < CHUNK_RECORDS ? (size_t)r->hdr.event_count : CHUNK_RECORDS;
+  for (unsigned i = 0; i < RING && i < p->nchunks; i++)
+    if (!(p->ring[i].buf = malloc(n * sizeof *p->ring[i].buf))) return fail(r->err, EXIT_BADINPUT, "%s: out of memory", r->path);
+  return EXIT_OK;
+}
+
+int trace_open(struct trace_reader *r, const char *path) {
+  memset(r, 0, sizeof *r);
+  r->path = path;
+  r->read_ahead = true;
+  r->fd = open(path, O_RDONLY);
+  if (r->fd < 0) return fail(r->err, EXIT_BADINPUT, "%s: %s", path, strerror(errno));
+  struct stat st;
+  int rc = EXIT_OK;
+  if (fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode)) rc = fail(r->err, EXIT_BADINPUT, "%s: not a regular file", path);
+  else if (st.st_size == 0) rc = fail(r->err, EXIT_BADINPUT, "%s: byte 0: empty file, not a vmxsim trace", path);
+  if (rc == EXIT_OK) {
+    r->file_len = (size_t)st.st_size;
+    posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    rc = read_header(r);
+  }
+  if (rc == EXIT_OK) rc = open_pipe(r);
+  if (rc != EXIT_OK) {
+    char keep[sizeof r->err];
+    memcpy(keep, r->err, sizeof keep);
+    trace_close(r);
+    memcpy(r->err, keep, sizeof keep);
+  }
+  return rc;
+}
+
+void trace_close(struct trace_reader *r) {
+  if (r->pipe) {
+    stop_threads(r->pipe);
+    for (unsigned i = 0; i < RING; i++) free(r->pipe->ring[i].buf);
+    free(r->pipe);
+    r->pipe = NULL;
+  }
+  if (r->fd >= 0) close(r->fd);
+  free(r->hdr.metadata);
+  r->fd = -1;
+  r->hdr.metadata = NULL;
+  r->cur = r->end = NULL;
 }
 
 /* ---- writer ---- */

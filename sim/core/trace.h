@@ -39,15 +39,16 @@ struct trace_header {
 */
 
 /*
-** Reader.  Records are read a chunk at a time into a fixed buffer (memory does
-** not grow with the trace's length) and validated a block at a time, when the
-** block is first reached; handing out a record is then a pointer bump
-** (trace_next, inline), or a whole block at once (trace_next_block: the engine
-** walks it).  A bad record ends the last block before it, so every record
-** before it is still handed out and the failure comes where the record is.
+** Reader.  Records are read a chunk at a time into a small ring of buffers
+** (memory does not grow with the trace's length) and validated there; handing
+** out a record is then a pointer bump (trace_next, inline), or a whole block
+** at once (trace_next_block: the engine walks it).  On a machine with more
+** than one processor a read-ahead thread reads and validates the next chunks
+** while the caller replays the current one.  A bad record ends the block
+** before it, so every record before it is still handed out and the failure
+** comes where the record is.
 */
-#define TRACE_BLOCK_RECORDS 2048        /* records validated at a time */
-struct trace_hasher;
+struct trace_pipe;
 struct trace_reader {
   /* validated records not handed out yet: [cur, end); the one at end has index end_index */
   const struct trace_event *cur, *end;
@@ -57,18 +58,14 @@ struct trace_reader {
   int fd;
   size_t file_len;
   size_t data_off;                 /* byte offset of record 0 */
-  struct trace_event *chunk;       /* the records read and not yet validated: [raw, raw_end) */
-  const struct trace_event *raw, *raw_end;
-  uint64_t read_next;              /* index of the next record to read from the file */
-  unsigned chunk_slot;             /* the buffer of the ring the chunk is in */
-  struct trace_hasher *hasher;     /* trace_hash_start; NULL when not hashing */
-  bool failed;                     /* the record at end is bad or unreadable: err says why */
+  bool read_ahead;                 /* may use a read-ahead thread (default true; set before reading) */
+  struct trace_pipe *pipe;         /* the chunks, their buffers and threads */
   char err[512];                   /* message of the last failure */
 };
 
 int  trace_open(struct trace_reader *r, const char *path);      /* 0 or EXIT_BADINPUT, r->err */
 void trace_close(struct trace_reader *r);
-/* Validates the next block; NULL at the end or on a bad record (trace_failed). */
+/* Makes the next block current; NULL at the end or on a bad record (trace_failed). */
 const struct trace_event *trace_next_slow(struct trace_reader *r);
 /* Next record, or NULL at the end.  Validates type, vCPU and operands; on a
 ** bad record returns NULL and sets r->err (check trace_failed()). */
@@ -77,7 +74,8 @@ static inline const struct trace_event *trace_next(struct trace_reader *r) {
   return trace_next_slow(r);
 }
 /* The next validated records, at most max of them, consumed: their number,
-** with *evs pointing at them; 0 at the end or on a bad record. */
+** with *evs pointing at them (valid until the next call); 0 at the end or on
+** a bad record. */
 size_t trace_next_block(struct trace_reader *r, const struct trace_event **evs, size_t max);
 /* Index of the record the next trace_next returns. */
 static inline uint64_t trace_position(const struct trace_reader *r) {

@@ -677,15 +677,12 @@ static void reader_rejects_absurd_metadata_length(void **state) {
   free(path);
 }
 
-/* Records far apart, across the reader's validation blocks and read chunks,
-** come out in order whether taken one by one or in blocks of any size. */
-static void reader_hands_out_long_traces_in_order_one_by_one_or_in_blocks(void **state) {
-  (void)state;
-  char *path = temp_path();
-  const int n = 70001;                             /* > 2 read chunks, not a multiple of a block */
-  write_trace(path, n);
+/* Records far apart, across the reader's chunks, come out in order whether
+** taken one by one or in blocks of any size, read ahead on a thread or not. */
+static void read_long_trace(const char *path, int n, bool ahead) {
   struct trace_reader r;
   assert_int_equal(trace_open(&r, path), EXIT_OK);
+  r.read_ahead = ahead;
   for (int i = 0; i < n; i++) {
     const struct trace_event *ev = trace_next(&r);
     assert_non_null(ev);
@@ -710,6 +707,15 @@ static void reader_hands_out_long_traces_in_order_one_by_one_or_in_blocks(void *
     assert_false(trace_failed(&r));
   }
   trace_close(&r);
+}
+
+static void reader_hands_out_long_traces_in_order_one_by_one_or_in_blocks(void **state) {
+  (void)state;
+  char *path = temp_path();
+  const int n = 100001;                            /* several chunks, the last one partial */
+  write_trace(path, n);
+  read_long_trace(path, n, true);
+  read_long_trace(path, n, false);
   unlink(path);
   free(path);
 }
@@ -736,14 +742,11 @@ static void reader_fails_exactly_at_a_bad_record_inside_a_block(void **state) {
 }
 
 /* The hash computed while reading is the file's hash, once all is read. */
-static void reader_hashes_the_file_while_reading(void **state) {
-  (void)state;
-  char *path = temp_path();
-  write_trace(path, 100003);
-  char want[HASH_HEX_LEN + 1], got[HASH_HEX_LEN + 1] = "", err[256];
-  assert_int_equal(hash_file(path, want, err, sizeof err), EXIT_OK);
+static void hash_while_reading(const char *path, bool ahead, const char *want) {
+  char got[HASH_HEX_LEN + 1] = "";
   struct trace_reader r;
   assert_int_equal(trace_open(&r, path), EXIT_OK);
+  r.read_ahead = ahead;
   trace_hash_start(&r);
   assert_non_null(trace_next(&r));
   assert_false(trace_hash(&r, got));               /* not before every record was read */
@@ -752,6 +755,38 @@ static void reader_hashes_the_file_while_reading(void **state) {
   assert_string_equal(got, want);
   trace_rewind(&r);                                /* a second pass: no hash any more */
   while (trace_next(&r)) {}
+  assert_false(trace_hash(&r, got));
+  trace_close(&r);
+}
+
+static void reader_hashes_the_file_while_reading(void **state) {
+  (void)state;
+  char *path = temp_path();
+  char want[HASH_HEX_LEN + 1], err[256];
+  static const int sizes[] = { 0, 3, 24, 16384, 16385, 100000 };   /* empty, part of a chunk, one, several */
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+    int n = sizes[i];
+    write_trace(path, n);
+    assert_int_equal(hash_file(path, want, err, sizeof err), EXIT_OK);
+    if (n) {
+      hash_while_reading(path, true, want);
+      hash_while_reading(path, false, want);
+    }
+  }
+  unlink(path);
+  free(path);
+}
+
+/* An interrupted read: closing stops the threads with chunks still in flight. */
+static void reader_closes_in_the_middle_of_a_long_trace(void **state) {
+  (void)state;
+  char *path = temp_path();
+  write_trace(path, 200000);
+  struct trace_reader r;
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
+  trace_hash_start(&r);
+  for (int i = 0; i < 20000; i++) assert_non_null(trace_next(&r));
+  char got[HASH_HEX_LEN + 1];
   assert_false(trace_hash(&r, got));
   trace_close(&r);
   unlink(path);
@@ -802,6 +837,7 @@ int main(void) {
     cmocka_unit_test(reader_hands_out_long_traces_in_order_one_by_one_or_in_blocks),
     cmocka_unit_test(reader_fails_exactly_at_a_bad_record_inside_a_block),
     cmocka_unit_test(reader_hashes_the_file_while_reading),
+    cmocka_unit_test(reader_closes_in_the_middle_of_a_long_trace),
     cmocka_unit_test(only_the_listed_types_have_operands_to_check),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
