@@ -43,6 +43,13 @@ static void charge_exit(struct engine *e, struct vcpu *v, unsigned reason, unsig
   e->st.total_exits++;
   e->st.vmm_cycles += cost;
   e->vcpu_cycles[v->id] += cost;
+  for (unsigned k = 0; k < e->nextra; k++) {
+    struct engine_ledger *l = &e->extra[k];
+    uint64_t lc = engine_exit_cost(l->prof, key, w);
+    stats_add_exit(&l->st, reason, key, lc);
+    l->st.vmm_cycles += lc;
+    l->vcpu_cycles[v->id] += lc;
+  }
   e->last.exits++;
   e->last.last_reason = reason;
   e->last.cycles += cost;
@@ -91,6 +98,12 @@ static void sink_guest(struct mmu_sink *s, unsigned vcpu, const struct work *w) 
   uint64_t c = work_cost(e->prof, w);
   e->st.guest_cycles += c;
   e->vcpu_cycles[vcpu] += c;
+  for (unsigned k = 0; k < e->nextra; k++) {
+    struct engine_ledger *l = &e->extra[k];
+    uint64_t lc = work_cost(l->prof, w);
+    l->st.guest_cycles += lc;
+    l->vcpu_cycles[vcpu] += lc;
+  }
 }
 
 static void sink_guest_ops(struct mmu_sink *s, unsigned vcpu, enum profile_param op, uint32_t n) {
@@ -98,6 +111,12 @@ static void sink_guest_ops(struct mmu_sink *s, unsigned vcpu, enum profile_param
   uint64_t c = (uint64_t)n * e->prof->p[op];
   e->st.guest_cycles += c;
   e->vcpu_cycles[vcpu] += c;
+  for (unsigned k = 0; k < e->nextra; k++) {
+    struct engine_ledger *l = &e->extra[k];
+    uint64_t lc = (uint64_t)n * l->prof->p[op];
+    l->st.guest_cycles += lc;
+    l->vcpu_cycles[vcpu] += lc;
+  }
 }
 
 static void sink_roots_loaded(struct mmu_sink *s, unsigned vcpu, uint64_t guest_cr3, uint64_t root_hpa, bool exited) {
@@ -125,6 +144,10 @@ static void deliver_ipi(struct engine *e, const struct vcpu *from, int dest) {
   if (!t->halted) return;
   t->halted = false;
   if (e->vcpu_cycles[dest] < e->vcpu_cycles[from->id]) e->vcpu_cycles[dest] = e->vcpu_cycles[from->id];
+  for (unsigned k = 0; k < e->nextra; k++) {          /* each profile's clocks */
+    uint64_t *vc = e->extra[k].vcpu_cycles;
+    if (vc[dest] < vc[from->id]) vc[dest] = vc[from->id];
+  }
 }
 
 /* The effects of an exit's handling that reach beyond its vCPU. */
@@ -134,6 +157,19 @@ static void after_handler(struct engine *e, struct vcpu *v, const struct vcpu_re
 }
 
 /* ---- set-up ---- */
+
+/* VM entry on the CPU of profile pr: every vCPU's controls must be allowed. */
+static int entry_check(struct engine *e, const struct profile *pr, char *err, size_t errlen) {
+  struct vmx_caps caps = profile_vmx_caps(pr);
+  for (unsigned i = 0; i < e->nvcpu; i++) {
+    char why[400];
+    if (vmx_entry_check(&e->vcpu[i].vmx, &caps, why, sizeof why)) {
+      snprintf(err, errlen, "%s (CPU profile %s, policy %s)", why, pr->name, e->pol->name);
+      return EXIT_VMENTRY;
+    }
+  }
+  return EXIT_OK;
+}
 
 int engine_init(struct engine *e, const struct policy *p, const struct profile *pr,
                  unsigned nvcpu, unsigned paging, char *err, size_t errlen) {
@@ -153,16 +189,14 @@ int engine_init(struct engine *e, const struct policy *p, const struct profile *
   e->vcpu = xcalloc(nvcpu, sizeof *e->vcpu);
   e->vcpu_cycles = xcalloc(nvcpu, sizeof *e->vcpu_cycles);
   e->vmcs_charged = xcalloc(2 * (size_t)nvcpu, sizeof *e->vmcs_charged);
-  struct vmx_caps caps = profile_vmx_caps(pr);
   for (unsigned i = 0; i < nvcpu; i++) {
     uint64_t forced = vcpu_setup(&e->vcpu[i], i, p);
     if (i == 0) e->st.counter[CTR_CR4_FORCED_OWNED] = forced;
-    char why[400];
-    if (vmx_entry_check(&e->vcpu[i].vmx, &caps, why, sizeof why)) {
-      snprintf(err, errlen, "%s (CPU profile %s, policy %s)", why, pr->name, p->name);
-      engine_free(e);
-      return EXIT_VMENTRY;
-    }
+  }
+  int rc = entry_check(e, pr, err, errlen);
+  if (rc) {
+    engine_free(e);
+    return rc;
   }
   e->sink = (struct mmu_sink){ .fault = sink_fault, .guest = sink_guest, .guest_ops = sink_guest_ops,
                                .roots_loaded = sink_roots_loaded,
@@ -171,7 +205,42 @@ int engine_init(struct engine *e, const struct policy *p, const struct profile *
   return EXIT_OK;
 }
 
+int engine_add_profile(struct engine *e, const struct profile *pr, char *err, size_t errlen) {
+  int rc = entry_check(e, pr, err, errlen);
+  if (rc) return rc;
+  e->extra = xrealloc(e->extra, (e->nextra + 1) * sizeof *e->extra);
+  struct engine_ledger *l = &e->extra[e->nextra++];
+  l->prof = pr;
+  stats_init(&l->st);
+  l->vcpu_cycles = xcalloc(e->nvcpu, sizeof *l->vcpu_cycles);
+  return EXIT_OK;
+}
+
+void engine_ledger_stats(const struct engine *e, unsigned k, struct stats *st) {
+  *st = e->st;
+  if (k == 0) return;
+  const struct stats *l = &e->extra[k - 1].st;
+  memcpy(st->row, l->row, sizeof st->row);
+  st->guest_cycles = l->guest_cycles;
+  st->vmm_cycles = l->vmm_cycles;
+}
+
+uint64_t engine_ledger_elapsed(const struct engine *e, unsigned k) {
+  const uint64_t *vc = k ? e->extra[k - 1].vcpu_cycles : e->vcpu_cycles;
+  uint64_t m = 0;
+  for (unsigned i = 0; i < e->nvcpu; i++)
+    if (vc[i] > m) m = vc[i];
+  return m;
+}
+
 void engine_free(struct engine *e) {
+  for (unsigned k = 0; k < e->nextra; k++) {
+    stats_free(&e->extra[k].st);
+    free(e->extra[k].vcpu_cycles);
+  }
+  free(e->extra);
+  e->extra = NULL;
+  e->nextra = 0;
   if (e->mmu) mmu_destroy(e->mmu);
   free(e->vcpu);
   free(e->vcpu_cycles);
@@ -285,6 +354,10 @@ void engine_step(struct engine *e, const struct trace_event *ev) {
   e->st.events++;
   e->st.guest_cycles += ev->cycles;
   e->vcpu_cycles[ev->vcpu] += ev->cycles;
+  for (unsigned k = 0; k < e->nextra; k++) {
+    e->extra[k].st.guest_cycles += ev->cycles;
+    e->extra[k].vcpu_cycles[ev->vcpu] += ev->cycles;
+  }
   memset(&e->last, 0, sizeof e->last);
   event(e, ev, true);
 }
@@ -292,34 +365,37 @@ void engine_step(struct engine *e, const struct trace_event *ev) {
 /* A block of events, without what only the REPL shows (e->last).  A run is
 ** only native time: it does not wake a halted vCPU here (engine_step has
 ** always differed in that, and the figures of a replay come from here). */
-static void run_events(struct engine *e, const struct trace_event *ev, size_t n) {
+void engine_run_block(struct engine *e, const struct trace_event *ev, size_t n) {
   uint64_t guest = 0;
-  for (const struct trace_event *end = ev + n; ev != end; ev++) {
-    guest += ev->cycles;
-    e->vcpu_cycles[ev->vcpu] += ev->cycles;
-    if (ev->type != EV_RUN) event(e, ev, false);
+  if (!e->nextra) {
+    for (const struct trace_event *end = ev + n; ev != end; ev++) {
+      guest += ev->cycles;
+      e->vcpu_cycles[ev->vcpu] += ev->cycles;
+      if (ev->type != EV_RUN) event(e, ev, false);
+    }
+  } else {
+    for (const struct trace_event *end = ev + n; ev != end; ev++) {
+      guest += ev->cycles;
+      e->vcpu_cycles[ev->vcpu] += ev->cycles;
+      for (unsigned k = 0; k < e->nextra; k++) e->extra[k].vcpu_cycles[ev->vcpu] += ev->cycles;  /* each profile's clocks */
+      if (ev->type != EV_RUN) event(e, ev, false);
+    }
   }
   e->st.guest_cycles += guest;
+  for (unsigned k = 0; k < e->nextra; k++) e->extra[k].st.guest_cycles += guest;   /* native time: the same at every price */
   e->index += n;
   e->st.events += n;
 }
 
-#define PROGRESS_EVENTS (1u << 22)
-
 int engine_run(struct engine *e, struct trace_reader *r, bool (*progress)(struct engine *, void *), void *arg) {
   const struct trace_event *evs;
   size_t n;
-  /* blocks end at every multiple of PROGRESS_EVENTS, where progress is called */
-  while ((n = trace_next_block(r, &evs, PROGRESS_EVENTS - (e->index & (PROGRESS_EVENTS - 1)))) > 0) {
-    run_events(e, evs, n);
-    if (progress && (e->index & (PROGRESS_EVENTS - 1)) == 0 && !progress(e, arg)) return EXIT_OK;
+  /* blocks end at every multiple of ENGINE_PROGRESS_EVENTS, where progress is called */
+  while ((n = trace_next_block(r, &evs, engine_block_limit(e))) > 0) {
+    engine_run_block(e, evs, n);
+    if (progress && engine_at_progress_point(e) && !progress(e, arg)) return EXIT_OK;
   }
   return trace_failed(r) ? EXIT_BADINPUT : EXIT_OK;
 }
 
-uint64_t engine_elapsed(const struct engine *e) {
-  uint64_t m = 0;
-  for (unsigned i = 0; i < e->nvcpu; i++)
-    if (e->vcpu_cycles[i] > m) m = e->vcpu_cycles[i];
-  return m;
-}
+uint64_t engine_elapsed(const struct engine *e) { return engine_ledger_elapsed(e, 0); }

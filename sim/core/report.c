@@ -130,8 +130,7 @@ void run_identity_json(cJSON *obj, const struct run_identity *id) {
   cJSON_AddStringToObject(obj, "cpu", id->cpu);
 }
 
-/* The JSON object as text (caller frees). */
-static char *report_json(const struct report *rep) {
+static cJSON *report_object(const struct report *rep) {
   cJSON *o = cJSON_CreateObject();
   run_identity_json(o, &(struct run_identity){ rep->trace, NULL, rep->workload, rep->policy, rep->cpu });
   cJSON_AddNumberToObject(o, "clock_ghz", rep->clock_ghz);
@@ -163,34 +162,84 @@ static char *report_json(const struct report *rep) {
   cJSON *ctr = cJSON_AddObjectToObject(o, "counters");
   for (unsigned i = 0; i < rep->ncounters; i++)
     cJSON_AddNumberToObject(ctr, rep->counters[i].name, (double)rep->counters[i].value);
-  char *s = cJSON_Print(o);
-  cJSON_Delete(o);
-  return s;
+  return o;
 }
 
-static void print_csv(FILE *f, const struct report *rep) {
-  fprintf(f, "section,name,parent,count,cycles,avg,min,p5,p50,p95,max\n");
+/* A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180). */
+static void csv_field(FILE *f, const char *s) {
+  if (!strpbrk(s, ",\"\r\n")) { fputs(s, f); return; }
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+/* with_run: a CSV row starts with the run's policy and cpu. */
+static void row_start(FILE *f, const struct report *rep, bool with_run) {
+  if (!with_run) return;
+  csv_field(f, rep->policy);
+  fputc(',', f);
+  csv_field(f, rep->cpu);
+  fputc(',', f);
+}
+
+/* The CSV rows of rep. */
+static void print_csv_rows(FILE *f, const struct report *rep, bool with_run) {
   for (unsigned i = 0; i < rep->nrows; i++) {
     const struct report_row *r = &rep->rows[i];
+    row_start(f, rep, with_run);
     fprintf(f, "%s,%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
             r->parent[0] ? "breakdown" : "exit", r->name, r->parent, r->count, r->cycles,
             avg(r->cycles, r->count), r->min, r->p5, r->p50, r->p95, r->max);
   }
+  row_start(f, rep, with_run);
   fprintf(f, "total,exits,,%" PRIu64 ",%" PRIu64 ",,,,,,\n", rep->total_exits, rep->vmm_cycles);
+  row_start(f, rep, with_run);
   fprintf(f, "total,guest,,,%" PRIu64 ",,,,,,\n", rep->guest_cycles);
+  row_start(f, rep, with_run);
   fprintf(f, "total,events,,%" PRIu64 ",,,,,,,\n", rep->events);
-  for (unsigned i = 0; i < rep->ncounters; i++)
+  for (unsigned i = 0; i < rep->ncounters; i++) {
+    row_start(f, rep, with_run);
     fprintf(f, "counter,%s,,%" PRIu64 ",,,,,,,\n", rep->counters[i].name, rep->counters[i].value);
+  }
+}
+
+#define CSV_HEADER "section,name,parent,count,cycles,avg,min,p5,p50,p95,max\n"
+
+static void print_json(FILE *f, cJSON *o) {
+  char *s = cJSON_Print(o);
+  fprintf(f, "%s\n", s);
+  free(s);
+  cJSON_Delete(o);
 }
 
 void report_print(FILE *f, const struct report *rep, enum report_format fmt) {
   if (fmt == FORMAT_JSON) {
-    char *s = report_json(rep);
-    fprintf(f, "%s\n", s);
-    free(s);
+    print_json(f, report_object(rep));
   } else if (fmt == FORMAT_CSV) {
-    print_csv(f, rep);
+    fputs(CSV_HEADER, f);
+    print_csv_rows(f, rep, false);
   } else {
     print_table(f, rep);
+  }
+}
+
+void report_print_runs(FILE *f, const struct report *reps, unsigned n, enum report_format fmt) {
+  if (n == 1) {
+    report_print(f, reps, fmt);
+  } else if (fmt == FORMAT_JSON) {
+    cJSON *a = cJSON_CreateArray();
+    for (unsigned i = 0; i < n; i++) cJSON_AddItemToArray(a, report_object(&reps[i]));
+    print_json(f, a);
+  } else if (fmt == FORMAT_CSV) {
+    fputs("policy,cpu," CSV_HEADER, f);
+    for (unsigned i = 0; i < n; i++) print_csv_rows(f, &reps[i], true);
+  } else {
+    for (unsigned i = 0; i < n; i++) {
+      if (i) fputc('\n', f);
+      print_table(f, &reps[i]);
+    }
   }
 }
