@@ -3,6 +3,7 @@
 #include "sim/core/compare.h"
 #include "sim/core/hash.h"
 #include "sim/core/report.h"
+#include "sim/core/runner.h"
 #include "sim/store/store.h"
 #include "sim/core/texttable.h"
 #include "sim/core/util.h"
@@ -48,7 +49,7 @@ static const char report_usage[] =
 
 static const char compare_usage[] =
   "usage: vmxsim compare RUN_A RUN_B [RUN...] [--format table|csv|json] [--db FILE]\n"
-  "       vmxsim compare --trace T [--policy A,B...] [--cpu C] [--format F] [--db FILE]\n"
+  "       vmxsim compare --trace T [--policy A,B...] [--cpu C] [--replay] [--format F] [--db FILE]\n"
   "\n"
   "Compares stored runs against the first (A): VM exits and cycles per exit reason\n"
   "side by side, the ratio to A (B/A) and the difference (B-A), per operation ('mark'\n"
@@ -61,12 +62,15 @@ static const char compare_usage[] =
   "                      '=' belongs to the policy before it (shadowcache,cr3_target_count=2);\n"
   "                      may be repeated\n"
   "  -c, --cpu C         only runs on CPU profile C\n"
+  "  -r, --replay        replay T first under each --policy that has no stored run (on\n"
+  "                      --cpu C, or the default profile), all in one pass, and store them\n"
   "  -f, --format F      table (default), csv (one line per value) or json\n"
   "      --db FILE       results database (default " STORE_DEFAULT_PATH ")\n"
   "\n"
   "examples:\n"
   "  vmxsim compare 3 4\n"
-  "  vmxsim compare --trace lat_ctx.bin --policy nocache,cr3cache --cpu core2-2007\n";
+  "  vmxsim compare --trace lat_ctx.bin --policy nocache,cr3cache --cpu core2-2007\n"
+  "  vmxsim compare --trace lat_ctx.bin --policy nocache,shadowcache,cr3cache --replay\n";
 
 /* ---- shared option handling ---- */
 
@@ -74,9 +78,10 @@ struct db_opts {
   const char *db, *trace, *policy[COMPARE_MAX_RUNS], *cpu, *workload;
   unsigned npolicy;
   int format;
-  bool last;
+  bool last, replay;
   char *policy_buf[COMPARE_MAX_RUNS];   /* the --policy lists, split in place */
   unsigned nbuf;
+  char trace_hash[HASH_HEX_LEN + 1];    /* of the --trace file, once hashed */
 };
 
 static void free_db_opts(struct db_opts *o) {
@@ -121,14 +126,15 @@ static int parse_db_opts(int argc, char **argv, const char *usage, const char *a
     { "db", required_argument, 0, 'D' },    { "format", required_argument, 0, 'f' },
     { "trace", required_argument, 0, 't' }, { "policy", required_argument, 0, 'p' },
     { "cpu", required_argument, 0, 'c' },   { "workload", required_argument, 0, 'w' },
-    { "last", no_argument, 0, 'l' },        { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+    { "last", no_argument, 0, 'l' },        { "replay", no_argument, 0, 'r' },
+    { "help", no_argument, 0, 'h' },        { 0, 0, 0, 0 } };
   memset(o, 0, sizeof *o);
   o->db = STORE_DEFAULT_PATH;
   optind = 1;
   opterr = 0;
   int c;
   /* GNU getopt moves the operands after the options, so they may come anywhere. */
-  while ((c = getopt_long(argc, argv, "f:t:p:c:w:lh", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "f:t:p:c:w:lrh", longopts, NULL)) != -1) {
     if (c != '?' && c != 'h' && !strchr(allowed, c)) {
       const struct option *lo = longopts;
       while (lo->val != c) lo++;
@@ -148,6 +154,7 @@ static int parse_db_opts(int argc, char **argv, const char *usage, const char *a
     case 'c': o->cpu = optarg; break;
     case 'w': o->workload = optarg; break;
     case 'l': o->last = true; break;
+    case 'r': o->replay = true; break;
     case 'h': fputs(usage, stdout); return -1;
     default:
       errorf("%s: unknown option or missing argument; see 'vmxsim %s --help'", argv[optind - 1], argv[0]);
@@ -186,7 +193,7 @@ struct filter {
 };
 
 /* A trace that is a file is matched by content, so renamed copies still match. */
-static int make_filter(struct filter *fl, const struct db_opts *o, const char *policy) {
+static int make_filter(struct filter *fl, struct db_opts *o, const char *policy) {
   struct stat sb;
   memset(fl, 0, sizeof *fl);
   fl->trace = o->trace;
@@ -195,10 +202,11 @@ static int make_filter(struct filter *fl, const struct db_opts *o, const char *p
   fl->workload = o->workload;
   if (o->trace && stat(o->trace, &sb) == 0 && S_ISREG(sb.st_mode)) {
     char err[600];
-    if (hash_file(o->trace, fl->hash, err, sizeof err) != EXIT_OK) {
+    if (!o->trace_hash[0] && hash_file(o->trace, o->trace_hash, err, sizeof err) != EXIT_OK) {
       errorf("%s", err);
       return EXIT_BADINPUT;
     }
+    snprintf(fl->hash, sizeof fl->hash, "%s", o->trace_hash);
     fl->trace = NULL;
   }
   return 0;
@@ -229,6 +237,14 @@ static int query_error(sqlite3 *db, const char *path) {
 static int open_db(const char *path, sqlite3 **db) {
   char err[1024];
   int rc = store_open(path, false, db, err, sizeof err);
+  if (rc) errorf("%s", err);
+  return rc;
+}
+
+/* The same, creating it when missing (compare --replay stores runs). */
+static int open_db_create(const char *path, sqlite3 **db) {
+  char err[1024];
+  int rc = store_open(path, true, db, err, sizeof err);
   if (rc) errorf("%s", err);
   return rc;
 }
@@ -385,7 +401,7 @@ int cmd_report(int argc, char **argv) {
 /* ---- vmxsim compare ---- */
 
 /* The latest run of the trace under each policy (each stored policy when none given). */
-static int select_runs(sqlite3 *db, const struct db_opts *o, int64_t *ids, unsigned *n) {
+static int select_runs(sqlite3 *db, struct db_opts *o, int64_t *ids, unsigned *n) {
   struct filter fl;
   sqlite3_stmt *st = NULL;
   int rc = 0;
@@ -404,13 +420,67 @@ static int select_runs(sqlite3 *db, const struct db_opts *o, int64_t *ids, unsig
     } else if (step != SQLITE_DONE) {
       rc = query_error(db, o->db);
     } else if (o->npolicy && *n == p) {
-      errorf("no stored run of trace %s under policy %s%s%s; 'vmxsim runs --trace %s' lists them", o->trace,
-             o->policy[p], o->cpu ? " on cpu " : "", o->cpu ? o->cpu : "", o->trace);
+      errorf("no stored run of trace %s under policy %s%s%s; 'vmxsim runs --trace %s' lists them (--replay "
+             "replays what is missing)", o->trace, o->policy[p], o->cpu ? " on cpu " : "", o->cpu ? o->cpu : "", o->trace);
       rc = EXIT_USAGE;
     }
     sqlite3_finalize(st);
     st = NULL;
   }
+  return rc;
+}
+
+/* Whether a run of the trace under policy is stored. */
+static int has_run(sqlite3 *db, struct db_opts *o, const char *policy, bool *found) {
+  struct filter fl;
+  sqlite3_stmt *st = NULL;
+  int rc = make_filter(&fl, o, policy);
+  if (rc) return rc;
+  if (prepare_filtered(db, "SELECT id FROM run_summary WHERE" FILTER_SQL " LIMIT 1", &fl, &st) != SQLITE_OK)
+    return query_error(db, o->db);
+  int step = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (step != SQLITE_ROW && step != SQLITE_DONE) return query_error(db, o->db);
+  *found = step == SQLITE_ROW;
+  return 0;
+}
+
+/* --replay: the policies of --policy without a stored run of the trace are
+** replayed on it in one pass and stored.  A policy "P,K=V,..." as compare
+** names it is preset spec P with overrides K=V. */
+static int replay_missing(sqlite3 *db, struct db_opts *o) {
+  struct run_config cfg[COMPARE_MAX_RUNS];
+  char *copies[COMPARE_MAX_RUNS], *sets[COMPARE_MAX_RUNS][COMPARE_MAX_RUNS];
+  unsigned n = 0;
+  int rc = 0;
+  for (unsigned i = 0; i < o->npolicy && !rc; i++) {
+    bool found;
+    if ((rc = has_run(db, o, o->policy[i], &found)) || found) continue;
+    char *spec = copies[n] = xstrdup(o->policy[i]), *save = NULL;
+    int nsets = 0;
+    strtok_r(spec, ",", &save);
+    for (char *t; (t = strtok_r(NULL, ",", &save)) && nsets < COMPARE_MAX_RUNS;) sets[n][nsets++] = t;
+    cfg[n] = (struct run_config){ spec, o->cpu, sets[n], nsets };
+    n++;
+  }
+  if (!rc && n) {
+    struct run_set set = { .trace = o->trace, .configs = cfg, .nconfigs = n, .hash_trace = true };
+    struct run_output *out = xcalloc(n, sizeof *out);
+    char err[1024];
+    struct interrupt_catch ic;
+    interrupt_catch(&ic, false);
+    rc = run_traces(&set, out, err, sizeof err);
+    interrupt_release(&ic);
+    if (rc) errorf("%s", err);
+    else if (out->interrupted) { errorf("interrupted while replaying %s; nothing stored", o->trace); rc = EXIT_INTERRUPTED; }
+    for (unsigned i = 0; i < n && !rc; i++) {
+      struct store_run run = store_run_of(&out[i], o->trace);
+      if ((rc = store_save(o->db, &run, NULL, err, sizeof err))) errorf("%s", err);
+    }
+    for (unsigned i = 0; i < n; i++) run_output_free(&out[i]);
+    free(out);
+  }
+  for (unsigned i = 0; i < n; i++) free(copies[i]);
   return rc;
 }
 
@@ -433,13 +503,15 @@ int cmd_compare(int argc, char **argv) {
   unsigned nargs = 0, n = 0;
   int64_t ids[COMPARE_MAX_RUNS];
   sqlite3 *db = NULL;
-  int rc = parse_db_opts(argc, argv, compare_usage, "Dftpc", &o, args, COMPARE_MAX_RUNS, &nargs);
+  int rc = parse_db_opts(argc, argv, compare_usage, "Dftpcr", &o, args, COMPARE_MAX_RUNS, &nargs);
   if (!rc && nargs && o.trace) { errorf("give run ids or --trace, not both"); rc = EXIT_USAGE; }
+  if (!rc && o.replay && (!o.trace || !o.npolicy)) { errorf("--replay replays a --trace file under each --policy"); rc = EXIT_USAGE; }
   if (!rc && !o.trace && (o.npolicy || o.cpu)) { errorf("--policy and --cpu select runs of a --trace"); rc = EXIT_USAGE; }
   if (!rc && !nargs && !o.trace) { errorf("nothing to compare: give two run ids or --trace; see 'vmxsim compare --help'"); rc = EXIT_USAGE; }
   for (unsigned i = 0; i < nargs && !rc; i++)
     if (!parse_run_id(args[i], &ids[n++])) rc = EXIT_USAGE;
-  if (!rc) rc = open_db(o.db, &db);
+  if (!rc) rc = o.replay ? open_db_create(o.db, &db) : open_db(o.db, &db);
+  if (!rc && o.replay) rc = replay_missing(db, &o);
   if (!rc && o.trace) rc = select_runs(db, &o, ids, &n);
   if (!rc && n < 2) {
     errorf("compare needs two runs or more, found %u%s", n, o.trace ? " for that trace" : "");
