@@ -191,7 +191,7 @@ reproduce: all
 	$(Q)$(SETUP) --check plot
 	$(Q)$(PROG) reproduce --plots plots
 
-## bench: events/s per policy on a 50-million-event trace (needs ~1.2 GB of disk)
+## bench: the speed figures, each a ratio with its goal: replay / cat, stored / --no-db, one pass / N replays, memory (needs ~6 GB of disk)
 bench: all
 	$(Q)scripts/bench.sh $(PROG)
 
