@@ -59,6 +59,15 @@ PKG_CFLAGS := $(call pkg,sqlite3,--cflags,) $(call pkg,libcjson,--cflags,-I/usr/
 PKG_LIBS   := $(call pkg,sqlite3,--libs,-lsqlite3) $(call pkg,libcjson,--libs,-lcjson) \
               $(call pkg,readline,--libs,-lreadline)
 TEST_LIBS  := $(call pkg,cmocka,--libs,-lcmocka)
+# trace.dat input (vmxsim import trace-cmd) is optional: without libtracecmd and libtraceevent
+# the build works and that format says how to convert through `trace-cmd report` instead
+TRACECMD_LIBS := $(shell $(PKG_CONFIG) --libs libtracecmd libtraceevent 2>/dev/null)
+ifneq ($(TRACECMD_LIBS),)
+TRACECMD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libtracecmd libtraceevent) -DVMXSIM_TRACECMD=1
+PKG_LIBS   += $(TRACECMD_LIBS)
+else
+$(info vmxsim: libtracecmd/libtraceevent not found (Debian: libtracecmd-dev libtraceevent-dev): building without trace.dat input)
+endif
 endif
 
 # ---- the compiler: family, LTO flags and archiver, probed once per build directory
@@ -132,6 +141,9 @@ $(BUILD)/%.o: %.c $(BUILD)/.flags | $(BUILD)/.build-ok
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
+# only the trace.dat importer sees libtracecmd's include paths
+$(BUILD)/sim/import/import_tracecmd.o: ALL_CPPFLAGS += $(TRACECMD_CFLAGS)
+
 $(BUILD)/embedded.c: $(DATA) scripts/embed.sh
 	@mkdir -p $(dir $@)
 	$(Q)scripts/embed.sh $(DATA) > $@
@@ -154,11 +166,18 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libvmxsim.a $(BUILD)/.flags | $(TEST_G
 	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libvmxsim.a \
 	  $(ALL_LDLIBS) $(TEST_LIBS)
 
+# synthetic xentrace files (scripts/gen-xentrace.c) for the tests and the bench
+GEN_XENTRACE := $(BUILD)/gen-xentrace
+$(GEN_XENTRACE): scripts/gen-xentrace.c $(BUILD)/.flags
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $<
+
 # ---- tests
-RUN_CLI = VMXSIM=$(abspath $(PROG)) tests/cli/run.sh
+RUN_CLI = VMXSIM=$(abspath $(PROG)) GEN_XENTRACE=$(abspath $(GEN_XENTRACE)) VMXSIM_SANITIZER=$(SANITIZER) \
+          LSAN_OPTIONS=suppressions=$(abspath tests/lsan-suppressions.txt) tests/cli/run.sh
 
 ## check: all the test suites (harness, unit, cli, regress, layers), each even if one before failed
-check: all $(TEST_BINS)
+check: all $(TEST_BINS) $(GEN_XENTRACE)
 	$(Q)rc=0; \
 	tests/harness/run.sh || rc=1; \
 	tests/run-unit.sh $(TEST_BINS) || rc=1; \
@@ -172,7 +191,7 @@ unit: $(TEST_BINS)
 	$(Q)tests/run-unit.sh $(TEST_BINS)
 
 ## cli: the command-line tests (tests/cli/t_*.sh) only
-cli: all
+cli: all $(GEN_XENTRACE)
 	$(Q)$(RUN_CLI)
 
 ## layers: check that no file includes a header of a higher layer (tests/layers/layers.txt)

@@ -39,7 +39,8 @@
   X(INTR,    "intr",    "a=vector: external interrupt arrives")               \
   X(EXC,     "exc",     "a=vector, b=error code: guest exception")            \
   X(XSETBV,  "xsetbv",  "a=XCR index, b=value")                              \
-  X(APIC,    "apic",    "aux bit0 write; a=local-APIC register offset, b=value (the ICR as 64 bits)")
+  X(APIC,    "apic",    "aux bit0 write; a=local-APIC register offset, b=value (the ICR as 64 bits)") \
+  X(MEASURED,"measured","aux bit0 alone; a=cycles; b=reason|info<<32: an exit the host measured")
 
 enum event_type {
 #define X(e, m, d) EV_##e,
@@ -76,6 +77,20 @@ static_assert(sizeof(struct trace_event) == 24, "trace record size is part of th
 #define MARK_LABEL_MAX   16
 
 #define TOUCH_PAGES_MAX  (1u << 24)   /* one touch covers at most 64 GiB */
+
+/*
+** EV_MEASURED (format version 2): an exit the recording host took, with its
+** measured cost: a = cycles from the VM exit to the next VM entry (host TSC),
+** b bits 15:0 the basic exit reason as recorded, bits 63:32 a recorded detail
+** (the error code of a page fault or exception; 0 when none).  Without
+** MEASURED_ALONE it measures the exit caused by the preceding record of its
+** vCPU; with it, an exit no event of the trace stands for (vmxsim cannot
+** express it).  It costs nothing and changes nothing in a replay.
+*/
+#define MEASURED_ALONE        0x1u
+#define MEASURED_REASON(b)    ((unsigned)((b) & 0xffffu))
+#define MEASURED_INFO(b)      ((uint32_t)((b) >> 32))
+#define MEASURED_B(reason, info) ((uint64_t)((reason) & 0xffffu) | (uint64_t)(info) << 32)
 
 /* Guest paging modes (the trace header's paging byte). */
 enum paging_mode { PAGING_32 = 32, PAGING_PAE = 36, PAGING_64 = 64 };

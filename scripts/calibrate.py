@@ -20,9 +20,11 @@ Each simulated time is linear in a handler cost (cost x exits per switch) and
 close to linear in --cross, so a few linear least-squares steps converge;
 re-running changes nothing.
 
-usage: scripts/calibrate.py [--vmxsim ./vmxsim] [--write]
+usage: scripts/calibrate.py [--vmxsim ./vmxsim] [--write | --check]
   --write  store the fitted values in models/cpus/*.json and the --cross value in
            models/calibration/lat_ctx.json (vmxsim reproduce reads it)
+  --check  fail unless the stored values are the fitted ones (the CLI tests run this,
+           so a model change that moves a calibration point cannot go unnoticed)
 """
 import argparse, json, os, subprocess, sys, tempfile
 
@@ -278,11 +280,22 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--vmxsim", default=os.path.join(ROOT, "vmxsim"))
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         p2007, ok2007 = fit_2007(args.vmxsim, tmp)
         p2008, cal, ok2008 = fit_2008(args.vmxsim, tmp)
     fits = [(p2007, ok2007), (p2008, ok2008)]
+    if args.check:
+        stale = [name for prof in (p2007, p2008) for name, v in prof["params"].items()
+                 if load(prof["name"])["params"].get(name, {}).get("value") != v["value"]]
+        if load_calibration()["lat_ctx_2008_cross"]["value"] != cal["lat_ctx_2008_cross"]["value"]:
+            stale.append("lat_ctx_2008_cross")
+        if stale:
+            print("calibration STALE: the stored values are not the fitted ones: %s "
+                  "(run scripts/calibrate.py --write, then vmxsim regress --update)" % ", ".join(stale))
+            return 1
+        print("calibration: the stored values are the fitted ones")
     if args.write:
         for prof, _ in fits:
             save(prof)

@@ -12,6 +12,8 @@
 #   plot    sqlite3 and gnuplot tools, fonts: `make plots`, `vmxsim reproduce --plots`
 #   bench   GNU time (CPU seconds in `make bench`; optional)
 #   clang   clang and llvm-ar: the second compiler CI builds with
+#   measure valgrind, perf, python3 and gcc-multilib (32-bit builds): the measurement
+#           recipes of workloads/record/measure (never installed unless asked for)
 # Without GROUPs: build test plot bench (what `make deps` and `make demo` install).
 #
 # The checks work on any system: a library counts as present when pkg-config knows it or,
@@ -35,18 +37,25 @@ build|pkg-config|-|pkg-config
 build|libsqlite3-dev|lib sqlite3 sqlite3.h -lsqlite3|SQLite 3 (sqlite3.h, -lsqlite3)
 build|libcjson-dev|lib libcjson cJSON.h -I/usr/include/cjson,-lcjson|cJSON (cJSON.h, -lcjson)
 build|libreadline-dev|lib readline stdio.h,readline/readline.h -lreadline|GNU Readline (readline/readline.h, -lreadline)
+build|libtracecmd-dev|-|libtracecmd (optional: trace.dat input; the build says when it is missing)
+build|libtraceevent-dev|-|libtraceevent (optional, with libtracecmd)
 unit|libcmocka-dev|lib cmocka stdarg.h,stddef.h,setjmp.h,stdint.h,cmocka.h -lcmocka|cmocka (cmocka.h, -lcmocka)
 test|libcmocka-dev|lib cmocka stdarg.h,stddef.h,setjmp.h,stdint.h,cmocka.h -lcmocka|cmocka (cmocka.h, -lcmocka)
 test|sqlite3|cmd sqlite3|the sqlite3 tool
 test|gnuplot-nox|cmd gnuplot|gnuplot
 test|fonts-dejavu-core|-|DejaVu fonts
 test|python3|-|python3 (drives the REPL terminal test, which is skipped without it)
+test|trace-cmd|-|trace-cmd (cross-checks the trace.dat import; skipped without it)
 plot|sqlite3|cmd sqlite3|the sqlite3 tool
 plot|gnuplot-nox|cmd gnuplot|gnuplot
 plot|fonts-dejavu-core|-|DejaVu fonts
 bench|time|-|GNU time
 clang|clang|cmd clang|clang
 clang|llvm|-|llvm-ar (LTO archives for clang)
+measure|valgrind|cmd valgrind|valgrind
+measure|linux-perf|cmd perf|perf
+measure|python3|cmd python3|python3
+measure|gcc-multilib|-|gcc-multilib (32-bit builds; the 32-bit measurement is skipped without it)
 EOF
 }
 
@@ -166,8 +175,8 @@ if [ "$1" = --check ]; then mode=do_check; shift; fi
 [ $# -gt 0 ] || set -- build test plot bench
 for g in "$@"; do
   case $g in
-    build|unit|test|plot|bench|clang) ;;
-    *) echo "vmxsim setup: unknown group '$g' (build, unit, test, plot, bench, clang)" >&2; exit 2 ;;
+    build|unit|test|plot|bench|clang|measure) ;;
+    *) echo "vmxsim setup: unknown group '$g' (build, unit, test, plot, bench, clang, measure)" >&2; exit 2 ;;
   esac
 done
 $mode "$@"

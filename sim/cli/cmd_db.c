@@ -393,6 +393,7 @@ int cmd_report(int argc, char **argv) {
     if (rc) errorf("%s", err);
     else report_print(stdout, rep, (enum report_format)o.format);
   }
+  if (!rc) report_free(rep);
   free(rep);
   free_db_opts(&o);
   return rc < 0 ? EXIT_OK : rc;
@@ -493,6 +494,7 @@ static int load_and_compare(sqlite3 *db, const char *path, const int64_t *ids, u
     if (rc) errorf("%s", err);
   }
   if (!rc) compare_print(stdout, runs, n, (enum report_format)format);
+  for (unsigned i = 0; i < n; i++) report_free(&runs[i].rep);
   free(runs);
   return rc;
 }

@@ -15,7 +15,9 @@ static const char import_usage[] =
   "                switches become CR3 writes, syscalls, page faults, TLB flushes\n"
   "  kvm-ftrace    ftrace / 'trace-cmd report' text of KVM's kvm_exit, kvm_entry,\n"
   "                kvm_cr, kvm_msr, kvm_cpuid, kvm_page_fault, kvm_hypercall, kvm_pio\n"
-  "  xentrace      Xen binary trace: HVM VMEXIT, VMENTRY and CR_WRITE records\n"
+  "  xentrace      Xen binary trace: HVM VMEXIT, VMENTRY and handler records\n"
+  "  trace-cmd     trace-cmd's trace.dat, read through libtracecmd: KVM host events as\n"
+  "                kvm-ftrace, native sched/syscall/fault events as perf-script\n"
   "options:\n"
   "  -o, --output OUT.bin   the trace to write (required)\n"
   "      --cpu-ghz G        recorded seconds -> guest cycles (default 2.4; text formats)\n"
@@ -85,6 +87,25 @@ static const char kvm_usage[] =
   "  trace-cmd report > kvm.txt\n"
   "  vmxsim import kvm-ftrace kvm.txt -o kvm.bin\n";
 
+static const char tracecmd_usage[] =
+  "usage: vmxsim import trace-cmd TRACE.dat -o OUT.bin [--cpu-ghz G] [--paging 32|pae|64]\n"
+  "                               [--workload NAME] [--skip-bad]\n"
+  "\n"
+  "TRACE.dat is what 'trace-cmd record' or 'trace-cmd extract' writes.  It is read\n"
+  "through libtracecmd and libtraceevent (each event printed with the format the\n"
+  "recording kernel gave it, as 'trace-cmd report' prints it), then mapped as\n"
+  "  kvm-ftrace   when it holds kvm:kvm_exit (a KVM host): see 'vmxsim import kvm-ftrace --help'\n"
+  "  perf-script  otherwise (sched_switch, raw_syscalls, page faults, tlb_flush of a\n"
+  "               native recording; each thread counts as its own process)\n"
+  "Timestamps keep their nanoseconds.  Messages quote lines of that report text.\n"
+  "Built without libtracecmd-dev and libtraceevent-dev, vmxsim says so; then convert\n"
+  "with 'trace-cmd report -t -i TRACE.dat > report.txt' and import the text.\n"
+  "\n"
+  "example (workloads/record/README.md has more):\n"
+  "  trace-cmd record -e kvm -o kvm.dat          # on the KVM host\n"
+  "  vmxsim import trace-cmd kvm.dat -o kvm.bin\n"
+  "  vmxsim summary kvm.bin\n";
+
 static const char xen_usage[] =
   "usage: vmxsim import xentrace IN.bin -o OUT.bin [--paging 32|pae|64] [--workload NAME]\n"
   "                              [--skip-bad]\n"
@@ -94,8 +115,14 @@ static const char xen_usage[] =
   "                                       pCPU becomes a vCPU (pin vCPUs to pCPUs)\n"
   "  HVM VMEXIT 0x00081102/0x00081002     the exit (reason); its TSC minus the last\n"
   "                                       VMENTRY's TSC becomes 'run' cycles\n"
-  "  HVM CR_WRITE 0x00082109/0x00082009   crNw VALUE for the pending exit\n"
-  "  HVM VMENTRY 0x00081001               end of the exit\n"
+  "  HVM handler records 0x00082xxx       the pending exit's action: CR_READ/WRITE\n"
+  "                                       crNr/crNw, MSR_READ/WRITE rdmsr/wrmsr,\n"
+  "                                       IOPORT_READ/WRITE io (size 1: not recorded),\n"
+  "                                       CPUID cpuid LEAF, INTR intr, VMMCALL vmcall,\n"
+  "                                       HLT, INVLPG, CLTS, LMSW, RDTSC, PF_XEN touch,\n"
+  "                                       NPF touch, TRAP exc, XCR_WRITE64 xsetbv\n"
+  "  HVM VMENTRY 0x00081001               end of the exit: its TSC minus the VMEXIT's\n"
+  "                                       is the exit's measured cost (vmxsim summary)\n"
   "Exits without a detail record become hlt, rdtsc, pause, wbinvd, cpuid 0 or\n"
   "vmcall 0 where the reason says enough; the rest are counted in the metadata.\n"
   "Other records are counted and skipped.\n"
@@ -206,6 +233,7 @@ int cmd_import(int argc, char **argv) {
   if (rc) return rc;
   const struct { const char *name; const char *usage; } formats[] = {
     { "perf-script", perf_usage }, { "kvm-ftrace", kvm_usage }, { "xentrace", xen_usage },
+    { "trace-cmd", tracecmd_usage },
   };
   if (!a.format) {
     fputs(import_usage, a.help ? stdout : stderr);
@@ -218,6 +246,6 @@ int cmd_import(int argc, char **argv) {
     if (!a.out) { errorf("import %s: missing -o OUT.bin; see 'vmxsim import %s --help'", a.format, a.format); return EXIT_USAGE; }
     return run_import(&a, import_format_find(a.format), argc, argv);
   }
-  errorf("import: unknown format '%s' (perf-script, kvm-ftrace, xentrace); see 'vmxsim import --help'", a.format);
+  errorf("import: unknown format '%s' (perf-script, kvm-ftrace, xentrace, trace-cmd); see 'vmxsim import --help'", a.format);
   return EXIT_USAGE;
 }

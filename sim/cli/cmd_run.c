@@ -1,5 +1,6 @@
 /* `vmxsim run`: replay a trace under a policy and print the report. */
 #include "commands.h"
+#include "options.h"
 #include "sim/core/engine.h"
 #include "sim/core/runner.h"
 #include "sim/core/report.h"
@@ -16,7 +17,8 @@
 
 static const char run_usage[] =
   "usage: vmxsim [run] --policy P[,P...] [--cpu C[,C...]] [--set KEY=VALUE]... [-j N]\n"
-  "                    [--format table|json|csv] [--db FILE | --no-db] TRACE\n"
+  "                    [--format table|json|csv] [--views] [--vcpu N] [--interval N[us|ms|s|ev]]\n"
+  "                    [--input-format F] [--db FILE | --no-db] TRACE|RECORDING\n"
   "\n"
   "Replays TRACE (a binary trace: see 'vmxsim trace asm', 'vmxsim gen') under hypervisor\n"
   "policy P on CPU cost profile C and reports VM exits by reason, their cycles, and the\n"
@@ -34,20 +36,40 @@ static const char run_usage[] =
   "  -j, --jobs N        share the replays of one pass among N threads (default 1)\n"
   "  -f, --format F      table (default; reads like xenalyze --summary), json, csv; several\n"
   "                      runs print one table each, a JSON array, CSV rows led by policy,cpu\n"
+  "      --views         also the simulated exits by MSR, I/O port, vector, CPUID leaf,\n"
+  "                      address space (CR3) and vCPU (stored with the run)\n"
+  "      --vcpu N        the views of vCPU N only\n"
+  "      --interval N    the simulated exits per reason per N microseconds of each\n"
+  "                      vCPU's simulated time (us, ms, s), or per N events (ev)\n"
   "      --db FILE       results database (default vmxsim.db)\n"
   "      --no-db         do not store the result\n"
   "  -q, --quiet         no progress indicator\n"
+  "      --input-format F  what TRACE is: auto (default: from its content), vmxsim, or a\n"
+  "                      recording: trace-cmd, xentrace, kvm-ftrace, perf-script.  A\n"
+  "                      recording is imported (as 'vmxsim import' does, into a temporary\n"
+  "                      trace that is removed afterwards) and replayed\n"
+  "\n"
+  "A recording is replayed directly: vmxsim --policy ept --cpu skylake-2019 kvm.dat\n"
+  "imports it first.\n"
+  "A trace imported from a KVM or Xen recording carries each exit's measured cost:\n"
+  "the report then shows, per reason and breakdown row, the measured count and average\n"
+  "beside the simulated ones and their ratio ('measured' in JSON; stored with the run).\n"
   "\n"
   "example: vmxsim --policy cr3cache --cpu core2-2008 --format json lat_ctx.bin\n"
-  "example: vmxsim --policy nocache,shadowcache,cr3cache --cpu core2-2007,core2-2008 lat_ctx.bin\n";
+  "more examples:\n"
+  "  vmxsim --policy nocache,shadowcache,cr3cache --cpu core2-2007,core2-2008 lat_ctx.bin\n"
+  "  vmxsim --policy shadowcache --views lat_ctx.bin\n"
+  "  vmxsim --policy ept --cpu myhost.json kvm.trace     # measured beside simulated\n";
 
 struct run_opts {
-  const char *policy, *cpu, *db, *trace;
+  const char *policy, *cpu, *db, *trace, *input_format;
   char *sets[MAX_SETS];
   int nsets;
   unsigned jobs;
   int format;
-  bool no_db, quiet;
+  bool no_db, quiet, views;
+  int vcpu;                   /* -1: all */
+  struct interval_opt interval;
   /* the configurations: --policy and --cpu lists split, their product */
   char *lists;                  /* the lists' copies, parts separated in place */
   struct run_config configs[MAX_CONFIGS];
@@ -69,9 +91,12 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
     { "policy", required_argument, 0, 'p' }, { "cpu", required_argument, 0, 'c' },
     { "set", required_argument, 0, 's' },    { "format", required_argument, 0, 'f' },
     { "db", required_argument, 0, 'D' },     { "no-db", no_argument, 0, 'N' },
-    { "quiet", no_argument, 0, 'q' },        { "jobs", required_argument, 0, 'j' },
-    { "help", no_argument, 0, 'h' },         { 0, 0, 0, 0 } };
+    { "quiet", no_argument, 0, 'q' },        { "help", no_argument, 0, 'h' },
+    { "views", no_argument, 0, 'V' },        { "vcpu", required_argument, 0, 'v' },
+    { "interval", required_argument, 0, 'i' }, { "input-format", required_argument, 0, 'F' },
+    { "jobs", required_argument, 0, 'j' },   { 0, 0, 0, 0 } };
   memset(o, 0, sizeof *o);
+  o->vcpu = -1;
   o->cpu = PROFILE_DEFAULT;
   o->db = "vmxsim.db";
   int c;
@@ -103,6 +128,13 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
       }
       o->jobs = (unsigned)jobs;
       break;
+    case 'V': o->views = true; break;
+    case 'F':
+      if (option_input_format(optarg)) return EXIT_USAGE;
+      o->input_format = optarg;
+      break;
+    case 'v': if (option_vcpu(optarg, &o->vcpu)) return EXIT_USAGE; o->views = true; break;
+    case 'i': if (option_interval(optarg, &o->interval)) return EXIT_USAGE; o->views = true; break;
     case 'h': fputs(run_usage, stdout); return -1;
     default:
       errorf("%s: unknown option or missing argument; see 'vmxsim run --help'", argv[optind - 1]);
@@ -169,9 +201,9 @@ static int make_configs(struct run_opts *o) {
 }
 
 /* Stores the printed result unless --no-db; EXIT_DB (with a message) on failure. */
-static int store_result(const struct run_opts *o, const struct run_output *out) {
+static int store_result(const struct run_opts *o, const struct run_output *out, const char *trace_file) {
   char err[1024];
-  struct store_run run = store_run_of(out, o->trace);
+  struct store_run run = store_run_of(out, trace_file);
   int64_t id = 0;
   int rc = store_save(o->db, &run, &id, err, sizeof err);
   if (rc) errorf("%s", err);
@@ -179,18 +211,46 @@ static int store_result(const struct run_opts *o, const struct run_output *out) 
   return rc;
 }
 
+/* The simulated time series (--interval), after the report. */
+static void print_intervals(const struct run_output *out) {
+  struct views_print p = { .ghz = out->rep.clock_ghz, .series = "simulated" };
+  views_print_intervals(stdout, out->simulated, &p);
+}
+
+/* The reports: tables one after the other (each with its time series), a
+** JSON array or CSV rows of several runs. */
+static void print_reports(const struct run_opts *o, const struct run_output *out) {
+  if (o->format == FORMAT_TABLE || o->nconfigs == 1) {
+    for (unsigned i = 0; i < o->nconfigs; i++) {
+      if (i) fputc('\n', stdout);
+      report_print(stdout, &out[i].rep, (enum report_format)o->format);
+      if (o->interval.n && out[i].simulated && o->format == FORMAT_TABLE) print_intervals(&out[i]);
+    }
+    return;
+  }
+  struct report *reps = xmalloc(o->nconfigs * sizeof *reps);
+  for (unsigned i = 0; i < o->nconfigs; i++) reps[i] = out[i].rep;
+  report_print_runs(stdout, reps, o->nconfigs, (enum report_format)o->format);
+  free(reps);
+}
+
 int cmd_run(int argc, char **argv) {
   struct run_opts *o = xcalloc(1, sizeof *o);
   int rc = parse_run_opts(argc, argv, o);
   if (!rc) rc = make_configs(o);
+  char err[1024], *imported = NULL, *scratch = NULL;
+  if (!rc && (rc = recording_import(o->trace, o->input_format, &imported, &scratch)))
+    recording_remove(imported, scratch);
   if (rc) {
     free(o->lists);
     free(o);
     return rc < 0 ? EXIT_OK : rc;
   }
-  char err[1024];
-  struct run_set set = { .trace = o->trace, .configs = o->configs, .nconfigs = o->nconfigs, .jobs = o->jobs,
-                         .hash_trace = !o->no_db, .progress = o->quiet || !isatty(2) ? NULL : show_progress };
+  struct run_set set = { .trace = imported ? imported : o->trace, .configs = o->configs, .nconfigs = o->nconfigs,
+                         .jobs = o->jobs, .hash_trace = !o->no_db,
+                         .progress = o->quiet || !isatty(2) ? NULL : show_progress,
+                         .views = { o->views, o->vcpu >= 0, o->vcpu >= 0 ? (unsigned)o->vcpu : 0, o->interval.n,
+                                    o->interval.events, o->interval.us } };
   struct run_output *out = xcalloc(o->nconfigs, sizeof *out);
   struct interrupt_catch ic;
   interrupt_catch(&ic, false);
@@ -203,15 +263,15 @@ int cmd_run(int argc, char **argv) {
     errorf("interrupted after %" PRIu64 " of %" PRIu64 " events; nothing stored", out->rep.events, out->trace_events);
     rc = EXIT_INTERRUPTED;
   } else {
-    struct report *reps = xmalloc(o->nconfigs * sizeof *reps);
-    for (unsigned i = 0; i < o->nconfigs; i++) reps[i] = out[i].rep;
-    report_print_runs(stdout, reps, o->nconfigs, (enum report_format)o->format);
-    free(reps);
+    for (unsigned i = 0; i < o->nconfigs && imported; i++)   /* name the recording */
+      snprintf(out[i].rep.trace, sizeof out[i].rep.trace, "%s", o->trace);
+    print_reports(o, out);
     fflush(stdout);   /* the results stay printed whatever happens to the database */
-    for (unsigned i = 0; i < o->nconfigs && !o->no_db && !rc; i++) rc = store_result(o, &out[i]);
+    for (unsigned i = 0; i < o->nconfigs && !o->no_db && !rc; i++) rc = store_result(o, &out[i], imported ? imported : o->trace);
   }
   for (unsigned i = 0; i < o->nconfigs; i++) run_output_free(&out[i]);
   free(out);
+  recording_remove(imported, scratch);
   free(o->lists);
   free(o);
   return rc;

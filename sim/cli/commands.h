@@ -15,5 +15,7 @@ int cmd_runs(int argc, char **argv);       /* sim/cli/cmd_db.c: list stored runs
 int cmd_report(int argc, char **argv);     /* sim/cli/cmd_db.c: print a stored run's report */
 int cmd_compare(int argc, char **argv);    /* sim/cli/cmd_db.c: compare stored runs */
 int cmd_import(int argc, char **argv);     /* sim/cli/cmd_import.c: import perf/KVM/Xen recordings */
+int cmd_summary(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);  /* sim/cli/cmd_calibrate.c: a profile fitted to a recording */    /* sim/cli/cmd_summary.c: a recording's measured exits */
 
 #endif

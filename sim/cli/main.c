@@ -22,6 +22,8 @@ static const char usage[] =
   "  cpus        list CPU cost profiles\n"
   "  regress     check regression cases: exit counts and cycles per trace and policy (CI)\n"
   "  import      convert a recording (perf-script, kvm-ftrace, xentrace) into a trace\n"
+  "  summary     a recording's exits as the host measured them (xenalyze --summary's view)\n"
+  "  calibrate   fit a CPU profile to your host from a recording's measured exit costs\n"
   "  runs, report, compare   stored results (vmxsim.db): list runs, reprint one, compare several\n"
   "  repl        step through a trace: breakpoints, VMCS, registers, shadow MMU, why it exited\n"
   "  reproduce   run the classic exit-cost experiments (2007-2018) and print their tables\n"
@@ -54,6 +56,8 @@ static const struct command commands[] = {
   { "report", cmd_report },
   { "compare", cmd_compare },
   { "import", cmd_import },
+  { "summary", cmd_summary },
+  { "calibrate", cmd_calibrate },
   { "reproduce", cmd_reproduce },
 };
 

@@ -252,7 +252,9 @@ static cJSON *json_runs(const struct cmp *c) {
   return a;
 }
 
-static void print_json(FILE *f, const struct cmp *c) {
+static void add_measured_json(cJSON *root, const struct cmp *c, const struct report *m);
+
+static void print_json(FILE *f, const struct cmp *c, const struct report *m) {
   cJSON *root = cJSON_CreateObject();
   cJSON_AddBoolToObject(root, "per_op", c->per_op);
   cJSON_AddItemToObject(root, "runs", json_runs(c));
@@ -274,10 +276,73 @@ static void print_json(FILE *f, const struct cmp *c) {
     }
     cJSON_AddItemToArray(rows, o);
   }
+  if (m) add_measured_json(root, c, m);
   char *s = cJSON_Print(root);
   fprintf(f, "%s\n", s);
   free(s);
   cJSON_Delete(root);
+}
+
+/* ---- what the recording measured, beside each run ---- */
+
+/* The first run that carries measured exits, or NULL. */
+static const struct report *measured_of(const struct cmp *c) {
+  for (unsigned i = 0; i < c->n; i++)
+    if (report_has_measured(&c->runs[i].rep)) return &c->runs[i].rep;
+  return NULL;
+}
+
+static const struct report_row *sim_row(const struct report *rep, const struct view_stat *m) {
+  for (unsigned k = 0; k < rep->nrows; k++)
+    if (!rep->rows[k].parent[0] && rep->rows[k].reason == m->reason) return &rep->rows[k];
+  return NULL;
+}
+
+static void print_measured_text(FILE *f, const struct cmp *c, const struct report *m) {
+  struct texttable t;
+  char align[3 + 2 * COMPARE_MAX_RUNS + 1];
+  tt_init(&t, 3 + 2 * c->n);
+  memset(align, 'r', t.ncols);
+  align[0] = 'l';
+  align[t.ncols] = 0;
+  tt_cell(&t, "measured");
+  tt_cell(&t, "exits");
+  tt_cell(&t, "avg cyc");
+  for (unsigned i = 0; i < c->n; i++) { tt_cell(&t, "%c avg", 'A' + i); tt_cell(&t, "%c/meas", 'A' + i); }
+  for (unsigned k = 0; k < m->nvrows; k++) {
+    const struct view_stat *v = &m->vrows[k];
+    if (v->source != VS_MEASURED || v->dim != VD_REASON) continue;
+    tt_cell(&t, "%s", v->name);
+    tt_cell(&t, "%" PRIu64, v->count);
+    tt_cell(&t, "%" PRIu64, v->avg);
+    for (unsigned i = 0; i < c->n; i++) {
+      const struct report_row *r = sim_row(&c->runs[i].rep, v);
+      double avg = r && r->count ? (double)r->cycles / (double)r->count : NAN;
+      cell_num(&t, "%.0f", avg);
+      cell_num(&t, "%.3f", v->avg ? avg / (double)v->avg : NAN);
+    }
+  }
+  fprintf(f, "\nwhat the recording measured, beside each run's simulated average per exit:\n\n");
+  tt_print(f, &t, align, 2);
+  tt_free(&t);
+}
+
+static void add_measured_json(cJSON *root, const struct cmp *c, const struct report *m) {
+  cJSON *o = cJSON_AddObjectToObject(root, "measured");
+  for (unsigned k = 0; k < m->nvrows; k++) {
+    const struct view_stat *v = &m->vrows[k];
+    if (v->source != VS_MEASURED || v->dim != VD_REASON) continue;
+    cJSON *e = cJSON_AddObjectToObject(o, v->name);
+    cJSON_AddNumberToObject(e, "count", (double)v->count);
+    cJSON_AddNumberToObject(e, "avg", (double)v->avg);
+    cJSON *sims = cJSON_AddArrayToObject(e, "simulated_avg");
+    for (unsigned i = 0; i < c->n; i++) {
+      const struct report_row *r = sim_row(&c->runs[i].rep, v);
+      cJSON *x = cJSON_CreateObject();
+      json_num(x, "avg", r && r->count ? (double)r->cycles / (double)r->count : NAN);
+      cJSON_AddItemToArray(sims, x);
+    }
+  }
 }
 
 void compare_print(FILE *f, const struct compare_run *runs, unsigned n, enum report_format fmt) {
@@ -285,8 +350,12 @@ void compare_print(FILE *f, const struct compare_run *runs, unsigned n, enum rep
   for (unsigned i = 0; i < c.n; i++)
     if (!runs[i].rep.marks) c.per_op = false;
   build(&c);
-  if (fmt == FORMAT_JSON) print_json(f, &c);
+  const struct report *m = measured_of(&c);
+  if (fmt == FORMAT_JSON) print_json(f, &c, m);
   else if (fmt == FORMAT_CSV) print_csv(f, &c);
-  else print_text(f, &c);
+  else {
+    print_text(f, &c);
+    if (m) print_measured_text(f, &c, m);
+  }
   free(c.lines);
 }

@@ -53,6 +53,8 @@ static void charge_exit(struct engine *e, struct vcpu *v, unsigned reason, unsig
   e->last.exits++;
   e->last.last_reason = reason;
   e->last.cycles += cost;
+  if (e->obs.exit)
+    e->obs.exit(e->obs.ctx, e, &(struct engine_exit_info){ v->id, reason, key, cost, e->cur });
 }
 
 static struct engine *engine_of(struct mmu_sink *s) {
@@ -292,6 +294,12 @@ static void no_exit_event(struct engine *e, struct vcpu *v, const struct trace_e
   }
 }
 
+/* A measured exit of the recording: no guest time, no event of the guest. */
+static void measured_record(struct engine *e) {
+  e->index++;
+  memset(&e->last, 0, sizeof e->last);
+}
+
 /* A local-APIC access that is no instruction exit: an access to the APIC
 ** page, which the hypervisor leaves unmapped so that each one faults and is
 ** emulated (MMIO).  The fault's linear address is the guest's fixmap address
@@ -332,6 +340,7 @@ static __attribute__((noinline)) void instruction_event(struct engine *e, struct
 ** Inlined into the loops: a touch, the commonest, is tested first. */
 static __attribute__((always_inline)) inline void event(struct engine *e, const struct trace_event *ev, bool track) {
   struct vcpu *v = &e->vcpu[ev->vcpu];
+  e->cur = ev;
   v->halted = false;                  /* whatever the vCPU does next, something woke it */
   if (ev->type == EV_TOUCH || ev->type == EV_PTWRITE) {
     struct mmu_ctx c = mmu_ctx_of(v);
@@ -350,6 +359,7 @@ static __attribute__((always_inline)) inline void event(struct engine *e, const 
 }
 
 void engine_step(struct engine *e, const struct trace_event *ev) {
+  if (ev->type == EV_MEASURED) { measured_record(e); return; }
   e->index++;
   e->st.events++;
   e->st.guest_cycles += ev->cycles;
@@ -362,29 +372,56 @@ void engine_step(struct engine *e, const struct trace_event *ev) {
   event(e, ev, true);
 }
 
-/* A block of events, without what only the REPL shows (e->last).  A run is
-** only native time: it does not wake a halted vCPU here (engine_step has
-** always differed in that, and the figures of a replay come from here). */
-void engine_run_block(struct engine *e, const struct trace_event *ev, size_t n) {
+/* One record with the counts kept current at every record (an observer reads
+** them); as engine_step without e->last. */
+static inline void counted_step(struct engine *e, const struct trace_event *ev, bool stepwise) {
+  e->index++;
+  if (ev->type == EV_MEASURED) return;
+  e->st.events++;
+  e->st.guest_cycles += ev->cycles;
+  e->vcpu_cycles[ev->vcpu] += ev->cycles;
+  for (unsigned k = 0; k < e->nextra; k++) {
+    e->extra[k].st.guest_cycles += ev->cycles;
+    e->extra[k].vcpu_cycles[ev->vcpu] += ev->cycles;
+  }
+  if (ev->type != EV_RUN) event(e, ev, false);
+  else if (stepwise) e->vcpu[ev->vcpu].halted = false;
+}
+
+/* A block of events, without what only the REPL shows (e->last).  Measured
+** records (EV_MEASURED) are no guest events: passed over.  stepwise: as
+** engine_step does it, a run wakes a halted vCPU; otherwise a run is only
+** native time (the replay of a trace without measured exits has always
+** counted it so, and its figures come from here).  The counts are kept per
+** block, or per record when an observer may read them. */
+static inline void run_block(struct engine *e, const struct trace_event *ev, size_t n, bool stepwise, unsigned nextra) {
+  if (stepwise || e->obs.exit) {
+    for (const struct trace_event *end = ev + n; ev != end; ev++) counted_step(e, ev, stepwise);
+    return;
+  }
   uint64_t guest = 0;
-  if (!e->nextra) {
-    for (const struct trace_event *end = ev + n; ev != end; ev++) {
-      guest += ev->cycles;
-      e->vcpu_cycles[ev->vcpu] += ev->cycles;
-      if (ev->type != EV_RUN) event(e, ev, false);
-    }
-  } else {
-    for (const struct trace_event *end = ev + n; ev != end; ev++) {
-      guest += ev->cycles;
-      e->vcpu_cycles[ev->vcpu] += ev->cycles;
-      for (unsigned k = 0; k < e->nextra; k++) e->extra[k].vcpu_cycles[ev->vcpu] += ev->cycles;  /* each profile's clocks */
-      if (ev->type != EV_RUN) event(e, ev, false);
-    }
+  size_t measured = 0;
+  for (const struct trace_event *end = ev + n; ev != end; ev++) {
+    guest += ev->cycles;
+    e->vcpu_cycles[ev->vcpu] += ev->cycles;
+    for (unsigned k = 0; k < nextra; k++) e->extra[k].vcpu_cycles[ev->vcpu] += ev->cycles;  /* each profile's clocks */
+    if (ev->type == EV_RUN) continue;
+    if (ev->type == EV_MEASURED) measured++;
+    else event(e, ev, false);
   }
   e->st.guest_cycles += guest;
-  for (unsigned k = 0; k < e->nextra; k++) e->extra[k].st.guest_cycles += guest;   /* native time: the same at every price */
+  for (unsigned k = 0; k < nextra; k++) e->extra[k].st.guest_cycles += guest;   /* native time: the same at every price */
   e->index += n;
-  e->st.events += n;
+  e->st.events += n - measured;
+}
+
+void engine_run_block(struct engine *e, const struct trace_event *ev, size_t n) {
+  if (e->nextra) run_block(e, ev, n, false, e->nextra);
+  else run_block(e, ev, n, false, 0);    /* a loop without the further profiles */
+}
+
+void engine_run_block_stepwise(struct engine *e, const struct trace_event *ev, size_t n) {
+  run_block(e, ev, n, true, e->nextra);
 }
 
 int engine_run(struct engine *e, struct trace_reader *r, bool (*progress)(struct engine *, void *), void *arg) {

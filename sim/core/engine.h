@@ -29,6 +29,24 @@ struct engine_ledger {
   uint64_t *vcpu_cycles;           /* [nvcpu] */
 };
 
+/*
+** An observer of a replay (sim/core/views.c keeps the per-vCPU, per-MSR, per-port...
+** views with it): told of every exit the engine charges.  NULL: nobody listens.
+** (Measured records, EV_MEASURED, are no guest events: engine_step passes over
+** them; whoever reads the trace sees them.)
+*/
+struct engine;
+struct engine_exit_info {
+  unsigned vcpu, reason;
+  unsigned key;                    /* the breakdown row charged besides the reason; == reason if none */
+  uint64_t cycles;                 /* what the exit cost */
+  const struct trace_event *cause; /* the event being replayed (for an MMU exit: the touch or ptwrite) */
+};
+struct engine_observer {
+  void (*exit)(void *ctx, const struct engine *e, const struct engine_exit_info *x);
+  void *ctx;
+};
+
 struct engine {
   const struct policy *pol;
   const struct profile *prof;
@@ -41,8 +59,10 @@ struct engine {
   uint64_t index;                  /* events replayed so far */
   struct engine_last last;
   struct mmu_sink sink;
-  unsigned nextra;                 /* further profiles priced: extra[0..nextra) */
+  unsigned nextra;                 /* further profiles priced: extra[0..nextra) (no observer then) */
   struct engine_ledger *extra;
+  struct engine_observer obs;      /* zeroed by engine_init; set it afterwards */
+  const struct trace_event *cur;   /* the event being replayed */
 };
 
 /* Sets up the VM for a trace header.  Returns 0, EXIT_VMENTRY with a message
@@ -61,8 +81,13 @@ void engine_ledger_stats(const struct engine *e, unsigned k, struct stats *st);
 uint64_t engine_ledger_elapsed(const struct engine *e, unsigned k);
 /* Replays one event, keeping what the REPL shows of it (e->last). */
 void engine_step(struct engine *e, const struct trace_event *ev);
-/* Replays n validated events (a block of trace_next_block) without e->last. */
+/* Replays n validated events (a block of trace_next_block) without e->last;
+** measured records (EV_MEASURED) are passed over.  A run does not wake a
+** halted vCPU there, as the replay of traces without measured exits always
+** counted it; engine_run_block_stepwise replays as engine_step does (a run
+** wakes it), as the replay of traces with measured exits always did. */
 void engine_run_block(struct engine *e, const struct trace_event *ev, size_t n);
+void engine_run_block_stepwise(struct engine *e, const struct trace_event *ev, size_t n);
 /* Replays the rest of the trace; progress(e, arg) is called every
 ** ENGINE_PROGRESS_EVENTS events when non-NULL and returns false to stop
 ** early.  Returns 0, or EXIT_BADINPUT on a corrupt record (message in r->err). */

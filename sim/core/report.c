@@ -3,8 +3,21 @@
 #include "util.h"
 
 #include <cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+void report_free(struct report *rep) {
+  free(rep->vrows);
+  rep->vrows = NULL;
+  rep->nvrows = 0;
+}
+
+bool report_has_measured(const struct report *rep) {
+  for (unsigned i = 0; i < rep->nvrows; i++)
+    if (rep->vrows[i].source == VS_MEASURED) return true;
+  return false;
+}
 
 int report_format_from_name(const char *s) {
   if (strcmp(s, "table") == 0) return FORMAT_TABLE;
@@ -76,6 +89,9 @@ static void print_counters(FILE *f, const struct report *rep, const char *title,
   }
 }
 
+static void print_versus(FILE *f, const struct report *rep);
+static void print_sim_views(FILE *f, const struct report *rep);
+
 static void print_table(FILE *f, const struct report *rep) {
   uint64_t total = rep->guest_cycles + rep->vmm_cycles;
   fprintf(f, "trace %s (%s, %u vCPU%s, %s-bit paging), policy %s, cpu %s (%.2f GHz)\n",
@@ -107,6 +123,95 @@ static void print_table(FILE *f, const struct report *rep) {
   }
   print_counters(f, rep, "MMU", true);
   print_counters(f, rep, "other counters", false);
+  if (report_has_measured(rep)) print_versus(f, rep);
+  else if (rep->show_views && rep->nvrows) print_sim_views(f, rep);
+}
+
+/* ---- measured beside simulated ---- */
+
+static const struct view_stat *find_vrow(const struct report *rep, uint8_t source, const struct view_stat *like) {
+  for (unsigned i = 0; i < rep->nvrows; i++) {
+    const struct view_stat *v = &rep->vrows[i];
+    if (v->source == source && v->dim == like->dim && v->reason == like->reason && v->key == like->key) return v;
+  }
+  return NULL;
+}
+
+static void ratio_cell(FILE *f, uint64_t sim, uint64_t meas) {
+  if (meas) fprintf(f, " %9.3f", (double)sim / (double)meas);
+  else fprintf(f, " %9s", "-");
+}
+
+/* Rows in the measured order, then simulated rows the recording did not have. */
+static void print_versus_dims(FILE *f, const struct report *rep, bool reasons) {
+  for (int pass = 0; pass < 2; pass++)
+    for (unsigned i = 0; i < rep->nvrows; i++) {
+      const struct view_stat *v = &rep->vrows[i];
+      bool is_reason_view = v->dim < VD_CR3;
+      if (is_reason_view != reasons || v->source != (pass ? VS_SIMULATED : VS_MEASURED)) continue;
+      const struct view_stat *m = pass ? NULL : v, *sv = find_vrow(rep, VS_SIMULATED, v);
+      if (pass && find_vrow(rep, VS_MEASURED, v)) continue;
+      char name[48];
+      snprintf(name, sizeof name, "%s%s", v->dim > VD_REASON && v->dim < VD_CR3 ? "  " : "", v->name);
+      uint64_t mc = m ? m->count : 0, ma = m ? m->avg : 0, sc = sv ? sv->count : 0;
+      uint64_t sa = sv && sv->count ? (sv->cycles + sv->count / 2) / sv->count : 0;
+      fprintf(f, " %-24s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64, name, mc, ma, sc, sa);
+      ratio_cell(f, sc, mc);
+      ratio_cell(f, sa, ma);
+      fprintf(f, "\n");
+    }
+}
+
+static void print_versus(FILE *f, const struct report *rep) {
+  fprintf(f, "\nmeasured (the recording) beside simulated (policy %s, cpu %s):\n", rep->policy, rep->cpu);
+  fprintf(f, " %-24s %9s %9s %9s %9s %9s %9s\n", "VM-EXIT", "measured", "avg cyc", "simulated", "avg cyc",
+          "count s/m", "avg s/m");
+  print_versus_dims(f, rep, true);
+  fprintf(f, " by address space and vCPU:\n");
+  print_versus_dims(f, rep, false);
+}
+
+/* The simulated views alone (run --views on a trace without measurements). */
+static void print_sim_views(FILE *f, const struct report *rep) {
+  fprintf(f, "\nviews of the simulated exits:\n");
+  fprintf(f, " %-24s %9s %9s %9s {%8s|%8s|%8s} %9s\n", "VM-EXIT", "count", "cycles", "avg cyc", "p5", "p50", "p95", "max");
+  for (unsigned i = 0; i < rep->nvrows; i++) {
+    const struct view_stat *v = &rep->vrows[i];
+    if (v->source != VS_SIMULATED) continue;
+    char name[48];
+    snprintf(name, sizeof name, "%s%s", v->dim > VD_REASON && v->dim < VD_CR3 ? "  " : "", v->name);
+    fprintf(f, " %-24s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " {%8" PRIu64 "|%8" PRIu64 "|%8" PRIu64 "} %9" PRIu64 "\n",
+            name, v->count, v->cycles, v->count ? (v->cycles + v->count / 2) / v->count : 0, v->p5, v->p50, v->p95, v->max);
+  }
+}
+
+static cJSON *vrow_json(const struct view_stat *v) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "count", (double)v->count);
+  cJSON_AddNumberToObject(o, "cycles", (double)v->cycles);
+  cJSON_AddNumberToObject(o, "avg", (double)v->avg);
+  cJSON_AddNumberToObject(o, "min", (double)v->min);
+  cJSON_AddNumberToObject(o, "p5", (double)v->p5);
+  cJSON_AddNumberToObject(o, "p50", (double)v->p50);
+  cJSON_AddNumberToObject(o, "p95", (double)v->p95);
+  cJSON_AddNumberToObject(o, "max", (double)v->max);
+  cJSON_AddNumberToObject(o, "stddev", round(v->stddev * 10) / 10);
+  return o;
+}
+
+/* {"exits": {...}, "breakdown": {REASON: {...}}, "cr3": {...}, "vcpu": {...}} of one source. */
+static cJSON *vrows_json(const struct report *rep, uint8_t source) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON *exits = cJSON_AddObjectToObject(o, "exits"), *bd = cJSON_AddObjectToObject(o, "breakdown");
+  cJSON *cr3 = cJSON_AddObjectToObject(o, "cr3"), *vcpu = cJSON_AddObjectToObject(o, "vcpu");
+  for (unsigned i = 0; i < rep->nvrows; i++) {
+    const struct view_stat *v = &rep->vrows[i];
+    if (v->source != source) continue;
+    cJSON *into = v->dim == VD_REASON ? exits : v->dim == VD_CR3 ? cr3 : v->dim == VD_VCPU ? vcpu : NULL;
+    if (!into && !(into = cJSON_GetObjectItemCaseSensitive(bd, v->parent))) into = cJSON_AddObjectToObject(bd, v->parent);
+    cJSON_AddItemToObject(into, v->name, vrow_json(v));
+  }
+  return o;
 }
 
 static cJSON *row_json(const struct report_row *r) {
@@ -162,6 +267,8 @@ static cJSON *report_object(const struct report *rep) {
   cJSON *ctr = cJSON_AddObjectToObject(o, "counters");
   for (unsigned i = 0; i < rep->ncounters; i++)
     cJSON_AddNumberToObject(ctr, rep->counters[i].name, (double)rep->counters[i].value);
+  if (report_has_measured(rep)) cJSON_AddItemToObject(o, "measured", vrows_json(rep, VS_MEASURED));
+  if (rep->nvrows) cJSON_AddItemToObject(o, "views", vrows_json(rep, VS_SIMULATED));
   return o;
 }
 
@@ -203,6 +310,13 @@ static void print_csv_rows(FILE *f, const struct report *rep, bool with_run) {
   for (unsigned i = 0; i < rep->ncounters; i++) {
     row_start(f, rep, with_run);
     fprintf(f, "counter,%s,,%" PRIu64 ",,,,,,,\n", rep->counters[i].name, rep->counters[i].value);
+  }
+  for (unsigned i = 0; i < rep->nvrows; i++) {
+    const struct view_stat *v = &rep->vrows[i];
+    row_start(f, rep, with_run);
+    fprintf(f, "%s %s,%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+            v->source == VS_MEASURED ? "measured" : "simulated", view_dim_name(v->dim), v->name, v->parent,
+            v->count, v->cycles, v->avg, v->min, v->p5, v->p50, v->p95, v->max);
   }
 }
 

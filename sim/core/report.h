@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "stats.h"
+#include "views.h"
 
 struct report_row {
   char name[32];             /* "CR_ACCESS" or a breakdown row ("cr3 write") */
@@ -37,7 +38,15 @@ struct report {
   struct report_row rows[STAT_KEYS];     /* reasons by SDM number, each followed by its breakdown */
   unsigned ncounters;
   struct report_counter counters[CTR_COUNT];
+  /* The run's views (sim/core/views.h), when computed: the recording's measured
+  ** exits (a trace that carries them) and the simulated ones, by reason,
+  ** breakdown, CR3 and vCPU.  malloc'd; report_free releases them. */
+  struct view_stat *vrows;
+  unsigned nvrows;
+  bool show_views;           /* print the simulated views (run --views), not only beside measured */
 };
+void report_free(struct report *rep);      /* the view rows; the struct itself is the caller's */
+bool report_has_measured(const struct report *rep);
 
 enum report_format { FORMAT_TABLE, FORMAT_JSON, FORMAT_CSV };
 int report_format_from_name(const char *s);   /* -1 when unknown */

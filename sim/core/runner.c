@@ -27,11 +27,52 @@ void run_report(struct report *rep, const char *trace, const struct trace_header
   report_ledger(rep, trace, hdr, p, pr, e, 0);
 }
 
+/* ---- views ---- */
+
+/* The engine's observer: each simulated exit into the simulated views. */
+static void observe_exit(void *ctx, const struct engine *e, const struct engine_exit_info *x) {
+  struct views *w = ctx;
+  w->events = e->st.events;
+  views_add(w, x->vcpu, x->reason, x->cause, e->vcpu[x->vcpu].guest_cr3, e->vcpu_cycles[x->vcpu], x->cycles);
+}
+
+/* The views a run keeps: the measured ones only when the recording has exits. */
+#define RUN_VIEWS_CR3_ROWS 64
+static void keep_views(struct run_output *o) {
+  if (o->measured && !views_any(o->measured)) {
+    views_free(o->measured);
+    free(o->measured);
+    o->measured = NULL;
+  }
+  if (o->measured) views_append_all(o->measured, VS_MEASURED, RUN_VIEWS_CR3_ROWS, &o->rep.vrows, &o->rep.nvrows);
+  if (o->simulated) views_append_all(o->simulated, VS_SIMULATED, RUN_VIEWS_CR3_ROWS, &o->rep.vrows, &o->rep.nvrows);
+}
+
+/* Sets up the views of a configuration: simulated ones when asked or when the
+** trace can carry measured exits (version 2), measured ones then too. */
+static void start_views(const struct run_views *v, const struct trace_header *hdr, const struct profile *prof,
+                        struct engine *e, struct run_output *o) {
+  int vcpu = v->one_vcpu ? (int)v->vcpu : -1;
+  uint64_t width = v->interval_events ? v->interval : (uint64_t)(v->interval_us * prof->clock_ghz * 1e3 + 0.5);
+  if (v->views || hdr->version >= 2) {
+    o->simulated = xmalloc(sizeof *o->simulated);
+    views_init(o->simulated, vcpu, width, v->interval_events);
+    e->obs = (struct engine_observer){ .exit = observe_exit, .ctx = o->simulated };
+  }
+  if (hdr->version >= 2) {      /* only version 2 can carry measured exits */
+    o->measured = xmalloc(sizeof *o->measured);
+    views_init(o->measured, vcpu, v->interval_events ? v->interval : 0, v->interval_events);
+  }
+}
+
 /* ---- the engines of one pass, and the threads that share them ---- */
 
 struct pass {
   struct engine *e;           /* [n] */
   unsigned n, jobs;
+  bool stepwise;              /* replay as engine_step does (a trace with measured exits) */
+  struct views **measured;    /* [nmeasured]: fed every record */
+  unsigned nmeasured;
   /* the block every thread replays on its engines; guarded by mu */
   const struct trace_event *evs;
   size_t nevs;
@@ -50,7 +91,9 @@ struct helper_arg {
 
 /* Thread `id` replays its share of the engines: every jobs-th from id on. */
 static void replay_share(struct pass *p, unsigned id, const struct trace_event *evs, size_t n) {
-  for (unsigned i = id; i < p->n; i += p->jobs) engine_run_block(&p->e[i], evs, n);
+  for (unsigned i = id; i < p->n; i += p->jobs)
+    if (p->stepwise) engine_run_block_stepwise(&p->e[i], evs, n);
+    else engine_run_block(&p->e[i], evs, n);
 }
 
 static void *helper_main(void *arg) {
@@ -117,6 +160,8 @@ static void stop_helpers(struct pass *p) {
 
 /* Every engine replays the block; the helpers take their shares. */
 static void replay_block(struct pass *p, const struct trace_event *evs, size_t n) {
+  for (unsigned m = 0; m < p->nmeasured; m++)      /* the recorded side */
+    for (size_t i = 0; i < n; i++) views_feed(p->measured[m], &evs[i]);
   if (p->jobs <= 1) {
     replay_share(p, 0, evs, n);
     return;
@@ -171,12 +216,13 @@ static bool same_policy(const struct run_config *a, const struct run_config *b) 
 
 /* Groups the configurations by policy: one engine each, priced at every
 ** profile of the group (the model's behaviour does not depend on prices).
+** Not with views: the simulated views see each exit at one profile's prices.
 ** Returns the number of engines. */
-static unsigned group_configs(const struct run_set *s, struct config *cfg) {
+static unsigned group_configs(const struct run_set *s, struct config *cfg, bool views) {
   unsigned engines = 0;
   for (unsigned i = 0; i < s->nconfigs; i++) {
     unsigned j = 0;
-    while (j < i && !same_policy(&s->configs[j], &s->configs[i])) j++;
+    while (j < i && (views || !same_policy(&s->configs[j], &s->configs[i]))) j++;
     if (j == i) {
       cfg[i].engine = engines++;
       cfg[i].ledger = 0;
@@ -233,11 +279,17 @@ static int replay_configs(const struct run_set *s, struct run_output *out, struc
     snprintf(err, errlen, "%s", r.err);
     return rc;
   }
-  unsigned nengines = group_configs(s, cfg);
-  struct pass p = { .e = xcalloc(nengines, sizeof *p.e), .n = nengines, .jobs = s->jobs };
+  bool views = s->views.views || r.hdr.version >= 2;
+  unsigned nengines = group_configs(s, cfg, views);
+  struct pass p = { .e = xcalloc(nengines, sizeof *p.e), .n = nengines, .jobs = s->jobs,
+                    .stepwise = r.hdr.version >= 2, .measured = xcalloc(n, sizeof *p.measured) };
   double seconds = 0;
   rc = init_engines(&p, cfg, s, &r, err, errlen);
   if (!rc) {
+    for (unsigned i = 0; i < n && views; i++) {     /* one engine per configuration then */
+      start_views(&s->views, &r.hdr, &cfg[i].prof, &p.e[cfg[i].engine], &out[i]);
+      if (out[i].measured) p.measured[p.nmeasured++] = out[i].measured;
+    }
     if (s->hash_trace) trace_hash_start(&r);
     double t0 = monotonic_seconds();
     rc = replay_pass(&p, s, &r);
@@ -256,10 +308,13 @@ static int replay_configs(const struct run_set *s, struct run_output *out, struc
     out[i].interrupted = interrupted;
     report_ledger(&out[i].rep, s->trace, &r.hdr, &cfg[i].pol, &cfg[i].prof, &p.e[cfg[i].engine], cfg[i].ledger);
     snprintf(out[i].rep.trace_hash, sizeof out[i].rep.trace_hash, "%s", hash);
+    out[i].rep.show_views = s->views.views;
+    keep_views(&out[i]);
   }
   if (p.e[0].vcpu)
     for (unsigned i = 0; i < nengines; i++) engine_free(&p.e[i]);
   free(p.e);
+  free(p.measured);
   trace_close(&r);
   return rc;
 }
@@ -288,11 +343,18 @@ int run_traces(const struct run_set *s, struct run_output *out, char *err, size_
 int run_trace(const struct run_spec *spec, struct run_output *out, char *err, size_t errlen) {
   struct run_config c = { spec->policy, spec->cpu, spec->sets, spec->nsets };
   struct run_set s = { .trace = spec->trace, .configs = &c, .nconfigs = 1, .hash_trace = spec->hash_trace,
-                       .progress = spec->progress, .progress_arg = spec->progress_arg };
+                       .progress = spec->progress, .progress_arg = spec->progress_arg,
+                       .views = { spec->views, spec->one_vcpu, spec->vcpu, spec->interval, spec->interval_events,
+                                  spec->interval_us } };
   return run_traces(&s, out, err, errlen);
 }
 
 void run_output_free(struct run_output *o) {
+  struct views *v[2] = { o->measured, o->simulated };
+  for (int i = 0; i < 2; i++)
+    if (v[i]) { views_free(v[i]); free(v[i]); }
+  o->measured = o->simulated = NULL;
+  report_free(&o->rep);
   free(o->policy_json);
   free(o->profile_json);
   free(o->metadata);

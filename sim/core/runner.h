@@ -20,6 +20,17 @@ struct run_config {
   int nsets;
 };
 
+/* Views of the exits (sim/core/views.h): computed when `views` is set or the
+** trace carries measured exits (then the measured ones too). */
+struct run_views {
+  bool views;
+  bool one_vcpu;              /* views of vCPU `vcpu` only (default: all) */
+  unsigned vcpu;
+  uint64_t interval;          /* time series width in cycles of the profile's clock, or events; 0: none */
+  bool interval_events;
+  double interval_us;         /* the width in microseconds (converted at the profile's clock) */
+};
+
 struct run_spec {
   const char *trace;          /* binary trace path */
   const char *policy;         /* preset spec, e.g. "shadowcache+lazydr" */
@@ -31,6 +42,14 @@ struct run_spec {
   ** NULL: stop when interrupt_requested() (sim/core/util.h) */
   bool (*progress)(struct engine *e, const struct trace_reader *r, void *arg);
   void *progress_arg;
+  /* Views of the exits (sim/core/views.h): computed when `views` is set or the
+  ** trace carries measured exits (then the measured ones too). */
+  bool views;
+  bool one_vcpu;              /* views of vCPU `vcpu` only (default: all) */
+  unsigned vcpu;
+  uint64_t interval;          /* time series width in cycles of the profile's clock, or events; 0: none */
+  bool interval_events;
+  double interval_us;         /* the width in microseconds (converted at the profile's clock) */
 };
 
 /* Several configurations of one trace: run_spec's fields but the policy, CPU
@@ -43,6 +62,7 @@ struct run_set {
   bool hash_trace;
   bool (*progress)(struct engine *e, const struct trace_reader *r, void *arg);   /* with the first engine */
   void *progress_arg;
+  struct run_views views;     /* for every configuration */
 };
 
 struct run_output {
@@ -53,6 +73,7 @@ struct run_output {
   uint64_t trace_events;      /* records in the trace */
   double wall_seconds;        /* replay time (of the whole pass, for run_traces) */
   bool interrupted;           /* progress() asked to stop: rep is partial */
+  struct views *measured, *simulated;   /* NULL unless computed; freed by run_output_free */
 };
 
 /* Runs spec; returns EXIT_OK or an enum exit_code with a message in err.

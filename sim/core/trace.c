@@ -48,6 +48,10 @@ static inline const char *operands_invalid(const struct trace_event *ev) {
     unsigned size = IO_AUX_SIZE(ev->aux);
     return size == 1 || size == 2 || size == 4 ? NULL : "I/O size not 1, 2 or 4";
   }
+  case EV_MEASURED:
+    if (ev->aux & ~MEASURED_ALONE) return "aux other than 0 or 1 (alone)";
+    if (ev->b & 0xffff0000u) return "b bits 31:16 not 0";
+    return ev->cycles ? "cycles not 0 (a measured exit has no guest time)" : NULL;
   default: return NULL;
   }
 }
@@ -87,7 +91,7 @@ static int fail(char *err, int rc, const char *fmt, ...) {
 /* Header layout (offsets in bytes), see traces/FORMAT.md. */
 enum {
   H_MAGIC = 0, H_VERSION = 8, H_RECSIZE = 10, H_VCPUS = 12, H_PAGING = 14,
-  H_FLAGS = 15, H_COUNT = 16, H_METALEN = 24, H_RESERVED = 28, H_WORKLOAD = 32
+  H_FLAGS = 15, H_COUNT = 16, H_METALEN = 24, H_PAD = 28, H_WORKLOAD = 32
 };
 
 static int parse_header(struct trace_reader *r, const unsigned char *p, size_t got) {
@@ -124,7 +128,12 @@ static int parse_header(struct trace_reader *r, const unsigned char *p, size_t g
     return fail(r->err, EXIT_BADINPUT, "%s: byte %d: metadata length %u exceeds the file "
                 "(%zu bytes) or the %u-byte limit", r->path, H_METALEN, h->metadata_len,
                 r->file_len, TRACE_METADATA_MAX);
-  r->data_off = TRACE_HEADER_SIZE + h->metadata_len;
+  r->types = h->version == 1 ? TRACE_V1_TYPES : EV_COUNT;
+  h->pad = h->version >= 2 ? get32(p + H_PAD) : 0;        /* version 1: reserved, ignored */
+  if (h->pad > r->file_len - TRACE_HEADER_SIZE - h->metadata_len)
+    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: pad of %u bytes after the metadata exceeds the file (%zu bytes)",
+                r->path, H_PAD, h->pad, r->file_len);
+  r->data_off = TRACE_HEADER_SIZE + h->metadata_len + h->pad;
   size_t body = r->file_len - r->data_off;
   if (body % sizeof(struct trace_event) != 0)
     return fail(r->err, EXIT_BADINPUT, "%s: byte %zu: truncated record (file ends %zu bytes "
@@ -217,17 +226,20 @@ static size_t trace_record_offset(const struct trace_reader *r, uint64_t i) {
 }
 
 /* How a record's type is checked: unknown types are bad, a touch's page
-** count is checked here, the other listed types by operands_invalid. */
-enum type_check { TYPE_BAD, TYPE_PLAIN, TYPE_TOUCH, TYPE_OPERANDS };
+** count is checked here, the other listed types and every type newer than
+** version 1 (which a version-1 file cannot hold) by the slow path. */
+enum type_check { TYPE_BAD, TYPE_PLAIN, TYPE_TOUCH, TYPE_OTHER };
 static uint8_t type_checks[256];
 
 static void init_type_checks(void) {
   for (unsigned t = 0; t < EV_COUNT; t++)
-    type_checks[t] = t == EV_TOUCH ? TYPE_TOUCH : EVENT_OPERANDS_CHECKED >> t & 1 ? TYPE_OPERANDS : TYPE_PLAIN;
+    type_checks[t] = t == EV_TOUCH ? TYPE_TOUCH
+                   : (EVENT_OPERANDS_CHECKED >> t & 1) || t >= TRACE_V1_TYPES ? TYPE_OTHER : TYPE_PLAIN;
 }
 
-/* How many of the n records at ev are valid, from the first on. */
-static size_t valid_prefix(const struct trace_event *ev, size_t n, unsigned nvcpu) {
+/* How many of the n records at ev are valid, from the first on, in a file
+** whose version knows `types` event types. */
+static size_t valid_prefix(const struct trace_event *ev, size_t n, unsigned nvcpu, unsigned types) {
   static_assert(EV_COUNT <= 64, "EVENT_OPERANDS_CHECKED is a 64-bit set");
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, init_type_checks);
@@ -236,7 +248,8 @@ static size_t valid_prefix(const struct trace_event *ev, size_t n, unsigned nvcp
     unsigned check = type_checks[p->type];
     if (p->vcpu >= nvcpu) break;
     if (check == TYPE_PLAIN) continue;
-    if (check == TYPE_BAD || (check == TYPE_TOUCH ? p->b - 1 >= TOUCH_PAGES_MAX : operands_invalid(p) != NULL)) break;
+    if (check == TYPE_BAD || p->type >= types ||
+        (check == TYPE_TOUCH ? p->b - 1 >= TOUCH_PAGES_MAX : operands_invalid(p) != NULL)) break;
   }
   return (size_t)(p - ev);
 }
@@ -254,7 +267,7 @@ static void produce(struct trace_pipe *p, uint64_t k) {
     fail(c->err, EXIT_BADINPUT, "%s: byte %zu: read failed: %s", r->path, trace_record_offset(r, first),
          errno ? strerror(errno) : "file shrank");
   else
-    c->valid = valid_prefix(c->buf, c->n, r->hdr.vcpu_count);
+    c->valid = valid_prefix(c->buf, c->n, r->hdr.vcpu_count, r->types);
 }
 
 /* Whether chunk k's buffer is free: its previous chunk released and hashed. */
@@ -369,11 +382,12 @@ static void release(struct trace_pipe *p) {
 static void bad_record(struct trace_reader *r) {
   const struct trace_event *ev = r->end;
   uint64_t i = r->end_index;
-  if (ev->type >= EV_COUNT || ev->vcpu >= r->hdr.vcpu_count) {
-    fail(r->err, EXIT_BADINPUT, "%s: byte %zu: record %llu: %s %u", r->path,
+  if (ev->type >= r->types || ev->vcpu >= r->hdr.vcpu_count) {
+    bool later = ev->type >= r->types && ev->type < EV_COUNT;
+    fail(r->err, EXIT_BADINPUT, "%s: byte %zu: record %llu: %s %u%s", r->path,
          trace_record_offset(r, i), (unsigned long long)i,
-         ev->type >= EV_COUNT ? "unknown event type" : "vCPU beyond the header's count",
-         ev->type >= EV_COUNT ? ev->type : ev->vcpu);
+         ev->type >= r->types ? "unknown event type" : "vCPU beyond the header's count",
+         ev->type >= r->types ? ev->type : ev->vcpu, later ? " in a version-1 file" : "");
     return;
   }
   fail(r->err, EXIT_BADINPUT, "%s: byte %zu: record %llu (%s): %s", r->path, trace_record_offset(r, i),
@@ -525,15 +539,18 @@ void trace_close(struct trace_reader *r) {
 
 /* ---- writer ---- */
 
+/* The lowest version that can hold what was written, so that a file without
+** measured exits stays readable by version-1 readers. */
 static void encode_header(const struct trace_header *h, unsigned char *p) {
   memset(p, 0, TRACE_HEADER_SIZE);
   memcpy(p + H_MAGIC, TRACE_MAGIC, 8);
-  put16(p + H_VERSION, TRACE_VERSION);
+  put16(p + H_VERSION, h->version ? h->version : 1);
   put16(p + H_RECSIZE, sizeof(struct trace_event));
   put16(p + H_VCPUS, h->vcpu_count);
   p[H_PAGING] = h->paging;
   put64(p + H_COUNT, h->event_count);
   put32(p + H_METALEN, h->metadata_len);
+  put32(p + H_PAD, h->pad);
   memcpy(p + H_WORKLOAD, h->workload, strnlen(h->workload, TRACE_WORKLOAD_MAX));
 }
 
@@ -582,6 +599,7 @@ int trace_write(struct trace_writer *w, const struct trace_event *ev) {
       return fail(w->err, EXIT_BADINPUT, "vCPU %u beyond the limit of %d", ev->vcpu, TRACE_VCPU_MAX);
     w->hdr.vcpu_count = (uint16_t)(ev->vcpu + 1);   /* the header grows to cover it */
   }
+  if (ev->type >= TRACE_V1_TYPES) w->hdr.version = TRACE_VERSION;
   w->buf[w->nbuf++] = *ev;
   w->hdr.event_count++;
   return w->nbuf == WRITE_BUF_RECORDS ? flush_buf(w) : EXIT_OK;
@@ -602,6 +620,43 @@ int trace_finish(struct trace_writer *w) {
   free(w->path); free(w->buf);
   w->path = NULL; w->buf = NULL;
   return rc;
+}
+
+int trace_create_reserved(struct trace_writer *w, const char *path, size_t reserve) {
+  int rc = trace_create(w, path, NULL, 1, PAGING_64, NULL);
+  if (rc == EXIT_OK && fseeko(w->f, (off_t)reserve, SEEK_SET) != 0) {
+    trace_abort(w);
+    return fail(w->err, EXIT_BADINPUT, "%s: seek failed: %s", path, strerror(errno));
+  }
+  w->reserve = reserve;
+  return rc;
+}
+
+int trace_finish_reserved(struct trace_writer *w, const char *workload, unsigned vcpu_count, unsigned paging,
+                          const char *metadata, const struct trace_event *head, size_t nhead) {
+  size_t mlen = metadata ? strlen(metadata) : 0, used = TRACE_HEADER_SIZE + mlen + nhead * sizeof *head;
+  int rc = flush_buf(w);
+  if (rc == EXIT_OK && (used > w->reserve || vcpu_count == 0 || vcpu_count > TRACE_VCPU_MAX || !paging_name(paging)))
+    rc = fail(w->err, EXIT_INTERNAL, "%s: %zu bytes of header, metadata and initial records do not fit the %zu "
+              "reserved (or a bad vCPU count or paging mode)", w->path, used, w->reserve);
+  if (rc == EXIT_OK) {
+    if (vcpu_count > w->hdr.vcpu_count) w->hdr.vcpu_count = (uint16_t)vcpu_count;
+    w->hdr.paging = (uint8_t)paging;
+    w->hdr.metadata_len = (uint32_t)mlen;
+    w->hdr.pad = (uint32_t)(w->reserve - used);
+    if (w->hdr.pad) w->hdr.version = TRACE_VERSION;    /* the pad field is version 2's */
+    w->hdr.event_count += nhead;
+    snprintf(w->hdr.workload, sizeof w->hdr.workload, "%s", workload ? workload : "");
+    if (fseeko(w->f, (off_t)(w->reserve - nhead * sizeof *head), SEEK_SET) != 0 ||
+        fwrite(head, sizeof *head, nhead, w->f) != nhead ||
+        fseeko(w->f, TRACE_HEADER_SIZE, SEEK_SET) != 0 || (mlen && fwrite(metadata, 1, mlen, w->f) != mlen))
+      rc = fail(w->err, EXIT_BADINPUT, "%s: write failed: %s", w->path, strerror(errno));
+  }
+  if (rc != EXIT_OK) {
+    trace_abort(w);
+    return rc;
+  }
+  return trace_finish(w);                              /* the header, then close */
 }
 
 void trace_abort(struct trace_writer *w) {

@@ -10,7 +10,9 @@
 #include "util.h"
 
 #define TRACE_MAGIC        "VMXTRACE"
-#define TRACE_VERSION      1
+#define TRACE_VERSION      2
+/* Event types each version knows: version 1 ends before EV_MEASURED. */
+#define TRACE_V1_TYPES     EV_MEASURED
 #define TRACE_HEADER_SIZE  64
 #define TRACE_WORKLOAD_MAX 32          /* bytes, NUL padded, not necessarily terminated */
 #define TRACE_METADATA_MAX (16u << 20) /* refuse absurd metadata lengths */
@@ -27,6 +29,7 @@ struct trace_header {
   char     workload[TRACE_WORKLOAD_MAX + 1];
   char    *metadata;               /* JSON text, "" when none */
   uint32_t metadata_len;
+  uint32_t pad;                    /* version 2: zero bytes between the metadata and the records */
 };
 
 /*
@@ -58,6 +61,7 @@ struct trace_reader {
   int fd;
   size_t file_len;
   size_t data_off;                 /* byte offset of record 0 */
+  unsigned types;                  /* event types the file's version knows */
   bool read_ahead;                 /* may use a read-ahead thread (default true; set before reading) */
   struct trace_pipe *pipe;         /* the chunks, their buffers and threads */
   char err[512];                   /* message of the last failure */
@@ -99,6 +103,7 @@ struct trace_writer {
   struct trace_header hdr;
   struct trace_event *buf;
   size_t nbuf;
+  size_t reserve;                  /* trace_create_reserved: bytes kept free before the records */
   char err[512];
 };
 
@@ -108,6 +113,19 @@ int  trace_create(struct trace_writer *w, const char *path, const char *workload
 int  trace_write(struct trace_writer *w, const struct trace_event *ev);
 /* Flushes and finalises; on failure the partial file is removed. */
 int  trace_finish(struct trace_writer *w);
+
+/*
+** Writing records before the header is known (an importer learns the vCPUs,
+** their initial registers and its metadata only at the end, and writes its
+** output once): trace_create_reserved leaves `reserve` bytes free at the start
+** and trace_write appends records after them; trace_finish_reserved then
+** writes the header, the metadata and `nhead` records that go before all the
+** others (the @init records) into that space, the rest of it becoming the
+** header's pad (version 2).  EXIT_INTERNAL when they do not fit.
+*/
+int  trace_create_reserved(struct trace_writer *w, const char *path, size_t reserve);
+int  trace_finish_reserved(struct trace_writer *w, const char *workload, unsigned vcpu_count, unsigned paging,
+                           const char *metadata, const struct trace_event *head, size_t nhead);
 void trace_abort(struct trace_writer *w);   /* close and remove the file */
 
 const char *event_mnemonic(unsigned type);          /* "?" when unknown */
@@ -119,7 +137,8 @@ const char *event_invalid(const struct trace_event *ev);
 ** always says valid), as a bit set: the reader checks only these. */
 #define EVENT_OPERANDS_CHECKED                                                   \
   (1ull << EV_APIC | 1ull << EV_INIT | 1ull << EV_CR_WRITE | 1ull << EV_CR_READ | \
-   1ull << EV_DR_WRITE | 1ull << EV_DR_READ | 1ull << EV_PTWRITE | 1ull << EV_IO | 1ull << EV_TOUCH)
+   1ull << EV_DR_WRITE | 1ull << EV_DR_READ | 1ull << EV_PTWRITE | 1ull << EV_IO | 1ull << EV_TOUCH |         \
+   1ull << EV_MEASURED)
 int event_type_from_mnemonic(const char *m);         /* -1 when unknown */
 const char *paging_name(unsigned paging);   /* "32", "pae", "64" or NULL */
 int paging_from_name(const char *s);        /* -1 when unknown */

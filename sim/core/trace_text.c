@@ -2,6 +2,7 @@
 #include "trace_text.h"
 #include "outfile.h"
 #include "util.h"
+#include "models/vmx/exit_reason.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -20,8 +21,10 @@ enum op_kind {
   OP_WORD,     /* one of two words, setting aux bit 0 (w0 may be NULL: only w1 exists) */
   OP_IOSIZE,   /* 1, 2 or 4 into aux bits 3:1 */
   OP_LABEL,    /* mark label: up to 16 bytes into a then b, little-endian */
+  OP_REASON,   /* exit reason: a name as Linux prints it, or 0..65535, into b bits 15:0 */
 };
-enum op_slot { TO_AUX, TO_A, TO_B };
+/* TO_B_LO and TO_B_HI: b bits 15:0 and 63:32 (a measured exit's reason and detail). */
+enum op_slot { TO_AUX, TO_A, TO_B, TO_B_LO, TO_B_HI };
 
 struct op {
   uint8_t kind, slot, optional, base;
@@ -46,6 +49,8 @@ struct mnemonic {
 #define DEC(slot, syn, what, lo, hi)   { OP_NUM, slot, 0, 10, syn, what, lo, hi, NULL, NULL }
 #define GPR                            { OP_GPR, TO_B, 1, 0, "%GPR", "register", 0, 15, NULL, NULL }
 #define WORD(opt, syn, what, w0, w1)   { OP_WORD, TO_AUX, opt, 0, syn, what, 0, 1, w0, w1 }
+#define MEASURED_OPS { OP_REASON, TO_B_LO, 0, 10, "REASON", "exit reason", 0, 0xffff, NULL, NULL }, \
+                     DEC(TO_A, "CYCLES", "measured cycles", 0, U64), HEXOPT(TO_B_HI, "INFO", "detail", U32)
 #define CRW(n, max) { "cr" #n "w", EV_CR_WRITE, n, { HEX(TO_A, "VALUE", "value", max), GPR } }
 #define CRR(n)      { "cr" #n "r", EV_CR_READ, n, { GPR } }
 
@@ -83,6 +88,8 @@ static const struct mnemonic mnemonics[] = {
   { "xsetbv",  EV_XSETBV,  -1, { DEC(TO_A, "XCR", "XCR index", 0, U32), HEX(TO_B, "VALUE", "value", U64) } },
   { "apic",    EV_APIC,    -1, { WORD(0, "r|w", "access", "r", "w"), HEX(TO_A, "OFFSET", "register offset", 0xff0),
                                  HEXOPT(TO_B, "VALUE", "value", U64) } },
+  { "measured", EV_MEASURED, 0, { MEASURED_OPS } },
+  { "measured-only", EV_MEASURED, MEASURED_ALONE, { MEASURED_OPS } },
 };
 #define N_MNEMONICS (sizeof mnemonics / sizeof mnemonics[0])
 
@@ -183,13 +190,33 @@ static int number_in(struct trace_text_parser *p, const char *who, const char *w
 /* ---- operands ---- */
 
 static void put_slot(struct trace_event *ev, unsigned slot, uint64_t v) {
-  if (slot == TO_AUX) ev->aux = (uint8_t)(ev->aux | v);
-  else if (slot == TO_A) ev->a = v;
-  else ev->b = v;
+  switch (slot) {
+  case TO_AUX: ev->aux = (uint8_t)(ev->aux | v); break;
+  case TO_A: ev->a = v; break;
+  case TO_B: ev->b = v; break;
+  case TO_B_LO: ev->b = (ev->b & ~0xffffull) | (v & 0xffff); break;
+  default: ev->b = (ev->b & 0xffffffffull) | v << 32; break;
+  }
 }
 
 static uint64_t get_slot(const struct trace_event *ev, unsigned slot) {
-  return slot == TO_AUX ? ev->aux : slot == TO_A ? ev->a : ev->b;
+  switch (slot) {
+  case TO_AUX: return ev->aux;
+  case TO_A: return ev->a;
+  case TO_B: return ev->b;
+  case TO_B_LO: return ev->b & 0xffff;
+  default: return ev->b >> 32;
+  }
+}
+
+static int parse_reason(struct trace_text_parser *p, const char *who, const char *tok, struct trace_event *ev) {
+  int r = exit_reason_by_name(tok);
+  uint64_t v;
+  if (r >= 0) v = (uint64_t)r;
+  else if (parse_number(tok, &v) != NUM_OK || v > 0xffff)
+    return syntax(p, "%s: exit reason '%s' is neither a name (CR_ACCESS, ...) nor a number 0..65535", who, tok);
+  put_slot(ev, TO_B_LO, v);
+  return 0;
 }
 
 static bool label_byte_ok(unsigned char c) { return c > 0x20 && c != 0x7f && c != '#'; }
@@ -231,6 +258,7 @@ static int parse_op(struct trace_text_parser *p, const struct mnemonic *m, const
   case OP_GPR: return parse_gpr(p, m->name, tok, ev);
   case OP_WORD: return parse_word(p, m->name, o, tok, ev);
   case OP_LABEL: return parse_label(p, tok, ev);
+  case OP_REASON: return parse_reason(p, m->name, tok, ev);
   case OP_IOSIZE:
     if (parse_number(tok, &v) != NUM_OK || (v != 1 && v != 2 && v != 4))
       return syntax(p, "%s: size '%s' is not 1, 2 or 4", m->name, tok);
@@ -298,6 +326,8 @@ static int parse_event(struct trace_text_parser *p, char **tok, int ntok, trace_
   struct trace_event ev = blank_event(m->type);
   if (m->aux >= 0) ev.aux = (uint8_t)m->aux;
   if (take_cycles(p, m->name, tok, &ntok, &ev.cycles)) return EXIT_BADINPUT;
+  if (m->type == EV_MEASURED && ev.cycles)
+    return syntax(p, "%s: takes no +CYCLES (a measured exit is no guest time)", m->name);
   char usage[96];
   int nops = n_ops(m), i;
   for (i = 0; i < nops; i++) {
@@ -621,6 +651,12 @@ static bool format_op(const struct op *o, const struct trace_event *ev, char *bu
   case OP_IOSIZE:
     snprintf(buf, n, "%u", (unsigned)IO_AUX_SIZE(v));
     return true;
+  case OP_REASON: {
+    const char *name = exit_reason_name((unsigned)v);
+    if (name) snprintf(buf, n, "%s", name);
+    else snprintf(buf, n, "%u", (unsigned)v);
+    return true;
+  }
   case OP_LABEL: {
     char label[MARK_LABEL_MAX + 1] = { 0 };
     for (int i = 0; i < 8; i++) {

@@ -97,6 +97,13 @@ int import_mark(struct import *im, unsigned vcpu, const char *label) {
   return import_emit(im, vcpu, EV_MARK, 0, ab[0], ab[1]);
 }
 
+void import_release_slow(struct import *im, const void *buf, size_t upto) {
+  if ((const char *)buf != im->map_base) return;     /* not the mapped input (a converted text) */
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), end = upto / page * page;
+  if (end > im->map_released) madvise((void *)(im->map_base + im->map_released), end - im->map_released, MADV_DONTNEED);
+  im->map_released = end;
+}
+
 uint64_t import_ns_to_cycles(const struct import *im, uint64_t ns) {
   double c = (double)ns * im->opt.cpu_ghz + 0.5;
   return c < 18446744073709551616.0 ? (uint64_t)c : UINT64_MAX;   /* 2^64: converting more is undefined */
@@ -131,22 +138,65 @@ int import_bad(struct import *im, uint64_t where, const char *text, size_t len, 
   return EXIT_BADINPUT;
 }
 
-void import_count_name(struct import_name *tab, unsigned *n, const char *name) {
-  unsigned i;
-  for (i = 0; i < *n; i++)
-    if (strcmp(tab[i].name, name) == 0) break;
-  if (i == *n) {
-    if (*n == IMPORT_NAMES_MAX) { i = IMPORT_NAMES_MAX; snprintf(tab[i].name, sizeof tab[i].name, "(other)"); }
-    else snprintf(tab[(*n)++].name, sizeof tab[0].name, "%s", name);
+/* FNV-1a: names are short, so a byte loop is cheap; the bit marks a named key. */
+static uint64_t fnv(uint64_t h, const char *s, size_t len) {
+  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+  return h;
+}
+static uint64_t name_key(const char *s, size_t len) { return fnv(0xcbf29ce484222325ull, s, len) | IMPORT_TALLY_NAMED; }
+
+/* The slot of key (a new one while there is room), or IMPORT_NAMES_MAX for "(other)". */
+static unsigned tally_slot(struct import_tally *t, uint64_t key, bool *fresh) {
+  *fresh = false;
+  for (unsigned i = 0; i < t->n; i++)
+    if (t->key[i] == key) return i;
+  if (t->n == IMPORT_NAMES_MAX) return IMPORT_NAMES_MAX;
+  t->key[t->n] = key;
+  *fresh = true;
+  return t->n++;
+}
+
+void import_tally_id(struct import_tally *t, uint64_t key) {
+  bool fresh;
+  t->count[tally_slot(t, key & ~IMPORT_TALLY_NAMED, &fresh)]++;
+}
+
+void import_tally_name(struct import_tally *t, const char *name, size_t len) {
+  bool fresh;
+  unsigned i = tally_slot(t, name_key(name, len), &fresh);
+  if (fresh) snprintf(t->name[i], sizeof t->name[i], "%.*s", (int)(len < 47 ? len : 47), name);
+  t->count[i]++;
+}
+
+void import_tally_name2(struct import_tally *t, const char *name, size_t len, const char *suffix) {
+  bool fresh;
+  size_t slen = strlen(suffix);
+  unsigned i = tally_slot(t, fnv(fnv(0xcbf29ce484222325ull, name, len), suffix, slen) | IMPORT_TALLY_NAMED, &fresh);
+  if (fresh) snprintf(t->name[i], sizeof t->name[i], "%.*s%s", (int)(len < 24 ? len : 24), name, suffix);
+  t->count[i]++;
+}
+
+uint64_t import_tally_total(const struct import_tally *t) {
+  uint64_t n = t->count[IMPORT_NAMES_MAX];
+  for (unsigned i = 0; i < t->n; i++) n += t->count[i];
+  return n;
+}
+
+void import_tally_json(cJSON *obj, const char *key, const struct import_tally *t, import_namer_fn namer) {
+  cJSON *o = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!o) o = cJSON_AddObjectToObject(obj, key);
+  for (unsigned i = 0; i < t->n; i++) {
+    char buf[64];
+    if (t->key[i] & IMPORT_TALLY_NAMED) snprintf(buf, sizeof buf, "%s", t->name[i]);
+    else namer(t->key[i], buf, sizeof buf);
+    cJSON_AddNumberToObject(o, buf, (double)t->count[i]);
   }
-  tab[i].n++;
+  if (t->count[IMPORT_NAMES_MAX]) cJSON_AddNumberToObject(o, "(other)", (double)t->count[IMPORT_NAMES_MAX]);
 }
 
 void import_skip(struct import *im, const char *name, size_t len) {
-  char buf[48];
-  snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf - 1 ? len : sizeof buf - 1), name);
   im->skipped++;
-  import_count_name(im->skipped_names, &im->nskipped_names, buf);
+  import_tally_name(&im->skipped_names, name, len);
 }
 
 int import_skip_why(struct import *im, const char *why) {
@@ -154,11 +204,13 @@ int import_skip_why(struct import *im, const char *why) {
   return 0;
 }
 
-void import_add_names(struct cJSON *obj, const char *key, const struct import_name *tab, unsigned n) {
-  cJSON *o = cJSON_AddObjectToObject(obj, key);
-  for (unsigned i = 0; i < n; i++) cJSON_AddNumberToObject(o, tab[i].name, (double)tab[i].n);
-  if (n == IMPORT_NAMES_MAX && tab[n].n) cJSON_AddNumberToObject(o, tab[n].name, (double)tab[n].n);
+int import_skip_id(struct import *im, uint64_t id) {
+  im->skipped++;
+  import_tally_id(&im->skipped_ids, id);
+  return 0;
 }
+
+static void hex_namer(uint64_t key, char *buf, size_t n) { snprintf(buf, n, "0x%08llx", (unsigned long long)key); }
 
 /* Metadata JSON (caller frees): source, command, counts, bad lines, importer members. */
 static char *import_metadata(const struct import *im, const char *source, const char *command) {
@@ -173,7 +225,8 @@ static char *import_metadata(const struct import *im, const char *source, const 
   cJSON_AddNumberToObject(c, "skipped", (double)im->skipped);
   cJSON_AddNumberToObject(c, "unparseable", (double)im->bad);
   if (!im->binary) cJSON_AddNumberToObject(c, "comments", (double)im->ignored);
-  import_add_names(o, "skipped_events", im->skipped_names, im->nskipped_names);
+  import_tally_json(o, "skipped_events", &im->skipped_ids, im->skip_namer ? im->skip_namer : hex_namer);
+  import_tally_json(o, "skipped_events", &im->skipped_names, hex_namer);
   cJSON *bad = cJSON_AddArrayToObject(o, "unparseable");
   for (unsigned i = 0; i < im->nbad_kept; i++) {
     cJSON *b = cJSON_CreateObject();
@@ -366,82 +419,46 @@ static int input_open(struct input *in, const char *path, char *err, size_t errl
 }
 
 static void input_close(struct input *in) {
+  if (!in->data) return;
   if (in->mapped) munmap((void *)in->data, in->len);
   else free((void *)in->data);
 }
 
-/* ---- output: events to a temporary file, then the trace ---- */
+/* ---- output: the trace, written once ---- */
 
-#define SPOOL_EVENTS 8192
+/* Room before the records for the header, the metadata and the @init records:
+** the importer writes its events first and these at the end (trace_create_reserved). */
+#define META_MAX (64u << 10)
+#define RESERVE  (TRACE_HEADER_SIZE + META_MAX + 3 * TRACE_VCPU_MAX * sizeof(struct trace_event))
 
-/* Events collect in evs[] and go to the file in blocks: one fwrite per event costs
-** a stdio lock and call each, a measurable share of an import. */
-struct spool {
-  FILE *f;
-  struct trace_event *evs;
-  size_t n;
-  char err[256];             /* why a write failed ("" while none did) */
-};
+static int writer_emit(void *ctx, const struct trace_event *ev) { return trace_write(ctx, ev); }
 
-static int spool_flush(struct spool *s) {
-  if (s->n && fwrite(s->evs, sizeof *s->evs, s->n, s->f) != s->n) {
-    snprintf(s->err, sizeof s->err, "temporary file: write failed: %s", strerror(errno));
-    return EXIT_INTERNAL;
-  }
-  s->n = 0;
-  return EXIT_OK;
-}
-
-static int spool_emit(void *ctx, const struct trace_event *ev) {
-  struct spool *s = ctx;
-  s->evs[s->n++] = *ev;
-  return s->n == SPOOL_EVENTS ? spool_flush(s) : EXIT_OK;
-}
-
-static int write_inits(struct import *im, struct trace_writer *w) {
+/* The @init records: CR0, CR3, CR4 of every vCPU. */
+static size_t init_records(const struct import *im, struct trace_event *evs) {
+  size_t n = 0;
   for (unsigned v = 0; v < im->nvcpus; v++) {
     const struct import_init *in = &im->init[v];
     const uint64_t val[3] = { in->cr0, in->cr3, in->cr4 };
     const uint8_t cr[3] = { 0, 3, 4 };
-    for (int i = 0; i < 3; i++) {
-      struct trace_event ev = { .type = EV_INIT, .aux = cr[i], .vcpu = (uint16_t)v, .a = val[i] };
-      if (trace_write(w, &ev) != EXIT_OK) return -1;
-    }
+    for (int i = 0; i < 3; i++)
+      evs[n++] = (struct trace_event){ .type = EV_INIT, .aux = cr[i], .vcpu = (uint16_t)v, .a = val[i] };
   }
-  return 0;
+  return n;
 }
 
-static int copy_spool(struct spool *s, struct trace_writer *w) {
-  struct trace_event evs[4096];
-  size_t n;
-  if (spool_flush(s) != 0 || fflush(s->f) != 0 || fseek(s->f, 0, SEEK_SET) != 0) return -1;
-  while ((n = fread(evs, sizeof *evs, sizeof evs / sizeof *evs, s->f)) > 0)
-    for (size_t i = 0; i < n; i++)
-      if (trace_write(w, &evs[i]) != EXIT_OK) return -1;
-  return ferror(s->f) ? -1 : 0;
-}
-
-/* Writes OUT: header with metadata, @init per vCPU, then the spooled events,
-** atomically (sim/core/outfile.h). */
-static int assemble(struct import *im, struct spool *s, const char *out, const char *workload,
-                    const char *meta, char *err, size_t errlen) {
-  struct trace_writer w;
-  struct outfile o;
-  unsigned nv = im->nvcpus ? im->nvcpus : 1;
-  if (!im->nvcpus) im->nvcpus = 1;
-  if (outfile_begin(&o, out, OUTFILE_REGULAR, err, errlen)) return EXIT_BADINPUT;
-  if (trace_create(&w, outfile_path(&o), workload, nv, im->opt.paging, meta) != EXIT_OK) {
-    snprintf(err, errlen, "%s", w.err);
-  } else if (write_inits(im, &w) != 0 || copy_spool(s, &w) != 0) {
-    snprintf(err, errlen, "%s: %s", out, w.err[0] ? w.err : "cannot read back the temporary file");
-    trace_abort(&w);
-  } else if (trace_finish(&w) != EXIT_OK) {
-    snprintf(err, errlen, "%s", w.err);
-  } else {
-    return outfile_commit(&o, err, errlen);
+/* Metadata that fits its room: the largest free-form members go first, and it says so. */
+static char *bounded_metadata(const struct import *im, const char *source, const char *command) {
+  static const char *const drop[] = { "recording", "unparseable", "command", "skipped_events", "input" };
+  char *meta = import_metadata(im, source, command);
+  for (size_t i = 0; strlen(meta) > META_MAX && i < sizeof drop / sizeof *drop; i++) {
+    cJSON *j = cJSON_Parse(meta);
+    free(meta);
+    cJSON_DeleteItemFromObjectCaseSensitive(j, drop[i]);
+    if (!cJSON_GetObjectItemCaseSensitive(j, "metadata_truncated")) cJSON_AddTrueToObject(j, "metadata_truncated");
+    meta = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
   }
-  outfile_discard(&o);
-  return EXIT_BADINPUT;
+  return meta;
 }
 
 /* Default workload name: the input's base name without its extension. */
@@ -460,9 +477,10 @@ static int xen_adapter(struct import *im, const char *buf, size_t len) {
 }
 
 static const struct import_format formats[] = {
-  { "perf-script", import_perf_script, false },
-  { "kvm-ftrace", import_kvm_ftrace, false },
-  { "xentrace", xen_adapter, true },
+  { "perf-script", import_perf_script, false, NULL },
+  { "kvm-ftrace", import_kvm_ftrace, false, NULL },
+  { "xentrace", xen_adapter, true, NULL },
+  { "trace-cmd", NULL, false, import_tracecmd },
 };
 
 const struct import_format *import_format_find(const char *name) {
@@ -471,12 +489,38 @@ const struct import_format *import_format_find(const char *name) {
   return NULL;
 }
 
-/* Converts the input into the spool, then writes the trace. */
-static int convert(const struct import_job *job, struct import *im, struct spool *s, const struct input *in,
+const struct import_format *import_detect(const char *path, char *err, size_t errlen) {
+  unsigned char head[65536];
+  size_t n = 0;
+  FILE *f = fopen(path, "rb");
+  if (f) { n = fread(head, 1, sizeof head - 1, f); fclose(f); }
+  head[n] = 0;
+  err[0] = 0;
+  if (!f) { snprintf(err, errlen, "%s: %s", path, strerror(errno)); return NULL; }
+  if (n >= 8 && memcmp(head, TRACE_MAGIC, 8) == 0) return NULL;
+  if (n >= 10 && memcmp(head, "\x17\x08\x44tracing", 10) == 0) return import_format_find("trace-cmd");
+  uint32_t w0 = n >= 4 ? (uint32_t)head[0] | (uint32_t)head[1] << 8 | (uint32_t)head[2] << 16 | (uint32_t)head[3] << 24 : 0;
+  if ((w0 & 0x0fffffffu) == 0x0001f003u) return import_format_find("xentrace");     /* a CPU-change record */
+  const char *text = (const char *)head;
+  if (memchr(head, 0, n)) {
+    snprintf(err, errlen, "%s: neither a vmxsim trace nor a recording vmxsim reads (trace-cmd trace.dat, xentrace, "
+             "KVM ftrace or perf script text); --input-format names it", path);
+    return NULL;
+  }
+  if (strstr(text, "kvm_exit")) return import_format_find("kvm-ftrace");
+  if (strstr(text, "sched:") || strstr(text, "raw_syscalls:") || strstr(text, "exceptions:page_fault"))
+    return import_format_find("perf-script");
+  snprintf(err, errlen, "%s: not a vmxsim trace (bad magic), and its first 64 KiB hold no kvm_exit or perf "
+           "script events; --input-format names the recording's format, 'vmxsim trace asm' assembles text traces", path);
+  return NULL;
+}
+
+/* Converts the input, then completes the trace: header, metadata, @init records. */
+static int convert(const struct import_job *job, struct import *im, struct trace_writer *w, const struct input *in,
                    char *err, size_t errlen) {
-  int rc = job->format->run(im, in->data, in->len);
+  int rc = job->format->run_path ? job->format->run_path(im, job->input) : job->format->run(im, in->data, in->len);
   if (rc) {
-    snprintf(err, errlen, "%s", s->err[0] ? s->err : im->err);
+    snprintf(err, errlen, "%s", w->err[0] ? w->err : im->err);
     return rc;
   }
   if (im->used == 0) {
@@ -489,32 +533,47 @@ static int convert(const struct import_job *job, struct import *im, struct spool
   char workload[TRACE_WORKLOAD_MAX + 1];
   if (job->workload) snprintf(workload, sizeof workload, "%s", job->workload);
   else default_workload(job->input, workload, sizeof workload);
-  char *meta = import_metadata(im, job->format->name, job->command);
-  rc = assemble(im, s, job->output, workload, meta, err, errlen);
+  if (!im->nvcpus) im->nvcpus = 1;
+  struct trace_event *inits = xmalloc(3 * TRACE_VCPU_MAX * sizeof *inits);
+  size_t ninits = init_records(im, inits);
+  char *meta = bounded_metadata(im, job->format->name, job->command);
+  rc = trace_finish_reserved(w, workload, im->nvcpus, im->opt.paging, meta, inits, ninits);
+  if (rc) snprintf(err, errlen, "%s: %s", job->output, w->err);
   free(meta);
+  free(inits);
   return rc;
 }
 
 int import_file(const struct import_job *job, struct import *im, char *err, size_t errlen) {
-  struct spool s = { .f = NULL };
   struct import_opts opt = job->opt;
   opt.input = strcmp(job->input, "-") == 0 ? "<stdin>" : job->input;
-  import_init(im, &opt, spool_emit, &s);
+  struct trace_writer w;
+  struct outfile o;
+  import_init(im, &opt, writer_emit, &w);
   im->binary = job->format->binary;
-  struct input in;
-  int rc = input_open(&in, job->input, err, errlen);
-  if (rc) return rc;
-  if (!(s.f = tmpfile())) {
-    snprintf(err, errlen, "cannot create a temporary file: %s", strerror(errno));
-    input_close(&in);
-    return EXIT_INTERNAL;
+  struct input in = { .data = NULL };
+  int rc = 0;
+  if (job->format->run_path && strcmp(job->input, "-") == 0) {
+    snprintf(err, errlen, "%s input cannot be standard input: give the file", job->format->name);
+    return EXIT_USAGE;
   }
-  s.evs = xmalloc(SPOOL_EVENTS * sizeof *s.evs);
-  rc = convert(job, im, &s, &in, err, errlen);
-  fclose(s.f);
-  free(s.evs);
+  if (!job->format->run_path && (rc = input_open(&in, job->input, err, errlen))) return rc;
+  if (in.mapped) im->map_base = in.data;
+  if ((rc = outfile_begin(&o, job->output, OUTFILE_REGULAR, err, errlen))) {
+    input_close(&in);
+    return rc;
+  }
+  if ((rc = trace_create_reserved(&w, outfile_path(&o), RESERVE))) {
+    snprintf(err, errlen, "%s", w.err);
+  } else {
+    rc = convert(job, im, &w, &in, err, errlen);   /* finishes w, or leaves it open on failure */
+    if (rc && w.f) trace_abort(&w);
+  }
+  if (!rc) rc = outfile_commit(&o, err, errlen);
+  else outfile_discard(&o);
   input_close(&in);
-  im->emit = NULL;                   /* the spool is gone */
+  im->emit = NULL;                   /* the writer is gone */
   im->emit_ctx = NULL;
+  im->map_base = NULL;
   return rc;
 }

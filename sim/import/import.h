@@ -56,8 +56,29 @@ struct import_bad {
   char text[IMPORT_TEXT_MAX + 1];
 };
 
-/* A counted name: a skipped event type, an exit reason left unmapped. */
-struct import_name { char name[48]; uint64_t n; };
+/*
+** Counts by key, named once at the end (no formatting or string compare per
+** record): a key is a number (an exit reason, a xentrace event id) that a
+** namer turns into text when the metadata is written, or a name (text input:
+** an event's name), kept on first sight and found again by its hash.  At most
+** IMPORT_NAMES_MAX distinct keys, in order of first sight, then "(other)".
+*/
+struct cJSON;
+#define IMPORT_TALLY_NAMED (1ull << 63)   /* keys with this bit are name hashes */
+struct import_tally {
+  unsigned n;                          /* distinct keys counted, at most IMPORT_NAMES_MAX */
+  uint64_t key[IMPORT_NAMES_MAX];
+  uint64_t count[IMPORT_NAMES_MAX + 1]; /* the last one: every other key */
+  char name[IMPORT_NAMES_MAX][48];      /* named keys only */
+};
+typedef void (*import_namer_fn)(uint64_t key, char *buf, size_t n);
+void import_tally_id(struct import_tally *t, uint64_t key);        /* key < IMPORT_TALLY_NAMED */
+void import_tally_name(struct import_tally *t, const char *name, size_t len);
+/* The name `name` (len bytes) followed by suffix, without building it unless it is new. */
+void import_tally_name2(struct import_tally *t, const char *name, size_t len, const char *suffix);
+/* Adds {name: count, ...} as member `key` of obj; numbered keys are named by namer. */
+void import_tally_json(struct cJSON *obj, const char *key, const struct import_tally *t, import_namer_fn namer);
+uint64_t import_tally_total(const struct import_tally *t);
 
 /* Open-addressing map from u32 keys to int64 values (task ids, CPUs). */
 struct import_map {
@@ -75,13 +96,15 @@ struct import {
   import_emit_fn emit;       /* where events go */
   void *emit_ctx;
   bool binary;               /* input positions are byte offsets, not line numbers */
+  bool tids_only;            /* the input has no thread-group column, and says so itself (trace.dat) */
 
   /* Counts of input units (lines or records). */
   uint64_t units, used, skipped, bad, ignored;
   struct import_bad first_bad[IMPORT_BAD_KEEP];
   unsigned nbad_kept;
-  struct import_name skipped_names[IMPORT_NAMES_MAX + 1];   /* last one: "(other)" */
-  unsigned nskipped_names;
+  struct import_tally skipped_names;    /* skipped units by name (text input) */
+  struct import_tally skipped_ids;      /* skipped units by numeric id (binary input), named by skip_namer */
+  import_namer_fn skip_namer;
 
   /* vCPUs: native CPUs (perf, xentrace) are renumbered densely in order of appearance. */
   unsigned nvcpus;
@@ -91,6 +114,9 @@ struct import {
 
   uint64_t events;           /* records emitted (not counting @init) */
   struct cJSON *meta;        /* importer-specific metadata members */
+  /* Input pages behind the cursor can be given back (a mapped file): import_release. */
+  const char *map_base;
+  size_t map_released;
   char err[640];             /* the failure message when an importer returns non-zero */
 };
 
@@ -110,6 +136,14 @@ int import_emit(struct import *im, unsigned vcpu, unsigned type, unsigned aux, u
 /* `run` records for `cycles` (split at 2^32-1); nothing for 0. */
 int import_run(struct import *im, unsigned vcpu, uint64_t cycles);
 int import_mark(struct import *im, unsigned vcpu, const char *label);
+/* The importer is done with input bytes [0, upto) of buf: when the input is a
+** mapped file, its pages are given back every few MiB, so that an import's
+** memory does not grow with the input. */
+#define IMPORT_RELEASE_STEP (8u << 20)
+void import_release_slow(struct import *im, const void *buf, size_t upto);
+static inline void import_release(struct import *im, const void *buf, size_t upto) {
+  if (im->map_base && upto >= im->map_released + IMPORT_RELEASE_STEP) import_release_slow(im, buf, upto);
+}
 /* Nanoseconds of recorded time as guest cycles at opt.cpu_ghz. */
 uint64_t import_ns_to_cycles(const struct import *im, uint64_t ns);
 /* CR3 value of imported process n. */
@@ -124,11 +158,8 @@ int import_bad(struct import *im, uint64_t where, const char *text, size_t len, 
 void import_skip(struct import *im, const char *name, size_t len);
 /* import_skip of a NUL-terminated name; returns 0 (go on). */
 int import_skip_why(struct import *im, const char *why);
-/* Counts `name` in a name table (unmapped exit reasons, ...) of IMPORT_NAMES_MAX
-** entries, then "(other)" for the rest. */
-void import_count_name(struct import_name *tab, unsigned *n, const char *name);
-/* Adds {name: count, ...} of a table of IMPORT_NAMES_MAX entries as member `key` of obj. */
-void import_add_names(struct cJSON *obj, const char *key, const struct import_name *tab, unsigned n);
+/* A skipped unit known by a number (a xentrace event id), named by im->skip_namer at the end; returns 0. */
+int import_skip_id(struct import *im, uint64_t id);
 
 /* "IN.txt:12: why: 'text'" (text input) or "IN.bin: byte 96: why" (binary input). */
 void import_format_bad(const struct import *im, const struct import_bad *b, char *out, size_t n);
@@ -160,16 +191,25 @@ int64_t *import_map_put(struct import_map *m, uint32_t key, int64_t init); /* ex
 int import_perf_script(struct import *im, const char *buf, size_t len);   /* sim/import/import_perf.c */
 int import_kvm_ftrace(struct import *im, const char *buf, size_t len);    /* sim/import/import_ftrace.c */
 int import_xentrace(struct import *im, const unsigned char *buf, size_t len); /* sim/import/import_xen.c */
+/* trace-cmd's trace.dat at path, through libtracecmd (sim/import/import_tracecmd.c); EXIT_BADINPUT
+** with a message saying how to convert it when vmxsim was built without the library. */
+int import_tracecmd(struct import *im, const char *path);
+bool import_tracecmd_available(void);
 
 /* ---- a whole import: input file to trace file (import.c) ---- */
 
 struct import_format {
-  const char *name;          /* as `vmxsim import` takes it: perf-script, kvm-ftrace, xentrace */
+  const char *name;          /* as `vmxsim import` takes it: perf-script, kvm-ftrace, xentrace, trace-cmd */
   int (*run)(struct import *im, const char *buf, size_t len);
   bool binary;               /* positions in messages are byte offsets */
+  int (*run_path)(struct import *im, const char *path);   /* reads the file itself (run is NULL) */
 };
 /* The format called name, or NULL. */
 const struct import_format *import_format_find(const char *name);
+/* The recording format of the file at path, from its first bytes: trace-cmd's
+** magic, a xentrace CPU-change record, KVM ftrace or perf script text; NULL for
+** a vmxsim trace or what none of these is (err says which: "" for a vmxsim trace). */
+const struct import_format *import_detect(const char *path, char *err, size_t errlen);
 
 struct import_job {
   const struct import_format *format;

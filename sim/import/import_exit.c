@@ -32,13 +32,38 @@ bool import_exit_gap_too_long(const struct import_exits *X, unsigned v, uint64_t
 /* ---- the exit-reason table: what an unexplained exit says by itself ---- */
 
 static int emit(struct import_exits *X, unsigned v, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
+  X->v[v].caused = true;
   return import_emit(X->im, v, type, aux, a, b);
 }
 
-static int unmapped(struct import_exits *X, const struct import_exit *x, const char *why) {
-  char name[80];
-  snprintf(name, sizeof name, "%s%s", x->name, why);
-  import_count_name(X->unmapped, &X->nunmapped, name);
+/* Why an exit was left unmapped: appended to its reason's name in "exits_unmapped". */
+enum unmapped_why { WHY_NONE, WHY_NO_KVM_CR, WHY_OTHER_CR, WHY_NMI, WHY_NO_KVM_PIO, WHY_COUNT };
+static const char *const why_text[WHY_COUNT] = { "", " without kvm_cr", " (other CR)", " (NMI)", " without kvm_pio" };
+
+/* Exits known by a VMX reason number are counted by number and named at the
+** end; an SVM host's or an unknown reason by the name the host recorded. */
+static bool by_number(const struct import_exit *x) { return x->reason >= 0 && x->reason < 0xffff && !x->svm; }
+
+static void reason_namer(uint64_t key, char *buf, size_t n) {
+  const char *name = exit_reason_name((unsigned)key);
+  if (name) snprintf(buf, n, "%s", name);
+  else snprintf(buf, n, "reason %u", (unsigned)key);
+}
+
+static void unmapped_namer(uint64_t key, char *buf, size_t n) {
+  reason_namer(key / WHY_COUNT, buf, n);
+  size_t len = strlen(buf);
+  snprintf(buf + len, n - len, "%s", why_text[key % WHY_COUNT]);
+}
+
+static int unmapped(struct import_exits *X, const struct import_exit *x, enum unmapped_why why) {
+  if (by_number(x)) {
+    import_tally_id(&X->unmapped, (uint64_t)x->reason * WHY_COUNT + why);
+  } else {
+    char name[80];
+    int n = snprintf(name, sizeof name, "%s%s", x->name, why_text[why]);
+    import_tally_name(&X->unmapped, name, (size_t)n < sizeof name ? (size_t)n : sizeof name - 1);
+  }
   return 0;
 }
 
@@ -48,20 +73,21 @@ static int unmapped(struct import_exits *X, const struct import_exit *x, const c
 static int cr_alone(struct import_exits *X, unsigned v, const struct import_exit *x) {
   uint64_t q = x->info1, cr = q & 0xf;
   switch ((q >> 4) & 3) {
-  case 1: return import_exit_cr_ok(cr) ? emit(X, v, EV_CR_READ, (unsigned)cr, 0, (q >> 8) & 0xf) : unmapped(X, x, " (other CR)");
+  case 1: return import_exit_cr_ok(cr) ? emit(X, v, EV_CR_READ, (unsigned)cr, 0, (q >> 8) & 0xf) : unmapped(X, x, WHY_OTHER_CR);
   case 2: return emit(X, v, EV_CLTS, 0, 0, 0);
   case 3: return emit(X, v, EV_LMSW, 0, (q >> 16) & 0xffff, 0);
   }
-  return unmapped(X, x, " without kvm_cr");
+  return unmapped(X, x, WHY_NO_KVM_CR);
 }
 
 /* EXCEPTION_NMI: interruption info bits 7:0 vector, 10:8 type (2 = NMI). */
 static int exception_alone(struct import_exits *X, unsigned v, const struct import_exit *x) {
   unsigned vector = x->intr_info & 0xff, type = (x->intr_info >> 8) & 7;
-  if (!(x->intr_info & 0x80000000u) || type == 2) return unmapped(X, x, " (NMI)");
+  if (!(x->intr_info & 0x80000000u) || type == 2) return unmapped(X, x, WHY_NMI);
   if (vector == 14) {
     uint64_t addr = x->svm ? x->info2 : x->info1;  /* #PF: qualification = linear address */
     uint64_t ec = x->svm ? x->info1 : x->error_code;
+    X->v[v].info = (uint32_t)ec;
     return emit(X, v, EV_TOUCH, (ec & 2) ? TOUCH_AUX_WRITE : 0, addr & ~0xfffull, 1);
   }
   return emit(X, v, EV_EXC, 0, vector, x->error_code);
@@ -70,14 +96,14 @@ static int exception_alone(struct import_exits *X, unsigned v, const struct impo
 /* IO qualification: bits 2:0 size-1, bit 3 in, 31:16 port. */
 static int io_alone(struct import_exits *X, unsigned v, const struct import_exit *x) {
   unsigned size = (unsigned)(x->info1 & 7) + 1;
-  if (x->svm || (size != 1 && size != 2 && size != 4)) return unmapped(X, x, " without kvm_pio");
+  if (x->svm || (size != 1 && size != 2 && size != 4)) return unmapped(X, x, WHY_NO_KVM_PIO);
   unsigned aux = ((x->info1 >> 3) & 1 ? 0 : IO_AUX_OUT) | size << 1;
   return emit(X, v, EV_IO, aux, (x->info1 >> 16) & 0xffff, 0);
 }
 
 /* Reasons whose event needs the qualification or interruption info. */
 static int qualified_alone(struct import_exits *X, unsigned v, const struct import_exit *x) {
-  if (!x->qualified) return unmapped(X, x, "");
+  if (!x->qualified) return unmapped(X, x, WHY_NONE);
   switch (x->reason) {
   case EXIT_REASON_CR_ACCESS: return cr_alone(X, v, x);
   case EXIT_REASON_INVLPG: return emit(X, v, EV_INVLPG, 0, x->info1, 0);
@@ -88,7 +114,7 @@ static int qualified_alone(struct import_exits *X, unsigned v, const struct impo
   case EXIT_REASON_EXCEPTION_NMI: return exception_alone(X, v, x);
   case EXIT_REASON_IO_INSTRUCTION: return io_alone(X, v, x);
   }
-  return unmapped(X, x, "");
+  return unmapped(X, x, WHY_NONE);
 }
 
 /* An exit no detail record explained: what its reason (and qualification) say. */
@@ -121,22 +147,45 @@ int import_exit_begins(struct import_exits *X, unsigned v, bool timed, uint64_t 
     rc = import_run(X->im, v, cycles_of(X, time - c->entry_time));
   c->in_guest = false;
   c->pending = true;
+  c->open = timed;
+  c->caused = false;
+  c->exit_time = time;
+  c->info = 0;
   c->x = *x;
   X->exits++;
-  import_count_name(X->reasons, &X->nreasons, x->name);
+  if (by_number(x)) import_tally_id(&X->reasons, (uint64_t)x->reason);
+  else import_tally_name(&X->reasons, x->name, strlen(x->name));
   return rc;
+}
+
+/* The measured record of the exit the entry at `time` ends. */
+static int measure(struct import_exits *X, unsigned v, uint64_t time) {
+  struct import_exit_vcpu *c = &X->v[v];
+  c->open = false;
+  if (time < c->exit_time) return 0;                /* clocks out of order: no measurement */
+  unsigned reason = c->x.reason >= 0 && c->x.reason < 0xffff ? (unsigned)c->x.reason : 0xffff;
+  X->measured++;
+  return import_emit(X->im, v, EV_MEASURED, c->caused ? 0 : MEASURED_ALONE, cycles_of(X, time - c->exit_time),
+                     MEASURED_B(reason, c->info));
 }
 
 int import_exit_entry(struct import_exits *X, unsigned v, bool timed, uint64_t time) {
   struct import_exit_vcpu *c = &X->v[v];
   int rc = import_exit_settle(X, v);
+  if (!rc && c->open && timed) rc = measure(X, v, time);
+  c->open = false;
   c->in_guest = timed;
   c->entry_time = time;
   X->entries++;
   return rc;
 }
 
-void import_exit_explained(struct import_exits *X, unsigned v) { X->v[v].pending = false; }
+void import_exit_explained(struct import_exits *X, unsigned v, bool emitted) {
+  X->v[v].pending = false;
+  X->v[v].caused |= emitted;
+}
+
+void import_exit_detail(struct import_exits *X, unsigned v, uint32_t info) { X->v[v].info = info; }
 
 int import_exits_finish(struct import_exits *X) {
   int rc = 0;
@@ -149,9 +198,11 @@ int import_exits_finish(struct import_exits *X) {
 void import_exits_add_counts(const struct import_exits *X) {
   cJSON_AddNumberToObject(X->im->meta, "exits", (double)X->exits);
   cJSON_AddNumberToObject(X->im->meta, "entries", (double)X->entries);
+  cJSON_AddNumberToObject(X->im->meta, "measured", (double)X->measured);
+  if (X->timed) cJSON_AddNumberToObject(X->im->meta, "span_cycles", (double)cycles_of(X, X->last_time - X->first_time));
 }
 
 void import_exits_add_reasons(const struct import_exits *X) {
-  import_add_names(X->im->meta, "exit_reasons", X->reasons, X->nreasons);
-  import_add_names(X->im->meta, "exits_unmapped", X->unmapped, X->nunmapped);
+  import_tally_json(X->im->meta, "exit_reasons", &X->reasons, reason_namer);
+  import_tally_json(X->im->meta, "exits_unmapped", &X->unmapped, unmapped_namer);
 }

@@ -16,7 +16,9 @@
 ** calls import_exit_explained); an entry record, the next exit or the end of
 ** the input settles an exit left unexplained, from its reason and, when
 ** recorded, its qualification.  Reasons that say too
-** little are counted in the metadata ("exits_unmapped").
+** little are counted in the metadata ("exits_unmapped").  An entry with a
+** time also ends the exit's measurement: an EV_MEASURED record of the exit's
+** cycles follows its event (or stands alone when no event could express it).
 */
 
 /* One exit as the host recorded it. */
@@ -33,6 +35,10 @@ struct import_exit_vcpu {
   bool in_guest;             /* an entry with a time was seen, no exit since */
   uint64_t entry_time;
   bool pending;              /* an exit not yet explained */
+  bool open;                 /* an exit with a time whose entry has not come: measurable */
+  bool caused;               /* an event stands for the open exit */
+  uint64_t exit_time;
+  uint32_t info;             /* the open exit's recorded detail (error code) */
   struct import_exit x;
 };
 
@@ -40,9 +46,10 @@ struct import_exits {
   struct import *im;
   bool time_ns;              /* times are nanoseconds (at opt.cpu_ghz), else cycles (TSC) */
   struct import_exit_vcpu v[TRACE_VCPU_MAX];
-  uint64_t exits, entries;
-  struct import_name reasons[IMPORT_NAMES_MAX + 1], unmapped[IMPORT_NAMES_MAX + 1];
-  unsigned nreasons, nunmapped;
+  uint64_t exits, entries, measured;
+  bool timed;                /* a record with a time was seen: first_time..last_time hold */
+  uint64_t first_time, last_time;
+  struct import_tally reasons, unmapped;   /* keys: reason; reason * 16 + why (import_exit.c) */
 };
 
 void import_exits_init(struct import_exits *X, struct import *im, bool time_ns);
@@ -60,12 +67,23 @@ bool import_exit_gap_too_long(const struct import_exits *X, unsigned v, uint64_t
 int import_exit_begins(struct import_exits *X, unsigned v, bool timed, uint64_t time, const struct import_exit *x);
 /* An entry record: settles the pending exit; the guest runs from `time`. */
 int import_exit_entry(struct import_exits *X, unsigned v, bool timed, uint64_t time);
-/* The importer emitted the pending exit's event from a detail record. */
-void import_exit_explained(struct import_exits *X, unsigned v);
+/* A detail record explained the pending exit; emitted: the importer emitted
+** its event (false: understood, but nothing vmxsim can replay). */
+void import_exit_explained(struct import_exits *X, unsigned v, bool emitted);
+/* A detail the host recorded for the open exit (a page fault's error code),
+** kept in its measured record. */
+void import_exit_detail(struct import_exits *X, unsigned v, uint32_t info);
 /* Settles every vCPU's pending exit (at the end of the input). */
 int import_exits_finish(struct import_exits *X);
 
-/* Metadata members: "exits" and "entries"; "exit_reasons" and "exits_unmapped". */
+/* A record of the recording at `time` (any record: the span is the recording's). */
+static inline void import_exits_saw_time(struct import_exits *X, uint64_t time) {
+  if (!X->timed || time < X->first_time) X->first_time = time;
+  if (!X->timed || time > X->last_time) X->last_time = time;
+  X->timed = true;
+}
+/* Metadata members: "exits", "entries", "measured" and "span_cycles" (first to last
+** recorded time, the denominator of xenalyze's shares); "exit_reasons" and "exits_unmapped". */
 void import_exits_add_counts(const struct import_exits *X);
 void import_exits_add_reasons(const struct import_exits *X);
 

@@ -271,6 +271,7 @@ static const char *detail_event(struct kvm *K, unsigned v, const struct kline *k
   case KE_PF:
     if (!fnum(k, "address ", true, &a) || !fnum(k, "error_code ", true, &b))
       return "kvm_page_fault: no 'address' or 'error_code' field";
+    import_exit_detail(&K->exits, v, (uint32_t)b);
     *rc = emit(K, v, EV_TOUCH, (b & 2) ? TOUCH_AUX_WRITE : 0, a & ~0xfffull, 1);
     return NULL;
   case KE_HYPERCALL:
@@ -289,14 +290,14 @@ static int on_detail(struct kvm *K, const struct kline *k, uint64_t lineno, cons
   struct import_exit_vcpu *c = v >= 0 ? &K->exits.v[v] : NULL;
   if (!c || !c->pending || !explains(k->ev, c->x.reason)) {
     /* Also traced for emulated instructions and userspace exits: not an exit of its own. */
-    char name[48];
-    snprintf(name, sizeof name, "%.*s (no matching exit)", (int)(k->event_len > 20 ? 20 : k->event_len), k->event);
-    return import_skip_why(K->im, name);
+    K->im->skipped++;
+    import_tally_name2(&K->im->skipped_names, k->event, k->event_len > 20 ? 20 : k->event_len, " (no matching exit)");
+    return 0;
   }
   int rc = 0;
   const char *why = detail_event(K, (unsigned)v, k, &rc);
   if (why) return import_bad(K->im, lineno, s, n, why);
-  import_exit_explained(&K->exits, (unsigned)v);
+  import_exit_explained(&K->exits, (unsigned)v, rc >= 0);
   if (rc < 0) return 0;                                /* understood, skipped */
   K->im->used++;
   return rc;
@@ -318,6 +319,7 @@ static int kvm_line(struct kvm *K, const char *s, size_t n, uint64_t lineno) {
   if (s + n - t >= 4 && memcmp(t, "CPU:", 4) == 0) return import_skip_why(im, "lost events");
   const char *why = parse_line(s, n, &k);
   if (why) return import_bad(im, lineno, s, n, why);
+  import_exits_saw_time(&K->exits, k.ns);
   if (k.ev == KE_OTHER) { import_skip(im, k.event, k.event_len); return 0; }
   if (k.ev != KE_EXIT && k.ev != KE_ENTRY) return on_detail(K, &k, lineno, s, n);
   uint64_t fv;
@@ -340,7 +342,10 @@ int import_kvm_ftrace(struct import *im, const char *buf, size_t len) {
   size_t n, pos = 0;
   uint64_t lineno = 0;
   int rc = 0;
-  while (rc == 0 && import_next_line(buf, len, &pos, &s, &n)) rc = kvm_line(K, s, n, ++lineno);
+  while (rc == 0 && import_next_line(buf, len, &pos, &s, &n)) {
+    rc = kvm_line(K, s, n, ++lineno);
+    import_release(im, buf, pos);
+  }
   if (rc == 0) rc = import_exits_finish(&K->exits);
   if (rc == 0) {
     import_exits_add_counts(&K->exits);

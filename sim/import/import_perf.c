@@ -440,6 +440,7 @@ static void learn(struct perf *P, const char *buf, size_t len) {
   while (import_next_line(buf, len, &pos, &s, &n)) {
     struct prefix p;
     struct fields f;
+    import_release(P->im, buf, pos);
     if (n == 0 || *skip_blanks(s, s + n) == '#' || !find_cpu(s, s + n, &tok, &tok_end) ||
         !parse_task(tok, tok_end, &p))
       continue;
@@ -475,14 +476,18 @@ int import_perf_script(struct import *im, const char *buf, size_t len) {
   P->im = im;
   for (unsigned v = 0; v < TRACE_VCPU_MAX; v++) P->cpu[v].mm = -1;
   learn(P, buf, len);
-  if (!P->pid_column && len)
+  if (!P->pid_column && len && !im->tids_only)
     errorf("import: %s has no PID column (record with 'perf script -F +pid'): "
            "each thread is treated as its own process", im->opt.input);
   const char *s;
   size_t n, pos = 0;
   uint64_t lineno = 0;
   int rc = 0;
-  while (rc == 0 && import_next_line(buf, len, &pos, &s, &n)) rc = perf_line(P, s, n, ++lineno);
+  im->map_released = 0;                        /* the first pass may have given pages back */
+  while (rc == 0 && import_next_line(buf, len, &pos, &s, &n)) {
+    rc = perf_line(P, s, n, ++lineno);
+    import_release(im, buf, pos);
+  }
   if (rc == 0) add_metadata(P);
   cJSON_Delete(P->recording);
   import_map_free(&P->tgid_of);

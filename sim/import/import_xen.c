@@ -2,7 +2,6 @@
 #include "import.h"
 #include "import_exit.h"
 #include "sim/core/util.h"
-#include "models/vmx/exit_reason.h"
 
 #include <cJSON.h>
 #include <stdio.h>
@@ -18,25 +17,24 @@
 ** records up to the next one ran on that pCPU.  Each pCPU becomes a vCPU
 ** (dense, in order of appearance): record with the guest's vCPUs pinned.
 ** VMEXIT records carry only the exit reason, so an exit becomes a guest
-** action when a handler record (CR_WRITE, CR_READ) explains it or when its
-** reason alone says enough (HLT, RDTSC, ...).  TSC ticks are cycles: the time
-** from a VMENTRY to the next VMEXIT on a pCPU is guest 'run' time as is.
+** action when a handler record (CR, MSR, I/O port, CPUID, page fault, ...)
+** explains it or when its reason alone says enough (HLT, RDTSC, ...).  TSC
+** ticks are cycles: the time from a VMENTRY to the next VMEXIT on a pCPU is
+** guest 'run' time as is, and from a VMEXIT to the next VMENTRY the exit's
+** measured cost (an EV_MEASURED record).
 */
 
 #define TRC_TRACE_CPU_CHANGE 0x0001f003u   /* {cpu (bits 15:0), window bytes} */
 #define TRC_HVM_VMENTRY      0x00081001u   /* {} */
 #define TRC_HVM_VMEXIT       0x00081002u   /* {exit reason, rip} */
 #define TRC_HVM_VMEXIT64     0x00081102u   /* {exit reason, rip lo, rip hi} */
-#define TRC_HVM_CR_READ      0x00082008u   /* {cr, value} */
-#define TRC_HVM_CR_READ64    0x00082108u   /* {cr, value lo, value hi} */
-#define TRC_HVM_CR_WRITE     0x00082009u   /* {cr, value} */
-#define TRC_HVM_CR_WRITE64   0x00082109u   /* {cr, value lo, value hi} */
+#define TRC_HVM_HANDLER      0x00082000u   /* handler records: the details of the pending exit */
 
 struct xen {
   struct import *im;
   struct import_exits exits;  /* one vCPU per pCPU */
   int vcpu;                   /* the current window's vCPU; -1 before the first CPU change */
-  uint64_t cr_writes;
+  uint64_t cr_writes, io_size_assumed;
 };
 
 /* One decoded record. */
@@ -53,43 +51,140 @@ static uint32_t get32(const unsigned char *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+static uint64_t word64(const struct xrec *r, unsigned i) { return r->extra[i] | (uint64_t)r->extra[i + 1] << 32; }
+
 /* An exit record: only its reason is recorded. */
 static int exit_begins(struct xen *X, unsigned v, const struct xrec *r) {
-  struct import_exit x = { .reason = (int)(r->extra[0] & 0xffff) };
-  const char *name = exit_reason_name(r->extra[0] & 0xffff);
-  if (name) snprintf(x.name, sizeof x.name, "%s", name);
-  else snprintf(x.name, sizeof x.name, "reason %u", r->extra[0]);
+  struct import_exit x = { .reason = r->extra[0] < 0xffff ? (int)r->extra[0] : 0xffff };   /* counted by number */
   X->im->used++;
   return import_exit_begins(&X->exits, v, r->has_tsc, r->tsc, &x);
 }
 
-static int on_cr(struct xen *X, unsigned v, const struct xrec *r, bool write, bool wide) {
+/* ---- handler records (xen/include/public/trace.h, TRC_HVM_HANDLER + n; the
+** layouts are those of the HVMTRACE calls in xen/arch/x86/hvm/ and read by
+** tools/xentrace/xenalyze.c).  Each explains the vCPU's pending exit with
+** one event. ---- */
+
+static int ev(struct xen *X, unsigned v, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
+  return import_emit(X->im, v, type, aux, a, b);
+}
+
+static int h_cr(struct xen *X, unsigned v, const struct xrec *r, bool write, bool wide) {
   uint32_t cr = r->extra[0];
-  uint64_t val = r->extra[1] | (wide ? (uint64_t)r->extra[2] << 32 : 0);
-  if (!import_exit_cr_ok(cr)) return import_skip_why(X->im, "CR access (not CR0/3/4/8)");
+  uint64_t val = wide ? word64(r, 1) : r->extra[1];
+  if (!import_exit_cr_ok(cr)) return -1;
   if (cr == 3) import_exit_cr3_seen(&X->exits, v, val);
-  import_exit_explained(&X->exits, v);
-  X->im->used++;
-  if (!write) return import_emit(X->im, v, EV_CR_READ, cr, 0, 0);
+  if (!write) return ev(X, v, EV_CR_READ, cr, 0, 0);
   X->cr_writes++;
-  return import_emit(X->im, v, EV_CR_WRITE, cr, val, 0);
+  return ev(X, v, EV_CR_WRITE, cr, val, 0);
+}
+static int h_cr_read(struct xen *X, unsigned v, const struct xrec *r) { return h_cr(X, v, r, false, false); }
+static int h_cr_read64(struct xen *X, unsigned v, const struct xrec *r) { return h_cr(X, v, r, false, true); }
+static int h_cr_write(struct xen *X, unsigned v, const struct xrec *r) { return h_cr(X, v, r, true, false); }
+static int h_cr_write64(struct xen *X, unsigned v, const struct xrec *r) { return h_cr(X, v, r, true, true); }
+/* {msr, value lo, value hi} */
+static int h_msr_read(struct xen *X, unsigned v, const struct xrec *r) { return ev(X, v, EV_RDMSR, 0, r->extra[0], 0); }
+static int h_msr_write(struct xen *X, unsigned v, const struct xrec *r) {
+  return ev(X, v, EV_WRMSR, 0, r->extra[0], word64(r, 1));
+}
+/* {leaf, eax, ebx, ecx, edx}: the subleaf is not recorded */
+static int h_cpuid(struct xen *X, unsigned v, const struct xrec *r) { return ev(X, v, EV_CPUID, 0, r->extra[0], 0); }
+static int h_intr(struct xen *X, unsigned v, const struct xrec *r) { return ev(X, v, EV_INTR, 0, r->extra[0] & 0xff, 0); }
+static int h_vmcall(struct xen *X, unsigned v, const struct xrec *r) { return ev(X, v, EV_VMCALL, 0, r->extra[0], 0); }
+static int h_hlt(struct xen *X, unsigned v, const struct xrec *r) { (void)r; return ev(X, v, EV_HLT, 0, 0, 0); }
+/* {is_invlpga, va} and {is_invlpga, va lo, va hi} */
+static int h_invlpg(struct xen *X, unsigned v, const struct xrec *r) { return ev(X, v, EV_INVLPG, 0, r->extra[1], 0); }
+static int h_invlpg64(struct xen *X, unsigned v, const struct xrec *r) { return ev(X, v, EV_INVLPG, 0, word64(r, 1), 0); }
+static int h_clts(struct xen *X, unsigned v, const struct xrec *r) { (void)r; return ev(X, v, EV_CLTS, 0, 0, 0); }
+static int h_lmsw(struct xen *X, unsigned v, const struct xrec *r) { return ev(X, v, EV_LMSW, 0, r->extra[0] & 0xffff, 0); }
+static int h_rdtsc(struct xen *X, unsigned v, const struct xrec *r) { (void)r; return ev(X, v, EV_RDTSC, 0, 0, 0); }
+/* Shadow paging's page fault: {va, error code} and {va lo, va hi, error code} */
+static int pf(struct xen *X, unsigned v, uint64_t va, uint32_t ec) {
+  import_exit_detail(&X->exits, v, ec);
+  return ev(X, v, EV_TOUCH, (ec & 2) ? TOUCH_AUX_WRITE : 0, va & ~0xfffull, 1);
+}
+static int h_pf(struct xen *X, unsigned v, const struct xrec *r) { return pf(X, v, r->extra[0], r->extra[1]); }
+static int h_pf64(struct xen *X, unsigned v, const struct xrec *r) { return pf(X, v, word64(r, 0), r->extra[2]); }
+/* EPT violation: {gpa lo, gpa hi, mfn lo, mfn hi, qualification, p2m type}; bit 1: a write */
+static int h_npf(struct xen *X, unsigned v, const struct xrec *r) {
+  return ev(X, v, EV_TOUCH, (r->extra[4] & 2) ? TOUCH_AUX_WRITE : 0, word64(r, 0) & ~0xfffull, 1);
+}
+static int h_trap(struct xen *X, unsigned v, const struct xrec *r) { return ev(X, v, EV_EXC, 0, r->extra[0] & 0xff, 0); }
+static int h_trap_debug(struct xen *X, unsigned v, const struct xrec *r) { (void)r; return ev(X, v, EV_EXC, 0, 1, 0); }
+/* {port, data}: xentrace does not record the access size; 1 is assumed (counted) */
+static int io(struct xen *X, unsigned v, const struct xrec *r, bool out) {
+  X->io_size_assumed++;
+  return ev(X, v, EV_IO, (out ? IO_AUX_OUT : 0) | 1u << 1, r->extra[0] & 0xffff, 0);
+}
+static int h_io_read(struct xen *X, unsigned v, const struct xrec *r) { return io(X, v, r, false); }
+static int h_io_write(struct xen *X, unsigned v, const struct xrec *r) { return io(X, v, r, true); }
+/* {index, value lo, value hi} */
+static int h_xcr_write(struct xen *X, unsigned v, const struct xrec *r) {
+  return ev(X, v, EV_XSETBV, 0, r->extra[0], word64(r, 1));
+}
+
+typedef int (*handler_fn)(struct xen *X, unsigned v, const struct xrec *r);
+static const struct handler { uint32_t event; unsigned words; handler_fn fn; } handlers[] = {
+  { TRC_HVM_HANDLER + 0x001, 2, h_pf },         /* PF_XEN */
+  { TRC_HVM_HANDLER + 0x101, 3, h_pf64 },       /* PF_XEN64 */
+  { TRC_HVM_HANDLER + 0x008, 2, h_cr_read },    /* CR_READ */
+  { TRC_HVM_HANDLER + 0x108, 3, h_cr_read64 },
+  { TRC_HVM_HANDLER + 0x009, 2, h_cr_write },   /* CR_WRITE */
+  { TRC_HVM_HANDLER + 0x109, 3, h_cr_write64 },
+  { TRC_HVM_HANDLER + 0x00c, 3, h_msr_read },   /* MSR_READ */
+  { TRC_HVM_HANDLER + 0x00d, 3, h_msr_write },  /* MSR_WRITE */
+  { TRC_HVM_HANDLER + 0x00e, 1, h_cpuid },      /* CPUID */
+  { TRC_HVM_HANDLER + 0x00f, 1, h_intr },       /* INTR */
+  { TRC_HVM_HANDLER + 0x012, 1, h_vmcall },     /* VMMCALL */
+  { TRC_HVM_HANDLER + 0x013, 0, h_hlt },        /* HLT */
+  { TRC_HVM_HANDLER + 0x014, 2, h_invlpg },     /* INVLPG */
+  { TRC_HVM_HANDLER + 0x114, 3, h_invlpg64 },
+  { TRC_HVM_HANDLER + 0x016, 1, h_io_read },    /* IOPORT_READ */
+  { TRC_HVM_HANDLER + 0x216, 1, h_io_write },   /* IOPORT_WRITE */
+  { TRC_HVM_HANDLER + 0x018, 0, h_clts },       /* CLTS */
+  { TRC_HVM_HANDLER + 0x019, 1, h_lmsw },       /* LMSW */
+  { TRC_HVM_HANDLER + 0x119, 2, h_lmsw },       /* LMSW64: the low word is the operand */
+  { TRC_HVM_HANDLER + 0x01a, 0, h_rdtsc },      /* RDTSC */
+  { TRC_HVM_HANDLER + 0x021, 6, h_npf },        /* NPF */
+  { TRC_HVM_HANDLER + 0x023, 1, h_trap },       /* TRAP */
+  { TRC_HVM_HANDLER + 0x024, 0, h_trap_debug }, /* TRAP_DEBUG */
+  { TRC_HVM_HANDLER + 0x127, 3, h_xcr_write },  /* XCR_WRITE64 */
+};
+
+static const struct handler *handler_of(uint32_t event) {
+  if ((event & 0xfffff000u) != TRC_HVM_HANDLER) return NULL;
+  for (size_t i = 0; i < sizeof handlers / sizeof *handlers; i++)
+    if (handlers[i].event == event) return &handlers[i];
+  return NULL;
+}
+
+/* A handler record: explains the vCPU's pending exit (other records of the
+** same exit, and records outside an exit, are counted and skipped). */
+static int on_handler(struct xen *X, unsigned v, const struct xrec *r, const struct handler *h) {
+  if (!X->exits.v[v].pending) return import_skip_id(X->im, r->event);
+  int rc = h->fn(X, v, r);
+  if (rc < 0) return import_skip_id(X->im, r->event);   /* understood, nothing to replay */
+  import_exit_explained(&X->exits, v, true);
+  X->im->used++;
+  return rc;
 }
 
 /* Extra words each used record needs. */
-static unsigned words_needed(uint32_t event) {
+static unsigned words_needed(uint32_t event, const struct handler *h) {
   switch (event) {
   case TRC_TRACE_CPU_CHANGE: case TRC_HVM_VMEXIT: case TRC_HVM_VMEXIT64: return 1;
-  case TRC_HVM_CR_READ: case TRC_HVM_CR_WRITE: return 2;
-  case TRC_HVM_CR_READ64: case TRC_HVM_CR_WRITE64: return 3;
   }
-  return 0;
+  return h ? h->words : 0;
 }
 
 static int on_record(struct xen *X, const struct xrec *r) {
   struct import *im = X->im;
-  char why[96];
-  if (r->nextra < words_needed(r->event)) {
-    snprintf(why, sizeof why, "record 0x%08x has %u extra words, %u needed", r->event, r->nextra, words_needed(r->event));
+  const struct handler *h = handler_of(r->event);
+  if (r->has_tsc) import_exits_saw_time(&X->exits, r->tsc);
+  if (r->nextra < words_needed(r->event, h)) {
+    char why[96];
+    snprintf(why, sizeof why, "record 0x%08x has %u extra words, %u needed", r->event, r->nextra,
+             words_needed(r->event, h));
     return import_bad(im, r->off, NULL, 0, why);
   }
   if (r->event == TRC_TRACE_CPU_CHANGE) {
@@ -98,26 +193,18 @@ static int on_record(struct xen *X, const struct xrec *r) {
     im->used++;
     return 0;
   }
-  bool hvm = words_needed(r->event) || r->event == TRC_HVM_VMENTRY;
-  if (!hvm) {
-    snprintf(why, sizeof why, "0x%08x", r->event);
-    return import_skip_why(im, why);
-  }
+  bool entry_exit = r->event == TRC_HVM_VMEXIT || r->event == TRC_HVM_VMEXIT64 || r->event == TRC_HVM_VMENTRY;
+  if (!h && !entry_exit) return import_skip_id(im, r->event);
   if (X->vcpu < 0) return import_skip_why(im, "HVM record before the first CPU change");
   unsigned v = (unsigned)X->vcpu;
-  if ((r->event == TRC_HVM_VMEXIT || r->event == TRC_HVM_VMEXIT64) && r->has_tsc &&
-      import_exit_gap_too_long(&X->exits, v, r->tsc))
-    return import_bad(im, r->off, NULL, 0, IMPORT_GAP_WHY);
-  switch (r->event) {
-  case TRC_HVM_VMEXIT: case TRC_HVM_VMEXIT64: return exit_begins(X, v, r);
-  case TRC_HVM_VMENTRY:
+  if (h) return on_handler(X, v, r, h);
+  if (r->event == TRC_HVM_VMENTRY) {
     im->used++;
     return import_exit_entry(&X->exits, v, r->has_tsc, r->tsc);
-  case TRC_HVM_CR_READ: return on_cr(X, v, r, false, false);
-  case TRC_HVM_CR_READ64: return on_cr(X, v, r, false, true);
-  case TRC_HVM_CR_WRITE: return on_cr(X, v, r, true, false);
-  default: return on_cr(X, v, r, true, true);
   }
+  if (r->has_tsc && import_exit_gap_too_long(&X->exits, v, r->tsc))
+    return import_bad(im, r->off, NULL, 0, IMPORT_GAP_WHY);
+  return exit_begins(X, v, r);
 }
 
 /* Decodes the record at off; returns its size, or 0 when the file ends inside it. */
@@ -142,6 +229,7 @@ static void add_metadata(struct xen *X) {
   import_add_native_cpus(X->im, "pcpus");
   import_exits_add_counts(&X->exits);
   cJSON_AddNumberToObject(m, "cr_writes", (double)X->cr_writes);
+  cJSON_AddNumberToObject(m, "io_size_assumed", (double)X->io_size_assumed);
   import_exits_add_reasons(&X->exits);
 }
 
@@ -166,6 +254,7 @@ int import_xentrace(struct import *im, const unsigned char *buf, size_t len) {
     rc = r.event == 0 ? import_bad(im, off, NULL, 0, "event 0 (not a xentrace record; zero padding?)")
                       : on_record(X, &r);
     off += size;
+    import_release(im, buf, off);
   }
   if (rc == 0) rc = import_exits_finish(&X->exits);
   if (rc == 0) add_metadata(X);

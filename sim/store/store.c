@@ -86,9 +86,34 @@ static const char schema_v1[] =
   "         r.wall_seconds, r.events_per_sec, r.partial\n"
   "  FROM runs r JOIN traces t ON t.id = r.trace_id;\n";
 
+/* Version 2: the views of a run (sim/core/views.h), measured and simulated. */
+static const char schema_v2[] =
+  "CREATE TABLE views (\n"
+  "  run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+  "  seq     INTEGER NOT NULL,  -- position in the run's views\n"
+  "  source  TEXT NOT NULL,     -- 'measured' (what the recording's host measured) or 'simulated'\n"
+  "  view    TEXT NOT NULL,     -- reason, cr, dr, msr, port, vector, leaf (under a reason), cr3, vcpu\n"
+  "  reason  INTEGER NOT NULL,  -- SDM basic exit reason (the parent's for a breakdown row; 0 for cr3, vcpu)\n"
+  "  key     INTEGER NOT NULL,  -- reason, CR key (crN*2+write; 256 clts, 257 lmsw), DR key, MSR index,\n"
+  "                             -- port + 65536 for out, vector, CPUID leaf, CR3 value, vCPU\n"
+  "  name    TEXT NOT NULL,     -- as printed: 'CR_ACCESS', 'cr3 write', 'msr 0x6e0', 'port 0x70 out'\n"
+  "  parent  TEXT,              -- the reason's name for a breakdown row, NULL otherwise\n"
+  "  count   INTEGER NOT NULL,\n"
+  "  cycles  INTEGER NOT NULL,\n"
+  "  avg     INTEGER NOT NULL,  -- cycles / exits with a nonzero cost (xenalyze's average)\n"
+  "  min     INTEGER NOT NULL,\n"
+  "  p5      INTEGER NOT NULL,  -- percentiles of an even sample of at most 10240 exits (xenalyze's)\n"
+  "  p50     INTEGER NOT NULL,\n"
+  "  p95     INTEGER NOT NULL,\n"
+  "  max     INTEGER NOT NULL,\n"
+  "  stddev  REAL NOT NULL,\n"
+  "  PRIMARY KEY (run_id, seq)\n"
+  ") WITHOUT ROWID;\n";
+
 const struct store_migration store_migrations[] = {
   { 1, schema_v1 },
-  /* { 2, "ALTER TABLE runs ADD COLUMN ...;" }: append, never edit a released step. */
+  { 2, schema_v2 },
+  /* { 3, "ALTER TABLE runs ADD COLUMN ...;" }: append, never edit a released step. */
 };
 const size_t store_nmigrations = sizeof store_migrations / sizeof *store_migrations;
 
@@ -400,6 +425,32 @@ static int save_counters(struct saver *s) {
   return rc;
 }
 
+static int save_views(struct saver *s) {
+  const struct report *rep = s->run->rep;
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(s->db, "INSERT INTO views(run_id, seq, source, view, reason, key, name, parent, count, "
+                              "cycles, avg, min, p5, p50, p95, max, stddev) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,"
+                              "?11,?12,?13,?14,?15,?16,?17)", -1, &st, NULL);
+  for (unsigned i = 0; i < rep->nvrows && rc == SQLITE_OK; i++) {
+    const struct view_stat *v = &rep->vrows[i];
+    sqlite3_bind_int64(st, 1, s->run_id);
+    sqlite3_bind_int(st, 2, (int)i);
+    bind_text(st, 3, v->source == VS_MEASURED ? "measured" : "simulated");
+    bind_text(st, 4, view_dim_name(v->dim));
+    sqlite3_bind_int(st, 5, v->reason);
+    sqlite3_bind_int64(st, 6, (int64_t)v->key);
+    bind_text(st, 7, v->name);
+    if (v->parent[0]) bind_text(st, 8, v->parent);
+    else sqlite3_bind_null(st, 8);
+    const uint64_t n[] = { v->count, v->cycles, v->avg, v->min, v->p5, v->p50, v->p95, v->max };
+    for (int k = 0; k < 8; k++) sqlite3_bind_int64(st, 9 + k, (int64_t)n[k]);
+    sqlite3_bind_double(st, 17, v->stddev);
+    rc = step_done(st);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
 static unsigned delay_from_env(void) {
   const char *s = getenv(STORE_DELAY_ENV);
   uint64_t v;
@@ -415,6 +466,7 @@ static int save_all(struct saver *s, const char *path, char *err, size_t errlen)
   if (rc == SQLITE_OK) { test_delay(s); rc = save_run_row(s); }
   if (rc == SQLITE_OK) { test_delay(s); rc = save_exits(s); }
   if (rc == SQLITE_OK) rc = save_counters(s);
+  if (rc == SQLITE_OK) rc = save_views(s);
   if (rc == SQLITE_OK) rc = exec(s->db, "COMMIT");
   if (rc == SQLITE_OK) return 0;
   db_error(s->db, path, "cannot store the run", err, errlen);
@@ -540,6 +592,42 @@ static int load_counters(sqlite3 *db, int64_t id, struct report *rep) {
   return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+static int dim_by_name(const char *name) {
+  for (unsigned d = 0; d < VD_COUNT; d++)
+    if (strcmp(view_dim_name(d), name) == 0) return (int)d;
+  return -1;
+}
+
+static int load_views(sqlite3 *db, int64_t id, struct report *rep) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db, "SELECT source, view, reason, key, name, coalesce(parent, ''), count, cycles, avg, min,"
+                              " p5, p50, p95, max, stddev FROM views WHERE run_id = ?1 ORDER BY seq", -1, &st, NULL);
+  if (rc == SQLITE_OK) sqlite3_bind_int64(st, 1, id);
+  while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    rc = SQLITE_OK;
+    char src[16], dim[16];
+    copy_col(src, sizeof src, st, 0);
+    copy_col(dim, sizeof dim, st, 1);
+    int d = dim_by_name(dim);
+    if (d < 0) continue;                       /* a view this build does not know */
+    rep->vrows = xrealloc(rep->vrows, (rep->nvrows + 1) * sizeof *rep->vrows);
+    struct view_stat *v = &rep->vrows[rep->nvrows++];
+    memset(v, 0, sizeof *v);
+    v->source = strcmp(src, "measured") == 0 ? VS_MEASURED : VS_SIMULATED;
+    v->dim = (uint8_t)d;
+    v->reason = (uint16_t)sqlite3_column_int(st, 2);
+    v->key = col_u64(st, 3);
+    copy_col(v->name, sizeof v->name, st, 4);
+    copy_col(v->parent, sizeof v->parent, st, 5);
+    uint64_t *n[] = { &v->count, &v->cycles, &v->avg, &v->min, &v->p5, &v->p50, &v->p95, &v->max };
+    for (int k = 0; k < 8; k++) *n[k] = col_u64(st, 6 + k);
+    v->stddev = sqlite3_column_double(st, 14);
+  }
+  sqlite3_finalize(st);
+  rep->show_views = rep->nvrows > 0;           /* stored only when computed: shown as the run showed them */
+  return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
 int store_load_db(sqlite3 *db, const char *path, int64_t run_id, struct report *rep, int64_t *loaded_id,
                   char *err, size_t errlen) {
   int64_t id = -1;
@@ -555,7 +643,9 @@ int store_load_db(sqlite3 *db, const char *path, int64_t run_id, struct report *
   }
   if (rc == SQLITE_OK) rc = load_rows(db, id, rep);
   if (rc == SQLITE_OK) rc = load_counters(db, id, rep);
+  if (rc == SQLITE_OK) rc = load_views(db, id, rep);
   if (rc != SQLITE_OK) {
+    report_free(rep);
     db_error(db, path, "cannot read the run", err, errlen);
     exec(db, "ROLLBACK");
     return EXIT_DB;

@@ -13,7 +13,7 @@
 #include "sim/core/report.h"
 
 #define STORE_DEFAULT_PATH "vmxsim.db"
-#define STORE_SCHEMA_VERSION 1            /* PRAGMA user_version of a current database */
+#define STORE_SCHEMA_VERSION 2            /* PRAGMA user_version of a current database */
 #define STORE_APPLICATION_ID 0x766d7873   /* PRAGMA application_id: "vmxs" */
 
 /* Test hook: when set, store_save sleeps this many milliseconds after each

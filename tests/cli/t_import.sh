@@ -91,7 +91,7 @@ for f in perf-script kvm-ftrace xentrace; do
 done
 run "$VMXSIM" import pcap x.txt -o x.bin
 check_rc "unknown format is a usage error" 2
-check_contains "unknown format names the formats" "$err" "unknown format 'pcap' (perf-script, kvm-ftrace, xentrace)"
+check_contains "unknown format names the formats" "$err" "unknown format 'pcap' (perf-script, kvm-ftrace, xentrace, trace-cmd)"
 run "$VMXSIM" import perf-script x.txt
 check_rc "missing -o is a usage error" 2
 run "$VMXSIM" import perf-script missing.txt -o x.bin
@@ -170,17 +170,25 @@ run "$VMXSIM" trace dump kvm.bin
 check_contains "kvm: CR_ACCESS + kvm_cr -> cr0w, guest time -> run" "$out" "@init vcpu=1 cr0=0x80050033 cr3=0x10000000 cr4=0x6f0
 run 158400
 cr0w 0x80050033
+measured CR_ACCESS 345600
 run 24000
-rdmsr 0xc0000080"
+rdmsr 0xc0000080
+measured MSR_READ 7200"
 check_contains "kvm: #PF exit + kvm_page_fault -> touch" "$out" "touch 0x7f2a1c200000 1 w"
 check_contains "kvm: IO + kvm_pio -> io" "$out" "io out 0x3f8 1"
 check_contains "kvm: old format: interrupt, DR, VMCALL, INVLPG" "$out" "intr 236
+measured EXTERNAL_INTERRUPT 4800
 run 115200
 drw 7 0x0
+measured DR_ACCESS 4800
 run 139200
 vmcall 5
+measured VMCALL 7200
 run 88800
 invlpg 0x7f2a1c200000"
+check_contains "kvm: kvm_exit to kvm_entry becomes a measured exit; the page fault keeps its error code" "$out" "touch 0x7f2a1c200000 1 w
+measured EXCEPTION_NMI 12000 0x6"
+check_eq "kvm: one measured record per exit with an entry" "13" "$(printf '%s\n' "$out" | grep -c '^measured')"
 expected=$(grep -c 'kvm_cr: cr_write 3' "$REC/kvm-ftrace-excerpt.txt")
 check_eq "kvm: one cr3w per kvm_cr write of CR3" "$expected" "$(printf '%s\n' "$out" | grep -c '^cr3w')"
 printf 'q-1 [000] 1.0: kvm_exit: vcpu 0 reason CR_ACCESS rip 0x1 info1 0x0 info2 0x0\nq-1 [000] 1.1: kvm_cr: cr_write zero = 5\n' > badkvm.txt
@@ -188,6 +196,12 @@ run "$VMXSIM" import kvm-ftrace badkvm.txt -o badkvm.bin
 check_rc "kvm: a malformed line is bad input" 3
 check_eq "kvm: message gives line number and text" \
   "vmxsim: badkvm.txt:2: kvm_cr: expected 'cr_read|cr_write N = VALUE': 'q-1 [000] 1.1: kvm_cr: cr_write zero = 5'" "$err"
+
+sh "$REC/make-kvm-excerpt.sh" kvm-shadow.txt
+if cmp -s kvm-shadow.txt "$REC/kvm-ftrace-shadow.txt"; then pass "kvm: the committed shadow excerpt is what make-kvm-excerpt.sh writes"
+else fail "kvm: the committed shadow excerpt is what make-kvm-excerpt.sh writes" "cmp: $(cmp kvm-shadow.txt "$REC/kvm-ftrace-shadow.txt" 2>&1)"; fi
+run "$VMXSIM" import kvm-ftrace kvm-shadow.txt -o kvm-shadow.bin
+check_contains "kvm: shadow excerpt: every exit measured" "$(head -c 1500 kvm-shadow.bin)" '"exits":400,"entries":400,"measured":400'
 
 # ---- xentrace (hand-made excerpt: no Xen here) ----
 
@@ -244,3 +258,63 @@ check_contains "empty input explained" "$err" "no perf-script events found"
 printf '# a comment only\n' > comment.txt
 run "$VMXSIM" import kvm-ftrace comment.txt -o e.bin
 check_rc "kvm-ftrace input without events" 3
+
+# ---- trace-cmd trace.dat through libtracecmd ----
+
+run "$VMXSIM" import trace-cmd "$REC/tracecmd-sched.dat" -o sched.bin
+if printf '%s' "$err" | grep -q "built without trace.dat input"; then
+  check_rc "trace-cmd: without libtracecmd the format says so" 3
+  check_contains "trace-cmd: and how to convert instead" "$err" "trace-cmd report -t -i"
+  skip "trace.dat input: vmxsim was built without libtracecmd-dev and libtraceevent-dev"
+else
+  check_rc "trace-cmd: a real trace.dat (sched and syscall events, recorded here) imports" 0
+  run "$VMXSIM" trace info sched.bin --format json
+  flat=$(printf '%s' "$out" | tr -d ' \t\n')
+  # counts fixed when the file was recorded (trace-cmd report: 1403 sys_enter, 1407 sys_exit lines)
+  check_contains "trace-cmd: syscalls from raw_syscalls:sys_enter/sys_exit" "$flat" '"syscall":1403,"sysret":1407'
+  check_contains "trace-cmd: native events read as perf-script" "$flat" '"trace_dat":"nativeevents,readasperf-script"'
+  if command -v trace-cmd >/dev/null 2>&1; then
+    check_eq "trace-cmd: one syscall per sys_enter record of trace-cmd report" \
+      "$(trace-cmd report -i "$REC/tracecmd-sched.dat" 2>/dev/null | grep -c ' sys_enter: ')" "$(jnum syscall)"
+  fi
+  gunzip -c "$REC/kvm-tracedat.dat.gz" > kvm.dat
+  run "$VMXSIM" import trace-cmd kvm.dat -o kvmdat.bin
+  check_rc "trace-cmd: KVM events built with trace-cmd restore import" 0
+  run "$VMXSIM" trace info kvmdat.bin --format json
+  flat=$(printf '%s' "$out" | tr -d ' \t\n')
+  check_contains "trace-cmd: KVM events read as kvm-ftrace" "$flat" '"trace_dat":"KVMhostevents,readaskvm-ftrace"'
+  check_contains "trace-cmd: every exit measured" "$flat" '"exits":300,"entries":300,"measured":300'
+  check_contains "trace-cmd: nothing unmapped" "$flat" '"exits_unmapped":{}'
+  run "$VMXSIM" summary kvmdat.bin
+  check_contains "trace-cmd: nanosecond costs survive" "$out" " CR_ACCESS                      166"
+fi
+run "$VMXSIM" import trace-cmd "$REC/perf-pipe.txt.gz" -o no.bin
+check_rc "trace-cmd: another file is bad input" 3
+
+# ---- synthetic xentrace files (scripts/gen-xentrace.c), the bench's input ----
+
+if [ -x "${GEN_XENTRACE:-}" ]; then
+  "$GEN_XENTRACE" -n 20000 -c 2 -o gen.xt
+  run "$VMXSIM" import xentrace gen.xt -o gen.trace
+  check_rc "gen-xentrace: its file imports" 0
+  run "$VMXSIM" trace info gen.trace --format json
+  flat=$(printf '%s' "$out" | tr -d ' \t\n')
+  check_contains "gen-xentrace: every exit measured, two pCPUs" "$flat" '"exits":20000,"entries":20000,"measured":20000'
+  check_contains "gen-xentrace: nothing unmapped" "$flat" '"exits_unmapped":{}'
+  run "$VMXSIM" summary --format csv gen.trace
+  meas=$(printf '%s\n' "$out" | awk -F, '$2 == "reason" { print $3, $5 }' | sort)
+  run "$VMXSIM" --no-db --policy shadowcache --format csv gen.trace
+  check_eq "gen-xentrace: replayed exits by reason equal the recorded ones" "$meas" \
+    "$(printf '%s\n' "$out" | awk -F, '$1 == "exit" { print $2, $4 }' | sort)"
+  if [ -n "${VMXSIM_SANITIZER:-}" ]; then
+    skip "import peak memory: a sanitizer build ($VMXSIM_SANITIZER) uses more"
+  elif command -v /usr/bin/time >/dev/null 2>&1; then
+    "$GEN_XENTRACE" -n 400000 -o big.xt                  # 21 MB
+    /usr/bin/time -f %M -o rss.txt "$VMXSIM" import xentrace big.xt -o big.trace
+    check_eq "import memory does not grow with the input: peak RSS below 16 MiB on 21 MB" "yes" \
+      "$(awk '{ print ($1 < 16384) ? "yes" : "no: " $1 " KiB" }' rss.txt)"
+    rm -f big.xt big.trace
+  fi
+else
+  skip "gen-xentrace: GEN_XENTRACE is not set (make cli builds it)"
+fi

@@ -93,8 +93,8 @@ bad_binary "truncated record" short-record.bin "byte 90: truncated record (file 
 bad_binary "wrong magic" magic.bin "byte 0: not a vmxsim trace (bad magic; text traces must first be assembled with 'vmxsim trace asm')"
 
 cp small.bin version.bin
-printf '\002' | dd of=version.bin bs=1 seek=8 conv=notrunc 2>/dev/null
-bad_binary "future version" version.bin "byte 8: format version 2 is newer than this vmxsim understands (1); upgrade vmxsim"
+printf '\003' | dd of=version.bin bs=1 seek=8 conv=notrunc 2>/dev/null
+bad_binary "future version" version.bin "byte 8: format version 3 is newer than this vmxsim understands (2); upgrade vmxsim"
 
 cp small.bin type.bin
 printf '\310' | dd of=type.bin bs=1 seek=90 conv=notrunc 2>/dev/null

@@ -71,10 +71,24 @@ static const char *actions(void) {
   buf[0] = 0;
   for (int i = 0; i < got.n && i < MAX_EVS; i++) {
     const struct trace_event *e = &got.ev[i];
-    if (e->type == EV_RUN || e->type == EV_MARK) continue;
+    if (e->type == EV_RUN || e->type == EV_MARK || e->type == EV_MEASURED) continue;   /* measured(): below */
     n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s v%u %u 0x%llx 0x%llx", n ? "; " : "",
                           event_mnemonic(e->type), e->vcpu, e->aux, (unsigned long long)e->a,
                           (unsigned long long)e->b);
+  }
+  return buf;
+}
+
+/* The measured records: "REASON cycles [alone]; ..." */
+static const char *measured(void) {
+  static char buf[4096];
+  size_t n = 0;
+  buf[0] = 0;
+  for (int i = 0; i < got.n && i < MAX_EVS; i++) {
+    const struct trace_event *e = &got.ev[i];
+    if (e->type != EV_MEASURED) continue;
+    n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%u %llu%s", n ? "; " : "", MEASURED_REASON(e->b),
+                          (unsigned long long)e->a, e->aux & MEASURED_ALONE ? " alone" : "");
   }
   return buf;
 }
@@ -356,9 +370,10 @@ static void kvm_timestamp_jump_beyond_the_gap_limit_is_reported(void **state) {
 
 /* ---- xentrace ---- */
 
-struct xbuf { unsigned char b[512]; size_t n; };
+struct xbuf { unsigned char b[2048]; size_t n; };
 
 static void put32(struct xbuf *x, uint32_t v) {
+  assert_true(x->n + 4 <= sizeof x->b);
   for (int i = 0; i < 4; i++) x->b[x->n++] = (unsigned char)(v >> (8 * i));
 }
 
@@ -387,9 +402,58 @@ static void xen_exit_with_cr_write_becomes_cr_write_and_tsc_delta_a_run(void **s
   xrec(&x, 0x0002f001, true, 9600, 1, (uint32_t[]){ 7 });                   /* a scheduler record */
   assert_int_equal(import_xen(&x, false), 0);
   assert_str(actions(), "crw v0 3 0x100005000 0x0; hlt v0 0 0x0 0x0");
+  assert_str(measured(), "28 3000");            /* VMEXIT at 6000 to VMENTRY at 9000; the HLT has no entry */
   assert_int_equal(run_cycles(), 5500);
   assert_int_equal(im.native_cpu[0], 3);
   assert_int_equal(im.skipped, 1);
+}
+
+static const char *meta_member(const char *key);
+
+/* Every handler record that has a vmxsim event explains its exit (xen/include/public/trace.h). */
+static void xen_handler_records_become_guest_actions(void **state) {
+  (void)state;
+  struct xbuf x = { .n = 0 };
+  uint64_t t = 1000;
+  struct { uint32_t reason, event; unsigned n; uint32_t w[6]; } exits[] = {
+    { 32, 0x0008200d, 3, { 0x6e0, 0x1234, 0 } },            /* MSR_WRITE */
+    { 31, 0x0008200c, 3, { 0xc0000080, 0xd01, 0 } },        /* MSR_READ */
+    { 10, 0x0008200e, 5, { 0x7, 1, 2, 3, 4 } },             /* CPUID leaf 7 */
+    { 30, 0x00082216, 2, { 0x3f8, 0x5a } },                 /* IOPORT_WRITE */
+    { 30, 0x00082016, 1, { 0x71 } },                        /* IOPORT_READ */
+    { 1, 0x0008200f, 1, { 236 } },                          /* INTR */
+    { 18, 0x00082012, 1, { 5 } },                           /* VMMCALL */
+    { 14, 0x00082114, 3, { 0, 0x1000, 0x7f00 } },           /* INVLPG64 */
+    { 0, 0x00082101, 3, { 0x1234, 0x7f2a, 6 } },            /* PF_XEN64, error code 6 */
+    { 48, 0x00082021, 6, { 0x5000, 0, 0, 0, 2, 0 } },       /* NPF, a write */
+    { 0, 0x00082023, 1, { 6 } },                            /* TRAP #UD */
+    { 28, 0x00082018, 0, { 0 } },                           /* CLTS */
+    { 16, 0x0008201a, 2, { 0, 0 } },                        /* RDTSC */
+    { 12, 0x00082013, 1, { 0 } },                           /* HLT */
+    { 0, 0x00082010, 0, { 0 } },                            /* NMI: nothing to replay */
+  };
+  xrec(&x, 0x0001f003, false, 0, 2, (uint32_t[]){ 0, 0 });
+  for (size_t i = 0; i < sizeof exits / sizeof *exits; i++) {
+    xrec(&x, 0x00081102, true, t, 3, (uint32_t[]){ exits[i].reason, 0, 0 });
+    xrec(&x, exits[i].event, false, 0, exits[i].n, exits[i].w);
+    xrec(&x, 0x00081001, true, t + 100 + i, 0, NULL);
+    t += 1000;
+  }
+  int rc = import_xen(&x, false);
+  if (rc) print_message("%s\n", im.err);
+  assert_int_equal(rc, 0);
+  assert_str(actions(), "wrmsr v0 0 0x6e0 0x1234; rdmsr v0 0 0xc0000080 0x0; cpuid v0 0 0x7 0x0; "
+             "io v0 3 0x3f8 0x0; io v0 2 0x71 0x0; intr v0 0 0xec 0x0; vmcall v0 0 0x5 0x0; "
+             "invlpg v0 0 0x7f0000001000 0x0; touch v0 1 0x7f2a00001000 0x1; touch v0 1 0x5000 0x1; "
+             "exc v0 0 0x6 0x0; clts v0 0 0x0 0x0; rdtsc v0 0 0x0 0x0; hlt v0 0 0x0 0x0");
+  assert_str(measured(), "32 100; 31 101; 10 102; 30 103; 30 104; 1 105; 18 106; 14 107; 0 108; 48 109; "
+             "0 110; 28 111; 16 112; 12 113; 0 114 alone");
+  assert_str(meta_member("exits_unmapped"), "{\"EXCEPTION_NMI\":1}");
+  assert_str(meta_member("io_size_assumed"), "2");
+  bool ec = false;
+  for (int i = 0; i < got.n; i++)
+    ec |= got.ev[i].type == EV_MEASURED && MEASURED_REASON(got.ev[i].b) == 0 && MEASURED_INFO(got.ev[i].b) == 6;
+  assert_true(ec);                                /* the page fault's error code is kept */
 }
 
 static void xen_truncated_record_is_reported_with_its_byte_offset(void **state) {
@@ -511,6 +575,7 @@ int main(void) {
     cmocka_unit_test_teardown(kvm_malformed_line_is_reported_with_number_and_text, teardown),
     cmocka_unit_test_teardown(kvm_timestamp_jump_beyond_the_gap_limit_is_reported, teardown),
     cmocka_unit_test_teardown(xen_exit_with_cr_write_becomes_cr_write_and_tsc_delta_a_run, teardown),
+    cmocka_unit_test_teardown(xen_handler_records_become_guest_actions, teardown),
     cmocka_unit_test_teardown(xen_truncated_record_is_reported_with_its_byte_offset, teardown),
     cmocka_unit_test_teardown(xen_tsc_jump_beyond_the_gap_limit_is_reported_with_its_byte_offset, teardown),
     cmocka_unit_test_teardown(exits_alone_map_alike_in_both_host_formats, teardown),

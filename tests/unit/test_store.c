@@ -202,8 +202,45 @@ static void test_migration_to_pretend_v2(void **state) {
   assert_int_equal(store_open(f->db, false, &db, f->err, sizeof f->err), EXIT_DB);
   assert_contains(f->err, "newer than this vmxsim");
   assert_int_equal(store_save(f->db, &run, &id, f->err, sizeof f->err), EXIT_DB);
-  assert_contains(f->err, "schema version 2");
+  assert_contains(f->err, "schema version 3");
   assert_int_equal(sql_int(f->db, "SELECT count(*) FROM runs"), 1);
+}
+
+/* A version-1 database (before views) is migrated to version 2, keeps its runs,
+** and then stores and loads a run's views. */
+static void test_migration_from_v1_keeps_runs_and_adds_views(void **state) {
+  struct fx *f = *state;
+  struct report rep;
+  sample_report(&rep, "nocache");
+  struct store_run run = sample_run(f, &rep);
+  int64_t id;
+  struct sqlite3 *db = NULL;
+  sql_exec(f->db, "PRAGMA application_id = 1986885747");
+  assert_int_equal(store_open(f->db, false, &db, f->err, sizeof f->err), 0);   /* to version 2 */
+  store_close(db);
+  sql_exec(f->db, "DROP TABLE views; PRAGMA user_version = 1");                  /* as version 1 left it */
+  assert_int_equal(store_save(f->db, &run, &id, f->err, sizeof f->err), 0);      /* migrates, then stores */
+  assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 2);
+  struct view_stat v[2] = {
+    { .source = VS_MEASURED, .name = "CR_ACCESS", .dim = VD_REASON, .reason = 28, .key = 28, .count = 7, .cycles = 700, .avg = 100 },
+    { .source = VS_SIMULATED, .name = "cr3 write", .parent = "CR_ACCESS", .dim = VD_CR, .reason = 28, .key = 7,
+      .count = 7, .cycles = 7000, .avg = 1000, .p50 = 1000, .stddev = 1.5 },
+  };
+  rep.vrows = v;
+  rep.nvrows = 2;
+  assert_int_equal(store_save(f->db, &run, &id, f->err, sizeof f->err), 0);
+  struct report back;
+  assert_int_equal(store_load(f->db, id, &back, NULL, f->err, sizeof f->err), 0);
+  assert_int_equal(back.nvrows, 2);
+  assert_int_equal(back.vrows[0].source, VS_MEASURED);
+  assert_string_equal(back.vrows[1].name, "cr3 write");
+  assert_string_equal(back.vrows[1].parent, "CR_ACCESS");
+  assert_int_equal(back.vrows[1].dim, VD_CR);
+  assert_int_equal(back.vrows[1].cycles, 7000);
+  assert_true(back.vrows[1].stddev == 1.5);
+  assert_true(report_has_measured(&back));
+  report_free(&back);
+  assert_int_equal(sql_int(f->db, "SELECT count(*) FROM runs"), 2);
 }
 
 /* A database whose user_version is lower than the steps (here 0 but ours) is brought up to date. */
@@ -223,13 +260,14 @@ static void test_failed_migration_changes_nothing(void **state) {
   assert_int_equal(store_open(f->db, true, &db, f->err, sizeof f->err), 0);
   struct store_migration steps[] = {
     store_migrations[0],
-    { 2, "CREATE TABLE fine (x);" },
-    { 3, "ALTER TABLE no_such_table ADD COLUMN y;" },
+    store_migrations[1],
+    { 3, "CREATE TABLE fine (x);" },
+    { 4, "ALTER TABLE no_such_table ADD COLUMN y;" },
   };
-  assert_int_equal(store_migrate(db, f->db, steps, 3, f->err, sizeof f->err), EXIT_DB);
-  assert_contains(f->err, "cannot upgrade the schema from version 1 to 3");
+  assert_int_equal(store_migrate(db, f->db, steps, 4, f->err, sizeof f->err), EXIT_DB);
+  assert_contains(f->err, "cannot upgrade the schema from version 2 to 4");
   store_close(db);
-  assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 1);
+  assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 2);
   assert_int_equal(sql_int(f->db, "SELECT count(*) FROM sqlite_master WHERE name = 'fine'"), 0);
 }
 
@@ -357,6 +395,7 @@ int main(void) {
     T(test_schema_created),
     T(test_open_missing_without_create),
     T(test_migration_to_pretend_v2),
+    T(test_migration_from_v1_keeps_runs_and_adds_views),
     T(test_migration_from_lower_version),
     T(test_failed_migration_changes_nothing),
     T(test_foreign_database_refused),

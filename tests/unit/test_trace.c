@@ -136,6 +136,10 @@ static const struct canonical canonical_lines[] = {
   { "xsetbv 0 0x7",                   { EV_XSETBV, 0, 0, 0, 0, 7 } },
   { "apic w 0x300 0x1000000000000fd", { EV_APIC, APIC_AUX_WRITE, 0, 0, APIC_ICR, 0x01000000000000fdull } },
   { "apic r 0x300",                   { EV_APIC, 0, 0, 0, APIC_ICR, 0 } },
+  { "measured CR_ACCESS 2735",        { EV_MEASURED, 0, 0, 0, 2735, 28 } },
+  { "measured EXCEPTION_NMI 900 0x6", { EV_MEASURED, 0, 0, 0, 900, 0x600000000ull } },
+  { "measured-only EXTERNAL_INTERRUPT 5000", { EV_MEASURED, MEASURED_ALONE, 0, 0, 5000, 1 } },
+  { "measured 70 99",                 { EV_MEASURED, 0, 0, 0, 99, 70 } },
   { "raw hlt 0x0 0x5 0x0",            { EV_HLT, 0, 0, 0, 5, 0 } },
 };
 #define N_CANONICAL (sizeof canonical_lines / sizeof canonical_lines[0])
@@ -312,7 +316,9 @@ static void malformed_lines_give_precise_messages(void **state) {
     { "@meta [1]", "@meta: metadata must be a JSON object {...}" },
     { "@meta {\"a\": 1", "@meta: invalid JSON: the text ends before the value is complete" },
     { "@meta {\"a\": 1} # c", "@meta: invalid JSON at column 16: '# c' (@meta lines take no comments)" },
-    { "raw frob 0 0 0", "raw: unknown event type 'frob' (a type mnemonic such as crw, or 0..27)" },
+    { "measured HLT 5 +3", "measured: takes no +CYCLES (a measured exit is no guest time)" },
+    { "measured FROB 5", "measured: exit reason 'FROB' is neither a name (CR_ACCESS, ...) nor a number 0..65535" },
+    { "raw frob 0 0 0", "raw: unknown event type 'frob' (a type mnemonic such as crw, or 0..28)" },
     { "raw hlt 0 0", "raw: expects 4 operands, got 3 (usage: raw TYPE AUX A B [+CYCLES])" },
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -555,7 +561,7 @@ static void writer_and_reader_round_trip(void **state) {
 
   struct trace_reader r;
   assert_int_equal(trace_open(&r, path), EXIT_OK);
-  assert_int_equal(r.hdr.version, TRACE_VERSION);
+  assert_int_equal(r.hdr.version, 1);              /* no measured exits: readable by version-1 readers */
   assert_int_equal(r.hdr.record_size, 24);
   assert_int_equal(r.hdr.vcpu_count, 4);
   assert_int_equal(r.hdr.paging, PAGING_PAE);
@@ -615,10 +621,10 @@ static void reader_refuses_a_newer_format_version(void **state) {
   (void)state;
   char *path = temp_path();
   write_trace(path, 2);
-  patch(path, 8, "\x02\x00", 2);
+  patch(path, 8, "\x03\x00", 2);
   struct trace_reader r;
   assert_int_equal(trace_open(&r, path), EXIT_BADINPUT);
-  assert_contains(r.err, ": byte 8: format version 2 is newer than this vmxsim understands (1); upgrade vmxsim");
+  assert_contains(r.err, ": byte 8: format version 3 is newer than this vmxsim understands (2); upgrade vmxsim");
   unlink(path);
   free(path);
 }
@@ -635,6 +641,68 @@ static void reader_rejects_unknown_event_type_in_a_record(void **state) {
   assert_true(trace_failed(&r));
   assert_contains(r.err, ": byte 90: record 1: unknown event type 200");
   trace_close(&r);
+  unlink(path);
+  free(path);
+}
+
+static void measured_record_makes_version_2_and_is_refused_in_version_1(void **state) {
+  (void)state;
+  char *path = temp_path();
+  struct trace_writer w;
+  struct trace_event evs[2] = { rec(EV_HLT, 0, 0, 0, 0), rec(EV_MEASURED, 0, 900, 12, 0) };
+  assert_int_equal(trace_create(&w, path, "m", 1, PAGING_64, NULL), EXIT_OK);
+  for (int i = 0; i < 2; i++) assert_int_equal(trace_write(&w, &evs[i]), EXIT_OK);
+  assert_int_equal(trace_finish(&w), EXIT_OK);
+  struct trace_reader r;
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
+  assert_int_equal(r.hdr.version, 2);
+  assert_non_null(trace_next(&r));
+  const struct trace_event *m = trace_next(&r);
+  assert_non_null(m);
+  assert_int_equal(MEASURED_REASON(m->b), 12);
+  assert_int_equal(m->a, 900);
+  trace_close(&r);
+  patch(path, 8, "\x01\x00", 2);                    /* claim version 1 */
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
+  assert_non_null(trace_next(&r));
+  assert_null(trace_next(&r));
+  assert_contains(r.err, ": record 1: unknown event type 28 in a version-1 file");
+  trace_close(&r);
+  unlink(path);
+  free(path);
+}
+
+/* An importer's write-once output: records first, then header, metadata and @init records. */
+static void reserved_writer_puts_head_records_before_the_others(void **state) {
+  (void)state;
+  char *path = temp_path();
+  struct trace_writer w;
+  assert_int_equal(trace_create_reserved(&w, path, 4096), EXIT_OK);
+  struct trace_event hlt = rec(EV_HLT, 0, 0, 0, 5), init = rec(EV_INIT, 3, 0x1000, 0, 0);
+  hlt.vcpu = 1;
+  assert_int_equal(trace_write(&w, &hlt), EXIT_OK);
+  assert_int_equal(trace_finish_reserved(&w, "late", 2, PAGING_64, "{\"k\":1}", &init, 1), EXIT_OK);
+  struct trace_reader r;
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
+  assert_int_equal(r.hdr.version, 2);                 /* the pad is version 2's */
+  assert_int_equal(r.hdr.pad, 4096 - 64 - 7 - 24);
+  assert_int_equal(r.hdr.event_count, 2);
+  assert_int_equal(r.hdr.vcpu_count, 2);
+  assert_string_equal(r.hdr.metadata, "{\"k\":1}");
+  assert_string_equal(r.hdr.workload, "late");
+  const struct trace_event *e = trace_next(&r);
+  assert_non_null(e);
+  assert_int_equal(e->type, EV_INIT);
+  e = trace_next(&r);
+  assert_non_null(e);
+  assert_int_equal(e->type, EV_HLT);
+  assert_int_equal(e->vcpu, 1);
+  assert_null(trace_next(&r));
+  assert_false(trace_failed(&r));
+  trace_close(&r);
+  patch(path, 28, "\xff\xff\x00\x00", 4);         /* a pad beyond the file */
+  assert_int_equal(trace_open(&r, path), EXIT_BADINPUT);
+  assert_contains(r.err, ": byte 28: pad of 65535 bytes after the metadata exceeds the file");
   unlink(path);
   free(path);
 }
@@ -832,6 +900,8 @@ int main(void) {
     cmocka_unit_test(reader_rejects_wrong_magic),
     cmocka_unit_test(reader_refuses_a_newer_format_version),
     cmocka_unit_test(reader_rejects_unknown_event_type_in_a_record),
+    cmocka_unit_test(measured_record_makes_version_2_and_is_refused_in_version_1),
+    cmocka_unit_test(reserved_writer_puts_head_records_before_the_others),
     cmocka_unit_test(reader_rejects_impossible_operands_in_a_record),
     cmocka_unit_test(reader_rejects_absurd_metadata_length),
     cmocka_unit_test(reader_hands_out_long_traces_in_order_one_by_one_or_in_blocks),

@@ -1,0 +1,173 @@
+/* `vmxsim summary`: a recording's exits as the host measured them, the way
+** xenalyze --summary and perf kvm stat report show them (sim/core/views.h). */
+#include "commands.h"
+#include "options.h"
+#include "sim/core/report.h"
+#include "sim/core/trace.h"
+#include "sim/core/util.h"
+#include "sim/core/views.h"
+
+#include <cJSON.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char summary_usage[] =
+  "usage: vmxsim summary [--vcpu N] [--interval N[us|ms|s|ev]] [--sort reason|count|time|avg]\n"
+  "                      [--top N] [--cpu-ghz G] [--format table|json|csv]\n"
+  "                      [--input-format F] TRACE|RECORDING\n"
+  "\n"
+  "The exits of a host recording as the host measured them, not re-decided: per exit\n"
+  "reason the count, measured time, share of the recording, average cycles and\n"
+  "{p5|p50|p95}, maximum and standard deviation; under each reason its breakdown by\n"
+  "control register, debug register, MSR, I/O port, vector and CPUID leaf; then the\n"
+  "address spaces (CR3) and vCPUs the exits came from.  TRACE is a trace imported from a\n"
+  "KVM or Xen recording ('vmxsim import kvm-ftrace|xentrace|trace-cmd'), which keeps each\n"
+  "exit's measured cycles; the figures are those xenalyze --summary prints for the\n"
+  "same recording (counts, averages, percentiles of the same even sample).\n"
+  "\n"
+  "  -v, --vcpu N        only vCPU N's exits (default: all)\n"
+  "  -i, --interval N    also a time series of exits per reason: N microseconds (us,\n"
+  "                      ms, s suffixes) of each vCPU's recorded time, or N events (ev)\n"
+  "  -s, --sort K        order of reasons and rows: reason (default), count, time, avg\n"
+  "      --top N         rows of the CR3 and vCPU views (default 10; 0: all)\n"
+  "      --cpu-ghz G     cycles to seconds (default: the recording's, else 2.4 as xenalyze)\n"
+  "  -f, --format F      table (default), json, csv\n"
+  "      --input-format F  auto (default: from the content), vmxsim, trace-cmd, xentrace,\n"
+  "                      kvm-ftrace: a recording is imported on the fly\n"
+  "\n"
+  "examples:\n"
+  "  vmxsim import xentrace xen.bin -o xen.trace && vmxsim summary xen.trace\n"
+  "  vmxsim summary --sort time --vcpu 1 kvm.trace\n"
+  "  vmxsim summary kvm.dat                      # a trace-cmd recording, imported on the fly\n"
+  "  vmxsim summary --interval 1ms --format csv kvm.trace > exits-per-ms.csv\n";
+
+struct summary_opts {
+  const char *trace, *input_format;
+  int vcpu, format;
+  enum view_sort sort;
+  unsigned top;
+  double ghz;                  /* 0: from the trace */
+  struct interval_opt interval;
+};
+
+static int parse_summary_opts(int argc, char **argv, struct summary_opts *o) {
+  static const struct option longopts[] = {
+    { "vcpu", required_argument, 0, 'v' }, { "interval", required_argument, 0, 'i' },
+    { "sort", required_argument, 0, 's' }, { "top", required_argument, 0, 'T' },
+    { "cpu-ghz", required_argument, 0, 'g' }, { "format", required_argument, 0, 'f' },
+    { "input-format", required_argument, 0, 'F' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+  memset(o, 0, sizeof *o);
+  o->vcpu = -1;
+  o->top = 10;
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "v:i:s:f:h", longopts, NULL)) != -1) {
+    int rc = EXIT_OK;
+    switch (c) {
+    case 'v': rc = option_vcpu(optarg, &o->vcpu); break;
+    case 'i': rc = option_interval(optarg, &o->interval); break;
+    case 's': rc = option_sort(optarg, &o->sort); break;
+    case 'T': rc = option_unsigned("--top", optarg, &o->top); break;
+    case 'g': rc = option_ghz(optarg, &o->ghz); break;
+    case 'f': rc = option_format(optarg, &o->format); break;
+    case 'F': rc = option_input_format(optarg); o->input_format = optarg; break;
+    case 'h': fputs(summary_usage, stdout); return -1;
+    default:
+      errorf("%s: unknown option or missing argument; see 'vmxsim summary --help'", argv[optind - 1]);
+      return EXIT_USAGE;
+    }
+    if (rc) return rc;
+  }
+  if (optind != argc - 1) {
+    errorf(optind >= argc ? "summary: no trace given; see 'vmxsim summary --help'"
+                          : "summary: one trace expected; see 'vmxsim summary --help'");
+    return EXIT_USAGE;
+  }
+  o->trace = argv[optind];
+  return EXIT_OK;
+}
+
+/* A number member of the trace's metadata JSON, or def. */
+static double meta_number(const char *meta, const char *key, double def) {
+  cJSON *j = cJSON_Parse(meta ? meta : "");
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+  double d = cJSON_IsNumber(v) ? v->valuedouble : def;
+  cJSON_Delete(j);
+  return d;
+}
+
+static int read_views(const struct summary_opts *o, struct trace_reader *r, struct views *w, struct views_print *p) {
+  p->ghz = o->ghz ? o->ghz : meta_number(r->hdr.metadata, "cpu_ghz", 2.4);
+  uint64_t width = o->interval.events ? o->interval.n : (uint64_t)(o->interval.us * p->ghz * 1e3 + 0.5);
+  views_init(w, o->vcpu, width, o->interval.events);
+  const struct trace_event *ev;
+  while ((ev = trace_next(r))) views_feed(w, ev);
+  if (trace_failed(r)) { errorf("%s", r->err); return EXIT_BADINPUT; }
+  if (!views_any(w) && o->vcpu < 0) {
+    errorf("%s: no measured exits: only traces imported from host recordings (vmxsim import kvm-ftrace, "
+           "xentrace, trace-cmd) carry them; 'vmxsim --policy P %s' simulates exits", o->trace, o->trace);
+    return EXIT_BADINPUT;
+  }
+  /* xenalyze's share of time is of the recording's whole span, when the importer kept it */
+  p->total_cycles = (uint64_t)meta_number(r->hdr.metadata, "span_cycles", (double)views_elapsed(w));
+  p->sort = o->sort;
+  p->top = o->top;
+  return EXIT_OK;
+}
+
+static void print_summary(const struct summary_opts *o, const struct trace_reader *r, const struct views *w,
+                          struct views_print *p) {
+  if (o->format == FORMAT_JSON) {
+    cJSON *j = views_json(w, p);
+    cJSON_AddStringToObject(j, "trace", o->trace);
+    cJSON_AddStringToObject(j, "workload", r->hdr.workload);
+    cJSON_AddNumberToObject(j, "cpu_ghz", p->ghz);
+    cJSON_AddNumberToObject(j, "recorded_cycles", (double)p->total_cycles);
+    if (o->vcpu >= 0) cJSON_AddNumberToObject(j, "vcpu", o->vcpu);
+    char *s = cJSON_Print(j);
+    printf("%s\n", s);
+    free(s);
+    cJSON_Delete(j);
+  } else if (o->format == FORMAT_CSV) {
+    printf("source,view,name,parent,count,cycles,avg,min,p5,p50,p95,max,stddev\n");
+    views_print_csv(stdout, w, p, "measured");
+  } else {
+    char title[512], who[32] = "all vCPUs";
+    if (o->vcpu >= 0) snprintf(who, sizeof who, "vCPU %d", o->vcpu);
+    snprintf(title, sizeof title, "%s (%s): %" PRIu64 " measured VM exits of %s; %" PRIu64 " cycles recorded "
+             "(%.6f s at %.2f GHz)", o->trace, r->hdr.workload[0] ? r->hdr.workload : "-", w->exits, who,
+             p->total_cycles, (double)p->total_cycles / (p->ghz * 1e9), p->ghz);
+    p->title = title;
+    views_print_table(stdout, w, p);
+    p->title = NULL;
+  }
+}
+
+int cmd_summary(int argc, char **argv) {
+  struct summary_opts o;
+  int rc = parse_summary_opts(argc, argv, &o);
+  if (rc) return rc < 0 ? EXIT_OK : rc;
+  char *imported = NULL, *scratch = NULL;
+  if ((rc = recording_import(o.trace, o.input_format, &imported, &scratch))) {
+    recording_remove(imported, scratch);
+    return rc;
+  }
+  struct trace_reader r;
+  if ((rc = trace_open(&r, imported ? imported : o.trace))) {
+    errorf("%s", r.err);
+    recording_remove(imported, scratch);
+    return rc;
+  }
+  struct views *w = xmalloc(sizeof *w);
+  struct views_print p = { 0 };
+  rc = read_views(&o, &r, w, &p);
+  if (!rc) print_summary(&o, &r, w, &p);
+  views_free(w);
+  free(w);
+  trace_close(&r);
+  recording_remove(imported, scratch);
+  return rc;
+}

@@ -1,0 +1,115 @@
+/* Option values several commands share (options.h). */
+#include "options.h"
+#include "sim/core/report.h"
+#include "sim/core/trace.h"
+#include "sim/core/util.h"
+#include "sim/core/outfile.h"
+#include "sim/import/import.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int option_vcpu(const char *s, int *vcpu) {
+  uint64_t v;
+  if (!parse_u64(s, &v) || v >= TRACE_VCPU_MAX) {
+    errorf("--vcpu %s: expected a vCPU number 0..%d", s, TRACE_VCPU_MAX - 1);
+    return EXIT_USAGE;
+  }
+  *vcpu = (int)v;
+  return EXIT_OK;
+}
+
+int option_interval(const char *s, struct interval_opt *o) {
+  static const struct { const char *suffix; double us; } units[] = {
+    { "us", 1 }, { "ms", 1e3 }, { "s", 1e6 }, { "ev", 0 }, { "", 1 } };
+  char num[32];
+  size_t n = strspn(s, "0123456789");
+  uint64_t v;
+  snprintf(num, sizeof num, "%.*s", (int)(n < 31 ? n : 31), s);
+  for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+    if (strcmp(s + n, units[i].suffix) != 0) continue;
+    if (!parse_u64(num, &v) || v == 0) break;
+    o->events = units[i].us == 0;
+    o->n = v;
+    o->us = (double)v * units[i].us;
+    return EXIT_OK;
+  }
+  errorf("--interval %s: expected a positive number with us (default), ms, s or ev (events)", s);
+  return EXIT_USAGE;
+}
+
+int option_sort(const char *s, enum view_sort *sort) {
+  int k = view_sort_from_name(s);
+  if (k < 0) {
+    errorf("--sort %s: expected reason, count, time or avg", s);
+    return EXIT_USAGE;
+  }
+  *sort = (enum view_sort)k;
+  return EXIT_OK;
+}
+
+int option_unsigned(const char *name, const char *s, unsigned *v) {
+  uint64_t u;
+  if (!parse_u64(s, &u) || u > 1000000) {
+    errorf("%s %s: expected a number 0..1000000", name, s);
+    return EXIT_USAGE;
+  }
+  *v = (unsigned)u;
+  return EXIT_OK;
+}
+
+int option_ghz(const char *s, double *ghz) {
+  if (!parse_double(s, ghz) || !(*ghz > 0 && *ghz < 1000)) {
+    errorf("--cpu-ghz %s: expected a positive number of GHz", s);
+    return EXIT_USAGE;
+  }
+  return EXIT_OK;
+}
+
+int option_format(const char *s, int *format) {
+  if ((*format = report_format_from_name(s)) < 0) {
+    errorf("--format %s: expected table, json or csv", s);
+    return EXIT_USAGE;
+  }
+  return EXIT_OK;
+}
+
+int option_input_format(const char *s) {
+  if (strcmp(s, "auto") && strcmp(s, "vmxsim") && !import_format_find(s)) {
+    errorf("--input-format %s: expected auto, vmxsim, trace-cmd, xentrace, kvm-ftrace or perf-script", s);
+    return EXIT_USAGE;
+  }
+  return EXIT_OK;
+}
+
+int recording_import(const char *path, const char *input_format, char **trace, char **dir) {
+  char err[1024];
+  *dir = NULL;
+  *trace = NULL;
+  const struct import_format *f = NULL;
+  if (!input_format || !strcmp(input_format, "auto")) f = import_detect(path, err, sizeof err);
+  else if (strcmp(input_format, "vmxsim")) f = import_format_find(input_format);
+  if (!f) return EXIT_OK;                     /* a vmxsim trace (or trace_open says what it is not) */
+  int rc = outfile_tmpdir("vmxsim-import", dir, err, sizeof err);
+  if (rc) { errorf("%s", err); return rc; }
+  size_t n = strlen(*dir) + 16;
+  *trace = xmalloc(n);
+  snprintf(*trace, n, "%s/import.bin", *dir);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "vmxsim (%s %s, imported on the fly)", f->name, path);
+  struct import_job job = { .format = f, .input = path, .output = *trace, .command = cmd,
+                            .opt = { .cpu_ghz = IMPORT_GHZ_DEFAULT, .paging = PAGING_64 } };
+  struct import im;
+  rc = import_file(&job, &im, err, sizeof err);
+  import_free(&im);
+  if (rc) errorf("%s", err);
+  return rc;
+}
+
+void recording_remove(char *trace, char *dir) {
+  if (trace) unlink(trace);
+  if (dir) rmdir(dir);
+  free(trace);
+  free(dir);
+}

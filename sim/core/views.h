@@ -1,0 +1,128 @@
+/* Views of a run's exits, the way xenalyze --summary and perf kvm stat show them:
+** per exit reason with breakdowns by control register, debug register, MSR, I/O
+** port, vector and CPUID leaf, and by address space (CR3) and vCPU, with
+** percentiles, maximum and standard deviation, optionally as a time series.
+** One module serves both sides: the exits a recording measured (fed the trace's
+** records: views_feed) and the exits a replay simulated (fed by the engine's
+** observer: views_add). */
+#ifndef VMXSIM_VIEWS_H
+#define VMXSIM_VIEWS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "models/event.h"
+#include "trace.h"
+
+/* What a row is keyed by.  A breakdown row (CR..LEAF) sits under its reason. */
+#define VIEW_DIMS(X)                                              \
+  X(REASON, "reason") X(CR, "cr") X(DR, "dr") X(MSR, "msr")      \
+  X(PORT, "port") X(VECTOR, "vector") X(LEAF, "leaf")            \
+  X(CR3, "cr3") X(VCPU, "vcpu")
+enum view_dim {
+#define X(e, n) VD_##e,
+  VIEW_DIMS(X)
+#undef X
+  VD_COUNT
+};
+const char *view_dim_name(unsigned dim);
+
+/* Percentiles come from an even sample of at most this many exits per row,
+** taken as xenalyze takes it (tools/xentrace/xenalyze.c, update_summary):
+** exact below it, and the same figures xenalyze prints above it. */
+#define VIEW_SAMPLE 10240
+
+struct view_row {
+  uint8_t dim;
+  uint16_t reason;           /* the reason (of the parent, for a breakdown row) */
+  uint64_t key;              /* reason, CR key, MSR index, port | out << 16, vector, leaf, CR3, vCPU */
+  uint64_t count;            /* exits */
+  uint64_t timed;            /* exits with a nonzero cost (the average's denominator, as xenalyze's) */
+  uint64_t cycles, min, max;
+  long double sumsq;         /* for the standard deviation */
+  uint64_t *sample;          /* [nsample], grown up to VIEW_SAMPLE */
+  uint32_t nsample, cap;
+};
+
+/* A row as printed: the statistics a report, the database and compare use. */
+enum view_source { VS_SIMULATED, VS_MEASURED };
+struct view_stat {
+  uint8_t source;            /* enum view_source */
+  char name[40];             /* "CR_ACCESS", "cr3 write", "msr 0x6e0", "port 0x70 out", "cr3 0x1000" */
+  char parent[32];           /* the reason's name for a breakdown row, "" otherwise */
+  uint8_t dim;
+  uint16_t reason;
+  uint64_t key;
+  uint64_t count, cycles, avg, min, p5, p50, p95, max;
+  double stddev;
+};
+
+enum view_sort { SORT_REASON, SORT_COUNT, SORT_TIME, SORT_AVG };
+int view_sort_from_name(const char *s);   /* -1 when unknown */
+
+/* One interval of a time series: exits per reason. */
+struct view_bucket { uint64_t index; uint16_t reason; uint64_t count, cycles; };
+
+struct views {
+  int vcpu;                  /* only this vCPU's exits; -1: all */
+  uint64_t interval;         /* time-series width: cycles (or events when interval_events); 0: none */
+  bool interval_events;
+  /* rows, found by (dim, reason, key) through an open-addressing index */
+  struct view_row *rows;
+  uint32_t nrows, cap;
+  uint32_t *index;           /* [icap] row + 1, 0 empty */
+  uint32_t icap;
+  struct view_bucket *buckets;
+  uint32_t nbuckets, bcap;
+  uint32_t *bindex, bicap;
+  uint64_t exits, cycles;    /* totals of the kept exits */
+  /* the recorded side (views_feed): per vCPU, the clock, CR3 and last guest event */
+  uint64_t clock[TRACE_VCPU_MAX], cr3[TRACE_VCPU_MAX];
+  struct trace_event last[TRACE_VCPU_MAX];
+  uint64_t events;           /* guest events fed (measured records not counted) */
+  unsigned nvcpus;
+};
+
+void views_init(struct views *w, int vcpu, uint64_t interval, bool interval_events);
+void views_free(struct views *w);
+/* One exit: reason, what caused it (NULL: nothing the trace expresses), the
+** vCPU's CR3 and clock (cycles) at the exit, its cost. */
+void views_add(struct views *w, unsigned vcpu, unsigned reason, const struct trace_event *cause,
+               uint64_t cr3, uint64_t clock, uint64_t cycles);
+/* The recorded side: every record of a trace in order; EV_MEASURED records
+** become exits, caused by their vCPU's preceding event unless alone. */
+void views_feed(struct views *w, const struct trace_event *ev);
+/* Is there any exit? */
+static inline bool views_any(const struct views *w) { return w->exits != 0; }
+
+/* The rows of one dimension (VD_REASON first, then each reason's breakdown
+** rows when dim == VD_REASON and breakdowns), sorted; the caller frees. */
+unsigned views_stats(const struct views *w, unsigned dim, bool breakdowns, enum view_sort sort,
+                     struct view_stat **out);
+/* Every row of every view (reasons with their breakdowns, at most `top` CR3
+** rows by time, the vCPUs), marked with source, appended to *out (grown with
+** xrealloc; *n rows already there). */
+void views_append_all(const struct views *w, uint8_t source, unsigned top, struct view_stat **out, unsigned *n);
+/* The elapsed cycles: the busiest vCPU's clock (recorded side). */
+uint64_t views_elapsed(const struct views *w);
+
+/* Printing: a title line, then the table (xenalyze-like), JSON object or CSV rows. */
+struct views_print {
+  const char *title;         /* table heading */
+  double ghz;                /* cycles to seconds */
+  uint64_t total_cycles;     /* pct% denominator */
+  enum view_sort sort;
+  unsigned top;              /* rows of the CR3 and vCPU views (0: all) */
+  const char *series;        /* the time series' heading word ("measured", "simulated"), or NULL */
+};
+void views_print_table(FILE *f, const struct views *w, const struct views_print *o);
+/* The time series alone (views_print_table prints it last). */
+void views_print_intervals(FILE *f, const struct views *w, const struct views_print *o);
+/* The time series as a JSON array of {"start_us"|"start_event", "exits": {REASON: {count, cycles}}}. */
+struct cJSON *views_intervals_json(const struct views *w, const struct views_print *o);
+void views_print_csv(FILE *f, const struct views *w, const struct views_print *o, const char *source);
+struct cJSON;
+/* {"exits": {REASON: row}, "breakdown": {REASON: {name: row}}, "cr3": {...}, "vcpu": {...}, "intervals": [...]} */
+struct cJSON *views_json(const struct views *w, const struct views_print *o);
+
+#endif

@@ -1,0 +1,133 @@
+/* trace-cmd's trace.dat -> trace, read through libtracecmd and libtraceevent.
+**
+** trace.dat holds each event's format as the recording kernel described it and
+** the raw per-CPU ring-buffer pages; libtracecmd iterates the records in time
+** order across CPUs and libtraceevent prints each one with its own format, as
+** `trace-cmd report` does.  The importer turns every record into that report
+** line and hands the text to the importer of its kind, so one mapping serves
+** both inputs: KVM host events (kvm:kvm_exit ...) to the KVM ftrace importer,
+** anything else (sched:sched_switch, raw_syscalls:sys_enter/exit,
+** exceptions:page_fault_*, tlb:tlb_flush) to the perf-script importer, in the
+** line layout each expects.  Timestamps keep their nanoseconds.  The report
+** text is built in memory; messages quote its lines.
+**
+** Built only when the libraries are found (Makefile: VMXSIM_TRACECMD);
+** otherwise the format says how to go through `trace-cmd report` instead.
+*/
+#include "import.h"
+#include "sim/core/util.h"
+
+#include <cJSON.h>
+#include <string.h>
+
+#ifdef VMXSIM_TRACECMD
+#include <trace-cmd.h>
+#include <event-parse.h>
+#include <trace-seq.h>
+#include <stdlib.h>
+
+struct text { char *buf; size_t len, cap; };
+
+static void text_add(struct text *t, const char *s, size_t n) {
+  if (t->len + n + 1 > t->cap) {
+    while (t->len + n + 1 > t->cap) t->cap = t->cap ? 2 * t->cap : 1 << 20;
+    t->buf = xrealloc(t->buf, t->cap);
+  }
+  memcpy(t->buf + t->len, s, n);
+  t->len += n;
+  t->buf[t->len] = 0;
+}
+
+struct reader {
+  struct tep_handle *tep;
+  int kvm_exit_id;           /* the kvm_exit event's id, -1 when the file has no such format */
+  bool kvm;                  /* KVM host events: ftrace lines; else perf script lines */
+  struct text out;
+  struct trace_seq info;
+  uint64_t records;
+};
+
+/* First pass: is there a kvm_exit record?  (Every format of the host kernel is
+** saved, so the kvm_exit format alone says nothing.) */
+static int find_kvm_exit(struct tracecmd_input *h, struct tep_record *rec, int cpu, void *arg) {
+  (void)h, (void)cpu;
+  struct reader *R = arg;
+  if (tep_data_type(R->tep, rec) == R->kvm_exit_id) R->kvm = true;
+  return R->kvm;               /* nonzero stops the iteration */
+}
+
+/* One record as `trace-cmd report` (KVM) or `perf script` (native events) prints it. */
+static int add_record(struct tracecmd_input *h, struct tep_record *rec, int cpu, void *arg) {
+  (void)h;
+  struct reader *R = arg;
+  struct tep_event *ev = tep_find_event_by_record(R->tep, rec);
+  if (!ev) return 0;
+  int pid = tep_data_pid(R->tep, rec);
+  const char *comm = tep_data_comm_from_pid(R->tep, pid);
+  trace_seq_reset(&R->info);
+  tep_print_event(R->tep, &R->info, rec, "%s", TEP_PRINT_INFO);
+  trace_seq_terminate(&R->info);
+  char head[256];
+  unsigned long long s = rec->ts / 1000000000ull, ns = rec->ts % 1000000000ull;
+  int n = R->kvm ? snprintf(head, sizeof head, "%s-%d [%03d] %llu.%09llu: %s: ", comm ? comm : "<...>", pid, cpu, s, ns,
+                            ev->name)
+                 : snprintf(head, sizeof head, "%s %d [%03d] %llu.%09llu: %s:%s: ", comm ? comm : ":-", pid, cpu, s, ns,
+                            ev->system, ev->name);
+  text_add(&R->out, head, (size_t)n < sizeof head ? (size_t)n : sizeof head - 1);
+  for (char *c = R->info.buffer; *c; c++)
+    if (*c == '\n') *c = ' ';                  /* one record, one line */
+  text_add(&R->out, R->info.buffer, strlen(R->info.buffer));
+  text_add(&R->out, "\n", 1);
+  R->records++;
+  return 0;
+}
+
+int import_tracecmd(struct import *im, const char *path) {
+  tracecmd_set_loglevel(TEP_LOG_NONE);
+  struct tracecmd_input *h = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
+  if (!h) {
+    snprintf(im->err, sizeof im->err, "%s: not a trace-cmd trace.dat file, or unreadable (libtracecmd could not "
+             "open it)", im->opt.input);
+    return EXIT_BADINPUT;
+  }
+  struct reader R = { .tep = tracecmd_get_tep(h) };
+  struct tep_event *kx = tep_find_event_by_name(R.tep, "kvm", "kvm_exit");
+  R.kvm_exit_id = kx ? kx->id : -1;
+  if (kx) {
+    tracecmd_iterate_events(h, NULL, 0, find_kvm_exit, &R);
+    tracecmd_close(h);                         /* iterating again needs a fresh handle */
+    h = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
+    if (!h) {
+      snprintf(im->err, sizeof im->err, "%s: cannot read it again", im->opt.input);
+      return EXIT_BADINPUT;
+    }
+    R.tep = tracecmd_get_tep(h);
+  }
+  im->tids_only = true;                       /* trace.dat knows a task's pid, not its thread group */
+  trace_seq_init(&R.info);
+  tracecmd_iterate_events(h, NULL, 0, add_record, &R);
+  trace_seq_destroy(&R.info);
+  tracecmd_close(h);
+  cJSON_AddStringToObject(im->meta, "trace_dat", R.kvm ? "KVM host events, read as kvm-ftrace"
+                                                       : "native events, read as perf-script");
+  int rc = R.kvm ? import_kvm_ftrace(im, R.out.buf ? R.out.buf : "", R.out.len)
+                 : import_perf_script(im, R.out.buf ? R.out.buf : "", R.out.len);
+  free(R.out.buf);
+  return rc;
+}
+
+bool import_tracecmd_available(void) { return true; }
+
+#else
+
+int import_tracecmd(struct import *im, const char *path) {
+  (void)path;
+  snprintf(im->err, sizeof im->err, "%s: this vmxsim was built without trace.dat input (libtracecmd-dev and "
+           "libtraceevent-dev were not found); convert it with 'trace-cmd report -t -i %s > report.txt' and "
+           "import that as kvm-ftrace (KVM host events)", im->opt.input, im->opt.input);
+  return EXIT_BADINPUT;
+}
+
+bool import_tracecmd_available(void) { return false; }
+
+#endif

@@ -1,0 +1,120 @@
+# CLI tests for `vmxsim summary`: the xentrace fixture against xenalyze's own summary of it
+# (counts per reason, per CR and per I/O port, average cycles and percentiles), the options,
+# and a replay under a policy that intercepts what the recording's hypervisor intercepted.
+# Sourced by tests/cli/run.sh in a scratch directory; $VMXSIM is the program, $ROOT the repo.
+
+XS="$ROOT/tests/data/xentrace-sample"
+
+run "$VMXSIM" import xentrace "$XS/sample.xentrace" -o sample.trace
+check_rc "summary: the fixture imports" 0
+check_contains "summary: every exit is measured" "$(cat sample.trace | head -c 2000)" '"measured":2000'
+check_contains "summary: nothing left unmapped" "$(cat sample.trace | head -c 2000)" '"exits_unmapped":{}'
+
+# xenalyze's rows as "NAME COUNT AVG P5 P50 P95": reasons, per-CR writes, I/O ports
+awk '
+  /^Exit reasons:/ { on = 1; next }
+  /^Guest interrupt counts:/ { on = 0 }
+  /^IO address summary:/ { io = 1; next }
+  /^Emulate eip list/ { io = 0 }
+  function row(name, i) { gsub(/[{}|]/, " "); n = split($0, f, " ");
+    printf "%s %s %s %s %s %s\n", name, f[i], f[i + 3], f[i + 5], f[i + 6], f[i + 7] }
+  on && /^ [A-Z_]+ / { row($1, 2) }
+  on && /^   cr[0-9] / { row($1 " write", 2) }
+  io && /:\[[rw]\]/ { split($1, p, ":"); row("port 0x" p[1] (p[2] == "[w]" ? " out" : " in"), 2) }
+' "$XS/xenalyze-summary.txt" | sort > expected.txt
+run "$VMXSIM" summary --format csv sample.trace
+check_rc "summary: runs on the fixture" 0
+printf '%s\n' "$out" | awk -F, '$2 == "reason" || $2 == "cr" || $2 == "port" { print $3, $5, $7, $9, $10, $11 }' \
+  | sort > actual.txt
+# the rows xenalyze prints (it has no read rows here, vmxsim no others)
+check_eq "summary: xenalyze's counts, averages and percentiles per reason, per CR and per I/O port" \
+  "$(cat expected.txt)" "$(awk 'NR == FNR { want[$1 " " $2] = 1; next } ($1 " " $2) in want' expected.txt actual.txt)"
+check_eq "summary: five reasons, two CRs and four ports compared" "11" "$(wc -l < expected.txt | tr -d ' ')"
+
+run "$VMXSIM" summary sample.trace
+check_contains "summary: table reads like xenalyze" "$out" " CR_ACCESS                     1199   0.001173   9.20%      2348 {     952|    2330|    3847}"
+check_contains "summary: share of the recording's whole span" "$out" "30596694 cycles recorded"
+check_contains "summary: address spaces" "$out" "by address space (CR3), most time first:"
+check_eq "summary: MSR breakdown" "102 1689" "$(printf '%s\n' "$out" | awk '$1 == "msr" && $2 == "0xc0000080" { print $3, $6 }')"
+check_eq "summary: CPUID leaves" "33 900" "$(printf '%s\n' "$out" | awk '$1 == "leaf" && $2 == "0x7" { print $3, $6 }')"
+
+run "$VMXSIM" summary --sort count --format json sample.trace
+flat=$(printf '%s' "$out" | tr -d ' \t\n')
+check_contains "summary: JSON by count, most first" "$flat" '"exits":{"CR_ACCESS":{"count":1199'
+check_contains "summary: JSON max and stddev" "$flat" '"max":49988,"stddev":12618.9'
+
+run "$VMXSIM" summary --vcpu 1 sample.trace
+check_rc "summary: a vCPU without exits is an empty summary" 0
+check_contains "summary: --vcpu names it" "$out" "0 measured VM exits of vCPU 1"
+
+run "$VMXSIM" summary --interval 5ms sample.trace
+check_contains "summary: --interval heading" "$out" "exits per interval of 5000 us:"
+total=$(printf '%s\n' "$out" | awk '/^exits per interval/ { on = 1; next } on && $1 ~ /^[0-9.]+$/ { for (i = 2; i <= NF; i++) s += $i } END { print s }')
+check_eq "summary: the intervals hold every exit" "2000" "$total"
+run "$VMXSIM" summary --interval 500ev --format csv sample.trace
+check_contains "summary: intervals of events in CSV" "$out" "measured,interval,CR_ACCESS,0.000,"
+
+run "$VMXSIM" summary --interval 3parsecs sample.trace
+check_rc "summary: bad --interval is a usage error" 2
+check_contains "summary: bad --interval message" "$err" "--interval 3parsecs: expected a positive number with us (default), ms, s or ev (events)"
+run "$VMXSIM" summary --sort size sample.trace
+check_rc "summary: bad --sort is a usage error" 2
+printf 'cpuid 0x1\nhlt\n' > plain.txt
+"$VMXSIM" trace asm plain.txt -o plain.bin
+run "$VMXSIM" summary plain.bin
+check_rc "summary: a trace without measurements is bad input" 3
+check_contains "summary: says why" "$err" "plain.bin: no measured exits"
+
+# Replayed under a policy that intercepts what this recording's hypervisor intercepted (shadow
+# paging: CR3 writes; the full CR4 mask: PGE toggles; MSR bitmaps without these MSRs; CPUID, HLT
+# and I/O exit anyway), the simulated exits by reason are xenalyze's.
+run "$VMXSIM" --no-db --policy shadowcache --format csv sample.trace
+sim=$(printf '%s\n' "$out" | awk -F, '$1 == "exit" { print $2, $4 }' | sort)
+xen=$(awk '$1 ~ /^[A-Z_]+$/ { print $1, $2 }' expected.txt | sort)
+check_eq "replay: exits by reason equal xenalyze's" "$xen" "$sim"
+
+run "$VMXSIM" --no-db --policy shadowcache sample.trace
+check_contains "replay: measured beside simulated" "$out" "measured (the recording) beside simulated (policy shadowcache, cpu core2-2007):"
+check_eq "replay: a row has measured and simulated count, average and their ratios" \
+  "905 2735 905 1.000" "$(printf '%s\n' "$out" | awk '$1 == "cr3" && $2 == "write" && NF == 8 { print $3, $4, $5, $7 }')"
+run "$VMXSIM" --no-db --policy shadowcache --format json sample.trace
+flat=$(printf '%s' "$out" | tr -d ' \t\n')
+check_contains "replay: JSON carries the measured exits" "$flat" '"measured":{"exits":{"CPUID":{"count":202,"cycles":180959,"avg":895'
+check_contains "replay: JSON carries the simulated views" "$flat" '"views":{"exits":{"CPUID":{"count":202'
+run "$VMXSIM" --no-db --policy shadowcache --views "$ROOT/traces/lat_ctx-2p.bin"
+check_contains "run --views: simulated breakdowns" "$out" "views of the simulated exits:"
+check_contains "run --views: by address space" "$out" " cr3 0x10000000"
+run "$VMXSIM" --no-db --policy shadowcache --interval 1ms "$ROOT/traces/lat_ctx-2p.bin"
+check_contains "run --interval: simulated series" "$out" "simulated exits per interval of 1000 us:"
+run "$VMXSIM" --no-db --policy shadowcache "$ROOT/traces/lat_ctx-2p.bin"
+check_not_contains "run: a trace without measurements prints no views" "$out" "views of the simulated"
+
+# stored runs keep both sides; compare shows what was measured beside each run
+"$VMXSIM" --db v.db --cpu skylake-2019 --policy shadowcache sample.trace >/dev/null
+"$VMXSIM" --db v.db --cpu skylake-2019 --policy ept sample.trace >/dev/null
+run "$VMXSIM" report --db v.db 1
+check_contains "report: a stored run keeps the measured exits" "$out" "measured (the recording) beside simulated (policy shadowcache, cpu skylake-2019)"
+check_eq "store: both sides' rows stored" "measured simulated" "$(sqlite3 v.db "SELECT group_concat(source, ' ') FROM (SELECT DISTINCT source FROM views WHERE run_id = 1 ORDER BY source)")"
+run "$VMXSIM" compare --db v.db 1 2
+check_contains "compare: what the recording measured" "$out" "what the recording measured, beside each run's simulated average per exit:"
+check_eq "compare: CR_ACCESS measured beside each run" "1199 2348 2262 0.963 1993 0.849" \
+  "$(printf '%s\n' "$out" | awk '/^what the recording measured/ { on = 1 } on && $1 == "CR_ACCESS" { $1 = ""; print substr($0, 2) }')"
+run "$VMXSIM" compare --db v.db --format json 1 2
+flat=$(printf '%s' "$out" | tr -d ' \t\n')
+check_contains "compare: JSON carries the measured exits" "$flat" '"measured":{"CPUID":{"count":202,"avg":895,"simulated_avg":[{"avg":2148},{"avg":2148}]}'
+
+# recordings are read where traces are: imported on the fly (into a scratch directory in $TMPDIR)
+mkdir scratch
+TMPDIR=$PWD/scratch; export TMPDIR
+run "$VMXSIM" summary --format csv "$XS/sample.xentrace"
+check_eq "summary: a xentrace recording directly" "$(cat actual.txt)" \
+  "$(printf '%s\n' "$out" | awk -F, '$2 == "reason" || $2 == "cr" || $2 == "port" { print $3, $5, $7, $9, $10, $11 }' | sort)"
+run "$VMXSIM" --no-db --policy shadowcache "$XS/sample.xentrace"
+check_contains "run: a recording directly, named as given" "$out" "trace $XS/sample.xentrace (sample, 1 vCPU"
+check_contains "run: with the measured side" "$out" "measured (the recording) beside simulated"
+run "$VMXSIM" --no-db --policy shadowcache --input-format kvm-ftrace "$ROOT/traces/recorded/kvm-ftrace-shadow.txt"
+check_contains "run: --input-format" "$out" "400 VM exits"
+run "$VMXSIM" --no-db --policy shadowcache --input-format pcap "$XS/sample.xentrace"
+check_rc "run: bad --input-format is a usage error" 2
+check_eq "run: no scratch directory left behind" "" "$(ls scratch)"
+unset TMPDIR
