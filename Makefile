@@ -211,8 +211,8 @@ reproduce: all
 	$(Q)$(PROG) reproduce --plots plots
 
 ## bench: the speed figures, each a ratio with its goal: replay / cat, stored / --no-db, one pass / N replays, memory (needs ~6 GB of disk)
-bench: all
-	$(Q)scripts/bench.sh $(PROG)
+bench: all $(GEN_XENTRACE)
+	$(Q)GEN_XENTRACE=$(abspath $(GEN_XENTRACE)) scripts/bench.sh $(PROG)
 
 ## plots: PNGs from the results database into plots/ (DB=vmxsim.db, TRACE=latest, PARAM=procs)
 plots:

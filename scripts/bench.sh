@@ -5,12 +5,16 @@
 #     shadowcache on a 50 M-event lat_ctx trace (<= 4x);
 #   a run stored in the results database / the same run with --no-db (< +5%);
 #   N configurations replayed in one pass / N separate replays (well under 1);
-#   replay memory (max RSS) at 10^6, 10^7 and 10^8 events (flat).
+#   replay memory (max RSS) at 10^6, 10^7 and 10^8 events (flat);
+#   a synthetic xentrace file: import + replay and replay of the imported trace against
+#     xenalyze --summary (XENALYZE=path; not in Debian), import peak memory at 52 and 520 MB.
 # Usage: scripts/bench.sh [VMXSIM]
 #   BENCH_DIR=dir      where the traces go (default bench/; about 6 GB, removed at the end)
 #   BENCH_RUNS=n       paired runs per figure (default 5)
 #   BENCH_SCALE=f      scale every trace size by f (default 1; 0.1 for a quick look)
 #   BENCH_KEEP=1       keep the traces
+#   GEN_XENTRACE=path  the synthetic xentrace generator (default build/gen-xentrace)
+#   XENALYZE=path      a xenalyze to time on the same xentrace file
 # Wall times are the figures; CPU seconds (user + system, from GNU time when installed) are
 # printed beside them, since wall time on a busy machine measures the other load too. Run it
 # on a quiet machine (`uptime`), a few times.
@@ -145,11 +149,48 @@ else
   echo "replay memory: not measured: needs GNU time (/usr/bin/time; make deps installs it)"
 fi
 
-# Recordings: xentrace import and replay against xenalyze --summary.
+# Recordings: a synthetic xentrace file (scripts/gen-xentrace.c) imported and replayed,
+# against xenalyze --summary on the same file when XENALYZE names one (it is not in Debian).
 echo
-echo "xentrace figures (import + replay / xenalyze <= 0.5x, replay / xenalyze <= 0.2x, import"
-echo "  peak memory flat < 16 MiB): not measured: needs the synthetic xentrace generator"
-echo "  (scripts/gen-xentrace.c) and the importer's streaming replay, which are not in this tree yet"
+GEN_XENTRACE=${GEN_XENTRACE:-build/gen-xentrace}
+XEN_POLICY="--policy shadowcache --cpu skylake-xen-2018"   # the generator's guest runs on shadow paging
+if [ -x "$GEN_XENTRACE" ]; then
+  XT="$DIR/xen.xentrace"; XB="$DIR/xen.bin"
+  "$GEN_XENTRACE" -n "$(scaled 1000000)" -c 2 -o "$XT"
+  echo "  xentrace: $(scaled 1000000) exits, $(du -h "$XT" | cut -f1)"
+  "$VMXSIM" import xentrace "$XT" -o "$XB" > /dev/null
+  X=$(q "$XT"); XBQ=$(q "$XB")
+  if [ -n "${XENALYZE:-}" ]; then
+    XA="$(q "$XENALYZE") --summary $X"
+    paired "xentrace file: import + replay / xenalyze --summary" "<=" 0.5 "$V $XEN_POLICY --no-db -q $X" "$XA"
+    paired "xentrace file: replay of the imported trace / xenalyze" "<=" 0.2 "$V $XEN_POLICY --no-db -q $XBQ" "$XA"
+  else
+    rm -f "$DIR/.a" "$DIR/.b"
+    for i in $(seq "$RUNS"); do
+      timed "$DIR/.a" "$V $XEN_POLICY --no-db -q $X"
+      timed "$DIR/.b" "$V $XEN_POLICY --no-db -q $XBQ"
+    done
+    awk -v a="$(stat "$DIR/.a" 1)" -v b="$(stat "$DIR/.b" 1)" 'BEGIN { split(a, A, " "); split(b, B, " ")
+      printf "xentrace file: import + replay %.3f s [%.3f-%.3f], replay of the imported trace %.3f s [%.3f-%.3f]\n", A[1], A[2], A[3], B[1], B[2], B[3]
+      printf "    / xenalyze --summary (goals <= 0.5x and <= 0.2x): not measured: set XENALYZE=path to a xenalyze\n" }'
+  fi
+  if [ -n "$GNUTIME" ]; then
+    line="import peak memory (max RSS):"
+    for n in 1000000 10000000; do
+      m=$(scaled "$n")
+      "$GEN_XENTRACE" -n "$m" -c 2 -o "$XT"
+      rm -f "$DIR/.m"
+      timed "$DIR/.m" "$V import xentrace $X -o $XBQ"
+      line="$line $(awk '{ printf "%.1f MiB", $3 / 1024 }' "$DIR/.m") on $(du -h "$XT" | cut -f1);"
+    done
+    echo "$line" | sed 's/;$/ (goal: flat, < 16 MiB)/'
+  else
+    echo "import peak memory: not measured: needs GNU time (/usr/bin/time; make deps installs it)"
+  fi
+  rm -f "$XT" "$XB"
+else
+  echo "xentrace figures: not measured: needs $GEN_XENTRACE (make bench builds it from scripts/gen-xentrace.c)"
+fi
 
 if [ -x scripts/bench-import.sh ]; then echo; scripts/bench-import.sh "$VMXSIM"; fi
-[ -n "${BENCH_KEEP:-}" ] || { rm -f "$DIR"/*.bin "$DIR/.time" "$DIR/.a" "$DIR/.b" "$DIR/.m"; rmdir "$DIR" 2>/dev/null || true; }
+[ -n "${BENCH_KEEP:-}" ] || { rm -f "$DIR"/*.bin "$DIR"/*.xentrace "$DIR/.time" "$DIR/.a" "$DIR/.b" "$DIR/.m"; rmdir "$DIR" 2>/dev/null || true; }
