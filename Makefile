@@ -55,9 +55,11 @@ pkg = $(shell $(PKG_CONFIG) $2 $1 2>/dev/null || echo '$3')
 ifneq ($(BUILDING),)
 # (readline.pc's feature macros, -D_XOPEN_SOURCE=600, would apply to every file: only its -I)
 PKG_CFLAGS := $(call pkg,sqlite3,--cflags,) $(call pkg,libcjson,--cflags,-I/usr/include/cjson) \
-              $(filter -I%,$(call pkg,readline,--cflags,))
+              $(filter -I%,$(call pkg,readline,--cflags,)) \
+              $(call pkg,zlib,--cflags,) $(call pkg,liblzma,--cflags,) $(call pkg,libzstd,--cflags,)
 PKG_LIBS   := $(call pkg,sqlite3,--libs,-lsqlite3) $(call pkg,libcjson,--libs,-lcjson) \
-              $(call pkg,readline,--libs,-lreadline)
+              $(call pkg,readline,--libs,-lreadline) \
+              $(call pkg,zlib,--libs,-lz) $(call pkg,liblzma,--libs,-llzma) $(call pkg,libzstd,--libs,-lzstd)
 TEST_LIBS  := $(call pkg,cmocka,--libs,-lcmocka)
 # trace.dat input (vmxsim import trace-cmd) is optional: without libtracecmd and libtraceevent
 # the build works and that format says how to convert through `trace-cmd report` instead
@@ -179,7 +181,7 @@ RUN_CLI = VMXSIM=$(abspath $(PROG)) GEN_XENTRACE=$(abspath $(GEN_XENTRACE)) VMXS
 ## check: all the test suites (harness, unit, cli, regress, layers), each even if one before failed
 check: all $(TEST_BINS) $(GEN_XENTRACE)
 	$(Q)rc=0; \
-	tests/harness/run.sh || rc=1; \
+	VMXSIM_MAKE_VARS=$(call shq,$(MAKEOVERRIDES)) tests/harness/run.sh || rc=1; \
 	tests/run-unit.sh $(TEST_BINS) || rc=1; \
 	$(RUN_CLI) || rc=1; \
 	$(PROG) regress -q tests/regress || rc=1; \
@@ -205,7 +207,7 @@ demo:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh $(PROG)
 
-## reproduce: the classic exit-cost experiments, tables on stdout, PNGs in plots/ (needs gnuplot)
+## reproduce: the classic exit-cost experiments, tables on stdout, charts (PNG, SVG, PDF) in plots/ (needs gnuplot)
 reproduce: all
 	$(Q)$(SETUP) --check plot
 	$(Q)$(PROG) reproduce --plots plots
@@ -214,24 +216,40 @@ reproduce: all
 bench: all $(GEN_XENTRACE)
 	$(Q)GEN_XENTRACE=$(abspath $(GEN_XENTRACE)) scripts/bench.sh $(PROG)
 
-## plots: PNGs from the results database into plots/ (DB=vmxsim.db, TRACE=latest, PARAM=procs)
+## plots: charts (PNG, SVG, PDF) from the results database into plots/ (DB=vmxsim.db, TRACE=latest, PARAM=procs)
 plots:
 	$(Q)$(SETUP) --check plot
 	$(Q)mkdir -p plots
-	$(Q)scripts/plot/plot.sh exits --db $(or $(DB),vmxsim.db) $(if $(TRACE),--trace $(TRACE)) -o plots/exits.png
-	$(Q)scripts/plot/plot.sh cycles --db $(or $(DB),vmxsim.db) $(if $(TRACE),--trace $(TRACE)) -o plots/cycles.png
+	$(Q)scripts/plot/plot.sh exits --db $(or $(DB),vmxsim.db) $(if $(TRACE),--trace $(TRACE)) -o plots/exits
+	$(Q)scripts/plot/plot.sh cycles --db $(or $(DB),vmxsim.db) $(if $(TRACE),--trace $(TRACE)) -o plots/cycles
 	$(Q)scripts/plot/plot.sh param --db $(or $(DB),vmxsim.db) --param $(or $(PARAM),procs) \
-	  -o plots/param-$(or $(PARAM),procs).png || echo "  (no $(or $(PARAM),procs) in the traces' metadata: PARAM=key)"
+	  -o plots/param-$(or $(PARAM),procs) || echo "  (no $(or $(PARAM),procs) in the traces' metadata: PARAM=key)"
 
-## install: install the program and its man page under PREFIX (and DESTDIR); installs no packages
+# What `make install` puts under $(PREFIX)/share/vmxsim: the chart scripts the program runs
+# (reproduce --plots finds plot/bars.gp beside its bin/), the recording script, and the
+# documents the man page names (doc/).
+SHARE      = $(DESTDIR)$(PREFIX)/share/vmxsim
+PLOT_FILES = scripts/plot/plot.sh scripts/plot/common.gp scripts/plot/bars.gp scripts/plot/exits.gp \
+             scripts/plot/cycles.gp scripts/plot/param.gp
+DOC_FILES  = README.md:README.md traces/FORMAT.md:FORMAT.md docs/schema.md:schema.md \
+             docs/experiments.md:experiments.md docs/sources.md:sources.md docs/building.md:building.md \
+             workloads/README.md:workloads.md workloads/record/README.md:recording.md \
+             scripts/plot/README.md:plots.md docs/reproduce-output.txt:reproduce-output.txt
+
+## install: the program, its man page, and under PREFIX/share/vmxsim the chart and recording scripts and the documents (DESTDIR stages); installs no packages
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(SHARE)/plot $(SHARE)/record $(SHARE)/doc
 	install -m 755 $(PROG) $(DESTDIR)$(PREFIX)/bin/vmxsim
 	install -m 644 docs/vmxsim.1 $(DESTDIR)$(PREFIX)/share/man/man1/vmxsim.1
+	install -m 755 scripts/plot/plot.sh $(SHARE)/plot/plot.sh
+	install -m 644 $(filter %.gp,$(PLOT_FILES)) $(SHARE)/plot/
+	install -m 755 workloads/record/record.sh $(SHARE)/record/record.sh
+	$(Q)for f in $(DOC_FILES); do install -m 644 "$${f%%:*}" "$(SHARE)/doc/$${f##*:}" || exit 1; done
 
-## uninstall: remove what `make install` installed
+## uninstall: remove what `make install` installed (same PREFIX and DESTDIR)
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/vmxsim $(DESTDIR)$(PREFIX)/share/man/man1/vmxsim.1
+	rm -rf $(SHARE)
 
 ## clean: remove every build directory (build/, build-*/) and the ./vmxsim link
 clean:

@@ -6,7 +6,7 @@
 #                                        apt-get line and fail (`make` does this, never installs)
 #
 # GROUPs:
-#   build   C compiler, SQLite, cJSON, GNU Readline: all that `make` needs
+#   build   C compiler, SQLite, cJSON, GNU Readline, zlib, liblzma, libzstd: all that `make` needs
 #   unit    cmocka: the unit tests
 #   test    unit, plus the sqlite3 and gnuplot tools the CLI tests use: `make check`
 #   plot    sqlite3 and gnuplot tools, fonts: `make plots`, `vmxsim reproduce --plots`
@@ -37,6 +37,9 @@ build|pkg-config|-|pkg-config
 build|libsqlite3-dev|lib sqlite3 sqlite3.h -lsqlite3|SQLite 3 (sqlite3.h, -lsqlite3)
 build|libcjson-dev|lib libcjson cJSON.h -I/usr/include/cjson,-lcjson|cJSON (cJSON.h, -lcjson)
 build|libreadline-dev|lib readline stdio.h,readline/readline.h -lreadline|GNU Readline (readline/readline.h, -lreadline)
+build|zlib1g-dev|lib zlib zlib.h -lz|zlib (zlib.h, -lz: gzip input)
+build|liblzma-dev|lib liblzma lzma.h -llzma|liblzma (lzma.h, -llzma: xz input)
+build|libzstd-dev|lib libzstd zstd.h -lzstd|libzstd (zstd.h, -lzstd: zstd input)
 build|libtracecmd-dev|-|libtracecmd (optional: trace.dat input; the build says when it is missing)
 build|libtraceevent-dev|-|libtraceevent (optional, with libtracecmd)
 unit|libcmocka-dev|lib cmocka stdarg.h,stddef.h,setjmp.h,stdint.h,cmocka.h -lcmocka|cmocka (cmocka.h, -lcmocka)
@@ -45,6 +48,8 @@ test|sqlite3|cmd sqlite3|the sqlite3 tool
 test|gnuplot-nox|cmd gnuplot|gnuplot
 test|fonts-dejavu-core|-|DejaVu fonts
 test|python3|-|python3 (drives the REPL terminal test, which is skipped without it)
+test|xz-utils|-|xz (compressed-input tests; skipped without it)
+test|zstd|-|zstd (compressed-input tests; skipped without it)
 test|trace-cmd|-|trace-cmd (cross-checks the trace.dat import; skipped without it)
 plot|sqlite3|cmd sqlite3|the sqlite3 tool
 plot|gnuplot-nox|cmd gnuplot|gnuplot

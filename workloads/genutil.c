@@ -105,6 +105,13 @@ int gen_open(struct gen *g, const char *path, const char *workload, unsigned vcp
   char *json = meta ? cJSON_PrintUnformatted(meta) : NULL;
   cJSON_Delete(meta);
   if (meta && !json) return io_fail(g, "out of memory formatting metadata");
+  if (!strcmp(path, "-")) {                  /* the count is not known before the end */
+    g->to_stdout = true;
+    if ((g->rc = trace_create_stdout(&g->w, workload, vcpus, paging, json, TRACE_COUNT_UNKNOWN)) != EXIT_OK)
+      gen_errf(err, errlen, "%s", g->w.err);
+    free(json);
+    return g->rc;
+  }
   if (outfile_begin(&g->out, path, OUTFILE_REGULAR, err, errlen) != EXIT_OK) {
     free(json);
     return g->rc = EXIT_BADINPUT;
@@ -120,6 +127,12 @@ int gen_open(struct gen *g, const char *path, const char *workload, unsigned vcp
 void gen_write_failed(struct gen *g) { io_fail(g, g->w.err); }
 
 int gen_close(struct gen *g) {
+  if (g->to_stdout) {
+    if (!g->w.buf) return g->rc;           /* gen_open failed */
+    if (g->rc != EXIT_OK) trace_abort(&g->w);
+    else if (trace_finish(&g->w) != EXIT_OK) io_fail(g, g->w.err);
+    return g->rc;
+  }
   if (!g->out.target) return g->rc;       /* gen_open failed */
   if (g->rc != EXIT_OK) {
     trace_abort(&g->w);

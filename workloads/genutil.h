@@ -74,6 +74,7 @@ static inline uint64_t gen_ktext(const struct gen_layout *l, enum gen_ktext t) {
 struct gen {
   struct trace_writer w;
   struct outfile out;       /* written atomically: renamed into place by gen_close */
+  bool to_stdout;           /* path "-": streamed, the header (count unknown) first */
   int rc;                   /* first failure (enum exit_code); later events are dropped */
   char *err;
   size_t errlen;

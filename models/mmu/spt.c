@@ -153,8 +153,9 @@ void spt_leaf_set(struct spt_pool *p, uint32_t s, unsigned e, bool present) {
 }
 
 void spt_print(const struct spt_pool *p, FILE *f, unsigned oldest_n) {
-  unsigned pinned = 0, by_level[5] = { 0 };
+  unsigned pinned = 0, pages = 0, by_level[5] = { 0 };
   for (uint32_t s = p->oldest; s != SPT_NONE; s = p->page[s].newer) {
+    pages++;
     pinned += p->page[s].pins > 0;
     by_level[p->page[s].level < 5 ? p->page[s].level : 0]++;
   }
@@ -162,7 +163,8 @@ void spt_print(const struct spt_pool *p, FILE *f, unsigned oldest_n) {
           p->used, p->cap, p->lru ? "LRU" : "FIFO", p->refill ? ", refill" : "", pinned,
           by_level[1], by_level[2], by_level[3], by_level[4]);
   unsigned i = 0;
-  for (uint32_t s = p->oldest; s != SPT_NONE && i < oldest_n; s = p->page[s].newer, i++) {
+  uint32_t s;
+  for (s = p->oldest; s != SPT_NONE && i < oldest_n; s = p->page[s].newer, i++) {
     const struct spt_page *pg = &p->page[s];
       if (pg->gkey.owner)
       fprintf(f, "  #%-6llu L%u q%u user table of cr3 0x%llx, index 0x%llx%s\n", (unsigned long long)pg->serial,
@@ -172,4 +174,5 @@ void spt_print(const struct spt_pool *p, FILE *f, unsigned oldest_n) {
       fprintf(f, "  #%-6llu L%u q%u kernel table shared by all, index 0x%llx\n", (unsigned long long)pg->serial,
               pg->level, pg->quadrant, (unsigned long long)pg->gkey.index);
   }
+  if (s != SPT_NONE) fprintf(f, "  ... %u more (the %u oldest are listed)\n", pages - i, i);
 }

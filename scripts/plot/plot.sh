@@ -1,14 +1,14 @@
 #!/bin/sh
-# Plots vmxsim results from the SQLite database as PNG files: it queries the
-# database with the sqlite3 tool into tab-separated files and hands them to
-# the gnuplot scripts beside it.  See scripts/plot/README.md.
+# Plots vmxsim results from the SQLite database as PNG, SVG and PDF files: it
+# queries the database with the sqlite3 tool into tab-separated files and hands
+# them to the gnuplot scripts beside it.  See scripts/plot/README.md.
 set -eu
 
 usage() {
   cat <<'USAGE'
-usage: scripts/plot/plot.sh exits  [--db FILE] [--trace T] [--cpu C] [-o OUT.png]
-       scripts/plot/plot.sh cycles [--db FILE] [--trace T] [--cpu C] [-o OUT.png]
-       scripts/plot/plot.sh param  --param KEY [--db FILE] [--workload W] [--cpu C] [-o OUT.png]
+usage: scripts/plot/plot.sh exits  [--db FILE] [--trace T] [--cpu C] [-o OUT]
+       scripts/plot/plot.sh cycles [--db FILE] [--trace T] [--cpu C] [-o OUT]
+       scripts/plot/plot.sh param  --param KEY [--db FILE] [--workload W] [--cpu C] [-o OUT]
 
   exits    VM exits by reason, one stacked bar per policy (per operation when the
            trace has marks), from the latest run of trace T under each policy
@@ -22,7 +22,8 @@ usage: scripts/plot/plot.sh exits  [--db FILE] [--trace T] [--cpu C] [-o OUT.png
                  (default: the trace of the latest run)
   --cpu C        CPU profile (default: that of the latest matching run)
   --workload W   param: traces of workload W (default: that of the latest run with KEY)
-  -o OUT.png     output file (default: exits.png, cycles.png, param-KEY.png)
+  -o OUT         output: OUT.png, OUT.svg and OUT.pdf (a .png, .svg or .pdf ending is
+                 dropped; default exits, cycles, param-KEY); each is printed
 
 example:
   for p in 2 4 8 16; do vmxsim gen lat_ctx --procs $p --iters 200 -o lat_ctx-$p.bin
@@ -66,8 +67,8 @@ command -v gnuplot >/dev/null || die "needs gnuplot (Debian package gnuplot-nox;
 
 # SQL string literal of $1.
 sq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/''/g")"; }
-# gnuplot string literal of $1.
-gq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/''/g")"; }
+# gnuplot string literal of $1: double-quoted, \ and " escaped, newlines as \n.
+gq() { printf '"%s"' "$(printf '%s\n' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | awk '{ printf "%s%s", (NR > 1 ? "\\n" : ""), $0 }')"; }
 query() { sqlite3 -batch -noheader -separator "$(printf '\t')" "$db" "$1"; }
 
 tmp=$(mktemp -d)
@@ -89,7 +90,8 @@ select_runs() {
   ids=$(query "SELECT group_concat(id) FROM (SELECT max(id) AS id FROM run_summary
                WHERE trace_hash = $(sq "$hash") AND cpu = $(sq "$cpu") GROUP BY policy ORDER BY min(id))")
   [ -n "$ids" ] || die "no stored run of that trace on cpu $cpu"
-  title=$(query "SELECT trace || ' (' || workload || '), cpu ' || cpu FROM run_summary WHERE id IN ($ids) LIMIT 1")
+  title=$(query "SELECT 'trace ' || trace || CASE WHEN workload != '' THEN ' (' || workload || ')' ELSE '' END
+                 || ', CPU profile ' || cpu FROM run_summary WHERE id IN ($ids) LIMIT 1")
   per_op=$(query "SELECT min(marks) > 0 FROM run_summary WHERE id IN ($ids)")
 }
 
@@ -115,19 +117,20 @@ plot_exits() {
     }' "$tmp/reasons" "$tmp/long" > "$tmp/data.tsv"
   ncols=$(head -1 "$tmp/data.tsv" | awk -F '\t' '{ print NF }')
   [ "$ncols" -gt 1 ] || die "the selected runs have no VM exits"
-  gnuplot -e "dir=$(gq "$here/"); datafile=$(gq "$tmp/data.tsv"); outfile=$(gq "$out"); ncols=$ncols;
-              ylab=$(gq "$ylabel"); ttl=$(gq "VM exits by reason: $title")" "$here/exits.gp"
+  if [ "$per_op" = 1 ]; then head="VM exits per operation, by exit reason"; else head="VM exits by exit reason"; fi
+  draw exits.gp "ncols=$ncols; ylab=$(gq "$ylabel"); ttl=$(gq "$head
+$title")"
 }
 
 plot_cycles() {
   select_runs
-  if [ "$per_op" = 1 ]; then scale="(r.marks * r.clock_ghz * 1000.0)"; ylabel="microseconds per operation"
+  if [ "$per_op" = 1 ]; then scale="(r.marks * r.clock_ghz * 1000.0)"; ylabel="µs per operation"
   else scale="1e6"; ylabel="million cycles"; fi
   { printf 'policy\tguest\thypervisor\n'
     query "SELECT policy, guest_cycles / $scale, vmm_cycles / $scale FROM run_summary r WHERE id IN ($ids) ORDER BY id"
   } > "$tmp/data.tsv"
-  gnuplot -e "dir=$(gq "$here/"); datafile=$(gq "$tmp/data.tsv"); outfile=$(gq "$out");
-              ylab=$(gq "$ylabel"); ttl=$(gq "Guest and hypervisor time: $title")" "$here/cycles.gp"
+  draw cycles.gp "ylab=$(gq "$ylabel"); ttl=$(gq "Guest and hypervisor time per policy
+$title")"
 }
 
 # ---- lines: us/op against a metadata parameter, one line per policy ----
@@ -154,17 +157,41 @@ plot_param() {
     files="$files $tmp/p$i.tsv"
     titles="$titles $(printf '%s' "$pol" | tr -s ' \t' '__')"
   done < "$tmp/policies"
-  # A logarithmic x axis when the values are positive and span a factor of 8 or more.
+  # Logarithmic axes when the values are positive and span a factor of 8 or more (x), or more
+  # than a decade (y: a fast policy's line stays readable beside a slow one's).
   logx=$(awk -F '\t' 'NR == 1 || $2 < lo { lo = $2 } NR == 1 || $2 > hi { hi = $2 }
                       END { print (lo > 0 && hi >= 8 * lo) ? 1 : 0 }' "$tmp/long")
-  gnuplot -e "dir=$(gq "$here/"); files=$(gq "$files"); titles=$(gq "$titles"); outfile=$(gq "$out"); logx=$logx;
-              xlab=$(gq "$param"); ttl=$(gq "$workload: microseconds per operation against $param (cpu $cpu)")" \
-    "$here/param.gp"
+  logy=$(awk -F '\t' 'NR == 1 || $3 < lo { lo = $3 } NR == 1 || $3 > hi { hi = $3 }
+                      END { print (lo > 0 && hi > 10 * lo) ? 1 : 0 }' "$tmp/long")
+  case $param in
+    procs) xlab="processes ($param)" ;;
+    size) xlab="working set per process, KB ($param)" ;;
+    vcpus) xlab="vCPUs ($param)" ;;
+    groups) xlab="groups of processes ($param)" ;;
+    *) xlab=$param ;;
+  esac
+  draw param.gp "files=$(gq "$files"); titles=$(gq "$titles"); logx=$logx; logy=$logy; xlab=$(gq "$xlab");
+                 ttl=$(gq "Time per operation against $param
+workload $workload, CPU profile $cpu")"
+}
+
+# draw SCRIPT SETTINGS: runs SCRIPT once per format, OUT.png, OUT.svg and OUT.pdf.
+draw() {
+  for fmt in png svg pdf; do
+    gnuplot -e "dir=$(gq "$here/"); datafile=$(gq "$tmp/data.tsv"); fmt='$fmt'; outfile=$(gq "$out.$fmt"); $2" \
+      "$here/$1"
+  done
 }
 
 case $kind in
-  exits) out=${out:-exits.png}; plot_exits ;;
-  cycles) out=${out:-cycles.png}; plot_cycles ;;
-  param) out=${out:-param-$param.png}; plot_param ;;
+  exits) out=${out:-exits} ;;
+  cycles) out=${out:-cycles} ;;
+  param) out=${out:-param-$param} ;;
 esac
-echo "$out"
+out=${out%.png}; out=${out%.svg}; out=${out%.pdf}
+case $kind in
+  exits) plot_exits ;;
+  cycles) plot_cycles ;;
+  param) plot_param ;;
+esac
+printf '%s\n' "$out.png" "$out.svg" "$out.pdf"

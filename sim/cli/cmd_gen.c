@@ -11,14 +11,17 @@ static void usage(FILE *f) {
         "\n"
         "Writes a binary trace of a modelled workload; its metadata records every\n"
         "parameter and the model version. 'vmxsim gen WORKLOAD --help' for each;\n"
-        "workloads/README.md describes the models and their sources.\n"
+        "workloads/README.md describes the models and their sources.  -o - writes the\n"
+        "trace to standard output, a pipe or a file (the header goes first with its\n"
+        "record count unknown: format version 2; finished in place when it is a file).\n"
         "\n"
         "workloads:\n", f);
   for (size_t i = 0; i < ngenerators; i++) fprintf(f, "  %-10s  %s\n", generators[i].name, generators[i].summary);
   fputs("\n"
         "example:\n"
         "  vmxsim gen lat_ctx --procs 2 --size 0 --iters 1000 -o lat_ctx.bin\n"
-        "  vmxsim trace info lat_ctx.bin\n", f);
+        "  vmxsim trace info lat_ctx.bin\n"
+        "  vmxsim gen lat_ctx --procs 2 --iters 1000 -o - | vmxsim --policy ept -\n", f);
 }
 
 static bool is_help(const char *arg) { return !strcmp(arg, "--help") || !strcmp(arg, "-h"); }

@@ -9,7 +9,9 @@
 static const char import_usage[] =
   "usage: vmxsim import FORMAT IN -o OUT.bin [options]\n"
   "\n"
-  "Turns a recording of a real system into a trace that vmxsim replays.\n"
+  "Turns a recording of a real system into a trace that vmxsim replays.  IN may be\n"
+  "gzip, xz or zstd compressed (recognised by its first bytes, not its name) and - reads\n"
+  "standard input; -o - writes the trace to standard output (a pipe or a file).\n"
   "formats:\n"
   "  perf-script   'perf script -F +pid' text of a native Linux recording: context\n"
   "                switches become CR3 writes, syscalls, page faults, TLB flushes\n"
@@ -19,12 +21,15 @@ static const char import_usage[] =
   "  trace-cmd     trace-cmd's trace.dat, read through libtracecmd: KVM host events as\n"
   "                kvm-ftrace, native sched/syscall/fault events as perf-script\n"
   "options:\n"
-  "  -o, --output OUT.bin   the trace to write (required)\n"
+  "  -o, --output OUT.bin   the trace to write (required; - for standard output)\n"
   "      --cpu-ghz G        recorded seconds -> guest cycles (default 2.4; text formats)\n"
   "      --paging 32|pae|64 guest paging mode (default 64)\n"
   "      --workload NAME    workload name in the header (default: IN's base name)\n"
   "      --skip-bad         count unparseable lines instead of failing (exit code 3)\n"
   "\n"
+  "A recording that lacks events the results need (no raw_syscalls:sys_exit, no page\n"
+  "faults, lost samples) still imports, with one warning per gap on stderr; the trace\n"
+  "metadata's \"coverage\" keeps what was seen and what is missing ('vmxsim trace info').\n"
   "'vmxsim import FORMAT --help' for what each format maps; workloads/record/ records\n"
   "perf recordings; traces/recorded/ holds examples.\n"
   "\n"
@@ -222,6 +227,11 @@ static int run_import(const struct import_args *a, const struct import_format *f
   int rc = import_file(&job, &im, err, sizeof err);
   if (rc) errorf("%s", err);
   else report_skipped(&im);
+  for (const char *l = rc ? "" : im.warnings; *l; ) {   /* an incomplete recording: warnings, not errors */
+    size_t len = strcspn(l, "\n");
+    errorf("warning: %.*s", (int)len, l);
+    l += len + (l[len] == '\n');
+  }
   import_free(&im);
   free(cmd);
   return rc;

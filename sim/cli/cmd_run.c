@@ -2,6 +2,7 @@
 #include "commands.h"
 #include "options.h"
 #include "sim/core/engine.h"
+#include "sim/core/policy.h"
 #include "sim/core/runner.h"
 #include "sim/core/report.h"
 #include "sim/store/store.h"
@@ -16,20 +17,23 @@
 #define MAX_CONFIGS 64
 
 static const char run_usage[] =
-  "usage: vmxsim [run] --policy P[,P...] [--cpu C[,C...]] [--set KEY=VALUE]... [-j N]\n"
+  "usage: vmxsim [run] [--policy P[,P...]] [--cpu C[,C...]] [--set KEY=VALUE]... [-j N]\n"
   "                    [--format table|json|csv] [--views] [--vcpu N] [--interval N[us|ms|s|ev]]\n"
   "                    [--input-format F] [--db FILE | --no-db] TRACE|RECORDING\n"
   "\n"
   "Replays TRACE (a binary trace: see 'vmxsim trace asm', 'vmxsim gen') under hypervisor\n"
   "policy P on CPU cost profile C and reports VM exits by reason, their cycles, and the\n"
-  "split of time between guest and hypervisor.  With several policies or profiles, every\n"
-  "pair of them is replayed in one pass over the trace, and each is reported and stored.\n"
+  "split of time between guest and hypervisor.  TRACE may be gzip, xz or zstd compressed,\n"
+  "or - for standard input ('vmxsim gen ... -o - | vmxsim -').  With several policies or\n"
+  "profiles, every pair of them is replayed in one pass over the trace, and each is\n"
+  "reported and stored.\n"
   "\n"
   "  -p, --policy P      preset name, or presets joined with '+' (later ones override):\n"
   "                      nocache, shadowcache, cr3cache, prevroots, ept; modifiers cr4mask,\n"
   "                      lazydr.  A path to a JSON file also works.  See 'vmxsim policies'.\n"
-  "                      Several, comma-separated; a part holding '=' overrides a knob of\n"
-  "                      the policy before it (shadowcache,cr3_target_count=2,cr3cache)\n"
+  "                      Default " POLICY_DEFAULT ", as for 'vmxsim repl'.  Several,\n"
+  "                      comma-separated; a part holding '=' overrides a knob of the\n"
+  "                      policy before it (shadowcache,cr3_target_count=2,cr3cache)\n"
   "  -c, --cpu C         CPU cost profile (default " PROFILE_DEFAULT "); see 'vmxsim cpus'; several,\n"
   "                      comma-separated\n"
   "  -s, --set K=V       override one policy knob of every policy, e.g. --set cr3_target_count=2\n"
@@ -96,6 +100,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
     { "interval", required_argument, 0, 'i' }, { "input-format", required_argument, 0, 'F' },
     { "jobs", required_argument, 0, 'j' },   { 0, 0, 0, 0 } };
   memset(o, 0, sizeof *o);
+  o->policy = POLICY_DEFAULT;
   o->vcpu = -1;
   o->cpu = PROFILE_DEFAULT;
   o->db = "vmxsim.db";
@@ -147,10 +152,6 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
   }
   if (optind < argc - 1) {
     errorf("one trace expected, got extra argument '%s'", argv[optind + 1]);
-    return EXIT_USAGE;
-  }
-  if (!o->policy) {
-    errorf("--policy is required (e.g. --policy shadowcache); 'vmxsim policies' lists them");
     return EXIT_USAGE;
   }
   o->trace = argv[optind];

@@ -17,6 +17,8 @@ static const char trace_usage[] =
   "\n"
   "The text form has one guest event per line ('cr3w 0x1000', 'run 2400', ...);\n"
   "traces/FORMAT.md specifies both forms. 'vmxsim trace SUBCOMMAND --help' for each.\n"
+  "A binary trace may be gzip, xz or zstd compressed (recognised by its first bytes),\n"
+  "and '-' reads standard input or writes standard output.\n"
   "\n"
   "example:\n"
   "  vmxsim trace asm traces/examples/basic.txt -o basic.bin\n"
@@ -26,7 +28,10 @@ static const char trace_usage[] =
 static const char asm_usage[] =
   "usage: vmxsim trace asm IN.txt -o OUT.bin\n"
   "\n"
-  "Assembles a text trace into a binary trace. IN may be - for standard input.\n"
+  "Assembles a text trace into a binary trace. IN may be - for standard input, OUT\n"
+  "- for standard output (a pipe or a file: the header goes first with its record\n"
+  "count unknown, format version 2, unless standard output is a file; declare the\n"
+  "vCPUs with @vcpus, the header cannot grow afterwards).\n"
   "Header directives (@workload, @paging, @vcpus, @meta) come before the first\n"
   "event; the vCPU count grows to cover every 'vcpu N' used. Errors are reported\n"
   "as FILE:LINE: what, and leave no output file behind.\n"
@@ -39,7 +44,8 @@ static const char dump_usage[] =
   "usage: vmxsim trace dump IN.bin [-o OUT.txt]\n"
   "\n"
   "Prints a binary trace as text: the header directives, then one event per line.\n"
-  "The output assembles back ('vmxsim trace asm') to a byte-identical binary.\n"
+  "The output assembles back ('vmxsim trace asm') to a byte-identical binary.  IN may\n"
+  "be gzip, xz or zstd compressed, or - for standard input.\n"
   "\n"
   "example:\n"
   "  vmxsim trace dump lat_ctx.bin -o lat_ctx.txt\n";
@@ -49,7 +55,8 @@ static const char info_usage[] =
   "\n"
   "Summarises a binary trace: header fields, metadata, record count, vCPUs, total\n"
   "native cycles, marks, and event counts by type (CR and DR moves by register:\n"
-  "cr3w, cr4w, drw7, ...).\n"
+  "cr3w, cr4w, drw7, ...).  IN may be gzip, xz or zstd compressed, or - for standard\n"
+  "input.\n"
   "\n"
   "example:\n"
   "  vmxsim trace info lat_ctx.bin --format json\n";
@@ -145,7 +152,7 @@ static int dump_records(struct trace_reader *r, FILE *out) {
 ** Returns 0 or EXIT_BADINPUT with the message in err. */
 static int dump_open(struct outfile *o, const char *path, FILE **out, char *err, size_t errlen) {
   *out = stdout;
-  if (!path) return EXIT_OK;
+  if (!path || !strcmp(path, "-")) return EXIT_OK;
   int rc = outfile_begin(o, path, OUTFILE_ANY, err, errlen);
   if (rc) return rc;
   if ((*out = fopen(outfile_path(o), "w"))) return EXIT_OK;
@@ -177,7 +184,7 @@ static int trace_dump(int argc, char **argv) {
     errorf("%s: write failed: %s", a.out ? a.out : "<stdout>", strerror(errno));
     rc = EXIT_BADINPUT;
   }
-  if (a.out) {
+  if (a.out && out != stdout) {
     if (fclose(out) != 0 && rc == 0) { errorf("%s: write failed: %s", a.out, strerror(errno)); rc = EXIT_BADINPUT; }
     if (rc) outfile_discard(&o);
     else if ((rc = outfile_commit(&o, err, sizeof err)) != EXIT_OK) errorf("%s", err);
@@ -269,7 +276,9 @@ static void print_metadata_table(const char *meta) {
 static void print_table(const struct trace_reader *r, const struct summary *s) {
   const struct trace_header *h = &r->hdr;
   printf("file:        %s\n", r->path);
-  printf("format:      version %u, %u-byte records\n", h->version, h->record_size);
+  printf("format:      version %u, %u-byte records%s%s%s\n", h->version, h->record_size,
+         r->compression[0] ? ", " : "", r->compression, r->compression[0] ? "-compressed" : "");
+  if (h->flags & TRACE_FLAG_COUNT_UNKNOWN) printf("             (record count not in the header: written as a stream)\n");
   printf("workload:    %s\n", h->workload[0] ? h->workload : "(none)");
   printf("paging:      %s\n", paging_name(h->paging));
   printf("vcpus:       %u\n", h->vcpu_count);
@@ -306,6 +315,8 @@ static void print_json(const struct trace_reader *r, const struct summary *s) {
   cJSON_AddStringToObject(o, "file", r->path);
   cJSON_AddNumberToObject(o, "version", h->version);
   cJSON_AddNumberToObject(o, "record_size", h->record_size);
+  cJSON_AddStringToObject(o, "compression", r->compression[0] ? r->compression : "none");
+  cJSON_AddBoolToObject(o, "count_in_header", !(h->flags & TRACE_FLAG_COUNT_UNKNOWN));
   cJSON_AddStringToObject(o, "workload", h->workload);
   cJSON_AddStringToObject(o, "paging", paging_name(h->paging));
   cJSON_AddNumberToObject(o, "vcpus", h->vcpu_count);

@@ -1,5 +1,6 @@
 /* vmxsim: command-line entry point and subcommand dispatch. */
 #include "commands.h"
+#include "sim/core/policy.h"
 #include "sim/core/util.h"
 #include "sim/regress/regress.h"
 #include "sim/repl/repl.h"
@@ -7,15 +8,17 @@
 #include "sim/core/version.h"
 
 #include <string.h>
+#include <sys/stat.h>
 
 static const char usage[] =
   "vmxsim " VMXSIM_VERSION " - cycle-approximate Intel VT-x exit simulator\n"
   "\n"
-  "usage: vmxsim --policy P [--cpu C] [--set K=V]... [--format table|json|csv] TRACE\n"
+  "usage: vmxsim [--policy P] [--cpu C] [--set K=V]... [--format table|json|csv] TRACE\n"
   "       vmxsim COMMAND [ARGS]   ('vmxsim COMMAND --help' for each)\n"
   "\n"
   "commands:\n"
-  "  run         replay a trace under a policy (the default command)\n"
+  "  run         replay a trace under a policy (the default command; policy " POLICY_DEFAULT "\n"
+  "              unless --policy says otherwise)\n"
   "  gen         generate a workload trace: lat_ctx, hackbench, syscalls, cr4toggle, debug, cpuid\n"
   "  trace       asm (text to binary), dump (binary to text), info (header and counts)\n"
   "  policies    list policy presets and knobs\n"
@@ -77,6 +80,11 @@ int main(int argc, char **argv) {
   if (argv[1][0] == '-') return cmd_run(argc, argv);   /* vmxsim --policy P TRACE */
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
     if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
-  errorf("unknown command '%s'; see 'vmxsim --help'", argv[1]);
+  struct stat st;
+  if (stat(argv[1], &st) == 0 && !S_ISDIR(st.st_mode)) return cmd_run(argc, argv);   /* vmxsim TRACE */
+  if (strchr(argv[1], '/') || strchr(argv[1], '.'))
+    errorf("unknown command '%s', and no trace file of that name; see 'vmxsim --help'", argv[1]);
+  else
+    errorf("unknown command '%s'; see 'vmxsim --help'", argv[1]);
   return EXIT_USAGE;
 }

@@ -149,7 +149,7 @@ static void print_heading(FILE *f, const struct cmp *c) {
   fprintf(f, "vmxsim compare");
   if (trace) fprintf(f, ": trace %s (%s)", r0->trace, r0->workload[0] ? r0->workload : "-");
   if (cpu) fprintf(f, "%s cpu %s", trace ? "," : ":", r0->cpu);
-  if (c->per_op && marks) fprintf(f, ", per operation (%" PRIu64 " marks)", r0->marks);
+  if (c->per_op && marks) fprintf(f, ", per operation (%" PRIu64 " mark%s)", r0->marks, r0->marks == 1 ? "" : "s");
   else if (c->per_op) fprintf(f, ", per operation (mark)");
   else fprintf(f, ", totals (%s)", r0->marks ? "some runs have no marks" : "the trace has no marks");
   fprintf(f, "\n\n");
@@ -158,7 +158,7 @@ static void print_heading(FILE *f, const struct cmp *c) {
     fprintf(f, "  %c: run %" PRId64 ", policy %s", 'A' + i, c->runs[i].id, r->policy);
     if (!cpu) fprintf(f, ", cpu %s", r->cpu);
     if (!trace) fprintf(f, ", trace %s", r->trace);
-    if (!marks) fprintf(f, " (%" PRIu64 " marks)", r->marks);
+    if (!marks) fprintf(f, " (%" PRIu64 " mark%s)", r->marks, r->marks == 1 ? "" : "s");
     fprintf(f, "\n");
   }
   fprintf(f, "\n");
@@ -190,17 +190,9 @@ static void print_text(FILE *f, const struct cmp *c) {
 
 /* ---- CSV and JSON ---- */
 
-static void csv_text(FILE *f, const char *s) {
-  if (!strpbrk(s, ",\"\n")) { fputs(s, f); return; }
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"') fputc('"', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
 static void csv_num(FILE *f, double v) {
-  if (!isnan(v)) fprintf(f, "%.17g", v);
+  char buf[NUM_TEXT_MAX];
+  if (!isnan(v)) fputs(num_shortest(buf, v), f);
 }
 
 static void print_csv(FILE *f, const struct cmp *c) {
@@ -210,15 +202,15 @@ static void print_csv(FILE *f, const struct cmp *c) {
     for (unsigned i = 0; i < c->n; i++) {
       const struct report *r = &c->runs[i].rep;
       fprintf(f, "%s,", metric_name[l->metric]);
-      csv_text(f, l->name);
+      csv_field(f, l->name);
       fputc(',', f);
-      csv_text(f, l->parent);
+      csv_field(f, l->parent);
       fprintf(f, ",%" PRId64 ",", c->runs[i].id);
-      csv_text(f, r->policy);
+      csv_field(f, r->policy);
       fputc(',', f);
-      csv_text(f, r->cpu);
+      csv_field(f, r->cpu);
       fputc(',', f);
-      csv_text(f, r->trace);
+      csv_field(f, r->trace);
       fputc(',', f);
       csv_num(f, l->v[i]);
       fputc(',', f);
@@ -232,10 +224,7 @@ static void print_csv(FILE *f, const struct cmp *c) {
   }
 }
 
-static void json_num(cJSON *o, const char *key, double v) {
-  if (isnan(v)) cJSON_AddNullToObject(o, key);
-  else cJSON_AddNumberToObject(o, key, v);
-}
+static void json_num(cJSON *o, const char *key, double v) { json_add_number(o, key, v); }
 
 static cJSON *json_runs(const struct cmp *c) {
   cJSON *a = cJSON_CreateArray();

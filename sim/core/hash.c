@@ -1,6 +1,7 @@
 /* XXH64 (Yann Collet's xxHash, 64-bit, seed 0): a fast, well-known hash, so a
 ** stored trace hash can be checked with `xxhsum -H1 FILE`. */
 #include "hash.h"
+#include "zin.h"
 #include "util.h"
 
 #include <errno.h>
@@ -115,20 +116,20 @@ uint64_t xxh64(const void *data, size_t len) {
 
 int hash_file(const char *path, char hex[HASH_HEX_LEN + 1], char *err, size_t errlen) {
   enum { CHUNK = 1 << 20 };
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    snprintf(err, errlen, "%s: cannot read to hash it: %s", path, strerror(errno));
+  struct zin z;
+  if (zin_open(&z, path) != EXIT_OK) {
+    snprintf(err, errlen, "%s (reading it to hash it)", z.err);
+    zin_close(&z);
     return EXIT_BADINPUT;
   }
-  unsigned char *buf = malloc(CHUNK);
+  unsigned char *buf = xmalloc(CHUNK);
   struct xxh64 h;
   xxh64_init(&h);
-  size_t got;
-  while (buf && (got = fread(buf, 1, CHUNK, f)) > 0) xxh64_update(&h, buf, got);
-  bool ok = buf && !ferror(f);
-  if (!ok) snprintf(err, errlen, "%s: cannot read to hash it: %s", path, buf ? strerror(errno) : "out of memory");
+  ssize_t got;
+  while ((got = zin_read(&z, buf, CHUNK)) > 0) xxh64_update(&h, buf, (size_t)got);
+  if (got < 0) snprintf(err, errlen, "%s (reading it to hash it)", z.err);
+  else snprintf(hex, HASH_HEX_LEN + 1, "%016llx", (unsigned long long)xxh64_final(&h));
   free(buf);
-  fclose(f);
-  if (ok) snprintf(hex, HASH_HEX_LEN + 1, "%016llx", (unsigned long long)xxh64_final(&h));
-  return ok ? EXIT_OK : EXIT_BADINPUT;
+  zin_close(&z);
+  return got < 0 ? EXIT_BADINPUT : EXIT_OK;
 }

@@ -20,8 +20,10 @@ uint64_t xxh64(const void *data, size_t len);
 
 #define HASH_HEX_LEN 16   /* digits of a file hash, without the NUL */
 
-/* Hashes the whole file into hex (16 lowercase digits and a NUL).  Returns 0,
-** or EXIT_BADINPUT with a message naming the file in err when it cannot be read. */
+/* Hashes the whole file into hex (16 lowercase digits and a NUL): its content,
+** decompressed when it is gzip, xz or zstd (sim/core/zin.h), so that a trace
+** and its compressed copy hash the same.  Returns 0, or EXIT_BADINPUT with a
+** message naming the file in err when it cannot be read. */
 int hash_file(const char *path, char hex[HASH_HEX_LEN + 1], char *err, size_t errlen);
 
 #endif

@@ -2,6 +2,7 @@
 #include "policy.h"
 #include "models/hv/dr.h"
 #include "data.h"
+#include "texttable.h"
 #include "util.h"
 
 #include <cJSON.h>
@@ -214,18 +215,103 @@ char *policy_to_json(const struct policy *p) {
 
 const char *const *policy_preset_names(void) { return data_names("policies"); }
 
-void policy_list(FILE *f, bool with_knobs) {
+static const char *const knob_type_names[] = { [KNOB_B] = "bool", [KNOB_U] = "integer", [KNOB_X] = "hex",
+                                                [KNOB_E] = "choice" };
+
+/* A preset's description from its JSON file ("" when it has none). */
+static char *preset_description(const char *name) {
+  char err[256];
+  cJSON *j = NULL;
+  data_load("policies", name, &j, err, sizeof err);
+  const cJSON *d = j ? cJSON_GetObjectItemCaseSensitive(j, "description") : NULL;
+  char *s = xstrdup(cJSON_IsString(d) ? d->valuestring : "");
+  cJSON_Delete(j);
+  return s;
+}
+
+/* "fifo|lru" for a choice knob, "" otherwise (buf). */
+static const char *knob_values(const struct knob *k, char *buf, size_t n) {
+  const char *const *c = k->type == KNOB_E ? choices_for(k->name) : NULL;
+  size_t used = 0;
+  buf[0] = 0;
+  for (; c && *c && used < n; c++) used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? "|" : "", *c);
+  return buf;
+}
+
+static void list_table(FILE *f) {
+  struct texttable t;
   fprintf(f, "Policy presets (compose with '+', later ones override: --policy shadowcache+lazydr):\n");
+  tt_init(&t, 3);
   for (const char *const *n = policy_preset_names(); *n; n++) {
-    char err[256];
-    cJSON *j;
-    data_load("policies", *n, &j, err, sizeof err);
-    const cJSON *d = j ? cJSON_GetObjectItemCaseSensitive(j, "description") : NULL;
-    fprintf(f, "  %-12s %s\n", *n, cJSON_IsString(d) ? d->valuestring : "");
-    cJSON_Delete(j);
+    char *d = preset_description(*n);
+    tt_cell(&t, "%s", ""), tt_cell(&t, "%s", *n), tt_cell(&t, "%s", d);
+    free(d);
   }
-  if (!with_knobs) return;
+  tt_print(f, &t, "lll", 2);
+  tt_free(&t);
   fprintf(f, "\nKnobs (override with --set KEY=VALUE; defaults before any preset):\n");
+  tt_init(&t, 4);
   for (size_t i = 0; i < NKNOBS; i++)
-    fprintf(f, "  %-20s %-8s %s\n", knobs[i].name, knobs[i].def, knobs[i].desc);
+    tt_cell(&t, "%s", ""), tt_cell(&t, "%s", knobs[i].name), tt_cell(&t, "%s", knobs[i].def),
+      tt_cell(&t, "%s", knobs[i].desc);
+  tt_print(f, &t, "llll", 2);
+  tt_free(&t);
+}
+
+static void list_csv(FILE *f) {
+  char vals[256];
+  fprintf(f, "kind,name,type,default,values,description\n");
+  for (const char *const *n = policy_preset_names(); *n; n++) {
+    char *d = preset_description(*n);
+    fprintf(f, "preset,%s,,,,", *n);
+    csv_field(f, d);
+    fputc('\n', f);
+    free(d);
+  }
+  for (size_t i = 0; i < NKNOBS; i++) {
+    const struct knob *k = &knobs[i];
+    fprintf(f, "knob,%s,%s,", k->name, knob_type_names[k->type]);
+    csv_field(f, k->def);
+    fputc(',', f);
+    csv_field(f, knob_values(k, vals, sizeof vals));
+    fputc(',', f);
+    csv_field(f, k->desc);
+    fputc('\n', f);
+  }
+}
+
+static void list_json(FILE *f) {
+  cJSON *o = cJSON_CreateObject(), *presets = cJSON_AddArrayToObject(o, "presets");
+  cJSON *ks = cJSON_AddArrayToObject(o, "knobs");
+  for (const char *const *n = policy_preset_names(); *n; n++) {
+    cJSON *p = cJSON_CreateObject();
+    char *d = preset_description(*n);
+    cJSON_AddStringToObject(p, "name", *n);
+    cJSON_AddStringToObject(p, "description", d);
+    cJSON_AddItemToArray(presets, p);
+    free(d);
+  }
+  for (size_t i = 0; i < NKNOBS; i++) {
+    const struct knob *k = &knobs[i];
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", k->name);
+    cJSON_AddStringToObject(j, "type", knob_type_names[k->type]);
+    cJSON_AddStringToObject(j, "default", k->def);
+    if (k->type == KNOB_E) {
+      cJSON *v = cJSON_AddArrayToObject(j, "values");
+      for (const char *const *c = choices_for(k->name); c && *c; c++) cJSON_AddItemToArray(v, cJSON_CreateString(*c));
+    }
+    cJSON_AddStringToObject(j, "description", k->desc);
+    cJSON_AddItemToArray(ks, j);
+  }
+  char *text = cJSON_Print(o);
+  fprintf(f, "%s\n", text);
+  free(text);
+  cJSON_Delete(o);
+}
+
+void policy_list(FILE *f, enum report_format fmt) {
+  if (fmt == FORMAT_CSV) list_csv(f);
+  else if (fmt == FORMAT_JSON) list_json(f);
+  else list_table(f);
 }

@@ -7,6 +7,11 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "models/knobs.h"
+#include "report.h"
+
+/* The policy `run` and `repl` use when no --policy is given (their --help and
+** the man page say so). */
+#define POLICY_DEFAULT "shadowcache"
 
 /* Resolves "preset[+preset...]" (names of the presets in models/policies/, or
 ** paths to JSON files) with KEY=VALUE overrides.  Returns 0, EXIT_USAGE (an
@@ -19,8 +24,10 @@ int policy_resolve(struct policy *p, const char *spec, char *const *sets, int ns
 int policy_set(struct policy *p, const char *key, const char *value, char *err, size_t errlen);
 /* The resolved knobs as a JSON object text (caller frees). */
 char *policy_to_json(const struct policy *p);
-/* Prints presets with descriptions, then the knobs, to f. */
-void policy_list(FILE *f, bool knobs);
+/* Prints the presets with their descriptions, then the knobs (type, default,
+** values, meaning), as a table, CSV (one row per preset or knob, column
+** "kind") or JSON ({"presets": [...], "knobs": [...]}). */
+void policy_list(FILE *f, enum report_format fmt);
 /* Names of the presets, NULL-terminated static array (for completion). */
 const char *const *policy_preset_names(void);
 

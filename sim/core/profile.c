@@ -2,6 +2,7 @@
 #include "profile.h"
 #include "models/vmx/controls.h"
 #include "data.h"
+#include "texttable.h"
 #include "util.h"
 
 #include <cJSON.h>
@@ -170,14 +171,57 @@ void profile_free(struct profile *pr) {
 
 const char *const *profile_names(void) { return data_names("cpus"); }
 
-void profile_list(FILE *f) {
-  fprintf(f, "CPU cost profiles (--cpu NAME, or a path to a JSON file; default %s):\n", PROFILE_DEFAULT);
-  for (const char *const *n = profile_names(); *n; n++) {
-    char err[256];
-    cJSON *j;
-    data_load("cpus", *n, &j, err, sizeof err);
-    const cJSON *d = j ? cJSON_GetObjectItemCaseSensitive(j, "description") : NULL;
-    fprintf(f, "  %-14s %s\n", *n, cJSON_IsString(d) ? d->valuestring : "");
-    cJSON_Delete(j);
+/* The profile's clock and description from its JSON (0 and "" when missing). */
+static void profile_summary(const char *name, double *ghz, char **desc) {
+  char err[256];
+  cJSON *j = NULL;
+  data_load("cpus", name, &j, err, sizeof err);
+  const cJSON *d = j ? cJSON_GetObjectItemCaseSensitive(j, "description") : NULL;
+  const cJSON *params = j ? cJSON_GetObjectItemCaseSensitive(j, "params") : NULL;
+  const cJSON *clock = params ? cJSON_GetObjectItemCaseSensitive(params, "clock_ghz") : NULL;
+  const cJSON *v = clock ? cJSON_GetObjectItemCaseSensitive(clock, "value") : NULL;
+  *ghz = cJSON_IsNumber(v) ? v->valuedouble : 0;
+  *desc = xstrdup(cJSON_IsString(d) ? d->valuestring : "");
+  cJSON_Delete(j);
+}
+
+void profile_list(FILE *f, enum report_format fmt) {
+  struct texttable t;
+  cJSON *arr = cJSON_CreateArray();
+  char num[NUM_TEXT_MAX];
+  tt_init(&t, 4);
+  if (fmt == FORMAT_TABLE) {
+    fprintf(f, "CPU cost profiles (--cpu NAME, or a path to a JSON file; default %s):\n", PROFILE_DEFAULT);
+    tt_cell(&t, "%s", ""), tt_cell(&t, "name"), tt_cell(&t, "GHz"), tt_cell(&t, "description");
   }
+  if (fmt == FORMAT_CSV) fprintf(f, "name,clock_ghz,default,description\n");
+  for (const char *const *n = profile_names(); *n; n++) {
+    double ghz;
+    char *desc;
+    bool dflt = !strcmp(*n, PROFILE_DEFAULT);
+    profile_summary(*n, &ghz, &desc);
+    if (fmt == FORMAT_TABLE) {
+      tt_cell(&t, "%s", ""), tt_cell(&t, "%s", *n), tt_cell(&t, "%.2f", ghz), tt_cell(&t, "%s", desc);
+    } else if (fmt == FORMAT_CSV) {
+      fprintf(f, "%s,%s,%d,", *n, num_shortest(num, ghz), dflt);
+      csv_field(f, desc);
+      fputc('\n', f);
+    } else {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "name", *n);
+      json_add_number(o, "clock_ghz", ghz);
+      cJSON_AddBoolToObject(o, "default", dflt);
+      cJSON_AddStringToObject(o, "description", desc);
+      cJSON_AddItemToArray(arr, o);
+    }
+    free(desc);
+  }
+  if (fmt == FORMAT_TABLE) tt_print(f, &t, "llrl", 2);
+  if (fmt == FORMAT_JSON) {
+    char *text = cJSON_Print(arr);
+    fprintf(f, "%s\n", text);
+    free(text);
+  }
+  cJSON_Delete(arr);
+  tt_free(&t);
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "report.h"
 #include "stats.h"
 #include "models/vmx/cpu.h"
 #include "models/work.h"
@@ -27,7 +28,8 @@ int profile_load(struct profile *pr, const char *name, char *err, size_t errlen)
 void profile_free(struct profile *pr);
 /* The VMX capabilities the profile states (its vmx.* parameters). */
 struct vmx_caps profile_vmx_caps(const struct profile *pr);
-void profile_list(FILE *f);
+/* Lists the built-in profiles (name, clock, description) as a table, CSV or JSON. */
+void profile_list(FILE *f, enum report_format fmt);
 const char *const *profile_names(void);
 #define PROFILE_DEFAULT "core2-2007"
 

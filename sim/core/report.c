@@ -117,8 +117,8 @@ static void print_table(FILE *f, const struct report *rep) {
   fprintf(f, "\n");
   if (rep->marks) {
     double per = (double)rep->marks;
-    fprintf(f, "per operation (%" PRIu64 " marks): %.3f exits, %.0f cycles, %.3f us (hypervisor %.3f us)\n",
-            rep->marks, (double)rep->total_exits / per, (double)total / per,
+    fprintf(f, "per operation (%" PRIu64 " mark%s): %.3f exits, %.0f cycles, %.3f us (hypervisor %.3f us)\n",
+            rep->marks, rep->marks == 1 ? "" : "s", (double)rep->total_exits / per, (double)total / per,
             secs(rep, total) * 1e6 / per, secs(rep, rep->vmm_cycles) * 1e6 / per);
   }
   print_counters(f, rep, "MMU", true);
@@ -235,10 +235,18 @@ void run_identity_json(cJSON *obj, const struct run_identity *id) {
   cJSON_AddStringToObject(obj, "cpu", id->cpu);
 }
 
+cJSON *json_number(double v) {
+  char buf[NUM_TEXT_MAX];
+  if (isnan(v) || isinf(v)) return cJSON_CreateNull();
+  return cJSON_CreateRaw(num_shortest(buf, v));
+}
+
+void json_add_number(cJSON *obj, const char *key, double v) { cJSON_AddItemToObject(obj, key, json_number(v)); }
+
 static cJSON *report_object(const struct report *rep) {
   cJSON *o = cJSON_CreateObject();
   run_identity_json(o, &(struct run_identity){ rep->trace, NULL, rep->workload, rep->policy, rep->cpu });
-  cJSON_AddNumberToObject(o, "clock_ghz", rep->clock_ghz);
+  json_add_number(o, "clock_ghz", rep->clock_ghz);
   cJSON_AddNumberToObject(o, "vcpus", rep->vcpus);
   cJSON_AddNumberToObject(o, "events", (double)rep->events);
   cJSON_AddNumberToObject(o, "total_exits", (double)rep->total_exits);
@@ -260,9 +268,9 @@ static cJSON *report_object(const struct report *rep) {
     double per = (double)rep->marks, total = (double)(rep->guest_cycles + rep->vmm_cycles);
     cJSON *op = cJSON_AddObjectToObject(o, "per_op");
     cJSON_AddNumberToObject(op, "marks", per);
-    cJSON_AddNumberToObject(op, "exits", (double)rep->total_exits / per);
-    cJSON_AddNumberToObject(op, "cycles", total / per);
-    cJSON_AddNumberToObject(op, "us", total / per / (rep->clock_ghz * 1e3));
+    json_add_number(op, "exits", (double)rep->total_exits / per);
+    json_add_number(op, "cycles", total / per);
+    json_add_number(op, "us", total / per / (rep->clock_ghz * 1e3));
   }
   cJSON *ctr = cJSON_AddObjectToObject(o, "counters");
   for (unsigned i = 0; i < rep->ncounters; i++)
@@ -272,9 +280,8 @@ static cJSON *report_object(const struct report *rep) {
   return o;
 }
 
-/* A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180). */
-static void csv_field(FILE *f, const char *s) {
-  if (!strpbrk(s, ",\"\r\n")) { fputs(s, f); return; }
+void csv_field(FILE *f, const char *s) {
+  if (!strpbrk(s, ",\"\n\r")) { fputs(s, f); return; }
   fputc('"', f);
   for (; *s; s++) {
     if (*s == '"') fputc('"', f);
@@ -283,44 +290,44 @@ static void csv_field(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-/* with_run: a CSV row starts with the run's policy and cpu. */
-static void row_start(FILE *f, const struct report *rep, bool with_run) {
-  if (!with_run) return;
-  csv_field(f, rep->policy);
-  fputc(',', f);
-  csv_field(f, rep->cpu);
-  fputc(',', f);
+/* Every row starts with the run's identity, so that the CSVs of several runs
+** concatenate into one table (`tail -n +2` drops the later headers). */
+static void csv_identity(FILE *f, const struct report *rep) {
+  const char *id[] = { rep->trace, rep->workload, rep->policy, rep->cpu };
+  for (size_t i = 0; i < sizeof id / sizeof *id; i++) {
+    csv_field(f, id[i]);
+    fputc(',', f);
+  }
 }
 
-/* The CSV rows of rep. */
-static void print_csv_rows(FILE *f, const struct report *rep, bool with_run) {
+#define CSV_HEADER "trace,workload,policy,cpu,section,name,parent,count,cycles,avg,min,p5,p50,p95,max\n"
+
+static void print_csv_rows(FILE *f, const struct report *rep) {
   for (unsigned i = 0; i < rep->nrows; i++) {
     const struct report_row *r = &rep->rows[i];
-    row_start(f, rep, with_run);
+    csv_identity(f, rep);
     fprintf(f, "%s,%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
             r->parent[0] ? "breakdown" : "exit", r->name, r->parent, r->count, r->cycles,
             avg(r->cycles, r->count), r->min, r->p5, r->p50, r->p95, r->max);
   }
-  row_start(f, rep, with_run);
+  csv_identity(f, rep);
   fprintf(f, "total,exits,,%" PRIu64 ",%" PRIu64 ",,,,,,\n", rep->total_exits, rep->vmm_cycles);
-  row_start(f, rep, with_run);
+  csv_identity(f, rep);
   fprintf(f, "total,guest,,,%" PRIu64 ",,,,,,\n", rep->guest_cycles);
-  row_start(f, rep, with_run);
+  csv_identity(f, rep);
   fprintf(f, "total,events,,%" PRIu64 ",,,,,,,\n", rep->events);
   for (unsigned i = 0; i < rep->ncounters; i++) {
-    row_start(f, rep, with_run);
+    csv_identity(f, rep);
     fprintf(f, "counter,%s,,%" PRIu64 ",,,,,,,\n", rep->counters[i].name, rep->counters[i].value);
   }
   for (unsigned i = 0; i < rep->nvrows; i++) {
     const struct view_stat *v = &rep->vrows[i];
-    row_start(f, rep, with_run);
+    csv_identity(f, rep);
     fprintf(f, "%s %s,%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
             v->source == VS_MEASURED ? "measured" : "simulated", view_dim_name(v->dim), v->name, v->parent,
             v->count, v->cycles, v->avg, v->min, v->p5, v->p50, v->p95, v->max);
   }
 }
-
-#define CSV_HEADER "section,name,parent,count,cycles,avg,min,p5,p50,p95,max\n"
 
 static void print_json(FILE *f, cJSON *o) {
   char *s = cJSON_Print(o);
@@ -334,7 +341,7 @@ void report_print(FILE *f, const struct report *rep, enum report_format fmt) {
     print_json(f, report_object(rep));
   } else if (fmt == FORMAT_CSV) {
     fputs(CSV_HEADER, f);
-    print_csv_rows(f, rep, false);
+    print_csv_rows(f, rep);
   } else {
     print_table(f, rep);
   }
@@ -347,9 +354,9 @@ void report_print_runs(FILE *f, const struct report *reps, unsigned n, enum repo
     cJSON *a = cJSON_CreateArray();
     for (unsigned i = 0; i < n; i++) cJSON_AddItemToArray(a, report_object(&reps[i]));
     print_json(f, a);
-  } else if (fmt == FORMAT_CSV) {
-    fputs("policy,cpu," CSV_HEADER, f);
-    for (unsigned i = 0; i < n; i++) print_csv_rows(f, &reps[i], true);
+  } else if (fmt == FORMAT_CSV) {            /* every row names its run already */
+    fputs(CSV_HEADER, f);
+    for (unsigned i = 0; i < n; i++) print_csv_rows(f, &reps[i]);
   } else {
     for (unsigned i = 0; i < n; i++) {
       if (i) fputc('\n', f);

@@ -55,8 +55,8 @@ int report_format_from_name(const char *s);   /* -1 when unknown */
 void report_from_stats(struct report *rep, const struct stats *st);
 void report_print(FILE *f, const struct report *rep, enum report_format fmt);
 /* Several runs (of one pass over a trace): tables one after the other, a
-** JSON array of the objects, CSV rows that start with the policy and cpu.
-** One run prints as report_print. */
+** JSON array of the objects, CSV rows under one header (each row names its
+** run).  One run prints as report_print. */
 void report_print_runs(FILE *f, const struct report *reps, unsigned n, enum report_format fmt);
 
 /* What names a run in every JSON document that shows runs: a report, the
@@ -70,5 +70,12 @@ struct run_identity {
 ** the JSON object obj, in that order. */
 struct cJSON;
 void run_identity_json(struct cJSON *obj, const struct run_identity *id);
+/* Adds number v to obj under key in its shortest round-trip form (num_shortest);
+** NaN as null. */
+void json_add_number(struct cJSON *obj, const char *key, double v);
+/* Writes s as one CSV field (RFC 4180: quoted when it holds a comma, a quote or a newline). */
+void csv_field(FILE *f, const char *s);
+/* v in its shortest round-trip form as a JSON value (NaN: null). */
+struct cJSON *json_number(double v);
 
 #endif

@@ -38,11 +38,18 @@ static void observe_exit(void *ctx, const struct engine *e, const struct engine_
 
 /* The views a run keeps: the measured ones only when the recording has exits. */
 #define RUN_VIEWS_CR3_ROWS 64
-static void keep_views(struct run_output *o) {
+static void keep_views(struct run_output *o, bool asked) {
   if (o->measured && !views_any(o->measured)) {
     views_free(o->measured);
     free(o->measured);
     o->measured = NULL;
+  }
+  /* A version-2 trace without measured exits (a pad, a streamed header): the
+  ** simulated views were kept to stand beside measured ones, and there are none. */
+  if (o->simulated && !o->measured && !asked) {
+    views_free(o->simulated);
+    free(o->simulated);
+    o->simulated = NULL;
   }
   if (o->measured) views_append_all(o->measured, VS_MEASURED, RUN_VIEWS_CR3_ROWS, &o->rep.vrows, &o->rep.nvrows);
   if (o->simulated) views_append_all(o->simulated, VS_SIMULATED, RUN_VIEWS_CR3_ROWS, &o->rep.vrows, &o->rep.nvrows);
@@ -302,14 +309,15 @@ static int replay_configs(const struct run_set *s, struct run_output *out, struc
     out[i].trace_events = r.hdr.event_count;
   }
   char hash[sizeof out->rep.trace_hash] = "";
-  bool interrupted = !rc && p.e[0].index < r.hdr.event_count;
-  if (!rc && !interrupted) trace_hash(&r, hash);
+  bool interrupted = !rc && !trace_done(&r);
+  /* a stream cannot be read again to hash it for the results database */
+  if (!rc && !interrupted && !trace_hash_hex(&r, hash)) hash[0] = 0;
   for (unsigned i = 0; i < n && !rc; i++) {
     out[i].interrupted = interrupted;
     report_ledger(&out[i].rep, s->trace, &r.hdr, &cfg[i].pol, &cfg[i].prof, &p.e[cfg[i].engine], cfg[i].ledger);
     snprintf(out[i].rep.trace_hash, sizeof out[i].rep.trace_hash, "%s", hash);
     out[i].rep.show_views = s->views.views;
-    keep_views(&out[i]);
+    keep_views(&out[i], s->views.views || s->views.interval || s->views.interval_us > 0);
   }
   if (p.e[0].vcpu)
     for (unsigned i = 0; i < nengines; i++) engine_free(&p.e[i]);

@@ -1,6 +1,6 @@
 /* Binary trace files: header, streaming reader and buffered writer (traces/FORMAT.md). */
 #include "trace.h"
-#include "hash.h"
+#include "zin.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -94,6 +94,7 @@ enum {
   H_FLAGS = 15, H_COUNT = 16, H_METALEN = 24, H_PAD = 28, H_WORKLOAD = 32
 };
 
+/* The header's own fields; the checks against the file's size are file_size_checks'. */
 static int parse_header(struct trace_reader *r, const unsigned char *p, size_t got) {
   struct trace_header *h = &r->hdr;
   if (got < 8 || memcmp(p, TRACE_MAGIC, 8) != 0)
@@ -106,6 +107,7 @@ static int parse_header(struct trace_reader *r, const unsigned char *p, size_t g
   h->record_size = get16(p + H_RECSIZE);
   h->vcpu_count = get16(p + H_VCPUS);
   h->paging = p[H_PAGING];
+  h->flags = p[H_FLAGS];
   h->event_count = get64(p + H_COUNT);
   h->metadata_len = get32(p + H_METALEN);
   memcpy(h->workload, p + H_WORKLOAD, TRACE_WORKLOAD_MAX);
@@ -124,21 +126,40 @@ static int parse_header(struct trace_reader *r, const unsigned char *p, size_t g
   if (!paging_name(h->paging))
     return fail(r->err, EXIT_BADINPUT, "%s: byte %d: unknown paging mode %u (32, 36=pae, 64)",
                 r->path, H_PAGING, h->paging);
+  if (r->z && h->metadata_len > TRACE_METADATA_MAX)     /* a file: file_size_checks says it with the size */
+    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: metadata length %u exceeds the %u-byte limit",
+                r->path, H_METALEN, h->metadata_len, TRACE_METADATA_MAX);
+  /* Flags mean something from version 2 on; version 1 wrote 0 and ignored them. */
+  r->count_known = !(h->version >= 2 && (h->flags & TRACE_FLAG_COUNT_UNKNOWN));
+  if (!r->count_known && h->event_count != 0)
+    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: record count %llu in a header whose flags say the count "
+                "is unknown (it must be 0)", r->path, H_COUNT, (unsigned long long)h->event_count);
+  r->types = h->version == 1 ? TRACE_V1_TYPES : EV_COUNT;
+  h->pad = h->version >= 2 ? get32(p + H_PAD) : 0;        /* version 1: reserved, ignored */
+  r->data_off = TRACE_HEADER_SIZE + (size_t)h->metadata_len + h->pad;
+  return EXIT_OK;
+}
+
+/* A regular file's size must hold the metadata and whole records, as many as
+** the header says (or, when it does not know, that many become the count). */
+static int file_size_checks(struct trace_reader *r) {
+  struct trace_header *h = &r->hdr;
   if (h->metadata_len > TRACE_METADATA_MAX || h->metadata_len > r->file_len - TRACE_HEADER_SIZE)
     return fail(r->err, EXIT_BADINPUT, "%s: byte %d: metadata length %u exceeds the file "
                 "(%zu bytes) or the %u-byte limit", r->path, H_METALEN, h->metadata_len,
                 r->file_len, TRACE_METADATA_MAX);
-  r->types = h->version == 1 ? TRACE_V1_TYPES : EV_COUNT;
-  h->pad = h->version >= 2 ? get32(p + H_PAD) : 0;        /* version 1: reserved, ignored */
   if (h->pad > r->file_len - TRACE_HEADER_SIZE - h->metadata_len)
     return fail(r->err, EXIT_BADINPUT, "%s: byte %d: pad of %u bytes after the metadata exceeds the file (%zu bytes)",
                 r->path, H_PAD, h->pad, r->file_len);
-  r->data_off = TRACE_HEADER_SIZE + h->metadata_len + h->pad;
   size_t body = r->file_len - r->data_off;
   if (body % sizeof(struct trace_event) != 0)
     return fail(r->err, EXIT_BADINPUT, "%s: byte %zu: truncated record (file ends %zu bytes "
                 "into record %zu)", r->path, r->data_off + body / 24 * 24,
                 body % sizeof(struct trace_event), body / sizeof(struct trace_event));
+  if (!r->count_known) {
+    h->event_count = body / sizeof(struct trace_event);
+    r->count_known = true;
+  }
   if (body / sizeof(struct trace_event) != h->event_count)
     return fail(r->err, EXIT_BADINPUT, "%s: byte %d: header says %llu records but the file "
                 "holds %zu (truncated or unfinished trace)", r->path, H_COUNT,
@@ -158,44 +179,113 @@ static bool read_at(int fd, void *buf, size_t n, size_t off) {
   return true;
 }
 
+static int alloc_buffers(struct trace_reader *r) {
+  free(r->hdr.metadata);
+  r->hdr.metadata = malloc(r->hdr.metadata_len + 1);
+  if (!r->hdr.metadata) return fail(r->err, EXIT_INTERNAL, "%s: out of memory", r->path);
+  return EXIT_OK;
+}
+
 static int read_header(struct trace_reader *r) {
   unsigned char hb[TRACE_HEADER_SIZE];
   size_t got = r->file_len < sizeof hb ? r->file_len : sizeof hb;
   if (!read_at(r->fd, hb, got, 0)) return fail(r->err, EXIT_BADINPUT, "%s: read: %s", r->path, strerror(errno));
   int rc = parse_header(r, hb, got);
+  if (rc == EXIT_OK) rc = file_size_checks(r);
+  if (rc == EXIT_OK) rc = alloc_buffers(r);
   if (rc != EXIT_OK) return rc;
-  r->hdr.metadata = malloc(r->hdr.metadata_len + 1);
-  if (!r->hdr.metadata) return fail(r->err, EXIT_BADINPUT, "%s: out of memory", r->path);
   if (!read_at(r->fd, r->hdr.metadata, r->hdr.metadata_len, TRACE_HEADER_SIZE))
     return fail(r->err, EXIT_BADINPUT, "%s: read: %s", r->path, strerror(errno));
   r->hdr.metadata[r->hdr.metadata_len] = 0;
   return EXIT_OK;
 }
 
+/* ---- streams: standard input, pipes, compressed files ---- */
+
+/* Reads up to n bytes of the stream, hashing them; the count, or -1 with r->err set. */
+static ssize_t stream_read(struct trace_reader *r, void *buf, size_t n) {
+  ssize_t got = zin_read(r->z, buf, n);
+  if (got < 0) {
+    fail(r->err, EXIT_BADINPUT, "%s", r->z->err);
+    return -1;
+  }
+  xxh64_update(&r->hash, buf, (size_t)got);
+  return got;
+}
+
+/* Opens the stream and reads its header and metadata. */
+static int stream_start(struct trace_reader *r) {
+  unsigned char hb[TRACE_HEADER_SIZE];
+  if (zin_open(r->z, r->from_stdin ? "-" : r->path) != EXIT_OK) return fail(r->err, EXIT_BADINPUT, "%s", r->z->err);
+  r->compression = zin_kind_name(r->z->kind);
+  xxh64_init(&r->hash);
+  ssize_t got = stream_read(r, hb, sizeof hb);
+  if (got < 0) return EXIT_BADINPUT;
+  if (got == 0) return fail(r->err, EXIT_BADINPUT, "%s: byte 0: empty input, not a vmxsim trace", r->path);
+  int rc = parse_header(r, hb, (size_t)got);
+  if (rc == EXIT_OK) rc = alloc_buffers(r);
+  if (rc != EXIT_OK) return rc;
+  got = stream_read(r, r->hdr.metadata, r->hdr.metadata_len);
+  if (got < 0) return EXIT_BADINPUT;
+  if ((size_t)got < r->hdr.metadata_len)
+    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: metadata length %u exceeds the input (%zu bytes)",
+                r->path, H_METALEN, r->hdr.metadata_len, TRACE_HEADER_SIZE + (size_t)got);
+  r->hdr.metadata[r->hdr.metadata_len] = 0;
+  unsigned char skip[4096];
+  for (size_t left = r->hdr.pad; left; ) {         /* version 2: zero bytes before the records */
+    size_t k = left < sizeof skip ? left : sizeof skip;
+    if ((got = stream_read(r, skip, k)) < 0) return EXIT_BADINPUT;
+    if ((size_t)got < k)
+      return fail(r->err, EXIT_BADINPUT, "%s: byte %d: pad of %u bytes after the metadata exceeds the input",
+                  r->path, H_PAD, r->hdr.pad);
+    left -= k;
+  }
+  return EXIT_OK;
+}
+
+/* Byte offset of record i, for messages (of the uncompressed content). */
+static size_t trace_record_offset(const struct trace_reader *r, uint64_t i) {
+  return r->data_off + (size_t)i * sizeof(struct trace_event);
+}
+
+/* Is path a regular file holding an uncompressed trace?  Those are read with
+** pread through the page cache, the fast path; everything else is a stream. */
+static bool plain_file(struct trace_reader *r, struct stat *st) {
+  if (!S_ISREG(st->st_mode) || st->st_size == 0) return S_ISREG(st->st_mode);
+  unsigned char magic[ZIN_MAGIC_MAX];
+  size_t n = (size_t)st->st_size < sizeof magic ? (size_t)st->st_size : sizeof magic;
+  return !read_at(r->fd, magic, n, 0) || zin_detect(magic, n) == ZIN_PLAIN;
+}
+
 /*
 ** The pipeline.  Chunk k holds records [k * CHUNK_RECORDS, ...) in buffer
 ** k % RING.  A producer reads a chunk and validates it: the read-ahead thread,
-** or the replay's own thread when it needs the chunk.  With hashing, the
-** hasher thread (or, when none can be started, the producer) hashes each chunk
-** once it was read.  A buffer is reused once both the replay and the hasher
-** are done with its chunk, so the file is read once whoever uses it.
+** or the replay's own thread when it needs the chunk.  A regular file is read
+** with pread (and, for trace_hash_start, hashed by a hasher thread on the same
+** chunks); a stream is read in order and hashed as it is read.  A buffer is
+** reused once both the replay and the hasher are done with its chunk, so the
+** file is read once whoever uses it.  A failure (a bad record, a read error,
+** a truncated stream) ends its chunk's valid records: the replay gets every
+** record before it, then the message.
 */
 #define CHUNK_RECORDS 16384              /* 384 KiB */
 #define RING 4
-#define READ_AHEAD_MIN_CHUNKS 4          /* smaller traces are read by the replay's thread */
+#define READ_AHEAD_MIN_CHUNKS 4          /* smaller files are read by the replay's thread */
 
 struct chunk {
   struct trace_event *buf;
-  size_t n;                        /* records in the chunk */
+  size_t n;                        /* records read */
   size_t valid;                    /* of which valid, from the first */
-  bool read_failed;
-  char err[512];                   /* why the read failed */
+  bool fail;                       /* after the valid records: a failure, err says it */
+  bool last;                       /* nothing follows (the end, or a failure) */
+  uint64_t count;                  /* last: the trace's record count (a count-unknown stream learns it) */
+  char err[512];
 };
 
 struct trace_pipe {
-  const struct trace_reader *r;    /* path, fd, header: read-only while threads run */
+  struct trace_reader *r;          /* the producer uses its file, stream and stream hash */
   struct chunk ring[RING];
-  uint64_t nchunks;
+  uint64_t nchunks;                /* a regular file's chunks (at least 1); a stream's last chunk says */
   /* guarded by mu once a thread runs */
   uint64_t produced, consumed, hashed;   /* chunks read and validated, released by the replay, hashed */
   bool quit;
@@ -204,14 +294,14 @@ struct trace_pipe {
   bool sync;                       /* mu and cv are initialised */
   pthread_t reader, hasher;
   bool reader_runs, hasher_runs;
-  /* hashing */
-  bool hashing;                    /* trace_hash_start was called before the first chunk */
-  bool hash_broken;                /* a chunk could not be read: no hash */
+  /* a regular file's hash (trace_hash_start) */
+  bool hashing, hash_broken;
   struct xxh64 state;
   /* the replay's side */
   uint64_t next;                   /* the next chunk to take */
   bool holding;                    /* it holds chunk next - 1 */
-  bool bad_at_end;                 /* the record at r->end is bad */
+  bool fail_pending;               /* the held chunk's failure comes after its valid records */
+  bool done;                       /* the last chunk was taken */
   bool failed;                     /* the failure has been reported: stays failed */
 };
 
@@ -219,11 +309,6 @@ static void lock(struct trace_pipe *p) { if (p->sync) pthread_mutex_lock(&p->mu)
 static void unlock(struct trace_pipe *p) { if (p->sync) pthread_mutex_unlock(&p->mu); }
 static void wake(struct trace_pipe *p) { if (p->sync) pthread_cond_broadcast(&p->cv); }
 static void wait_cv(struct trace_pipe *p) { pthread_cond_wait(&p->cv, &p->mu); }
-
-/* Byte offset of record i, for messages. */
-static size_t trace_record_offset(const struct trace_reader *r, uint64_t i) {
-  return r->data_off + (size_t)i * sizeof(struct trace_event);
-}
 
 /* How a record's type is checked: unknown types are bad, a touch's page
 ** count is checked here, the other listed types and every type newer than
@@ -254,20 +339,98 @@ static size_t valid_prefix(const struct trace_event *ev, size_t n, unsigned nvcp
   return (size_t)(p - ev);
 }
 
+/* The message for bad record i. */
+static void bad_record(const struct trace_reader *r, const struct trace_event *ev, uint64_t i, char *err) {
+  if (ev->type >= r->types || ev->vcpu >= r->hdr.vcpu_count) {
+    bool later = ev->type >= r->types && ev->type < EV_COUNT;
+    fail(err, EXIT_BADINPUT, "%s: byte %zu: record %llu: %s %u%s", r->path,
+         trace_record_offset(r, i), (unsigned long long)i,
+         ev->type >= r->types ? "unknown event type" : "vCPU beyond the header's count",
+         ev->type >= r->types ? ev->type : ev->vcpu, later ? " in a version-1 file" : "");
+    return;
+  }
+  fail(err, EXIT_BADINPUT, "%s: byte %zu: record %llu (%s): %s", r->path, trace_record_offset(r, i),
+       (unsigned long long)i, event_mnemonic(ev->type), event_invalid(ev));
+}
+
+/* Chunk k of a regular file, with pread. */
+static void read_file_chunk(struct trace_pipe *p, struct chunk *c, uint64_t k) {
+  const struct trace_reader *r = p->r;
+  uint64_t first = k * CHUNK_RECORDS, left = r->hdr.event_count - first;
+  c->n = left < CHUNK_RECORDS ? (size_t)left : CHUNK_RECORDS;
+  c->last = k + 1 == p->nchunks;
+  c->count = r->hdr.event_count;
+  errno = 0;
+  if (read_at(r->fd, c->buf, c->n * sizeof *c->buf, trace_record_offset(r, first))) return;
+  fail(c->err, EXIT_BADINPUT, "%s: byte %zu: read failed: %s", r->path, trace_record_offset(r, first),
+       errno ? strerror(errno) : "file shrank");
+  c->n = 0;
+  c->fail = c->last = true;
+}
+
+/* Up to n bytes of the stream into buf, hashed; the count, or -1 with the message in err. */
+static ssize_t chunk_read(struct trace_reader *r, void *buf, size_t n, char *err) {
+  ssize_t got = zin_read(r->z, buf, n);
+  if (got < 0) {
+    fail(err, EXIT_BADINPUT, "%s", r->z->err);
+    return -1;
+  }
+  xxh64_update(&r->hash, buf, (size_t)got);
+  return got;
+}
+
+/* Chunk k of a stream: its records in order; at its end the checks of the
+** record count against the header's (or the count, when it said unknown). */
+static void read_stream_chunk(struct trace_pipe *p, struct chunk *c, uint64_t k) {
+  struct trace_reader *r = p->r;
+  uint64_t first = k * CHUNK_RECORDS;
+  size_t want = CHUNK_RECORDS;
+  if (r->count_known && r->hdr.event_count - first < want) want = (size_t)(r->hdr.event_count - first);
+  ssize_t got = want ? chunk_read(r, c->buf, want * sizeof *c->buf, c->err) : 0;
+  if (got < 0) {
+    c->fail = c->last = true;
+    return;
+  }
+  size_t whole = (size_t)got / sizeof *c->buf, part = (size_t)got % sizeof *c->buf;
+  c->n = whole;
+  uint64_t total = first + whole;
+  c->count = total;
+  if (part) {
+    fail(c->err, EXIT_BADINPUT, "%s: byte %zu: truncated record (the input ends %zu bytes into record %llu)",
+         r->path, trace_record_offset(r, total), part, (unsigned long long)total);
+    c->fail = c->last = true;
+    return;
+  }
+  if ((size_t)got == want * sizeof *c->buf && (!r->count_known || total < r->hdr.event_count)) return;
+  c->last = true;                     /* the end of the input, or of the records the header announced */
+  if (!r->count_known) return;
+  if (total < r->hdr.event_count) {
+    fail(c->err, EXIT_BADINPUT, "%s: byte %d: header says %llu records but the input holds %llu (truncated or "
+         "unfinished trace)", r->path, H_COUNT, (unsigned long long)r->hdr.event_count, (unsigned long long)total);
+    c->fail = true;
+    return;
+  }
+  unsigned char extra;                /* nothing may follow the announced records */
+  got = chunk_read(r, &extra, 1, c->err);
+  if (got > 0)
+    fail(c->err, EXIT_BADINPUT, "%s: byte %zu: data after the %llu records the header announces", r->path,
+         trace_record_offset(r, r->hdr.event_count), (unsigned long long)r->hdr.event_count);
+  c->fail = got != 0;
+}
+
 /* Reads and validates chunk k into its buffer (outside the lock). */
 static void produce(struct trace_pipe *p, uint64_t k) {
   const struct trace_reader *r = p->r;
   struct chunk *c = &p->ring[k % RING];
-  uint64_t first = k * CHUNK_RECORDS, left = r->hdr.event_count - first;
-  c->n = left < CHUNK_RECORDS ? (size_t)left : CHUNK_RECORDS;
-  c->valid = 0;
-  errno = 0;
-  c->read_failed = !read_at(r->fd, c->buf, c->n * sizeof *c->buf, trace_record_offset(r, first));
-  if (c->read_failed)
-    fail(c->err, EXIT_BADINPUT, "%s: byte %zu: read failed: %s", r->path, trace_record_offset(r, first),
-         errno ? strerror(errno) : "file shrank");
-  else
-    c->valid = valid_prefix(c->buf, c->n, r->hdr.vcpu_count, r->types);
+  c->n = c->valid = 0;
+  c->fail = c->last = false;
+  if (r->z) read_stream_chunk(p, c, k);
+  else read_file_chunk(p, c, k);
+  c->valid = valid_prefix(c->buf, c->n, r->hdr.vcpu_count, r->types);
+  if (c->valid < c->n) {              /* a bad record comes before any failure after it */
+    bad_record(r, &c->buf[c->valid], k * CHUNK_RECORDS + c->valid, c->err);
+    c->fail = c->last = true;
+  }
 }
 
 /* Whether chunk k's buffer is free: its previous chunk released and hashed. */
@@ -277,7 +440,7 @@ static bool slot_free(const struct trace_pipe *p, uint64_t k) {
 
 static void *read_ahead_main(void *arg) {
   struct trace_pipe *p = arg;
-  for (uint64_t k = 0; k < p->nchunks; k++) {
+  for (uint64_t k = 0;; k++) {
     lock(p);
     while (!p->quit && !slot_free(p, k)) wait_cv(p);
     bool quit = p->quit;
@@ -288,14 +451,15 @@ static void *read_ahead_main(void *arg) {
     p->produced = k + 1;
     wake(p);
     unlock(p);
-    if (p->ring[k % RING].read_failed) break;
+    if (p->ring[k % RING].last) break;
   }
   return NULL;
 }
 
+/* A regular file's chunk into its hash. */
 static void hash_chunk(struct trace_pipe *p, uint64_t k) {
   const struct chunk *c = &p->ring[k % RING];
-  if (c->read_failed) p->hash_broken = true;
+  if (c->fail && !c->n) p->hash_broken = true;
   else if (!p->hash_broken) xxh64_update(&p->state, c->buf, c->n * sizeof *c->buf);
 }
 
@@ -312,6 +476,7 @@ static void *hasher_main(void *arg) {
     p->hashed = k + 1;
     wake(p);
     unlock(p);
+    if (p->ring[k % RING].last) break;
   }
   return NULL;
 }
@@ -322,9 +487,9 @@ static int online_cpus(void) {
 }
 
 /* Starts the threads the first chunk needs: the hasher when hashing, the
-** read-ahead thread for a trace of several chunks on a multiprocessor. */
+** read-ahead thread for a stream or a file of several chunks on a multiprocessor. */
 static void start_threads(struct trace_reader *r, struct trace_pipe *p) {
-  bool ahead = r->read_ahead && p->nchunks >= READ_AHEAD_MIN_CHUNKS && online_cpus() > 1;
+  bool ahead = r->read_ahead && (r->z || p->nchunks >= READ_AHEAD_MIN_CHUNKS) && online_cpus() > 1;
   if (!ahead && !p->hashing) return;
   if (pthread_mutex_init(&p->mu, NULL) != 0) return;
   if (pthread_cond_init(&p->cv, NULL) != 0) { pthread_mutex_destroy(&p->mu); return; }
@@ -378,47 +543,32 @@ static void release(struct trace_pipe *p) {
   p->holding = false;
 }
 
-/* The message for the bad record at r->end. */
-static void bad_record(struct trace_reader *r) {
-  const struct trace_event *ev = r->end;
-  uint64_t i = r->end_index;
-  if (ev->type >= r->types || ev->vcpu >= r->hdr.vcpu_count) {
-    bool later = ev->type >= r->types && ev->type < EV_COUNT;
-    fail(r->err, EXIT_BADINPUT, "%s: byte %zu: record %llu: %s %u%s", r->path,
-         trace_record_offset(r, i), (unsigned long long)i,
-         ev->type >= r->types ? "unknown event type" : "vCPU beyond the header's count",
-         ev->type >= r->types ? ev->type : ev->vcpu, later ? " in a version-1 file" : "");
-    return;
-  }
-  fail(r->err, EXIT_BADINPUT, "%s: byte %zu: record %llu (%s): %s", r->path, trace_record_offset(r, i),
-       (unsigned long long)i, event_mnemonic(ev->type), event_invalid(ev));
-}
-
 /* Makes the next block current (cur == end); false at the end of the trace
 ** or on a failure (r->err set). */
 static bool next_block(struct trace_reader *r) {
   struct trace_pipe *p = r->pipe;
   if (!p || p->failed) return false;
-  if (p->bad_at_end) {
-    bad_record(r);
+  if (p->fail_pending) {
+    memcpy(r->err, p->ring[(p->next - 1) % RING].err, sizeof r->err);
     p->failed = true;
     return false;
   }
+  if (p->done) return false;
   release(p);
-  if (p->next == p->nchunks) return false;
   struct chunk *c = take(r, p, p->next++);
   p->holding = true;
-  if (c->read_failed) {
-    memcpy(r->err, c->err, sizeof r->err);
-    p->failed = true;
-    return false;
-  }
   r->cur = c->buf;
   r->end = c->buf + c->valid;
   r->end_index += c->valid;
-  p->bad_at_end = c->valid < c->n;
-  if (c->valid == 0) return next_block(r);       /* the bad record comes first */
-  return true;
+  p->fail_pending = c->fail;
+  if (c->last) {
+    p->done = true;
+    if (!c->fail) {                   /* a count-unknown stream knows its count now */
+      r->hdr.event_count = c->count;
+      r->count_known = true;
+    }
+  }
+  return c->valid ? true : next_block(r);
 }
 
 const struct trace_event *trace_next_slow(struct trace_reader *r) {
@@ -436,23 +586,12 @@ size_t trace_next_block(struct trace_reader *r, const struct trace_event **evs, 
 
 int trace_failed(const struct trace_reader *r) { return r->err[0] != 0; }
 
-/* Forgets the position, the chunks and the hash: the next record is record 0. */
-static void reset(struct trace_reader *r) {
-  struct trace_pipe *p = r->pipe;
-  stop_threads(p);
-  p->produced = p->consumed = p->hashed = p->next = 0;
-  p->quit = p->holding = p->bad_at_end = p->failed = false;
-  p->hashing = false;
-  r->cur = r->end = NULL;
-  r->end_index = 0;
-  r->err[0] = 0;
+bool trace_done(const struct trace_reader *r) {
+  const struct trace_pipe *p = r->pipe;
+  return p && p->done && !p->fail_pending && !p->failed && r->cur == r->end && !trace_failed(r);
 }
 
-void trace_rewind(struct trace_reader *r) {
-  if (r->pipe) reset(r);
-}
-
-/* Hashes the bytes before the records: the header and the metadata. */
+/* Hashes the bytes before a regular file's records: the header and the metadata. */
 static bool hash_prefix(struct trace_reader *r, struct xxh64 *st) {
   enum { PIECE = 1 << 16 };
   unsigned char *tmp = malloc(PIECE);
@@ -469,49 +608,97 @@ static bool hash_prefix(struct trace_reader *r, struct xxh64 *st) {
 
 void trace_hash_start(struct trace_reader *r) {
   struct trace_pipe *p = r->pipe;
-  if (!p || p->hashing || p->next || p->sync) return;
+  if (!p || r->z || p->hashing || p->next || p->sync) return;   /* a stream is hashed anyway */
   xxh64_init(&p->state);
   p->hash_broken = false;
   p->hashing = hash_prefix(r, &p->state);
 }
 
-bool trace_hash(struct trace_reader *r, char hex[17]) {
+bool trace_hash_hex(struct trace_reader *r, char hex[HASH_HEX_LEN + 1]) {
   struct trace_pipe *p = r->pipe;
-  if (!p || !p->hashing || p->failed || p->bad_at_end || trace_position(r) != r->hdr.event_count) return false;
+  if (!trace_done(r)) return false;
+  if (r->z) {
+    snprintf(hex, HASH_HEX_LEN + 1, "%016llx", (unsigned long long)xxh64_final(&r->hash));
+    return true;
+  }
+  if (!p->hashing) return false;
   lock(p);
   while (p->hashed < p->nchunks) wait_cv(p);     /* every chunk was read, so each is hashed or being hashed */
   unlock(p);
   if (p->hash_broken) return false;
-  snprintf(hex, 17, "%016llx", (unsigned long long)xxh64_final(&p->state));
+  snprintf(hex, HASH_HEX_LEN + 1, "%016llx", (unsigned long long)xxh64_final(&p->state));
   return true;
+}
+
+/* Forgets the position and the chunks: the next record is record 0. */
+static void reset_pipe(struct trace_reader *r) {
+  struct trace_pipe *p = r->pipe;
+  stop_threads(p);
+  p->produced = p->consumed = p->hashed = p->next = 0;
+  p->quit = p->holding = p->fail_pending = p->done = p->failed = false;
+  p->hashing = false;
+  r->cur = r->end = NULL;
+  r->end_index = 0;
+  r->err[0] = 0;
+}
+
+int trace_rewind(struct trace_reader *r) {
+  if (!r->pipe) return EXIT_OK;
+  reset_pipe(r);
+  if (!r->z) return EXIT_OK;
+  if (r->from_stdin)
+    return fail(r->err, EXIT_BADINPUT, "%s: standard input cannot be read twice; give a file", r->path);
+  zin_close(r->z);
+  bool known = r->count_known;
+  uint64_t count = r->hdr.event_count;
+  int rc = stream_start(r);
+  if (rc == EXIT_OK && known && !r->count_known) {   /* learnt on the first pass */
+    r->hdr.event_count = count;
+    r->count_known = true;
+  }
+  return rc;
 }
 
 static int open_pipe(struct trace_reader *r) {
   struct trace_pipe *p = calloc(1, sizeof *p);
-  if (!p) return fail(r->err, EXIT_BADINPUT, "%s: out of memory", r->path);
+  if (!p) return fail(r->err, EXIT_INTERNAL, "%s: out of memory", r->path);
   r->pipe = p;
   p->r = r;
-  p->nchunks = (r->hdr.event_count + CHUNK_RECORDS - 1) / CHUNK_RECORDS;
-  size_t n = r->hdr.event_count < CHUNK_RECORDS ? (size_t)r->hdr.event_count : CHUNK_RECORDS;
+  uint64_t chunks = (r->hdr.event_count + CHUNK_RECORDS - 1) / CHUNK_RECORDS;
+  p->nchunks = r->z ? UINT64_MAX : chunks ? chunks : 1;
+  size_t n = !r->z && r->hdr.event_count < CHUNK_RECORDS ? (size_t)r->hdr.event_count : CHUNK_RECORDS;
   for (unsigned i = 0; i < RING && i < p->nchunks; i++)
-    if (!(p->ring[i].buf = malloc(n * sizeof *p->ring[i].buf))) return fail(r->err, EXIT_BADINPUT, "%s: out of memory", r->path);
+    if (!(p->ring[i].buf = malloc((n ? n : 1) * sizeof *p->ring[i].buf)))
+      return fail(r->err, EXIT_INTERNAL, "%s: out of memory", r->path);
   return EXIT_OK;
 }
 
 int trace_open(struct trace_reader *r, const char *path) {
   memset(r, 0, sizeof *r);
-  r->path = path;
   r->read_ahead = true;
-  r->fd = open(path, O_RDONLY);
-  if (r->fd < 0) return fail(r->err, EXIT_BADINPUT, "%s: %s", path, strerror(errno));
+  r->from_stdin = !strcmp(path, "-");
+  r->path = r->from_stdin ? "<stdin>" : path;
+  r->compression = "";
+  r->fd = strcmp(path, "-") ? open(path, O_RDONLY) : -1;
   struct stat st;
   int rc = EXIT_OK;
-  if (fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode)) rc = fail(r->err, EXIT_BADINPUT, "%s: not a regular file", path);
-  else if (st.st_size == 0) rc = fail(r->err, EXIT_BADINPUT, "%s: byte 0: empty file, not a vmxsim trace", path);
-  if (rc == EXIT_OK) {
-    r->file_len = (size_t)st.st_size;
-    posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    rc = read_header(r);
+  if (strcmp(path, "-") && (r->fd < 0 || fstat(r->fd, &st) != 0)) {
+    rc = fail(r->err, EXIT_BADINPUT, "%s: %s", path, strerror(errno));
+  } else if (strcmp(path, "-") && S_ISDIR(st.st_mode)) {
+    rc = fail(r->err, EXIT_BADINPUT, "%s: is a directory, not a trace", path);
+  } else if (strcmp(path, "-") && plain_file(r, &st)) {
+    if (st.st_size == 0) {
+      rc = fail(r->err, EXIT_BADINPUT, "%s: byte 0: empty file, not a vmxsim trace", path);
+    } else {
+      r->file_len = (size_t)st.st_size;
+      posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+      rc = read_header(r);
+    }
+  } else {
+    if (r->fd >= 0) close(r->fd);
+    r->fd = -1;
+    r->z = calloc(1, sizeof *r->z);
+    rc = r->z ? stream_start(r) : fail(r->err, EXIT_INTERNAL, "%s: out of memory", path);
   }
   if (rc == EXIT_OK) rc = open_pipe(r);
   if (rc != EXIT_OK) {
@@ -531,8 +718,11 @@ void trace_close(struct trace_reader *r) {
     r->pipe = NULL;
   }
   if (r->fd >= 0) close(r->fd);
+  if (r->z) zin_close(r->z);
+  free(r->z);
   free(r->hdr.metadata);
   r->fd = -1;
+  r->z = NULL;
   r->hdr.metadata = NULL;
   r->cur = r->end = NULL;
 }
@@ -544,18 +734,20 @@ void trace_close(struct trace_reader *r) {
 static void encode_header(const struct trace_header *h, unsigned char *p) {
   memset(p, 0, TRACE_HEADER_SIZE);
   memcpy(p + H_MAGIC, TRACE_MAGIC, 8);
-  put16(p + H_VERSION, h->version ? h->version : 1);
+  put16(p + H_VERSION, h->version ? h->version : TRACE_VERSION_BASE);
   put16(p + H_RECSIZE, sizeof(struct trace_event));
   put16(p + H_VCPUS, h->vcpu_count);
   p[H_PAGING] = h->paging;
-  put64(p + H_COUNT, h->event_count);
+  p[H_FLAGS] = h->flags;
+  put64(p + H_COUNT, h->flags & TRACE_FLAG_COUNT_UNKNOWN ? 0 : h->event_count);
   put32(p + H_METALEN, h->metadata_len);
   put32(p + H_PAD, h->pad);
   memcpy(p + H_WORKLOAD, h->workload, strnlen(h->workload, TRACE_WORKLOAD_MAX));
 }
 
-int trace_create(struct trace_writer *w, const char *path, const char *workload,
-                 unsigned vcpu_count, unsigned paging, const char *metadata) {
+/* Checks and records the header fields; w->f is opened by the caller afterwards. */
+static int writer_init(struct trace_writer *w, const char *name, const char *workload, unsigned vcpu_count,
+                       unsigned paging, const char *metadata) {
   memset(w, 0, sizeof *w);
   if (vcpu_count == 0 || vcpu_count > TRACE_VCPU_MAX)
     return fail(w->err, EXIT_BADINPUT, "vCPU count %u out of range 1..%d", vcpu_count, TRACE_VCPU_MAX);
@@ -564,26 +756,65 @@ int trace_create(struct trace_writer *w, const char *path, const char *workload,
   size_t mlen = metadata ? strlen(metadata) : 0;
   if (mlen > TRACE_METADATA_MAX)
     return fail(w->err, EXIT_BADINPUT, "metadata of %zu bytes exceeds the limit", mlen);
+  w->hdr.version = TRACE_VERSION_BASE;
   w->hdr.vcpu_count = (uint16_t)vcpu_count;
   w->hdr.paging = (uint8_t)paging;
   w->hdr.metadata_len = (uint32_t)mlen;
   snprintf(w->hdr.workload, sizeof w->hdr.workload, "%s", workload ? workload : "");
-  w->path = strdup(path);
+  w->path = strdup(name);
   w->buf = malloc(WRITE_BUF_RECORDS * sizeof *w->buf);
-  if (!w->path || !w->buf) { trace_abort(w); return fail(w->err, EXIT_INTERNAL, "out of memory"); }
+  if (!w->path || !w->buf) {
+    free(w->path); free(w->buf); w->path = NULL; w->buf = NULL;
+    return fail(w->err, EXIT_INTERNAL, "out of memory");
+  }
+  return EXIT_OK;
+}
+
+static int write_start(struct trace_writer *w, const char *metadata) {
+  unsigned char hb[TRACE_HEADER_SIZE];
+  size_t mlen = w->hdr.metadata_len;
+  encode_header(&w->hdr, hb);
+  if (fwrite(hb, 1, sizeof hb, w->f) != sizeof hb || (mlen && fwrite(metadata, 1, mlen, w->f) != mlen)) {
+    int e = errno;
+    trace_abort(w);
+    return fail(w->err, EXIT_BADINPUT, "%s: write failed: %s", w->stream ? "<stdout>" : "trace", strerror(e));
+  }
+  return EXIT_OK;
+}
+
+int trace_create(struct trace_writer *w, const char *path, const char *workload,
+                 unsigned vcpu_count, unsigned paging, const char *metadata) {
+  int rc = writer_init(w, path, workload, vcpu_count, paging, metadata);
+  if (rc) return rc;
   w->f = fopen(path, "wb");
   if (!w->f) {
     int e = errno;
     free(w->path); free(w->buf); w->path = NULL; w->buf = NULL;
     return fail(w->err, EXIT_BADINPUT, "%s: %s", path, strerror(e));
   }
-  unsigned char hb[TRACE_HEADER_SIZE];
-  encode_header(&w->hdr, hb);
-  if (fwrite(hb, 1, sizeof hb, w->f) != sizeof hb || (mlen && fwrite(metadata, 1, mlen, w->f) != mlen)) {
-    trace_abort(w);
-    return fail(w->err, EXIT_BADINPUT, "%s: write failed: %s", path, strerror(errno));
+  return write_start(w, metadata);
+}
+
+int trace_create_stdout(struct trace_writer *w, const char *workload, unsigned vcpu_count, unsigned paging,
+                        const char *metadata, uint64_t count) {
+  if (isatty(STDOUT_FILENO)) {
+    memset(w, 0, sizeof *w);
+    return fail(w->err, EXIT_USAGE, "-o -: standard output is a terminal; a binary trace belongs in a file or "
+                "a pipe ('| vmxsim trace dump -' shows it as text)");
   }
-  return EXIT_OK;
+  int rc = writer_init(w, "<stdout>", workload, vcpu_count, paging, metadata);
+  if (rc) return rc;
+  w->f = stdout;
+  w->stream = true;
+  if (count == TRACE_COUNT_UNKNOWN) {
+    /* Format version 2: the records run to the end of the input (traces/FORMAT.md). */
+    w->hdr.version = 2;
+    w->hdr.flags = TRACE_FLAG_COUNT_UNKNOWN;
+  } else {
+    w->declared = count;
+    w->hdr.event_count = count;
+  }
+  return write_start(w, metadata);
 }
 
 static int flush_buf(struct trace_writer *w) {
@@ -597,15 +828,48 @@ int trace_write(struct trace_writer *w, const struct trace_event *ev) {
   if (ev->vcpu >= w->hdr.vcpu_count) {
     if (ev->vcpu >= TRACE_VCPU_MAX)
       return fail(w->err, EXIT_BADINPUT, "vCPU %u beyond the limit of %d", ev->vcpu, TRACE_VCPU_MAX);
+    if (w->stream)                                   /* the header is out already */
+      return fail(w->err, EXIT_BADINPUT, "vCPU %u beyond the header's count %u, which went to standard output "
+                  "first (declare the vCPUs up front, e.g. @vcpus in a text trace)", ev->vcpu, w->hdr.vcpu_count);
     w->hdr.vcpu_count = (uint16_t)(ev->vcpu + 1);   /* the header grows to cover it */
   }
   if (ev->type >= TRACE_V1_TYPES) w->hdr.version = TRACE_VERSION;
   w->buf[w->nbuf++] = *ev;
-  w->hdr.event_count++;
+  if (w->stream) w->written++;
+  else w->hdr.event_count++;
   return w->nbuf == WRITE_BUF_RECORDS ? flush_buf(w) : EXIT_OK;
 }
 
+/* Standard output: the header stays as written, unless it is a regular file
+** (`> file`), where a count-unknown header is rewritten with the count. */
+static int finish_stream(struct trace_writer *w) {
+  unsigned char hb[TRACE_HEADER_SIZE];
+  int rc = flush_buf(w);
+  if (rc == EXIT_OK && !(w->hdr.flags & TRACE_FLAG_COUNT_UNKNOWN) && w->written != w->declared)
+    rc = fail(w->err, EXIT_INTERNAL, "<stdout>: %llu records written, the header announced %llu",
+              (unsigned long long)w->written, (unsigned long long)w->declared);
+  struct stat st;
+  long start = ftell(w->f);
+  bool seekable = fstat(fileno(w->f), &st) == 0 && S_ISREG(st.st_mode) && start >= 0;
+  if (rc == EXIT_OK && (w->hdr.flags & TRACE_FLAG_COUNT_UNKNOWN) && seekable) {
+    off_t end = (off_t)start;
+    off_t head = end - (off_t)(TRACE_HEADER_SIZE + w->hdr.metadata_len + w->written * sizeof(struct trace_event));
+    w->hdr.version = TRACE_VERSION_BASE;
+    w->hdr.flags = 0;
+    w->hdr.event_count = w->written;
+    encode_header(&w->hdr, hb);
+    if (head < 0 || fflush(w->f) != 0 || pwrite(fileno(w->f), hb, sizeof hb, head) != (ssize_t)sizeof hb)
+      rc = fail(w->err, EXIT_BADINPUT, "<stdout>: write failed: %s", strerror(errno));
+  }
+  if (fflush(w->f) != 0 && rc == EXIT_OK) rc = fail(w->err, EXIT_BADINPUT, "<stdout>: write failed: %s", strerror(errno));
+  w->f = NULL;
+  free(w->path); free(w->buf);
+  w->path = NULL; w->buf = NULL;
+  return rc;
+}
+
 int trace_finish(struct trace_writer *w) {
+  if (w->stream) return finish_stream(w);
   unsigned char hb[TRACE_HEADER_SIZE];
   int rc = flush_buf(w);
   if (rc == EXIT_OK) {
@@ -660,7 +924,8 @@ int trace_finish_reserved(struct trace_writer *w, const char *workload, unsigned
 }
 
 void trace_abort(struct trace_writer *w) {
-  if (w->f) { fclose(w->f); remove(w->path); }
+  if (w->f && w->stream) fflush(w->f);               /* standard output: what went out stays out */
+  else if (w->f) { fclose(w->f); remove(w->path); }
   free(w->path); free(w->buf);
   w->f = NULL; w->path = NULL; w->buf = NULL;
 }

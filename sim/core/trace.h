@@ -7,12 +7,16 @@
 #include <stdio.h>
 #include <stddef.h>
 #include "models/event.h"
+#include "hash.h"
 #include "util.h"
 
 #define TRACE_MAGIC        "VMXTRACE"
-#define TRACE_VERSION      2
+#define TRACE_VERSION      2           /* the newest format version this build reads */
+#define TRACE_VERSION_BASE 1           /* what writers write unless the file needs version 2 */
 /* Event types each version knows: version 1 ends before EV_MEASURED. */
 #define TRACE_V1_TYPES     EV_MEASURED
+#define TRACE_FLAG_COUNT_UNKNOWN 0x01  /* version 2: the records run to the end of the input */
+#define TRACE_COUNT_UNKNOWN UINT64_MAX /* trace_create_stdout: the count is not known up front */
 #define TRACE_HEADER_SIZE  64
 #define TRACE_WORKLOAD_MAX 32          /* bytes, NUL padded, not necessarily terminated */
 #define TRACE_METADATA_MAX (16u << 20) /* refuse absurd metadata lengths */
@@ -25,7 +29,8 @@ struct trace_header {
   uint16_t record_size;
   uint16_t vcpu_count;
   uint8_t  paging;                 /* enum paging_mode */
-  uint64_t event_count;
+  uint8_t  flags;                  /* TRACE_FLAG_* (version 2 on) */
+  uint64_t event_count;            /* 0 in a count-unknown stream until its end is read */
   char     workload[TRACE_WORKLOAD_MAX + 1];
   char    *metadata;               /* JSON text, "" when none */
   uint32_t metadata_len;
@@ -49,19 +54,29 @@ struct trace_header {
 ** than one processor a read-ahead thread reads and validates the next chunks
 ** while the caller replays the current one.  A bad record ends the block
 ** before it, so every record before it is still handed out and the failure
-** comes where the record is.
+** comes where the record is.  A regular uncompressed file is read with pread
+** (the fast path); standard input ("-"), pipes and gzip, xz or zstd files are
+** streams (sim/core/zin.h), read once from start to end: the checks against
+** the file size happen when the end is reached, byte offsets in messages count
+** the uncompressed content, and the content is hashed on the way.
 */
+struct zin;
 struct trace_pipe;
 struct trace_reader {
   /* validated records not handed out yet: [cur, end); the one at end has index end_index */
   const struct trace_event *cur, *end;
   uint64_t end_index;
-  const char *path;
+  const char *path;                /* as given; "<stdin>" for "-" */
   struct trace_header hdr;
   int fd;
   size_t file_len;
   size_t data_off;                 /* byte offset of record 0 */
   unsigned types;                  /* event types the file's version knows */
+  bool count_known;                /* hdr.event_count is the count (not yet for a count-unknown stream) */
+  struct zin *z;                   /* a stream; NULL for a plain regular file */
+  bool from_stdin;                 /* path "-" */
+  const char *compression;         /* "gzip", "xz", "zstd" or "" */
+  struct xxh64 hash;               /* a stream's content so far */
   bool read_ahead;                 /* may use a read-ahead thread (default true; set before reading) */
   struct trace_pipe *pipe;         /* the chunks, their buffers and threads */
   char err[512];                   /* message of the last failure */
@@ -86,15 +101,19 @@ static inline uint64_t trace_position(const struct trace_reader *r) {
   return r->end_index - (uint64_t)(r->end - r->cur);
 }
 int  trace_failed(const struct trace_reader *r);
-void trace_rewind(struct trace_reader *r);
+/* Every record has been read without error. */
+bool trace_done(const struct trace_reader *r);
+/* Back to record 0: 0, or EXIT_BADINPUT (standard input cannot be read twice). */
+int  trace_rewind(struct trace_reader *r);
 
-/* Content hash while reading: after trace_open, trace_hash_start has the
-** whole file hashed (XXH64, as hash_file) as it is read, on a helper thread
-** when one can be started, so a stored run needs no second pass over the
-** file.  trace_hash gives the hash once every record has been read; false
-** before that, after a trace_rewind, or when hashing was not started. */
+/* The content hash (XXH64, as hash_file gives for the file), once every
+** record has been read: a stream is hashed as it is read; a regular file when
+** trace_hash_start was called after trace_open, by a helper thread on the
+** chunks the reader reads, so a stored run needs no second pass over the file.
+** trace_hash_hex gives it in hex; false before the end, after a rewind of a
+** regular file, or when a regular file's hashing was not started. */
 void trace_hash_start(struct trace_reader *r);
-bool trace_hash(struct trace_reader *r, char hex[17]);
+bool trace_hash_hex(struct trace_reader *r, char hex[HASH_HEX_LEN + 1]);
 
 /* Writer: buffered; the header is rewritten with the final count on close. */
 struct trace_writer {
@@ -104,12 +123,22 @@ struct trace_writer {
   struct trace_event *buf;
   size_t nbuf;
   size_t reserve;                  /* trace_create_reserved: bytes kept free before the records */
+  bool stream;                     /* standard output: the header went out first */
+  uint64_t declared, written;      /* stream: the count in its header, records written */
   char err[512];
 };
 
 /* workload and metadata (JSON text, may be NULL) are copied into the header. */
 int  trace_create(struct trace_writer *w, const char *path, const char *workload,
                   unsigned vcpu_count, unsigned paging, const char *metadata);
+/* A writer to standard output (`-o -`): the header goes out first and is not
+** rewound.  count is the number of records the caller will write, or
+** TRACE_COUNT_UNKNOWN: the header then says so (format version 2) and readers
+** take the records up to the end of the input; when standard output is a
+** regular file the header is rewritten with the count at the end.  A record's
+** vCPU cannot grow the header's count.  A terminal is refused (EXIT_USAGE). */
+int  trace_create_stdout(struct trace_writer *w, const char *workload, unsigned vcpu_count, unsigned paging,
+                         const char *metadata, uint64_t count);
 int  trace_write(struct trace_writer *w, const struct trace_event *ev);
 /* Flushes and finalises; on failure the partial file is removed. */
 int  trace_finish(struct trace_writer *w);

@@ -801,6 +801,7 @@ struct assembler {
   char *err;               /* the caller's buffer */
   size_t errlen;
   bool failed;             /* the writer failed: the message is in err, not in p.err */
+  bool to_stdout;          /* out "-": the header goes first, its count unknown */
 };
 
 static int asm_fail(struct assembler *as, const char *msg) {
@@ -811,9 +812,14 @@ static int asm_fail(struct assembler *as, const char *msg) {
 
 static int asm_open(struct assembler *as) {
   struct trace_text_parser *p = &as->p;
-  if (trace_create(&as->w, outfile_path(&as->out), p->workload, p->vcpus ? p->vcpus : 1,
-                   p->paging, p->metadata) != EXIT_OK)
-    return asm_fail(as, as->w.err);
+  int rc = as->to_stdout ? trace_create_stdout(&as->w, p->workload, p->vcpus ? p->vcpus : 1, p->paging, p->metadata,
+                                               TRACE_COUNT_UNKNOWN)
+                         : trace_create(&as->w, outfile_path(&as->out), p->workload, p->vcpus ? p->vcpus : 1,
+                                        p->paging, p->metadata);
+  if (rc != EXIT_OK) {
+    asm_fail(as, as->w.err);
+    return rc;
+  }
   as->open = true;
   return 0;
 }
@@ -862,6 +868,7 @@ static int asm_file(struct assembler *as, FILE *f, const char *name) {
     if (rc) trace_abort(&as->w);
     else if (trace_finish(&as->w) != EXIT_OK) rc = asm_fail(as, as->w.err);
   }
+  if (as->to_stdout) return rc;
   if (rc) {
     outfile_discard(&as->out);
     return rc;
@@ -876,9 +883,9 @@ int trace_text_assemble(const char *in, const char *out, char *err, size_t errle
     snprintf(err, errlen, "%s: %s", in, strerror(errno));
     return EXIT_BADINPUT;
   }
-  struct assembler as = { .open = false, .err = err, .errlen = errlen };
+  struct assembler as = { .open = false, .err = err, .errlen = errlen, .to_stdout = !strcmp(out, "-") };
   trace_text_parser_init(&as.p);
-  int rc = outfile_begin(&as.out, out, OUTFILE_REGULAR, err, errlen);
+  int rc = as.to_stdout ? 0 : outfile_begin(&as.out, out, OUTFILE_REGULAR, err, errlen);
   if (rc == 0) rc = asm_file(&as, f, is_stdin ? "<stdin>" : in);
   trace_text_parser_free(&as.p);
   if (!is_stdin) fclose(f);

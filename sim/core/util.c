@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 void errorf(const char *fmt, ...) {
   va_list ap;
@@ -14,6 +15,46 @@ void errorf(const char *fmt, ...) {
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
+}
+
+const char *num_shortest(char buf[NUM_TEXT_MAX], double v) {
+  int prec = 1;
+  for (; prec <= 17; prec++) {
+    snprintf(buf, NUM_TEXT_MAX, "%.*g", prec, v);
+    if (v != v || strtod(buf, NULL) == v) break;   /* NaN never compares equal */
+  }
+  /* %g writes 10 as "1e+01" at one digit: below 1e17, as many digits as the
+  ** integer part has, so that whole numbers read as such ("10", "1200"). */
+  double a = v < 0 ? -v : v;
+  if (strchr(buf, 'e') && a >= 1 && a < 1e17) {
+    int digits = 1;
+    for (double t = a; t >= 10; t /= 10) digits++;
+    snprintf(buf, NUM_TEXT_MAX, "%.*g", digits > prec ? digits : prec, v);
+  }
+  return buf;
+}
+
+const char *data_file(const char *name, char *buf, size_t n) {
+  char exe[4096], tried[3][4096];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);   /* the real file behind ./vmxsim */
+  exe[len > 0 ? len : 0] = 0;
+  char *slash = strrchr(exe, '/');
+  if (slash) *slash = 0;
+  const char *env = getenv(DATADIR_ENV);
+  bool use_env = env && *env;
+  const char *fmt[3] = { "%s/%s", "%s/../share/vmxsim/%s", "%s/../scripts/%s" };
+  bool ok[3];
+  for (int i = 0; i < 3; i++) {
+    int k = snprintf(tried[i], sizeof tried[i], fmt[i], i ? exe : use_env ? env : "", name);
+    ok[i] = k > 0 && (size_t)k < sizeof tried[i] && (i ? len > 0 : use_env);   /* a cut path is no path */
+  }
+  for (int i = 0; i < 3; i++)
+    if (ok[i] && access(tried[i], R_OK) == 0) {
+      snprintf(buf, n, "%s", tried[i]);
+      return buf;
+    }
+  if (snprintf(buf, n, "%s%s%s, %s", use_env ? tried[0] : "", use_env ? ", " : "", tried[1], tried[2]) < 0) buf[0] = 0;
+  return NULL;
 }
 
 double monotonic_seconds(void) {

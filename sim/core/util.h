@@ -29,6 +29,12 @@ void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 bool parse_u64(const char *s, uint64_t *out);
 bool parse_double(const char *s, double *out);
 
+/* The shortest decimal text that strtod reads back as exactly v (at most 17
+** significant digits: "9.92236109375", not "9.9223610937500002"; "3", "1e+20";
+** "nan", "inf" and "-inf" as printf writes them).  Returns buf. */
+#define NUM_TEXT_MAX 32
+const char *num_shortest(char buf[NUM_TEXT_MAX], double v);
+
 /* Seconds on a monotonic clock: differences measure elapsed time. */
 double monotonic_seconds(void);
 
@@ -48,6 +54,15 @@ void interrupt_catch(struct interrupt_catch *c, bool sigterm_too);
 void interrupt_release(const struct interrupt_catch *c);
 bool interrupt_requested(void);
 void interrupt_clear(void);
+
+/* The data files vmxsim uses at run time (the gnuplot scripts of reproduce
+** --plots): "plot/bars.gp" is looked up in $VMXSIM_DATADIR, then beside the
+** running program as installed (BIN/../share/vmxsim/, `make install`), then
+** as in the source tree (build/../scripts/).  Writes the path of the first
+** that exists into buf and returns it; NULL (and buf lists where it looked)
+** when none does. */
+#define DATADIR_ENV "VMXSIM_DATADIR"
+const char *data_file(const char *name, char *buf, size_t n);
 
 /* Reads a whole file into a NUL-terminated buffer (caller frees); NULL with errno set. */
 char *read_file(const char *path, size_t *len);

@@ -3,6 +3,7 @@
 ** formats themselves are import_perf.c, import_ftrace.c and import_xen.c. */
 #include "import.h"
 #include "sim/core/outfile.h"
+#include "sim/core/zin.h"
 #include "sim/core/util.h"
 
 #include <cJSON.h>
@@ -383,13 +384,37 @@ void import_map_free(struct import_map *m) {
 
 struct input { const char *data; size_t len; bool mapped; };
 
-/* Maps a regular file, or reads a pipe or standard input ("-") into memory. */
+/* Reads all of a stream (standard input, a pipe, a compressed file) into memory. */
+static int input_slurp(struct input *in, const char *path, char *err, size_t errlen) {
+  struct zin z;
+  int rc = zin_open(&z, path);
+  size_t cap = 1 << 16, n = 0;
+  char *buf = rc ? NULL : xmalloc(cap);
+  ssize_t got = 0;
+  while (!rc && (got = zin_read(&z, buf + n, cap - n)) > 0)
+    if ((n += (size_t)got) == cap) buf = xrealloc(buf, cap *= 2);
+  if (!rc && got < 0) rc = EXIT_BADINPUT;
+  if (rc) {
+    snprintf(err, errlen, "%s", z.err);
+    free(buf);
+  } else {
+    in->data = buf;
+    in->len = n;
+  }
+  zin_close(&z);
+  return rc;
+}
+
+/* Maps a regular uncompressed file; reads anything else (standard input "-",
+** a pipe, a gzip, xz or zstd file, recognised by its first bytes) into memory. */
 static int input_open(struct input *in, const char *path, char *err, size_t errlen) {
   memset(in, 0, sizeof *in);
-  int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY);
+  if (!strcmp(path, "-")) return input_slurp(in, path, err, errlen);
+  int fd = open(path, O_RDONLY);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0) {
     snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    if (fd >= 0) close(fd);
     return EXIT_BADINPUT;
   }
   if (S_ISDIR(st.st_mode)) {
@@ -397,25 +422,19 @@ static int input_open(struct input *in, const char *path, char *err, size_t errl
     close(fd);
     return EXIT_BADINPUT;
   }
-  if (S_ISREG(st.st_mode) && st.st_size > 0) {
-    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m != MAP_FAILED) {
-      madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
-      in->data = m; in->len = (size_t)st.st_size; in->mapped = true;
-      if (fd) close(fd);
+  unsigned char magic[ZIN_MAGIC_MAX];
+  ssize_t m = S_ISREG(st.st_mode) ? pread(fd, magic, sizeof magic, 0) : -1;
+  if (m > 0 && zin_detect(magic, (size_t)m) == ZIN_PLAIN) {
+    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map != MAP_FAILED) {
+      madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+      in->data = map; in->len = (size_t)st.st_size; in->mapped = true;
+      close(fd);
       return EXIT_OK;
     }
   }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = xmalloc(cap);
-  ssize_t got;
-  while ((got = read(fd, buf + n, cap - n)) > 0)
-    if ((n += (size_t)got) == cap) buf = xrealloc(buf, cap *= 2);
-  if (got < 0) snprintf(err, errlen, "%s: read failed: %s", path, strerror(errno));
-  if (fd) close(fd);
-  if (got < 0) { free(buf); return EXIT_BADINPUT; }
-  in->data = buf; in->len = n;
-  return EXIT_OK;
+  close(fd);
+  return input_slurp(in, path, err, errlen);
 }
 
 static void input_close(struct input *in) {
@@ -491,12 +510,16 @@ const struct import_format *import_format_find(const char *name) {
 
 const struct import_format *import_detect(const char *path, char *err, size_t errlen) {
   unsigned char head[65536];
-  size_t n = 0;
-  FILE *f = fopen(path, "rb");
-  if (f) { n = fread(head, 1, sizeof head - 1, f); fclose(f); }
-  head[n] = 0;
   err[0] = 0;
-  if (!f) { snprintf(err, errlen, "%s: %s", path, strerror(errno)); return NULL; }
+  if (!strcmp(path, "-")) return NULL;       /* standard input is read once: taken for a trace */
+  struct zin z;                              /* the head of the content, decompressed */
+  int zrc = zin_open(&z, path);
+  ssize_t got = zrc ? -1 : zin_read(&z, head, sizeof head - 1);
+  if (got < 0) snprintf(err, errlen, "%s", z.err);
+  zin_close(&z);
+  if (got < 0) return NULL;
+  size_t n = (size_t)got;
+  head[n] = 0;
   if (n >= 8 && memcmp(head, TRACE_MAGIC, 8) == 0) return NULL;
   if (n >= 10 && memcmp(head, "\x17\x08\x44tracing", 10) == 0) return import_format_find("trace-cmd");
   uint32_t w0 = n >= 4 ? (uint32_t)head[0] | (uint32_t)head[1] << 8 | (uint32_t)head[2] << 16 | (uint32_t)head[3] << 24 : 0;
@@ -523,6 +546,7 @@ static int convert(const struct import_job *job, struct import *im, struct trace
     snprintf(err, errlen, "%s", w->err[0] ? w->err : im->err);
     return rc;
   }
+  import_coverage(im, job->format->name);
   if (im->used == 0) {
     /* Nothing recognised: most likely another format, or the wrong events recorded. */
     const char *f = job->format->name;
@@ -544,7 +568,7 @@ static int convert(const struct import_job *job, struct import *im, struct trace
   return rc;
 }
 
-int import_file(const struct import_job *job, struct import *im, char *err, size_t errlen) {
+static int import_to_file(const struct import_job *job, struct import *im, char *err, size_t errlen) {
   struct import_opts opt = job->opt;
   opt.input = strcmp(job->input, "-") == 0 ? "<stdin>" : job->input;
   struct trace_writer w;
@@ -575,5 +599,48 @@ int import_file(const struct import_job *job, struct import *im, char *err, size
   im->emit = NULL;                   /* the writer is gone */
   im->emit_ctx = NULL;
   im->map_base = NULL;
+  return rc;
+}
+
+/* Copies the file at path to standard output; 0 or EXIT_BADINPUT with the message in err. */
+static int copy_to_stdout(const char *path, char *err, size_t errlen) {
+  FILE *f = fopen(path, "rb");
+  char buf[1 << 16];
+  size_t n;
+  bool ok = f != NULL;
+  while (ok && (n = fread(buf, 1, sizeof buf, f)) > 0) ok = fwrite(buf, 1, n, stdout) == n;
+  if (f && ferror(f)) ok = false;
+  if (fflush(stdout) != 0) ok = false;
+  if (f) fclose(f);
+  if (!ok) snprintf(err, errlen, "<stdout>: write failed: %s", strerror(errno));
+  return ok ? EXIT_OK : EXIT_BADINPUT;
+}
+
+int import_file(const struct import_job *job, struct import *im, char *err, size_t errlen) {
+  if (strcmp(job->output, "-")) return import_to_file(job, im, err, errlen);
+  /* -o -: the trace is completed at its start last (trace_finish_reserved), so it is
+  ** written to a scratch file first and copied out whole. */
+  if (isatty(STDOUT_FILENO)) {
+    snprintf(err, errlen, "-o -: standard output is a terminal; a binary trace belongs in a file or a pipe "
+             "('| vmxsim trace dump -' shows it as text)");
+    return EXIT_USAGE;
+  }
+  char *dir;
+  int rc = outfile_tmpdir("vmxsim-import", &dir, err, errlen);
+  if (rc) {
+    memset(im, 0, sizeof *im);
+    return rc;
+  }
+  size_t plen = strlen(dir) + sizeof "/trace.bin";
+  char *path = xmalloc(plen);
+  snprintf(path, plen, "%s/trace.bin", dir);
+  struct import_job tmp = *job;
+  tmp.output = path;
+  rc = import_to_file(&tmp, im, err, errlen);
+  if (!rc) rc = copy_to_stdout(path, err, errlen);
+  remove(path);
+  rmdir(dir);
+  free(path);
+  free(dir);
   return rc;
 }

@@ -28,6 +28,7 @@
 #define IMPORT_TEXT_MAX   160    /* bytes of a bad line quoted */
 #define IMPORT_NAMES_MAX  24     /* distinct skipped-event names counted separately */
 #define IMPORT_GHZ_DEFAULT 2.4
+#define IMPORT_RECORDER_WARNINGS 4   /* the recorder's warnings about lost data kept */
 /* Longest recorded time between two events of a CPU that becomes `run` records:
 ** 2^48 cycles (more than a day at 2.4 GHz; 65537 records).  A longer jump is a
 ** corrupt timestamp, reported as an unparseable line or record: converted, it
@@ -117,6 +118,13 @@ struct import {
   /* Input pages behind the cursor can be given back (a mapped file): import_release. */
   const char *map_base;
   size_t map_released;
+
+  /* Coverage (import_coverage.c): what the recording holds against what the format needs. */
+  struct import_tally seen;            /* events understood, by name */
+  struct import_tally recorded;        /* events the recording says it recorded */
+  char recorder_warnings[IMPORT_RECORDER_WARNINGS][IMPORT_TEXT_MAX + 1];
+  unsigned nrecorder_warnings;
+  char warnings[2048];       /* import_coverage's warnings, one per line (for the front end) */
   char err[640];             /* the failure message when an importer returns non-zero */
 };
 
@@ -164,6 +172,20 @@ int import_skip_id(struct import *im, uint64_t id);
 /* "IN.txt:12: why: 'text'" (text input) or "IN.bin: byte 96: why" (binary input). */
 void import_format_bad(const struct import *im, const struct import_bad *b, char *out, size_t n);
 
+
+/* ---- coverage (import_coverage.c) ---- */
+/* An event of the recording understood (counted by name). */
+void import_saw(struct import *im, const char *event, size_t len);
+/* An event the recording's own header says was recorded (perf's "# event : name = ..."). */
+void import_recorded(struct import *im, const char *event, size_t len);
+/* The recorder's own warning that data was lost ("lost 28.91% of samples"). */
+void import_recorder_warning(struct import *im, const char *text, size_t len);
+/* After an import: compares the events seen with what the format's results
+** need, adds "coverage" (seen, recorded, missing with what each is needed
+** for, recorder_warnings) to im->meta and writes one warning per problem into
+** im->warnings.  Returns the number of warnings.  Never an error: an
+** incomplete recording still imports. */
+unsigned import_coverage(struct import *im, const char *format);
 
 /* ---- small parsing helpers shared by the text importers ---- */
 /* Next line of buf from *pos (without "\n" or "\r\n"); false at the end. */

@@ -321,6 +321,7 @@ static int kvm_line(struct kvm *K, const char *s, size_t n, uint64_t lineno) {
   if (why) return import_bad(im, lineno, s, n, why);
   import_exits_saw_time(&K->exits, k.ns);
   if (k.ev == KE_OTHER) { import_skip(im, k.event, k.event_len); return 0; }
+  import_saw(im, k.event, k.event_len);
   if (k.ev != KE_EXIT && k.ev != KE_ENTRY) return on_detail(K, &k, lineno, s, n);
   uint64_t fv;
   if (k.ev == KE_EXIT && (why = parse_exit(&k, &x, &field))) return import_bad(im, lineno, s, n, why);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /*
 ** A line is "COMM PID/TID [CPU] SECS.FRAC: SUBSYS:EVENT: fields" ('perf script
@@ -393,8 +394,28 @@ static int convert(struct perf *P, unsigned v, const struct prefix *p, const str
   return 0;
 }
 
+/* "# event : name = sched:sched_switch, ..." of 'perf script --header': what was
+** recorded; a comment that says data was lost (record.sh keeps perf's warnings
+** as "# perf: ..." lines): a recorder warning.  Both go to the coverage. */
+static void coverage_comment(struct perf *P, const char *s, size_t n) {
+  static const char ev[] = "# event : name = ";
+  if (n > sizeof ev - 1 && !memcmp(s, ev, sizeof ev - 1)) {
+    const char *name = s + sizeof ev - 1, *end = memchr(name, ',', n - (sizeof ev - 1));
+    import_recorded(P->im, name, end ? (size_t)(end - name) : n - (sizeof ev - 1));
+    return;
+  }
+  for (size_t i = 0; i + 4 <= n; i++)
+    if (!strncasecmp(s + i, "lost", 4) && (i == 0 || s[i - 1] == ' ')) {
+      size_t skip = 1;
+      while (skip < n && (s[skip] == ' ' || s[skip] == '#')) skip++;
+      import_recorder_warning(P->im, s + skip, n - skip);
+      return;
+    }
+}
+
 /* "# os release : 6.1.0" header lines of 'perf script --header' go into the metadata. */
 static void header_comment(struct perf *P, const char *s, size_t n) {
+  coverage_comment(P, s, n);
   static const char *const keys[] = { "captured on", "hostname", "os release", "perf version",
                                       "arch", "nrcpus avail", "cpudesc", "cmdline", "total memory" };
   const char *sep = n > 4 ? memchr(s, ':', n) : NULL;
@@ -426,6 +447,7 @@ static int perf_line(struct perf *P, const char *s, size_t n, uint64_t lineno) {
   if (why) return import_bad(im, lineno, s, n, why);
   if (p.ev == PE_OTHER) { import_skip(im, p.event, p.event_len); return 0; }
   if ((why = parse_fields(&p, &f))) return import_bad(im, lineno, s, n, why);
+  import_saw(im, p.event, p.event_len);
   int v = import_vcpu_of_cpu(im, p.cpu);
   if (v < 0) return import_bad(im, lineno, s, n, "more than 256 CPUs");
   if (gap_cycles(P, (unsigned)v, p.ns) > IMPORT_GAP_MAX) return import_bad(im, lineno, s, n, IMPORT_GAP_WHY);

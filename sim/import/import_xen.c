@@ -197,7 +197,13 @@ static int on_record(struct xen *X, const struct xrec *r) {
   if (!h && !entry_exit) return import_skip_id(im, r->event);
   if (X->vcpu < 0) return import_skip_why(im, "HVM record before the first CPU change");
   unsigned v = (unsigned)X->vcpu;
-  if (h) return on_handler(X, v, r, h);
+  if (h) {
+    if (r->event == TRC_HVM_HANDLER + 0x009 || r->event == TRC_HVM_HANDLER + 0x109)
+      import_saw(im, "HVM CR_WRITE", strlen("HVM CR_WRITE"));
+    return on_handler(X, v, r, h);
+  }
+  const char *seen = r->event == TRC_HVM_VMENTRY ? "HVM VMENTRY" : "HVM VMEXIT";
+  import_saw(im, seen, strlen(seen));
   if (r->event == TRC_HVM_VMENTRY) {
     im->used++;
     return import_exit_entry(&X->exits, v, r->has_tsc, r->tsc);

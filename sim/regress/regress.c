@@ -47,9 +47,9 @@ static const char regress_usage[] =
   "    \"set\": {\"shadow_pages_max\": 64},\n"
   "    \"cycles_tolerance\": 0.001,\n"
   "    \"expect\": {\n"
-  "      \"exits\": {\"CR_ACCESS\": 100, \"cr3 write\": 100, \"EXCEPTION_NMI\": 15},\n"
+  "      \"exits\": {\"CR_ACCESS\": 100, \"cr3 write\": 100, \"EXCEPTION_NMI\": 63},\n"
   "      \"counters\": {\"root_hits\": 99, \"root_misses\": 1, ...},\n"
-  "      \"events\": 2003, \"total_exits\": 115, \"cycles\": 2825320\n"
+  "      \"events\": 7403, \"total_exits\": 163, \"cycles\": 2644364\n"
   "    }\n"
   "  }\n"
   "\"trace\": \"my.bin\" replays a binary trace (a .txt trace is assembled first);\n"
@@ -486,9 +486,13 @@ static void table_line(struct strbuf *b, const struct result *r, const struct re
     sb_printf(b, "%-9s %s  (%zu difference%s)\n", "FAIL", r->file, r->ndiffs, r->ndiffs == 1 ? "" : "s");
     diff_table(b, r, false);
     return;
-  case ST_ERROR:
-    sb_printf(b, "%-9s %s\n", "ERROR", r->file);
+  case ST_ERROR: {
+    size_t problems = 1;
+    for (const char *p = r->error; *p; p++) problems += *p == '\n';
+    if (problems > 1) sb_printf(b, "%-9s %s  (%zu problems)\n", "ERROR", r->file, problems);
+    else sb_printf(b, "%-9s %s\n", "ERROR", r->file);
     return;
+  }
   case ST_UPDATED:
     if (!r->ndiffs && !r->dropped) {
       sb_printf(b, "%-9s %s  (layout only: sorted keys, 2-space indentation)\n", "updated", r->file);
@@ -687,7 +691,11 @@ int cmd_regress(int argc, char **argv) {
     count[rs[n].status]++;
     if (rs[n].status == ST_ERROR) {
       fflush(stdout);
-      errorf("%s", rs[n].error);
+      for (const char *l = rs[n].error; *l; ) {       /* one line per problem */
+        size_t len = strcspn(l, "\n");
+        errorf("%.*s", (int)len, l);
+        l += len + (l[len] == '\n');
+      }
     }
     struct strbuf line = { 0 };
     table_line(&line, &rs[n], &x, o.quiet);

@@ -150,12 +150,19 @@ static int key_line(const char *text, const char *key) {
   return 0;
 }
 
-/* "FILE:LINE: message" where LINE is that of key (omitted when unknown). */
+/* "FILE:LINE: message" where LINE is that of key (omitted when unknown).  A
+** case can have several problems: each is appended to err on a line of its
+** own, so that one run of regress reports them all. */
 static bool fail_at(const struct regress_case *c, const char *key, char *err, size_t errlen,
                     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 static bool fail_at(const struct regress_case *c, const char *key, char *err, size_t errlen,
                     const char *fmt, ...) {
   int line = key && c->text ? key_line(c->text, key) : 0;
+  size_t used = strnlen(err, errlen);
+  if (used + 2 >= errlen) return false;                /* full: the first problems are there */
+  if (used) err[used++] = '\n';
+  err += used;
+  errlen -= used;
   size_t n = line ? (size_t)snprintf(err, errlen, "%s:%d: ", c->path, line)
                   : (size_t)snprintf(err, errlen, "%s: ", c->path);
   if (n < errlen) {
@@ -244,7 +251,7 @@ static int counter_by_name(const char *name) {
   return -1;
 }
 
-/* One map section of "expect": "exits" (stat keys) or "counters". */
+/* One map section of "expect": "exits" (stat keys) or "counters"; every bad entry is reported. */
 static bool load_map(struct regress_case *c, const cJSON *m, bool exits, bool lenient, char *err, size_t errlen) {
   const char *sec = exits ? "exits" : "counters";
   if (!cJSON_IsObject(m)) {
@@ -253,29 +260,34 @@ static bool load_map(struct regress_case *c, const cJSON *m, bool exits, bool le
   }
   if (exits) c->expect.has_exits = true;
   else c->expect.has_counters = true;
+  bool ok = true;
   for (const cJSON *e = m->child; e; e = e->next) {
     int k = exits ? stat_key_by_name(e->string) : counter_by_name(e->string);
     uint64_t v;
     if (k < 0) {
       if (lenient) { add_dropped(c, sec, e->string); continue; }
-      if (exits)
-        return fail_at(c, e->string, err, errlen,
-                       "expect.exits: unknown exit reason or breakdown row '%s' (names as in "
-                       "'vmxsim --format json': EXCEPTION_NMI, CR_ACCESS, cr3 write, dr7 read, ...)", e->string);
+      if (exits) {
+        ok = fail_at(c, e->string, err, errlen,
+                     "expect.exits: unknown exit reason or breakdown row '%s' (names as in "
+                     "'vmxsim --format json': EXCEPTION_NMI, CR_ACCESS, cr3 write, dr7 read, ...)", e->string);
+        continue;
+      }
       char known[1024];
       size_t used = 0;
       for (unsigned i = 0; i < CTR_COUNT && used < sizeof known; i++)
         used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", counter_name(i));
-      return fail_at(c, e->string, err, errlen, "expect.counters: unknown counter '%s' (known: %s)", e->string, known);
+      ok = fail_at(c, e->string, err, errlen, "expect.counters: unknown counter '%s' (known: %s)", e->string, known);
+      continue;
     }
     if (!json_uint(e, &v)) {
       if (lenient) { add_dropped(c, sec, e->string); continue; }
-      return fail_at(c, e->string, err, errlen, "expect.%s.%s: expected a non-negative integer", sec, e->string);
+      ok = fail_at(c, e->string, err, errlen, "expect.%s.%s: expected a non-negative integer", sec, e->string);
+      continue;
     }
     if (exits) c->expect.exits[k] = v;
     else c->expect.counters[k] = v;
   }
-  return true;
+  return ok;
 }
 
 static bool load_expect(struct regress_case *c, const cJSON *x, bool lenient, char *err, size_t errlen) {
@@ -284,10 +296,11 @@ static bool load_expect(struct regress_case *c, const cJSON *x, bool lenient, ch
     return fail_at(c, "expect", err, errlen, "\"expect\" must be an object");
   }
   c->has_expect = true;
+  bool ok = true;
   for (const cJSON *e = x->child; e; e = e->next) {
     const char *k = e->string;
     if (!strcmp(k, "exits") || !strcmp(k, "counters")) {
-      if (!load_map(c, e, k[0] == 'e', lenient, err, errlen)) return false;
+      ok &= load_map(c, e, k[0] == 'e', lenient, err, errlen);
       continue;
     }
     uint64_t *dst = !strcmp(k, "events") ? &c->expect.events
@@ -299,15 +312,17 @@ static bool load_expect(struct regress_case *c, const cJSON *x, bool lenient, ch
       if (lenient) { add_dropped(c, k, NULL); continue; }
       char known[128];
       list_keys(expect_keys, known, sizeof known);
-      return fail_at(c, k, err, errlen, "expect: unknown key '%s' (expected %s)", k, known);
+      ok = fail_at(c, k, err, errlen, "expect: unknown key '%s' (expected %s)", k, known);
+      continue;
     }
     if (!json_uint(e, dst)) {
       if (lenient) { add_dropped(c, k, NULL); continue; }
-      return fail_at(c, k, err, errlen, "expect.%s: expected a non-negative integer", k);
+      ok = fail_at(c, k, err, errlen, "expect.%s: expected a non-negative integer", k);
+      continue;
     }
     *has = true;
   }
-  return true;
+  return ok;
 }
 
 static bool load_generate(struct regress_case *c, const cJSON *g, char *err, size_t errlen) {
@@ -342,19 +357,23 @@ static bool load_set(struct regress_case *c, const cJSON *s, char *err, size_t e
   if (!cJSON_IsObject(s))
     return fail_at(c, "set", err, errlen, "\"set\" must be an object of knob: value, e.g. {\"shadow_pages_max\": 64}");
   c->sets = xcalloc((size_t)cJSON_GetArraySize(s) + 1, sizeof *c->sets);
+  bool ok = true;
   for (const cJSON *k = s->child; k; k = k->next) {
     char val[128];
     uint64_t u;
     if (cJSON_IsBool(k)) snprintf(val, sizeof val, "%s", cJSON_IsTrue(k) ? "true" : "false");
     else if (cJSON_IsString(k)) snprintf(val, sizeof val, "%s", k->valuestring);
     else if (json_uint(k, &u)) snprintf(val, sizeof val, "%llu", (unsigned long long)u);
-    else return fail_at(c, k->string, err, errlen, "set.%s: value must be a boolean, a non-negative integer or a string",
-                        k->string);
+    else {
+      ok = fail_at(c, k->string, err, errlen, "set.%s: value must be a boolean, a non-negative integer or a string",
+                   k->string);
+      continue;
+    }
     size_t n = strlen(k->string) + strlen(val) + 2;
     c->sets[c->nsets] = xmalloc(n);
     snprintf(c->sets[c->nsets++], n, "%s=%s", k->string, val);
   }
-  return true;
+  return ok;
 }
 
 static bool load_json(struct regress_case *c, char *err, size_t errlen) {
@@ -391,6 +410,7 @@ static bool load_json(struct regress_case *c, char *err, size_t errlen) {
 
 int regress_case_load(struct regress_case *c, const char *path, bool lenient, char *err, size_t errlen) {
   memset(c, 0, sizeof *c);
+  if (errlen) err[0] = 0;
   c->path = xstrdup(path);
   size_t len;
   c->text = read_file(path, &len);
@@ -406,18 +426,17 @@ int regress_case_load(struct regress_case *c, const char *path, bool lenient, ch
   }
   if (!load_json(c, err, errlen)) return EXIT_BADINPUT;
   const cJSON *j = c->json;
+  bool ok = true;
   for (const cJSON *e = j->child; e; e = e->next) {
     if (is_known(top_keys, e->string)) continue;
     char known[256];
     list_keys(top_keys, known, sizeof known);
-    fail_at(c, e->string, err, errlen, "unknown key '%s' (expected %s)", e->string, known);
-    return EXIT_BADINPUT;
+    ok = fail_at(c, e->string, err, errlen, "unknown key '%s' (expected %s)", e->string, known);
   }
   char *slash = strrchr(c->path, '/');
   char *dir = slash ? xstrdup(c->path) : xstrdup("");
   if (slash) dir[slash - c->path] = 0;
   if (slash == c->path) strcpy(dir, "/");
-  bool ok = false;
   const cJSON *trace = cJSON_GetObjectItemCaseSensitive(j, "trace");
   const cJSON *gen = cJSON_GetObjectItemCaseSensitive(j, "generate");
   const cJSON *policy = cJSON_GetObjectItemCaseSensitive(j, "policy");
@@ -426,28 +445,27 @@ int regress_case_load(struct regress_case *c, const char *path, bool lenient, ch
   const cJSON *tol = cJSON_GetObjectItemCaseSensitive(j, "cycles_tolerance");
   const cJSON *desc = cJSON_GetObjectItemCaseSensitive(j, "description");
   const cJSON *expect = cJSON_GetObjectItemCaseSensitive(j, "expect");
-  if (trace && gen) fail_at(c, "generate", err, errlen, "give either \"trace\" or \"generate\", not both");
+  /* Each check reports its own problem and the next one runs all the same. */
+  if (trace && gen) ok = fail_at(c, "generate", err, errlen, "give either \"trace\" or \"generate\", not both");
   else if (!trace && !gen)
-    fail_at(c, NULL, err, errlen, "missing \"trace\" (a trace file, relative to the case file) or \"generate\" "
-            "(a generator command, e.g. [\"lat_ctx\", \"--procs\", \"2\", \"--iters\", \"50\"])");
-  else if (trace && (!cJSON_IsString(trace) || !trace->valuestring[0]))
-    fail_at(c, "trace", err, errlen, "\"trace\" must be a file name (relative to the case file)");
-  else if (gen && !load_generate(c, gen, err, errlen)) { /* reported */ }
-  else if (!policy)
-    fail_at(c, NULL, err, errlen, "missing \"policy\" (a preset such as \"shadowcache\", or presets joined "
-            "with '+' such as \"shadowcache+lazydr\"; 'vmxsim policies' lists them)");
+    ok = fail_at(c, NULL, err, errlen, "missing \"trace\" (a trace file, relative to the case file) or \"generate\" "
+                 "(a generator command, e.g. [\"lat_ctx\", \"--procs\", \"2\", \"--iters\", \"50\"])");
+  if (trace && (!cJSON_IsString(trace) || !trace->valuestring[0]))
+    ok = fail_at(c, "trace", err, errlen, "\"trace\" must be a file name (relative to the case file)");
+  if (gen && !load_generate(c, gen, err, errlen)) ok = false;
+  if (!policy)
+    ok = fail_at(c, NULL, err, errlen, "missing \"policy\" (a preset such as \"shadowcache\", or presets joined "
+                 "with '+' such as \"shadowcache+lazydr\"; 'vmxsim policies' lists them)");
   else if (!cJSON_IsString(policy) || !policy->valuestring[0])
-    fail_at(c, "policy", err, errlen, "\"policy\" must be a non-empty string such as \"shadowcache+lazydr\"");
-  else if (cpu && (!cJSON_IsString(cpu) || !cpu->valuestring[0]))
-    fail_at(c, "cpu", err, errlen, "\"cpu\" must be a CPU profile name such as \"core2-2007\" ('vmxsim cpus')");
-  else if (set && !load_set(c, set, err, errlen)) { /* reported */ }
-  else if (tol && (!cJSON_IsNumber(tol) || !(tol->valuedouble >= 0 && tol->valuedouble <= 1)))
-    fail_at(c, "cycles_tolerance", err, errlen, "\"cycles_tolerance\" must be a number from 0 to 1 "
-            "(relative: 0.001 allows 0.1%%)");
-  else if (desc && !cJSON_IsString(desc))
-    fail_at(c, "description", err, errlen, "\"description\" must be a string");
-  else if (expect && !load_expect(c, expect, lenient, err, errlen)) { /* reported */ }
-  else ok = true;
+    ok = fail_at(c, "policy", err, errlen, "\"policy\" must be a non-empty string such as \"shadowcache+lazydr\"");
+  if (cpu && (!cJSON_IsString(cpu) || !cpu->valuestring[0]))
+    ok = fail_at(c, "cpu", err, errlen, "\"cpu\" must be a CPU profile name such as \"core2-2007\" ('vmxsim cpus')");
+  if (set && !load_set(c, set, err, errlen)) ok = false;
+  if (tol && (!cJSON_IsNumber(tol) || !(tol->valuedouble >= 0 && tol->valuedouble <= 1)))
+    ok = fail_at(c, "cycles_tolerance", err, errlen, "\"cycles_tolerance\" must be a number from 0 to 1 "
+                 "(relative: 0.001 allows 0.1%%)");
+  if (desc && !cJSON_IsString(desc)) ok = fail_at(c, "description", err, errlen, "\"description\" must be a string");
+  if (expect && !load_expect(c, expect, lenient, err, errlen)) ok = false;
   if (ok) {
     if (trace) c->trace = resolve(dir, trace->valuestring);
     c->policy = resolve_policy(dir, policy->valuestring);

@@ -55,7 +55,8 @@ struct regress_case {
 /* Reads and validates a case file.  lenient (for --update): expectation
 ** entries that are unknown or malformed are dropped (named in c->dropped)
 ** instead of being errors.  Returns 0, or EXIT_BADINPUT with
-** "FILE[:LINE[:COL]]: message" in err; free c with regress_case_free either way. */
+** "FILE[:LINE[:COL]]: message" in err, one line per problem found (all of
+** them, as far as err holds them); free c with regress_case_free either way. */
 int regress_case_load(struct regress_case *c, const char *path, bool lenient, char *err, size_t errlen);
 void regress_case_free(struct regress_case *c);
 

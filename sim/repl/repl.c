@@ -22,7 +22,7 @@ static const char repl_usage[] =
   "reasons, event types, indices, CR3 values and marks; the VMCS, guest registers and\n"
   "shadow MMU at any point; why each event exited or not.  Type 'help' inside.\n"
   "\n"
-  "  -p, --policy P      policy preset(s) joined with '+' (default shadowcache)\n"
+  "  -p, --policy P      policy preset(s) joined with '+' (default " POLICY_DEFAULT ", as for 'run')\n"
   "  -c, --cpu C         CPU cost profile (default " PROFILE_DEFAULT ")\n"
   "  -s, --set K=V       override one policy knob (repeatable)\n"
   "  -b, --batch FILE    run the commands in FILE and exit ('-' for stdin)\n"
@@ -96,7 +96,7 @@ static char *tty_read(void) {
   return tty_got;
 }
 
-static void tty_open(struct input *in) {
+static void tty_open(struct input *in, struct repl *s) {
   rl_readline_name = "vmxsim";
   rl_catch_signals = 0;
   repl_complete_install();
@@ -106,6 +106,10 @@ static void tty_open(struct input *in) {
   if (!home || !*home) return;     /* history for this session only */
   snprintf(in->hist, sizeof in->hist, "%s/.vmxsim_history", home);
   read_history(in->hist);          /* a missing file is the normal first run */
+  for (int i = 0; i < history_length; i++) {   /* `history` numbers them as Up recalls them */
+    HIST_ENTRY *h = history_get(history_base + i);
+    if (h) repl_history_add(s, h->line);
+  }
 }
 
 static void tty_remember(const char *line) {
@@ -163,6 +167,7 @@ static void loop(struct repl *s, struct input *in) {
   while (!s->quit && (line = read_line(in)) != NULL) {
     s->line++;
     if (in->tty) tty_remember(line);
+    if (!blank(line) && line[strspn(line, " \t")] != '#' && !(!in->tty && in->nul)) repl_history_add(s, line);
     if (s->echo && !in->tty) printf(REPL_PROMPT "%s\n", line);
     if (!in->tty && in->nul) {
       repl_error(s, "NUL byte at column %zu (the line is not run)", in->nul);   /* of a binary file? */
@@ -187,7 +192,7 @@ static int parse_opts(int argc, char **argv, struct repl *s, const char **batch)
     { "set", required_argument, 0, 's' },    { "batch", required_argument, 0, 'b' },
     { "db", required_argument, 0, 'D' },     { "echo", no_argument, 0, 'E' },
     { "help", no_argument, 0, 'h' },         { 0, 0, 0, 0 } };
-  const char *policy = "shadowcache";
+  const char *policy = POLICY_DEFAULT;
   int c;
   optind = 1;
   opterr = 0;
@@ -232,7 +237,7 @@ static int open_input(struct input *in, const char *batch, struct repl *s) {
     return EXIT_OK;
   }
   in->tty = isatty(STDIN_FILENO);
-  if (in->tty) tty_open(in);
+  if (in->tty) tty_open(in, s);
   return EXIT_OK;
 }
 

@@ -16,6 +16,7 @@
 #define REPL_MAX_SETS 64           /* --set / `set` overrides */
 #define REPL_MAX_BP   64           /* breakpoints alive at once */
 #define REPL_PROMPT   "vmxsim> "
+#define REPL_HISTORY_SHOWN 20     /* `history` without N lists this many */
 
 /* What a breakpoint matches; it is checked after each replayed event. */
 enum repl_bp_kind {
@@ -61,7 +62,10 @@ struct repl {
   unsigned next_bp_id;
 
   /* Session. */
-  char repeat[128];                /* last step/next-exit line, for Enter */
+  char repeat[128];                /* the last command if it repeats on Enter, else "" */
+  char **history;                  /* command lines in the order given (a terminal's
+                                      also those of earlier sessions) */
+  unsigned nhistory, caphistory;
   bool quit;                       /* `quit` was given */
   unsigned errors;                 /* commands that failed */
   const char *src;                 /* --batch file for error messages, or NULL */
@@ -81,7 +85,9 @@ struct repl_cmd {
   int min_args, max_args;
   int (*fn)(struct repl *s, int argc, char **argv);
   enum repl_arg arg;
-  bool repeat;                     /* Enter on an empty line repeats it */
+  bool repeat;                     /* Enter on an empty line repeats it (gdb's habit: the
+                                      commands that show or go on repeat, those that change
+                                      the session do not) */
 };
 
 extern const struct repl_cmd repl_commands[];
@@ -91,6 +97,8 @@ extern const unsigned repl_ncommands;
 int cmd_repl(int argc, char **argv);
 
 /* repl_cmds.c */
+/* Appends a command line to the session's history (`history` lists it). */
+void repl_history_add(struct repl *s, const char *line);
 /* Loads the policy, profile and trace and builds the engine; returns 0 or an
 ** enum exit_code with the message already printed. */
 int repl_open(struct repl *s);

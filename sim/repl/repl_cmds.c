@@ -64,7 +64,10 @@ static int rebuild(struct repl *s, const char *spec, char *const *sets, int nset
   s->e = e;
   s->pol = p;
   s->wall = 0;
-  trace_rewind(&s->r);
+  if ((rc = trace_rewind(&s->r))) {               /* a compressed file is opened again */
+    snprintf(err, errlen, "%s", s->r.err);
+    return rc;
+  }
   for (unsigned i = 0; i < s->nbp; i++) s->bp[i].hits = 0;
   return EXIT_OK;
 }
@@ -76,16 +79,39 @@ int repl_open(struct repl *s) {
     errorf("%s", err);
     return rc;
   }
+  if (!strcmp(s->trace_path, "-")) {
+    errorf("repl: standard input cannot be replayed again from event 0 ('reset', 'policy', 'set'); give a file");
+    return EXIT_USAGE;
+  }
   if (trace_open(&s->r, s->trace_path) != EXIT_OK) {
     errorf("%s", s->r.err);
     return EXIT_BADINPUT;
+  }
+  if (!s->r.count_known) {                         /* a count-unknown stream: count it once */
+    while (trace_next(&s->r)) { }
+    if (trace_failed(&s->r)) {
+      errorf("%s", s->r.err);
+      return EXIT_BADINPUT;
+    }
   }
   rc = rebuild(s, s->spec, s->sets, s->nsets, err, sizeof err);
   if (rc) errorf("%s", err);
   return rc;
 }
 
+void repl_history_add(struct repl *s, const char *line) {
+  if (s->nhistory == s->caphistory) {
+    s->caphistory = s->caphistory ? 2 * s->caphistory : 64;
+    s->history = xrealloc(s->history, s->caphistory * sizeof *s->history);
+  }
+  s->history[s->nhistory++] = xstrdup(line);
+}
+
 void repl_close(struct repl *s) {
+  for (unsigned i = 0; i < s->nhistory; i++) free(s->history[i]);
+  free(s->history);
+  s->history = NULL;
+  s->nhistory = s->caphistory = 0;
   if (s->e) engine_free(s->e);
   free(s->e);
   free(s->pol);
@@ -257,6 +283,7 @@ struct goal {
   uint64_t exits;                  /* after this many VM exits */
   uint64_t until;                  /* once this event index has been replayed */
   bool has_until;
+  bool each;                       /* print every event's stop line as it is replayed */
 };
 
 enum stop { STOP_GOAL, STOP_BREAK, STOP_END, STOP_INTERRUPT, STOP_CORRUPT };
@@ -279,6 +306,7 @@ static enum stop replay(struct repl *s, const struct goal *g, uint64_t *n) {
     if (rc) return rc > 0 ? STOP_END : STOP_CORRUPT;
     ++*n;
     exits += s->e->last.exits;
+    if (g->each) print_stop(s);
     if (s->nbp && check_breakpoints(s)) return STOP_BREAK;
     if ((g->events && *n >= g->events) || (g->exits && exits >= g->exits) ||
         (g->has_until && last_index(s) >= g->until))
@@ -301,18 +329,20 @@ static int run_to(struct repl *s, const struct goal *g) {
     return -1;
   case STOP_END:
     if (n == 0) {
-      repl_error(s, "end of trace at event %" PRIu64, s->e->index);
+      repl_error(s, "end of trace: all %" PRIu64 " events replayed; 'reset' starts over", s->e->index);
       return -1;
     }
-    print_stop(s);
-    printf("end of trace at event %" PRIu64 "\n", s->e->index);
+    if (!g->each) print_stop(s);
+    printf("end of trace after event %" PRIu64 " (all %" PRIu64 " events replayed)\n", last_index(s), s->e->index);
     return 0;
   case STOP_INTERRUPT:
-    printf("interrupted at event %" PRIu64 "\n", s->e->index);
-    if (n) print_stop(s);
+    /* The same index as the stop line below: the last event replayed. */
+    if (n) printf("interrupted after event %" PRIu64 "\n", last_index(s));
+    else printf("interrupted before event %" PRIu64 "\n", s->e->index);
+    if (n && !g->each) print_stop(s);
     return 0;
   default:
-    print_stop(s);
+    if (!g->each) print_stop(s);
     return 0;
   }
 }
@@ -328,8 +358,9 @@ static int count_arg(struct repl *s, const char *cmd, int argc, char **argv, uin
   return 0;
 }
 
+/* gdb shows where each step ends: one line per event replayed. */
 static int do_step(struct repl *s, int argc, char **argv) {
-  struct goal g = { 0 };
+  struct goal g = { .each = true };
   if (count_arg(s, "step", argc, argv, &g.events)) return -1;
   return run_to(s, &g);
 }
@@ -562,6 +593,10 @@ static int info_cr3targets(struct repl *s) {
 }
 
 static int do_info(struct repl *s, int argc, char **argv) {
+  if (argc == 0) {                                   /* gdb's bare `info`: the topics */
+    printf("info TOPIC shows the state after the last event:\n%s", repl_find_command("info")->detail);
+    return 0;
+  }
   const char *t = argv[0];
   if (argc > 1 && strcmp(t, "vmcs")) {
     repl_error(s, "info %s takes no argument", t);
@@ -703,6 +738,19 @@ static int do_reset(struct repl *s, int argc, char **argv) {
   return restart(s, s->spec, s->sets, s->nsets);
 }
 
+/* ---- history ---- */
+
+static int do_history(struct repl *s, int argc, char **argv) {
+  uint64_t n = REPL_HISTORY_SHOWN;
+  if (argc && (!parse_u64(argv[0], &n) || n == 0)) {
+    repl_error(s, "history: '%s' is not a positive number", argv[0]);
+    return -1;
+  }
+  unsigned first = n < s->nhistory ? s->nhistory - (unsigned)n : 0;
+  for (unsigned i = first; i < s->nhistory; i++) printf("%5u  %s\n", i + 1, s->history[i]);
+  return 0;
+}
+
 /* ---- help, quit ---- */
 
 /* "name ARGS" as the help table shows it. */
@@ -741,7 +789,8 @@ static int do_help(struct repl *s, int argc, char **argv) {
     alias_list(&repl_commands[i], al, sizeof al);
     printf("  %-*s  %-*s  %s\n", wsyn, syn, wal, al, repl_commands[i].help);
   }
-  printf("Enter on an empty line repeats the last step or next-exit; '#' starts a comment; 'help CMD' for more.\n");
+  printf("Enter on an empty line repeats the last command if it shows or replays (step, next-exit, continue,\n"
+         "info, event, stats, breakpoints); '#' starts a comment; 'help CMD' for more.\n");
   return 0;
 }
 
@@ -755,14 +804,14 @@ static int do_quit(struct repl *s, int argc, char **argv) {
 
 /* The order here is the order of `help`; unset fields are 0/NULL. */
 const struct repl_cmd repl_commands[] = {
-  { .name = "step", .alias = { "s" }, .args = "[N]", .help = "replay N events (default 1)",
+  { .name = "step", .alias = { "s" }, .args = "[N]", .help = "replay N events (default 1), showing each",
     .max_args = 1, .fn = do_step, .repeat = true },
   { .name = "next-exit", .alias = { "n", "nx" }, .args = "[N]",
     .help = "replay up to and including the Nth next VM exit (default 1)",
     .detail = "  Counts exits, not events: one touch event can raise several shadow page faults.\n",
     .max_args = 1, .fn = do_next_exit, .repeat = true },
   { .name = "continue", .alias = { "c" }, .help = "replay to the next breakpoint or the end (Ctrl-C interrupts)",
-    .fn = do_continue },
+    .fn = do_continue, .repeat = true },
   { .name = "until", .alias = { "u" }, .args = "INDEX", .help = "replay up to and including event INDEX",
     .min_args = 1, .max_args = 1, .fn = do_until },
   { .name = "break", .alias = { "b" }, .args = "KIND [VALUE]",
@@ -775,8 +824,9 @@ const struct repl_cmd repl_commands[] = {
     .min_args = 1, .max_args = 2, .fn = do_break, .arg = ARG_BREAK },
   { .name = "delete", .alias = { "d" }, .args = "N|all", .help = "delete breakpoint N, or all of them",
     .min_args = 1, .max_args = 1, .fn = do_delete, .arg = ARG_DELETE },
-  { .name = "breakpoints", .alias = { "bl" }, .help = "list breakpoints with their hit counts", .fn = do_breakpoints },
-  { .name = "info", .alias = { "i" }, .args = "TOPIC [FIELD]",
+  { .name = "breakpoints", .alias = { "bl" }, .help = "list breakpoints with their hit counts", .fn = do_breakpoints,
+    .repeat = true },
+  { .name = "info", .alias = { "i" }, .args = "[TOPIC [FIELD]]",
     .help = "show vCPU state: vmcs [FIELD], regs, cr3targets, shadow, tlb",
     .detail = "  info vmcs [FIELD]   every VMCS field with its encoding and value, or one (by name or encoding)\n"
               "  info regs           guest CR0/CR3/CR4/CR8, DR0-3/6/7, CR0/CR4 read shadows and guest/host masks\n"
@@ -784,9 +834,11 @@ const struct repl_cmd repl_commands[] = {
               "  info shadow         shadow page pool usage, the oldest pages, each vCPU's roots (EPT: mappings)\n"
               "  info tlb            the vCPU's TLB\n"
               "  The vCPU is the one the last event ran on (vCPU 0 before any).\n",
-    .min_args = 1, .max_args = 2, .fn = do_info, .arg = ARG_INFO },
-  { .name = "event", .alias = { "e" }, .help = "show the last event, whether it exited and why", .fn = do_event },
-  { .name = "stats", .alias = { "st" }, .help = "the run's report so far (as 'vmxsim run' prints it)", .fn = do_stats },
+    .max_args = 2, .fn = do_info, .arg = ARG_INFO, .repeat = true },
+  { .name = "event", .alias = { "e" }, .help = "show the last event, whether it exited and why", .fn = do_event,
+    .repeat = true },
+  { .name = "stats", .alias = { "st" }, .help = "the run's report so far (as 'vmxsim run' prints it)", .fn = do_stats,
+    .repeat = true },
   { .name = "policy", .args = "[P]",
     .help = "show the policy, or restart at event 0 under policy P (breakpoints kept)",
     .detail = "  P is a preset or presets joined with '+' (shadowcache+lazydr); overrides from --set and 'set' stay.\n",
@@ -795,6 +847,9 @@ const struct repl_cmd repl_commands[] = {
     .max_args = 2, .fn = do_set, .arg = ARG_KNOB },
   { .name = "reset", .help = "restart at event 0 under the same policy (breakpoints kept)", .fn = do_reset },
   { .name = "save", .help = "store the run so far in the results database (marked partial)", .fn = do_save },
+  { .name = "history", .args = "[N]", .help = "the last N commands (default 20), numbered",
+    .detail = "  On a terminal the list includes earlier sessions' commands (~/.vmxsim_history), as Up recalls them.\n",
+    .max_args = 1, .fn = do_history, .repeat = false },
   { .name = "help", .alias = { "h", "?" }, .args = "[CMD]", .help = "list commands, or describe one",
     .max_args = 1, .fn = do_help, .arg = ARG_COMMAND },
   { .name = "quit", .alias = { "q", "exit" }, .help = "leave (Ctrl-D too)", .fn = do_quit },
@@ -832,6 +887,7 @@ int repl_execute(struct repl *s, char *line) {
   int argc = split(line, argv, 8);
   if (argc == 0) return 0;
   const struct repl_cmd *c = repl_find_command(argv[0]);
+  s->repeat[0] = 0;                 /* Enter repeats this command or nothing, never an older one */
   if (!c) {
     repl_error(s, "Unknown command '%s'; try 'help'", argv[0]);
     return -1;

@@ -38,7 +38,14 @@ struct xp_table {
   char notes[1024];
 };
 
-/* The context experiments run in: scratch directory, size, store. */
+/* How progress is shown on standard error. */
+enum xp_progress {
+  XP_PROGRESS_OFF,           /* --quiet, or standard error is not a terminal */
+  XP_PROGRESS_TTY,           /* one line rewritten in place (\r) */
+  XP_PROGRESS_LINES,         /* --progress on a file or pipe: one line per step */
+};
+
+/* The context experiments run in: scratch directory, size, store, progress. */
 struct xp_ctx {
   char dir[256];             /* scratch directory for generated traces */
   bool quick;                /* reduced sizes for tests */
@@ -46,6 +53,11 @@ struct xp_ctx {
   unsigned traces;           /* traces generated so far (names) */
   int rc;                    /* first failure's exit code */
   char err[1024];
+  /* progress: "[2/6] cr3-cache-2008: run 4: lat_ctx ... under cr3cache" */
+  enum xp_progress progress;
+  unsigned xp_index, xp_count;   /* the experiment running, 1-based, of how many */
+  const char *xp_name;
+  unsigned runs;             /* replays of this experiment so far */
 };
 
 /*

@@ -502,6 +502,42 @@ int store_save(const char *path, const struct store_run *run, int64_t *run_id, c
   return rc;
 }
 
+/* ---- deleting runs ---- */
+
+/* Runs `sql` (one ?1 parameter) for each id; SQLITE_OK or the first error. */
+static int for_each_id(sqlite3 *db, const char *sql, const int64_t *ids, size_t n, int64_t *changed) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+  for (size_t i = 0; i < n && rc == SQLITE_OK; i++) {
+    sqlite3_bind_int64(st, 1, ids[i]);
+    rc = step_done(st);
+    if (changed) *changed += sqlite3_changes(db);
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+int store_delete_runs(sqlite3 *db, const char *path, const int64_t *ids, size_t n, int64_t *deleted,
+                      char *err, size_t errlen) {
+  int64_t count = 0;
+  /* The schema's ON DELETE CASCADE needs PRAGMA foreign_keys; deleting the rows
+  ** explicitly works whatever the connection's setting. */
+  int rc = exec(db, "BEGIN IMMEDIATE");
+  if (rc == SQLITE_OK) rc = for_each_id(db, "DELETE FROM exits WHERE run_id = ?1", ids, n, NULL);
+  if (rc == SQLITE_OK) rc = for_each_id(db, "DELETE FROM counters WHERE run_id = ?1", ids, n, NULL);
+  if (rc == SQLITE_OK) rc = for_each_id(db, "DELETE FROM runs WHERE id = ?1", ids, n, &count);
+  if (rc == SQLITE_OK) rc = exec(db, "DELETE FROM traces WHERE id NOT IN (SELECT trace_id FROM runs)");
+  if (rc == SQLITE_OK) rc = exec(db, "COMMIT");
+  if (rc != SQLITE_OK) {
+    db_error(db, path, "cannot delete runs", err, errlen);
+    exec(db, "ROLLBACK");
+    return EXIT_DB;
+  }
+  if (deleted) *deleted = count;
+  return 0;
+}
+
 /* ---- loading a run ---- */
 
 static void copy_col(char *dst, size_t n, sqlite3_stmt *st, int col) {

@@ -63,6 +63,13 @@ void store_close(struct sqlite3 *db);
 int store_load_db(struct sqlite3 *db, const char *db_path, int64_t run_id, struct report *rep,
                   int64_t *loaded_id, char *err, size_t errlen);
 
+/* Deletes the runs with these ids (their exits and counters too) and every
+** trace left without a run, in one transaction: all or nothing.  Ids that do
+** not exist are skipped; *deleted (may be NULL) is how many runs went.
+** Returns 0 or EXIT_DB with a message. */
+int store_delete_runs(struct sqlite3 *db, const char *db_path, const int64_t *ids, size_t n, int64_t *deleted,
+                      char *err, size_t errlen);
+
 /* One schema migration: the SQL that takes a database from version-1 to version. */
 struct store_migration {
   int version;

@@ -1,4 +1,6 @@
-# CLI tests for scripts/plot/plot.sh: each plot is a valid PNG made from a small results database.
+# CLI tests for the charts: scripts/plot/plot.sh and reproduce --plots write PNG, SVG and PDF
+# with units on the axes, human titles, no legend on a single series, log scales where the
+# values span decades and the calibration points marked.
 # Sourced by tests/cli/run.sh in a scratch directory; $VMXSIM is the program, $ROOT the repo.
 
 PLOT="$ROOT/scripts/plot/plot.sh"
@@ -32,7 +34,9 @@ check_eq "the small database has 9 runs" "9" "$(sqlite3 plot.db 'SELECT count(*)
 
 run "$PLOT" exits --db plot.db --trace ring4.bin -o exits.png
 check_rc "exits plot succeeds" 0
-check_eq "exits plot names its file" "exits.png" "$out"
+check_eq "exits plot names its files: PNG, SVG, PDF" "exits.png
+exits.svg
+exits.pdf" "$out"
 check_eq "exits plot: nothing on stderr" "" "$err"
 is_png exits.png && pass "exits plot is a PNG" || fail "exits plot is a PNG" "$(od -c -N8 exits.png 2>&1)"
 
@@ -43,7 +47,9 @@ is_png cycles.png && pass "cycles plot is a PNG" || fail "cycles plot is a PNG" 
 
 run "$PLOT" param --db plot.db --param procs
 check_rc "param plot succeeds" 0
-check_eq "param plot default file name" "param-procs.png" "$out"
+check_eq "param plot default file names" "param-procs.png
+param-procs.svg
+param-procs.pdf" "$out"
 check_eq "param plot: nothing on stderr" "" "$err"
 is_png param-procs.png && pass "param plot is a PNG" || fail "param plot is a PNG" "$(od -c -N8 param-procs.png 2>&1)"
 
@@ -65,3 +71,49 @@ check_rc "an unknown option is a usage error" 2
 run "$PLOT" --help
 check_rc "--help succeeds" 0
 check_contains "--help teaches by example" "$out" "scripts/plot/plot.sh param --param procs"
+
+# every chart in three formats
+is_svg() { head -c 400 "$1" | grep -q '<svg'; }
+is_pdf() { [ "$(head -c 5 "$1")" = "%PDF-" ]; }
+for f in exits cycles param-procs; do
+  is_svg $f.svg && pass "$f.svg is SVG" || fail "$f.svg is SVG" "$(head -c 100 $f.svg)"
+  is_pdf $f.pdf && pass "$f.pdf is PDF" || fail "$f.pdf is PDF" "$(head -c 20 $f.pdf)"
+done
+run "$PLOT" cycles --db plot.db -o named.png
+check_eq "-o NAME.png: the ending is dropped, three files written" "named.png named.svg named.pdf" "$(echo $out)"
+# what the SVG says: units on the axes, human titles (text nodes of the SVG)
+svg_text() { sed -n 's/.*<text[^>]*>\([^<]*\)<\/text>.*/\1/p; s/.*<tspan[^>]*>\([^<]*\)<\/tspan>.*/\1/p' "$1" | tr '\n' '|'; }
+check_contains "exits: the y axis has its unit" "$(svg_text exits.svg)" "VM exits per operation"
+check_contains "exits: a human title" "$(svg_text exits.svg)" "VM exits per operation, by exit reason"
+check_contains "cycles: µs on the axis" "$(svg_text cycles.svg)" "µs per operation"
+check_contains "param: µs on the axis" "$(svg_text param-procs.svg)" "µs per operation"
+check_contains "param: the x axis says what the parameter is" "$(svg_text param-procs.svg)" "processes (procs)"
+
+# reproduce --plots: bars.gp from the data directory; three formats; the calibrated point marked
+run "$VMXSIM" reproduce --quick --no-db --only shadow-cache-2007,debugreg-2009 --plots figs
+check_rc "reproduce --plots" 0
+for f in shadow-cache-2007 debugreg-2009 debugreg-2009-debugger; do
+  is_png figs/$f.png && pass "figs/$f.png is PNG" || fail "figs/$f.png is PNG"
+  is_svg figs/$f.svg && pass "figs/$f.svg is SVG" || fail "figs/$f.svg is SVG"
+  is_pdf figs/$f.pdf && pass "figs/$f.pdf is PDF" || fail "figs/$f.pdf is PDF"
+done
+check_contains "reproduce --plots says what it wrote" "$err" "vmxsim: wrote figs/shadow-cache-2007.png, .svg and .pdf"
+t=$(svg_text figs/shadow-cache-2007.svg)
+check_contains "reproduce: a human title, no slug" "$t" "lmbench lat_ctx, 32-bit uniprocessor Core 2 guest,"
+check_not_contains "reproduce: the slug is not the title" "$t" "shadow-cache-2007:"
+check_contains "reproduce: the unit on the axis, in µs" "$t" "µs per context switch"
+check_contains "reproduce: calibration points in the legend" "$t" "* published"
+check_eq "reproduce: values spanning decades get a log axis" "logx = 1" "$(grep '^logx' figs/shadow-cache-2007.gp)"
+stars=$(printf '%s\n' "$out" | awk '/^== shadow-cache-2007/ { on = 1; next } /^== / { on = 0 } on' | grep -o '[0-9]\*' | wc -l | tr -d ' ')
+check_eq "reproduce: every calibrated value of the table is marked in the chart" "$stars" "$(wc -l < figs/shadow-cache-2007.marks | tr -d ' ')"
+check_not_contains "reproduce: no legend on a single-series chart" "$(svg_text figs/debugreg-2009.svg)" "cycles/exit"
+check_contains "reproduce: a legend on a multi-series chart" "$t" "shadowcache"
+# the data directory: a copy of the program away from the tree finds bars.gp through
+# $VMXSIM_DATADIR, and without it says where it looked
+mkdir -p away/bin && cp "$(readlink -f "$VMXSIM")" away/bin/vmxsim
+run away/bin/vmxsim reproduce --quick --no-db --only debugreg-2009 --plots figs2
+check_contains "a missing chart script: where vmxsim looked" "$err" "the chart script plot/bars.gp is not installed (looked in"
+check_contains "... and which variable to set" "$err" "set VMXSIM_DATADIR"
+run env VMXSIM_DATADIR="$ROOT/scripts" away/bin/vmxsim reproduce --quick --no-db --only debugreg-2009 --plots figs3
+check_rc "VMXSIM_DATADIR finds the chart scripts" 0
+is_png figs3/debugreg-2009.png && pass "... and the chart is drawn" || fail "... and the chart is drawn" "$err"

@@ -270,3 +270,51 @@ check_contains "the other cases still run" "$out" "regress: 2 passed, 0 failed, 
 # ---- generated traces are temporary ----
 
 check_eq "no temporary files are left" "" "$(ls -A tmp)"
+
+# ---- the example case of `regress --help` stays true
+run "$VMXSIM" regress --help
+# the JSON between "  {" and "  }", without the counters line (it lists only some, "...")
+printf '%s\n' "$out" | awk '/^  \{$/ { on = 1 } on { print } /^  \}$/ { exit }' > help-case.full
+grep -v '"counters":' help-case.full > help-case.json
+check_contains "the help's example has an expect section" "$(cat help-case.json)" '"expect": {'
+run "$VMXSIM" regress help-case.json
+check_rc "the example case of 'regress --help' passes (update its numbers in sim/regress/regress.c when the model moves)" 0
+check_contains "the example case passes" "$out" "PASS      help-case.json"
+cp help-case.json help-now.json
+"$VMXSIM" regress --update help-now.json > /dev/null
+for pair in $(sed -n 's/.*"counters": {\(.*\)}.*/\1/p' help-case.full | tr -d ' .' | tr ',' '\n'); do
+  name=$(printf '%s' "$pair" | cut -d: -f1 | tr -d '"'); want=$(printf '%s' "$pair" | cut -d: -f2)
+  [ -n "$name" ] || continue
+  check_eq "the help's counter $name" "\"$name\": $want" "$(grep -o "\"$name\": [0-9]*" help-now.json)"
+done
+
+# ---- JUnit: the classname is the case's directory, so equal names in two directories differ
+mkdir -p suite/alpha suite/beta
+for d in alpha beta; do
+  printf '{"trace": "../../tiny.txt", "policy": "shadowcache"}\n' > suite/$d/same.json
+done
+"$VMXSIM" regress --update suite > /dev/null
+run "$VMXSIM" regress --format junit -o same.xml suite
+check_rc "junit over two directories" 0
+check_contains "junit: classname of alpha" "$(cat same.xml)" '<testcase classname="suite.alpha" name="same"'
+check_contains "junit: classname of beta" "$(cat same.xml)" '<testcase classname="suite.beta" name="same"'
+check_eq "junit: no two testcases share classname and name" "" \
+  "$(sed -n 's/.*<testcase classname="\([^"]*\)" name="\([^"]*\)".*/\1 \2/p' same.xml | sort | uniq -d)"
+
+# ---- a case with several problems reports every one of them
+cat > many.json <<'JSON'
+{
+  "policy": 5,
+  "colour": "red",
+  "cycles_tolerance": 7,
+  "expect": {"exits": {"NOPE": 1}, "events": "x"}
+}
+JSON
+run "$VMXSIM" regress many.json
+check_rc "a case with several problems is an error" 3
+check_contains "the table counts them" "$out" "ERROR     many.json  (6 problems)"
+for want in "many.json:3: unknown key 'colour'" 'many.json: missing "trace"' 'many.json:2: "policy" must be' \
+            'many.json:4: "cycles_tolerance" must be' "many.json:5: expect.exits: unknown exit reason or breakdown row 'NOPE'" \
+            'many.json:5: expect.events: expected a non-negative integer'; do
+  check_contains "reported: $want" "$err" "vmxsim: $want"
+done

@@ -36,13 +36,58 @@ check_eq "piped session: output only, Enter repeats step, nothing after quit" \
 event 1 vcpu 0: @init cr3=0x1000  -> no exit" "$out"
 check_not_contains "piped session: no escape codes" "$out" "$(printf '\033')"
 
-run sh -c "printf 'step 7\n# a comment\n\n' | \"$VMXSIM\" repl repl.bin"
-check_eq "a comment line does not clear the repeat" "event 6 vcpu 0: run 1000  -> no exit
-event 13 vcpu 0: touch 0x400000 1  -> exit EXCEPTION_NMI" "$out"
+run sh -c "printf 'next-exit 2\n# a comment\n\n' | \"$VMXSIM\" repl repl.bin"
+check_eq "a comment line does not clear the repeat" "event 8 vcpu 0: touch 0x400000 2 w  -> 2 exits EXCEPTION_NMI
+event 11 vcpu 0: cr4w 0x6f0  -> exit CR_ACCESS" "$out"
+
+# gdb's habits: step N shows each event; Enter repeats the last command, or nothing after one
+# that does not repeat (until, break...), never an older one
+run sh -c "printf 'step 3\n' | \"$VMXSIM\" repl repl.bin"
+check_eq "step 3 shows each event" "event 0 vcpu 0: @init cr0=0x80050033  -> no exit
+event 1 vcpu 0: @init cr3=0x1000  -> no exit
+event 2 vcpu 0: @init cr4=0x6f0  -> no exit" "$out"
+run sh -c "printf 'step\nuntil 5\n\nevent\n' | \"$VMXSIM\" repl repl.bin"
+check_eq "Enter after until (which does not repeat) does nothing, not the older step" \
+"event 0 vcpu 0: @init cr0=0x80050033  -> no exit
+event 5 vcpu 1: @init cr4=0x6f0  -> no exit
+event 5 of 28, vcpu 1: @init cr4=0x6f0
+no exit: initial guest register state
+cycles: 0 native, 0 in the hypervisor" "$out"
+run sh -c "printf 'step 2\ncontinue\n\n' | \"$VMXSIM\" repl repl.bin"
+check_contains "Enter after continue repeats continue" "$out" "end of trace after event 27 (all 28 events replayed)"
+check_not_contains "Enter after continue does not repeat the older step" "$out" "event 27 vcpu 0: mark done  -> no exit
+event"
+check_contains "... it says the trace is over" "$err" "end of trace: all 28 events replayed; 'reset' starts over"
+
+# history: the commands of the session, numbered (comments and blank lines left out)
+run sh -c "printf 'step\n# note\nevent\n\nhistory\nhistory 2\n' | \"$VMXSIM\" repl repl.bin"
+check_contains "history lists the commands" "$out" "    1  step
+    2  event
+    3  history
+    3  history"
+check_contains "history N lists the last N" "$out" "    3  history
+    4  history 2"
+
+# bare info lists its topics
+run sh -c "printf 'info\n' | \"$VMXSIM\" repl repl.bin"
+check_rc "bare info is not an error" 0
+for topic in vmcs regs cr3targets shadow tlb; do check_contains "bare info lists $topic" "$out" "  info $topic"; done
+
+# info shadow says how many pages it leaves out
+{ printf '@init cr0=0x80050033 cr3=0x1000 cr4=0x6f0\n'
+  for i in 1 2 3 4 5 6; do printf 'touch 0x%x000000000 1 w\n' $i; done; } > pages.txt
+"$VMXSIM" trace asm pages.txt -o pages.bin
+run sh -c "printf 'continue\ninfo shadow\n' | \"$VMXSIM\" repl pages.bin"
+listed=$(printf '%s\n' "$out" | grep -c '^  #')
+more=$(printf '%s\n' "$out" | sed -n 's/^  \.\.\. \([0-9]*\) more.*/\1/p')
+used=$(printf '%s\n' "$out" | sed -n 's/^shadow pool: \([0-9]*\) of .*/\1/p')
+check_eq "info shadow: listed + 'N more' = pages used" "$used" "$((listed + ${more:-0}))"
+check_contains "info shadow: says how many it listed" "$out" "more (the 8 oldest are listed)"
 
 run sh -c "printf 'help\n' | \"$VMXSIM\" repl repl.bin"
-check_contains "help: generated table with aliases" "$out" "  step [N]            s        replay N events (default 1)"
-check_contains "help: next-exit aliases" "$out" "  next-exit [N]       n, nx    replay up to and including the Nth next VM exit (default 1)"
+check_contains "help: generated table with aliases" "$out" "  step [N]              s        replay N events (default 1), showing each"
+check_contains "help: next-exit aliases" "$out" "  next-exit [N]         n, nx    replay up to and including the Nth next VM exit (default 1)"
+check_contains "help: history" "$out" "  history [N]                    the last N commands (default 20), numbered"
 run sh -c "printf 'help b\n' | \"$VMXSIM\" repl repl.bin"
 check_contains "help CMD by alias" "$out" "break KIND [VALUE]   (aliases: b)"
 check_contains "help CMD details" "$out" "  break cr3 VALUE      a guest CR3 write of that value (break cr3 0x1000)"
@@ -57,7 +102,13 @@ next-exit
 EOF
 run "$VMXSIM" repl repl.bin --batch ok.cmd
 check_rc "batch without errors exits 0" 0
-check_eq "batch: blank lines do not repeat" "event 6 vcpu 0: run 1000  -> no exit
+check_eq "batch: blank lines do not repeat (step 7 shows each event)" "event 0 vcpu 0: @init cr0=0x80050033  -> no exit
+event 1 vcpu 0: @init cr3=0x1000  -> no exit
+event 2 vcpu 0: @init cr4=0x6f0  -> no exit
+event 3 vcpu 1: @init cr0=0x80050033  -> no exit
+event 4 vcpu 1: @init cr3=0x1000  -> no exit
+event 5 vcpu 1: @init cr4=0x6f0  -> no exit
+event 6 vcpu 0: run 1000  -> no exit
 event 7 vcpu 0: cpuid 0x1 +100  -> exit CPUID" "$out"
 
 printf 'step\nbogus\n\nstep 2\n' > bad.cmd
@@ -70,7 +121,9 @@ printf 'step\nstep\000 5\nstep 2\n' > nul.cmd
 run "$VMXSIM" repl repl.bin --batch nul.cmd
 check_rc "batch with a NUL byte exits 3" 3
 check_eq "a NUL byte names file, line and column" "nul.cmd:2: NUL byte at column 5 (the line is not run)" "$err"
-check_eq "the line with the NUL byte is not run, in part or whole" "event 0 vcpu 0: @init cr0=0x80050033  -> no exit
+check_eq "the line with the NUL byte is not run, in part or whole (step 2 shows both events)" \
+"event 0 vcpu 0: @init cr0=0x80050033  -> no exit
+event 1 vcpu 0: @init cr3=0x1000  -> no exit
 event 2 vcpu 0: @init cr4=0x6f0  -> no exit" "$out"
 
 run "$VMXSIM" repl repl.bin --batch missing.cmd

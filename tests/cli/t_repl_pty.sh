@@ -131,6 +131,13 @@ def enter_repeats():
     must("event 1 vcpu 0:" in s.expect(PROMPT), "Enter did not repeat the step")
 check("Enter on an empty line repeats step", enter_repeats)
 
+def history_lists():
+    s.send(b"history 3\r")
+    out = s.expect(PROMPT)
+    must(re.search(r"\d+  step\n\s*\d+  step\n\s*\d+  history 3", out) or
+         re.search(r"\d+  step\n\s*\d+  history 3", out), "history did not list the last commands: %r" % out)
+check("history lists the last commands", history_lists)
+
 def quit_and_history():
     s.send(b"quit\r")
     must(s.wait() == 0, "exit status not 0")
@@ -146,11 +153,13 @@ def interrupt_continue():
     time.sleep(0.5)
     t.send(b"\x03")
     out = t.expect(PROMPT, timeout=60)
-    must("interrupted at event" in out, "continue was not interrupted: %r" % out)
+    m = re.search(r"interrupted after event (\d+)\n.*?event (\d+) vcpu", out, re.S)
+    must(m, "continue was not interrupted: %r" % out)
+    must(m.group(1) == m.group(2), "the interruption and the stop line name different events: %r" % out)
     must("end of trace" not in out, "continue ran to the end: %r" % out)
     t.send(b"quit\r")
     must(t.wait() == 0, "exit status not 0")
-check("Ctrl-C interrupts a long continue and returns to the prompt", interrupt_continue)
+check("Ctrl-C interrupts a long continue, names the last event as the stop line does", interrupt_continue)
 EOF
 
 python3 pty_driver.py "$VMXSIM" "$T/home" > pty.out 2>&1

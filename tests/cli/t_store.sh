@@ -63,7 +63,7 @@ run "$VMXSIM" runs --format json --workload basic
 check_contains "runs --format json" "$out" '"policy":	"shadowcache"'
 run "$VMXSIM" runs --help
 check_rc "runs --help" 0
-check_contains "runs --help teaches by example" "$out" "example: vmxsim runs"
+check_contains "runs --help teaches by example" "$out" "  vmxsim runs --prune --older-than 30d"
 run "$VMXSIM" runs --bogus
 check_rc "runs: bad option exits 2" 2
 check_eq "runs: bad option is one line" "1" "$(printf '%s\n' "$err" | wc -l)"
@@ -112,25 +112,21 @@ run "$VMXSIM" compare --trace basic.bin
 check_contains "compare --trace without --policy takes every policy" "$out" "  C: run 4, policy cr3cache"
 run "$VMXSIM" compare 1 2 --format csv
 check_contains "compare csv header" "$out" "metric,name,parent,run,policy,cpu,trace,total,per_op,ratio,diff"
-check_contains "compare csv row" "$out" "cycles,cr3 write,CR_ACCESS,2,nocache,core2-2007,basic.bin,$c2,$(awk -v b="$c2" 'BEGIN { printf "%.17g", b / 3 }'),"
+check_contains "compare csv row" "$out" "cycles,cr3 write,CR_ACCESS,2,nocache,core2-2007,basic.bin,$c2,$(awk -v b="$c2" 'BEGIN { v = b / 3; for (p = 1; p <= 17; p++) { s = sprintf("%." p "g", v); if (s + 0 == v) break }; print s }'),"
 run "$VMXSIM" compare 1 2 --format json
 check_contains "compare json" "$out" '"per_op":	true'
 run "$VMXSIM" compare --trace basic.bin --policy ept
 check_rc "compare with an unstored policy exits 2" 2
 check_contains "compare names the missing policy" "$err" "no stored run of trace basic.bin under policy ept"
-# --replay: the policies without a stored run are replayed in one pass and stored first
+# --run replays the missing policies in one pass, a policy with an override as preset plus override
 n0=$(q "SELECT count(*) FROM runs")
-run "$VMXSIM" compare --trace basic.bin --policy shadowcache,prevroots,shadowcache+lazydr,tlb_entries=64 --replay
-check_rc "compare --replay succeeds" 0
-check_eq "compare --replay stores only the missing runs" "$((n0 + 2))" "$(q "SELECT count(*) FROM runs")"
-check_contains "compare --replay compares the replayed runs" "$out" "C: run $((n0 + 2)), policy shadowcache+lazydr,tlb_entries=64"
-want=$("$VMXSIM" --policy prevroots --no-db --format csv basic.bin | grep '^total,exits')
-got=$("$VMXSIM" report $((n0 + 1)) --format csv | grep '^total,exits')
+run "$VMXSIM" compare --trace basic.bin --policy shadowcache,prevroots,shadowcache+lazydr,tlb_entries=64 --run
+check_rc "compare --run with an override succeeds" 0
+check_eq "compare --run stores only the missing runs" "$((n0 + 2))" "$(q "SELECT count(*) FROM runs")"
+check_contains "compare --run compares the replayed runs, the override's too" "$out" "C: run $((n0 + 2)), policy shadowcache+lazydr,tlb_entries=64"
+want=$("$VMXSIM" --policy prevroots --no-db --format csv basic.bin | grep ',total,exits,')
+got=$("$VMXSIM" report $((n0 + 1)) --format csv | grep ',total,exits,')
 check_eq "a replayed run is stored as a run of its own would be" "$want" "$got"
-run "$VMXSIM" compare --trace basic.bin --policy shadowcache,prevroots --replay
-check_eq "compare --replay with every run stored replays nothing" "$((n0 + 2))" "$(q "SELECT count(*) FROM runs")"
-run "$VMXSIM" compare 1 2 --replay
-check_rc "compare --replay needs --trace and --policy" 2
 run "$VMXSIM" compare 1
 check_rc "compare needs two runs" 2
 run "$VMXSIM" compare 1 --trace basic.bin
@@ -243,3 +239,89 @@ if mount -t tmpfs -o size=256k tmpfs full 2>/dev/null; then
   check_eq "a full disk: the earlier run survives" "1" "$(DB=full/r.db q 'SELECT count(*) FROM runs')"
   umount full
 fi
+
+# ---- deleting runs: --delete ids, --prune by filter, --older-than, --dry-run
+rm -f del.db
+"$VMXSIM" trace asm "$ROOT/traces/examples/basic.txt" -o keep.bin
+cp keep.bin gone.bin && printf '' >> gone.bin
+"$VMXSIM" gen lat_ctx --procs 2 --iters 5 -o gone.bin > /dev/null
+for p in nocache shadowcache prevroots; do
+  "$VMXSIM" --policy $p --db del.db keep.bin > /dev/null
+  "$VMXSIM" --policy $p --db del.db gone.bin > /dev/null
+done
+count() { sqlite3 del.db "SELECT count(*) FROM $1"; }
+check_eq "six runs to start with" "6" "$(count runs)"
+run "$VMXSIM" runs --db del.db --delete 1,3
+check_rc "runs --delete 1,3" 0
+check_eq "--delete lists what it deletes" "1 3" "$(printf '%s\n' "$out" | awk 'NR > 1 { printf "%s%s", sep, $1; sep = " " }')"
+check_eq "--delete says how many" "vmxsim: deleted 2 runs from del.db" "$err"
+ids() { sqlite3 del.db 'SELECT group_concat(id, " ") FROM (SELECT id FROM runs ORDER BY id)'; }
+check_eq "the runs are gone" "2 4 5 6" "$(ids)"
+check_eq "their exits are gone" "0" "$(sqlite3 del.db 'SELECT count(*) FROM exits WHERE run_id IN (1, 3)')"
+check_eq "their counters are gone" "0" "$(sqlite3 del.db 'SELECT count(*) FROM counters WHERE run_id IN (1, 3)')"
+run "$VMXSIM" runs --db del.db --delete 2,99
+check_rc "--delete of a run that does not exist" 2
+check_contains "... names it and deletes nothing" "$err" "no run 99 ('vmxsim runs' lists them); nothing deleted"
+check_eq "... run 2 is still there" "4" "$(count runs)"
+run "$VMXSIM" runs --db del.db --prune
+check_rc "--prune without a filter is refused" 2
+check_contains "... and says how to select everything" "$err" "'--older-than 0' selects every run"
+run "$VMXSIM" runs --db del.db --prune --trace gone.bin --dry-run
+check_rc "--prune --dry-run" 0
+check_eq "--dry-run deletes nothing" "4" "$(count runs)"
+check_eq "--dry-run says what it would do" "vmxsim: would delete 3 runs from del.db" "$err"
+run "$VMXSIM" runs --db del.db --prune --trace gone.bin
+check_rc "--prune --trace (matched by content)" 0
+check_eq "--prune --trace: only keep.bin's run remains" "5" "$(ids)"
+check_eq "a trace without runs goes too" "1" "$(count traces)"
+"$VMXSIM" --policy nocache --db del.db keep.bin > /dev/null
+sqlite3 del.db "UPDATE runs SET started_at = '2001-01-01 00:00:00' WHERE id = 5"
+run "$VMXSIM" runs --db del.db --older-than 30d
+check_eq "--older-than lists only the old run" "5" "$(printf '%s\n' "$out" | awk 'NR > 1 { print $1 }')"
+run "$VMXSIM" runs --db del.db --prune --older-than 52w
+check_rc "--prune --older-than 52w" 0
+check_eq "--prune --older-than: the old run went, the new one (id 6 again: SQLite reuses the highest ids) stays" "6" "$(ids)"
+run "$VMXSIM" runs --db del.db --older-than 3x
+check_rc "--older-than with a bad unit" 2
+check_contains "... says the units" "$err" "expected a number followed by s, m, h, d or w"
+run "$VMXSIM" runs --db del.db --delete 6 --trace keep.bin
+check_rc "--delete with a filter is refused" 2
+run "$VMXSIM" compare --db del.db --older-than 1d 1 2
+check_rc "--older-than does not apply to compare" 2
+
+# ---- compare: CPU profiles are not mixed unless asked; --run replays what is missing
+rm -f cmp.db
+"$VMXSIM" --policy nocache --db cmp.db keep.bin > /dev/null
+"$VMXSIM" --policy shadowcache --cpu skylake-2019 --db cmp.db keep.bin > /dev/null
+run "$VMXSIM" compare --db cmp.db 1 2
+check_rc "compare of runs on two CPU profiles is refused" 2
+check_contains "... names both profiles and the option" "$err" \
+  "run 1 is on CPU profile core2-2007 but run 2 on skylake-2019: their cycles come from different cost tables; --mixed-cpus compares them anyway"
+check_eq "... prints no table" "" "$out"
+run "$VMXSIM" compare --db cmp.db 1 2 --mixed-cpus
+check_rc "compare --mixed-cpus" 0
+check_contains "--mixed-cpus: each run's profile in the legend" "$out" "  B: run 2, policy shadowcache, cpu skylake-2019"
+run "$VMXSIM" compare --db cmp.db --trace keep.bin
+check_rc "compare --trace over every policy refuses mixed profiles too" 2
+run "$VMXSIM" compare --db cmp.db --trace keep.bin --policy nocache,prevroots
+check_rc "a missing run without --run" 2
+check_contains "... says --run replays it" "$err" "'vmxsim compare --run' replays it"
+run "$VMXSIM" compare --db cmp.db --trace keep.bin --policy nocache,prevroots,cr3cache --run
+check_rc "compare --run" 0
+check_contains "--run says what it replayed, on the profile of the stored run" "$err" \
+  "vmxsim: compare: replayed keep.bin under prevroots on core2-2007 (run 3 stored in cmp.db)"
+check_contains "--run: the replayed runs are compared" "$out" "  C: run 4, policy cr3cache"
+check_eq "--run stored them" "4" "$(sqlite3 cmp.db 'SELECT count(*) FROM runs')"
+ept_direct=$("$VMXSIM" --policy prevroots --no-db --format json keep.bin | grep '"total_exits"')
+check_eq "--run: the stored run equals a batch run" "$ept_direct" "$("$VMXSIM" report 3 --db cmp.db --format json | grep '"total_exits"')"
+run "$VMXSIM" compare --db cmp.db --trace keep.bin --policy nocache,prevroots --run
+check_rc "compare --run with nothing missing" 0
+check_eq "... replays nothing" "" "$err"
+run "$VMXSIM" compare --db cmp.db --trace keep.bin --policy shadowcache,ept --cpu skylake-2019 --run
+check_rc "compare --run --cpu" 0
+check_contains "--run --cpu replays on that profile" "$err" "under ept on skylake-2019"
+run "$VMXSIM" compare --db cmp.db --trace nosuch.bin --policy nocache,prevroots --run
+check_rc "--run of a trace that is not a file" 2
+check_contains "... says so" "$err" "nosuch.bin is not a trace file, so it cannot be replayed"
+run "$VMXSIM" compare --db cmp.db 1 3 --run
+check_rc "--run without --trace" 2

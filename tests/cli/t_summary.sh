@@ -69,7 +69,7 @@ check_contains "summary: says why" "$err" "plain.bin: no measured exits"
 # paging: CR3 writes; the full CR4 mask: PGE toggles; MSR bitmaps without these MSRs; CPUID, HLT
 # and I/O exit anyway), the simulated exits by reason are xenalyze's.
 run "$VMXSIM" --no-db --policy shadowcache --format csv sample.trace
-sim=$(printf '%s\n' "$out" | awk -F, '$1 == "exit" { print $2, $4 }' | sort)
+sim=$(printf '%s\n' "$out" | awk -F, '$5 == "exit" { print $6, $8 }' | sort)   # after trace,workload,policy,cpu
 xen=$(awk '$1 ~ /^[A-Z_]+$/ { print $1, $2 }' expected.txt | sort)
 check_eq "replay: exits by reason equal xenalyze's" "$xen" "$sim"
 

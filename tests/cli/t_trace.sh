@@ -125,12 +125,20 @@ check_rc "failed asm over an existing file exits 3" 3
 if cmp -s small.bin keep.bin; then pass "failed asm leaves an existing output untouched"
 else fail "failed asm leaves an existing output untouched" "keep.bin changed"; fi
 
-# the output: never standard output; an existing file keeps its mode
+# -o - streams to standard output (the header first, its count unknown); an existing file keeps its mode
 printf 'hlt\n' > ok.txt
-run "$VMXSIM" trace asm ok.txt -o -
-check_rc "asm -o - is refused" 3
-check_eq "asm -o -: message" "vmxsim: -: not a regular file (a binary trace cannot go to standard output, a device or a FIFO)" "$err"
+"$VMXSIM" trace asm ok.txt -o - | cat > ok-stream.bin
+check_eq "asm -o - | cat: the records run to the end (format version 2)" "02 00" "$(od -An -tx1 -j8 -N2 ok-stream.bin | sed 's/^ //')"
+"$VMXSIM" trace asm ok.txt -o ok-file.bin
+check_eq "asm -o - reads back as the same trace" "$("$VMXSIM" trace dump ok-file.bin)" "$("$VMXSIM" trace dump ok-stream.bin)"
+"$VMXSIM" trace asm ok.txt -o - > ok-redirect.bin
+if cmp -s ok-file.bin ok-redirect.bin; then pass "asm -o - > FILE: the header is finished in place (version 1, byte-identical)"
+else fail "asm -o - > FILE: byte-identical to -o FILE" "$(od -An -tx1 -N32 ok-redirect.bin)"; fi
 [ -e ./- ] && fail "asm -o - writes no file named -" "./- exists" || pass "asm -o - writes no file named -"
+printf 'hlt\nvcpu 1\nhlt\n' > grow.txt
+run sh -c "\"$VMXSIM\" trace asm grow.txt -o - | cat > /dev/null"
+check_contains "asm -o -: a vCPU count that grows after the header is an error" "$err" \
+  "vCPU 1 beyond the header's count 1, which went to standard output first (declare the vCPUs up front, e.g. @vcpus in a text trace)"
 cp small.bin mode.bin && chmod 640 mode.bin
 run "$VMXSIM" trace asm ok.txt -o mode.bin
 check_rc "asm over an existing file" 0

@@ -79,7 +79,7 @@ check_contains "the user's CFLAGS come after the project's" "$after" "-O0"
 ld_line=$(printf '%s\n' "$out" | grep -e "-o $T/b/vmxsim " | head -1)
 check_contains "LDFLAGS added" "$ld_line" "-L/user/lib"
 check_contains "LDLIBS added after the project's libraries" "$ld_line" "-lm -luser"
-for l in sqlite3 cjson readline; do
+for l in sqlite3 cjson readline z lzma zstd; do
   check_contains "the link keeps -l$l" "$ld_line" "-l$l"
 done
 
@@ -89,6 +89,38 @@ cp "$ROOT/Makefile" "$T/c/"
 ln -s build/vmxsim "$T/c/vmxsim"
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$T/c" clean >/dev/null 2>&1
 check_eq "make clean removes build, build-* and ./vmxsim" "Makefile src" "$(ls "$T/c" | tr '\n' ' ' | sed 's/ $//')"
+
+# ---- `make install` into a DESTDIR, and `make uninstall`
+# The variables `make check` was given (VMXSIM_MAKE_VARS, its MAKEOVERRIDES) select the same
+# build, so that installing builds nothing; run by hand, the default build is installed.
+CASE=install
+eval "set -- ${VMXSIM_MAKE_VARS:-}"
+d=$T/dest
+run mk install DESTDIR="$d" PREFIX=/usr "$@"
+check_rc "make install DESTDIR=... PREFIX=/usr" 0
+share=$d/usr/share/vmxsim
+for f in usr/bin/vmxsim usr/share/man/man1/vmxsim.1 usr/share/vmxsim/plot/plot.sh usr/share/vmxsim/plot/bars.gp \
+         usr/share/vmxsim/plot/common.gp usr/share/vmxsim/record/record.sh usr/share/vmxsim/doc/FORMAT.md \
+         usr/share/vmxsim/doc/schema.md usr/share/vmxsim/doc/experiments.md usr/share/vmxsim/doc/recording.md; do
+  [ -f "$d/$f" ] && pass "installed $f" || fail "installed $f" "$(find "$d" -type f | sort)"
+done
+[ -x "$share/plot/plot.sh" ] && [ -x "$share/record/record.sh" ] && pass "the scripts are executable" ||
+  fail "the scripts are executable" "$(ls -l "$share/plot/plot.sh" "$share/record/record.sh")"
+# every document the man page names under FILES is installed
+for doc in $(sed -n '/^\.I PREFIX\/share\/vmxsim\/doc\//,/^\.SH/p' "$ROOT/docs/vmxsim.1" | sed -n 's/^\.I \([A-Za-z\\-]*\.[a-z]*\)$/\1/p' | sed 's/\\-/-/g'); do
+  [ -f "$share/doc/$doc" ] && pass "the man page's $doc is installed" || fail "the man page's $doc is installed" "$(ls "$share/doc")"
+done
+run "$d/usr/bin/vmxsim" --version
+check_rc "the installed program runs" 0
+# it finds its chart scripts beside it, not in the source tree
+run env -u VMXSIM_DATADIR "$d/usr/bin/vmxsim" reproduce --quick --no-db --only debugreg-2009 --plots "$T/figs"
+check_rc "the installed reproduce --plots" 0
+check_contains "... draws with the installed bars.gp" "$err" "wrote $T/figs/debugreg-2009.png, .svg and .pdf"
+run "$share/plot/plot.sh" --help
+check_rc "the installed plot.sh runs" 0
+run mk uninstall DESTDIR="$d" PREFIX=/usr "$@"
+check_rc "make uninstall" 0
+check_eq "make uninstall leaves no file" "" "$(find "$d" -type f)"
 
 echo "harness: $PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]

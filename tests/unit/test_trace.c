@@ -817,13 +817,13 @@ static void hash_while_reading(const char *path, bool ahead, const char *want) {
   r.read_ahead = ahead;
   trace_hash_start(&r);
   assert_non_null(trace_next(&r));
-  assert_false(trace_hash(&r, got));               /* not before every record was read */
+  assert_false(trace_hash_hex(&r, got));               /* not before every record was read */
   while (trace_next(&r)) {}
-  assert_true(trace_hash(&r, got));
+  assert_true(trace_hash_hex(&r, got));
   assert_string_equal(got, want);
   trace_rewind(&r);                                /* a second pass: no hash any more */
   while (trace_next(&r)) {}
-  assert_false(trace_hash(&r, got));
+  assert_false(trace_hash_hex(&r, got));
   trace_close(&r);
 }
 
@@ -855,7 +855,7 @@ static void reader_closes_in_the_middle_of_a_long_trace(void **state) {
   trace_hash_start(&r);
   for (int i = 0; i < 20000; i++) assert_non_null(trace_next(&r));
   char got[HASH_HEX_LEN + 1];
-  assert_false(trace_hash(&r, got));
+  assert_false(trace_hash_hex(&r, got));
   trace_close(&r);
   unlink(path);
   free(path);

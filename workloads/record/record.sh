@@ -166,10 +166,15 @@ echo "record: perf record$EV -- $CMD" >&2
 # *to* them from other tasks are not seen, and the importer infers those.
 # shellcheck disable=SC2086
 perf record -q "$@" -o "$data" -- $CMD >&2 || die 1 "perf record failed"
+# perf's own warnings ("Processed N samples and lost 28.91% samples!") go to standard
+# error: they are kept as "# perf: ..." comments, where 'vmxsim import' looks for lost data.
+warn="$OUT.warnings"
 if [ -n "$MAX_LINES" ]; then
-  perf script --header -F +pid -i "$data" 2>/dev/null | awk -v max="$MAX_LINES" '/^#/ || n < max { print } !/^#/ { n++ }' > "$OUT"
+  perf script --header -F +pid -i "$data" 2>"$warn" | awk -v max="$MAX_LINES" '/^#/ || n < max { print } !/^#/ { n++ }' > "$OUT"
 else
-  perf script --header -F +pid -i "$data" > "$OUT" 2>/dev/null
-fi || die 1 "perf script failed"
+  perf script --header -F +pid -i "$data" > "$OUT" 2>"$warn"
+fi || { rm -f "$warn"; die 1 "perf script failed"; }
+grep -v '^[[:space:]]*$' "$warn" | sed 's/^/# perf: /' >> "$OUT"
+rm -f "$warn"
 [ "$KEEP" = 1 ] || rm -f "$data"
 echo "record: wrote $OUT ($(grep -vc '^#' "$OUT") event lines); next: vmxsim import perf-script $OUT -o ${OUT%.txt}.bin" >&2

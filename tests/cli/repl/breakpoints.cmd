@@ -1,4 +1,5 @@
-# Breakpoints of every kind; continue, delete, the list with hit counts; a restart keeps them.
+# Breakpoints of every kind; continue (Enter repeats it, not the older step), delete, the list with
+# hit counts; a restart keeps them.
 breakpoints
 break exit CR_ACCESS
 break event touch
@@ -7,8 +8,9 @@ break cr3 0x3000
 break mark iteration
 b mark
 breakpoints
+step 2
 continue
-continue
+
 continue
 continue
 continue

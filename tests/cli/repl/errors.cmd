@@ -18,6 +18,8 @@ delete 7
 delete x
 info
 info frob
+history 0
+history x
 info vmcs NOT_A_FIELD
 info vmcs 0x1234
 info regs extra

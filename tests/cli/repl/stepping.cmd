@@ -1,4 +1,5 @@
-# Stepping: step, step N, Enter repeats, next-exit [N], until, event explanations, the end.
+# Stepping: step, step N (each event shown), Enter repeats the last command (not an older one),
+# next-exit [N], until, event explanations, the end, history.
 event
 step
 event
@@ -6,9 +7,9 @@ step 5
 step
 event
 next-exit
-event
 
 event
+
 next-exit 2
 event
 step
@@ -25,6 +26,8 @@ n
 e
 u 24
 e
+step 2
 continue
 event
 step
+history 4
