@@ -103,7 +103,7 @@ DATA      := $(sort $(wildcard models/cpus/*.json models/policies/*.json models/
 TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps check unit cli layers demo reproduce bench plots install uninstall clean help
+.PHONY: all deps check unit cli layers slurm demo reproduce bench plots install uninstall clean help
 .PHONY: FORCE
 
 ## all: build ./vmxsim, a link to build/vmxsim (the default target)
@@ -200,6 +200,10 @@ cli: all $(GEN_XENTRACE)
 layers:
 	$(Q)tests/layers/check.sh
 
+## slurm: a sweep on a private one-node Slurm cluster (as root: installs slurm and munge; else skipped)
+slurm: all
+	$(Q)tests/slurm/run.sh $(PROG)
+
 # ---- running it
 ## demo: install missing packages (as root), build, replay a small lat_ctx trace under several policies
 demo:
@@ -230,18 +234,19 @@ plots:
 # documents the man page names (doc/).
 SHARE      = $(DESTDIR)$(PREFIX)/share/vmxsim
 PLOT_FILES = scripts/plot/plot.sh scripts/plot/common.gp scripts/plot/bars.gp scripts/plot/exits.gp \
-             scripts/plot/cycles.gp scripts/plot/param.gp
+             scripts/plot/cycles.gp scripts/plot/param.gp scripts/plot/sweep.sh scripts/plot/sweep.gp
 DOC_FILES  = README.md:README.md traces/FORMAT.md:FORMAT.md docs/schema.md:schema.md \
              docs/experiments.md:experiments.md docs/sources.md:sources.md docs/building.md:building.md \
              workloads/README.md:workloads.md workloads/record/README.md:recording.md \
-             scripts/plot/README.md:plots.md docs/reproduce-output.txt:reproduce-output.txt
+             scripts/plot/README.md:plots.md docs/reproduce-output.txt:reproduce-output.txt \
+             docs/sweeps.md:sweeps.md
 
 ## install: the program, its man page, and under PREFIX/share/vmxsim the chart and recording scripts and the documents (DESTDIR stages); installs no packages
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(SHARE)/plot $(SHARE)/record $(SHARE)/doc
 	install -m 755 $(PROG) $(DESTDIR)$(PREFIX)/bin/vmxsim
 	install -m 644 docs/vmxsim.1 $(DESTDIR)$(PREFIX)/share/man/man1/vmxsim.1
-	install -m 755 scripts/plot/plot.sh $(SHARE)/plot/plot.sh
+	install -m 755 scripts/plot/plot.sh scripts/plot/sweep.sh $(SHARE)/plot/
 	install -m 644 $(filter %.gp,$(PLOT_FILES)) $(SHARE)/plot/
 	install -m 755 workloads/record/record.sh $(SHARE)/record/record.sh
 	$(Q)for f in $(DOC_FILES); do install -m 644 "$${f%%:*}" "$(SHARE)/doc/$${f##*:}" || exit 1; done

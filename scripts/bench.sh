@@ -7,8 +7,9 @@
 #   N configurations replayed in one pass / N separate replays (well under 1);
 #   replay memory (max RSS) at 10^6, 10^7 and 10^8 events (flat);
 #   a synthetic xentrace file: import + replay and replay of the imported trace against
-#     xenalyze --summary (XENALYZE=path; not in Debian), import peak memory at 52 and 520 MB.
-# Usage: scripts/bench.sh [VMXSIM]
+#     xenalyze --summary (XENALYZE=path; not in Debian), import peak memory at 52 and 520 MB;
+#   a 500-run sweep with -j 1 and with -j 2, and the ratio of their speeds (close to 2).
+# Usage: scripts/bench.sh [VMXSIM [SECTION...]]   SECTION: replay, import, sweep (default: all)
 #   BENCH_DIR=dir      where the traces go (default bench/; about 6 GB, removed at the end)
 #   BENCH_RUNS=n       paired runs per figure (default 5)
 #   BENCH_SCALE=f      scale every trace size by f (default 1; 0.1 for a quick look)
@@ -20,6 +21,9 @@
 # on a quiet machine (`uptime`), a few times.
 set -eu
 VMXSIM=${1:-./vmxsim}
+[ $# -gt 0 ] && shift
+SECTIONS=${*:-replay import sweep}
+want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 DIR=${BENCH_DIR:-bench}
 RUNS=${BENCH_RUNS:-5}
 SCALE=${BENCH_SCALE:-1}
@@ -81,43 +85,44 @@ count_for() { # TARGET PER_UNIT_EVENTS
 }
 
 echo "vmxsim bench: $("$VMXSIM" --version), $(nproc 2>/dev/null || echo '?') CPUs, load:$(uptime | sed 's/.*load average://')"
-echo "traces (in $DIR):"
-# the system-call loop: about 19 records per call
-"$VMXSIM" gen syscalls --count 1000 --mode hvm -o "$DIR/probe.bin"
-per_call=$(awk -v n="$(records "$DIR/probe.bin")" 'BEGIN { print n / 1000 }')
-SC_EVENTS=$(scaled 66700000)
-gen syscalls "$SC_EVENTS" syscalls --mode hvm --count "$(count_for "$SC_EVENTS" "$per_call")"
-# lat_ctx with 8 processes: about 74 records per pass (its touch sets), 8 passes per trip
-"$VMXSIM" gen lat_ctx --procs 8 --size 0 --iters 100 -o "$DIR/probe.bin"
-per_trip=$(awk -v n="$(records "$DIR/probe.bin")" 'BEGIN { print n / 100 }')
-LAT_EVENTS=$(scaled 50000000)
-gen lat_ctx "$LAT_EVENTS" lat_ctx --procs 8 --size 0 --iters "$(count_for "$LAT_EVENTS" "$per_trip")"
-rm -f "$DIR/probe.bin"
-SC="$DIR/syscalls.bin"; LAT="$DIR/lat_ctx.bin"
-cat "$SC" "$LAT" > /dev/null                      # both in the page cache: time the replay, not the disk
+replay_figures() {
+  echo "traces (in $DIR):"
+  # the system-call loop: about 19 records per call
+  "$VMXSIM" gen syscalls --count 1000 --mode hvm -o "$DIR/probe.bin"
+  per_call=$(awk -v n="$(records "$DIR/probe.bin")" 'BEGIN { print n / 1000 }')
+  SC_EVENTS=$(scaled 66700000)
+  gen syscalls "$SC_EVENTS" syscalls --mode hvm --count "$(count_for "$SC_EVENTS" "$per_call")"
+  # lat_ctx with 8 processes: about 74 records per pass (its touch sets), 8 passes per trip
+  "$VMXSIM" gen lat_ctx --procs 8 --size 0 --iters 100 -o "$DIR/probe.bin"
+  per_trip=$(awk -v n="$(records "$DIR/probe.bin")" 'BEGIN { print n / 100 }')
+  LAT_EVENTS=$(scaled 50000000)
+  gen lat_ctx "$LAT_EVENTS" lat_ctx --procs 8 --size 0 --iters "$(count_for "$LAT_EVENTS" "$per_trip")"
+  rm -f "$DIR/probe.bin"
+  SC="$DIR/syscalls.bin"; LAT="$DIR/lat_ctx.bin"
+  cat "$SC" "$LAT" > /dev/null                      # both in the page cache: time the replay, not the disk
 
-echo
-echo "figure (ratio of wall times)                                  ratio   goal"
-S=$(q "$SC"); L=$(q "$LAT")
-paired "ept replay of the system-call trace / cat" "<=" 2 \
-  "$V --policy ept --cpu nehalem-2009 --no-db -q $S" "cat $S"
-paired "shadowcache replay of the lat_ctx trace / cat" "<=" 4 \
-  "$V --policy shadowcache --no-db -q $L" "cat $L"
+  echo
+  echo "figure (ratio of wall times)                                  ratio   goal"
+  S=$(q "$SC"); L=$(q "$LAT")
+  paired "ept replay of the system-call trace / cat" "<=" 2 \
+    "$V --policy ept --cpu nehalem-2009 --no-db -q $S" "cat $S"
+  paired "shadowcache replay of the lat_ctx trace / cat" "<=" 4 \
+    "$V --policy shadowcache --no-db -q $L" "cat $L"
 
-# Storing: each stored run goes into one database, created before (as a user's is); the
-# storing run hashes the trace as it reads it, so it reads the file once like --no-db.
-DB=$(q "$DIR/b.db")
-rm -f "$DIR/b.db" "$DIR/b.db-wal" "$DIR/b.db-shm"
-"$VMXSIM" --policy shadowcache -q --db "$DIR/b.db" "$DIR/lat_ctx.bin" > /dev/null
-paired "shadowcache on lat_ctx, stored / --no-db" "<" 1.05 \
-  "$V --policy shadowcache -q --db $DB $L" "$V --policy shadowcache --no-db -q $L"
-paired "ept on the system-call trace, stored / --no-db" "<" 1.05 \
-  "$V --policy ept --cpu nehalem-2009 -q --db $DB $S" "$V --policy ept --cpu nehalem-2009 --no-db -q $S"
-rm -f "$DIR/b.db" "$DIR/b.db-wal" "$DIR/b.db-shm"
+  # Storing: each stored run goes into one database, created before (as a user's is); the
+  # storing run hashes the trace as it reads it, so it reads the file once like --no-db.
+  DB=$(q "$DIR/b.db")
+  rm -f "$DIR/b.db" "$DIR/b.db-wal" "$DIR/b.db-shm"
+  "$VMXSIM" --policy shadowcache -q --db "$DIR/b.db" "$DIR/lat_ctx.bin" > /dev/null
+  paired "shadowcache on lat_ctx, stored / --no-db" "<" 1.05 \
+    "$V --policy shadowcache -q --db $DB $L" "$V --policy shadowcache --no-db -q $L"
+  paired "ept on the system-call trace, stored / --no-db" "<" 1.05 \
+    "$V --policy ept --cpu nehalem-2009 -q --db $DB $S" "$V --policy ept --cpu nehalem-2009 --no-db -q $S"
+  rm -f "$DIR/b.db" "$DIR/b.db-wal" "$DIR/b.db-shm"
 
-# Several configurations in one pass against as many separate replays.
-separate() { # OPTION LIST REST: one replay per element of LIST, as a script
-  printf 'for x in %s; do %s %s "$x" %s; done' "$2" "$V" "$1" "$3"
+  # Several configurations in one pass against as many separate replays.
+  separate() { # OPTION LIST REST: one replay per element of LIST, as a script
+    printf 'for x in %s; do %s %s "$x" %s; done' "$2" "$V" "$1" "$3"
 }
 paired "4 policies on lat_ctx, one pass / 4 replays" "<" 1 \
   "$V --policy shadowcache,cr3cache,prevroots,shadowcache+lazydr --no-db -q $L" \
@@ -148,49 +153,108 @@ if [ -n "$GNUTIME" ]; then
 else
   echo "replay memory: not measured: needs GNU time (/usr/bin/time; make deps installs it)"
 fi
+}
 
-# Recordings: a synthetic xentrace file (scripts/gen-xentrace.c) imported and replayed,
-# against xenalyze --summary on the same file when XENALYZE names one (it is not in Debian).
-echo
-GEN_XENTRACE=${GEN_XENTRACE:-build/gen-xentrace}
-XEN_POLICY="--policy shadowcache --cpu skylake-xen-2018"   # the generator's guest runs on shadow paging
-if [ -x "$GEN_XENTRACE" ]; then
-  XT="$DIR/xen.xentrace"; XB="$DIR/xen.bin"
-  "$GEN_XENTRACE" -n "$(scaled 1000000)" -c 2 -o "$XT"
-  echo "  xentrace: $(scaled 1000000) exits, $(du -h "$XT" | cut -f1)"
-  "$VMXSIM" import xentrace "$XT" -o "$XB" > /dev/null
-  X=$(q "$XT"); XBQ=$(q "$XB")
-  if [ -n "${XENALYZE:-}" ]; then
-    XA="$(q "$XENALYZE") --summary $X"
-    paired "xentrace file: import + replay / xenalyze --summary" "<=" 0.5 "$V $XEN_POLICY --no-db -q $X" "$XA"
-    paired "xentrace file: replay of the imported trace / xenalyze" "<=" 0.2 "$V $XEN_POLICY --no-db -q $XBQ" "$XA"
+import_figures() {
+  # Recordings: a synthetic xentrace file (scripts/gen-xentrace.c) imported and replayed,
+  # against xenalyze --summary on the same file when XENALYZE names one (it is not in Debian).
+  echo
+  GEN_XENTRACE=${GEN_XENTRACE:-build/gen-xentrace}
+  XEN_POLICY="--policy shadowcache --cpu skylake-xen-2018"   # the generator's guest runs on shadow paging
+  if [ -x "$GEN_XENTRACE" ]; then
+    XT="$DIR/xen.xentrace"; XB="$DIR/xen.bin"
+    "$GEN_XENTRACE" -n "$(scaled 1000000)" -c 2 -o "$XT"
+    echo "  xentrace: $(scaled 1000000) exits, $(du -h "$XT" | cut -f1)"
+    "$VMXSIM" import xentrace "$XT" -o "$XB" > /dev/null
+    X=$(q "$XT"); XBQ=$(q "$XB")
+    if [ -n "${XENALYZE:-}" ]; then
+      XA="$(q "$XENALYZE") --summary $X"
+      paired "xentrace file: import + replay / xenalyze --summary" "<=" 0.5 "$V $XEN_POLICY --no-db -q $X" "$XA"
+      paired "xentrace file: replay of the imported trace / xenalyze" "<=" 0.2 "$V $XEN_POLICY --no-db -q $XBQ" "$XA"
+    else
+      rm -f "$DIR/.a" "$DIR/.b"
+      for i in $(seq "$RUNS"); do
+        timed "$DIR/.a" "$V $XEN_POLICY --no-db -q $X"
+        timed "$DIR/.b" "$V $XEN_POLICY --no-db -q $XBQ"
+      done
+      awk -v a="$(stat "$DIR/.a" 1)" -v b="$(stat "$DIR/.b" 1)" 'BEGIN { split(a, A, " "); split(b, B, " ")
+        printf "xentrace file: import + replay %.3f s [%.3f-%.3f], replay of the imported trace %.3f s [%.3f-%.3f]\n", A[1], A[2], A[3], B[1], B[2], B[3]
+        printf "    / xenalyze --summary (goals <= 0.5x and <= 0.2x): not measured: set XENALYZE=path to a xenalyze\n" }'
+    fi
+    if [ -n "$GNUTIME" ]; then
+      line="import peak memory (max RSS):"
+      for n in 1000000 10000000; do
+        m=$(scaled "$n")
+        "$GEN_XENTRACE" -n "$m" -c 2 -o "$XT"
+        rm -f "$DIR/.m"
+        timed "$DIR/.m" "$V import xentrace $X -o $XBQ"
+        line="$line $(awk '{ printf "%.1f MiB", $3 / 1024 }' "$DIR/.m") on $(du -h "$XT" | cut -f1);"
+      done
+      echo "$line" | sed 's/;$/ (goal: flat, < 16 MiB)/'
+    else
+      echo "import peak memory: not measured: needs GNU time (/usr/bin/time; make deps installs it)"
+    fi
+    rm -f "$XT" "$XB"
   else
-    rm -f "$DIR/.a" "$DIR/.b"
-    for i in $(seq "$RUNS"); do
-      timed "$DIR/.a" "$V $XEN_POLICY --no-db -q $X"
-      timed "$DIR/.b" "$V $XEN_POLICY --no-db -q $XBQ"
-    done
-    awk -v a="$(stat "$DIR/.a" 1)" -v b="$(stat "$DIR/.b" 1)" 'BEGIN { split(a, A, " "); split(b, B, " ")
-      printf "xentrace file: import + replay %.3f s [%.3f-%.3f], replay of the imported trace %.3f s [%.3f-%.3f]\n", A[1], A[2], A[3], B[1], B[2], B[3]
-      printf "    / xenalyze --summary (goals <= 0.5x and <= 0.2x): not measured: set XENALYZE=path to a xenalyze\n" }'
+    echo "xentrace figures: not measured: needs $GEN_XENTRACE (make bench builds it from scripts/gen-xentrace.c)"
   fi
-  if [ -n "$GNUTIME" ]; then
-    line="import peak memory (max RSS):"
-    for n in 1000000 10000000; do
-      m=$(scaled "$n")
-      "$GEN_XENTRACE" -n "$m" -c 2 -o "$XT"
-      rm -f "$DIR/.m"
-      timed "$DIR/.m" "$V import xentrace $X -o $XBQ"
-      line="$line $(awk '{ printf "%.1f MiB", $3 / 1024 }' "$DIR/.m") on $(du -h "$XT" | cut -f1);"
-    done
-    echo "$line" | sed 's/;$/ (goal: flat, < 16 MiB)/'
-  else
-    echo "import peak memory: not measured: needs GNU time (/usr/bin/time; make deps installs it)"
-  fi
-  rm -f "$XT" "$XB"
-else
-  echo "xentrace figures: not measured: needs $GEN_XENTRACE (make bench builds it from scripts/gen-xentrace.c)"
-fi
 
-if [ -x scripts/bench-import.sh ]; then echo; scripts/bench-import.sh "$VMXSIM"; fi
+    if [ -x scripts/bench-import.sh ]; then echo; scripts/bench-import.sh "$VMXSIM"; fi
+}
+
+# A sweep of 500 runs (20 lat_ctx traces x 5 policies x 5 CPU profiles) with one worker,
+# then with two, into fresh databases, the traces made beforehand: the ratio of the two
+# speeds is what the workers gain (goal: close to 2 on 2 cores).
+bench_sweep() {
+  sd="$DIR/sweep"
+  rm -rf "$sd"
+  mkdir -p "$sd"
+  traces='{"generator": "lat_ctx", "params": {"procs": [2, 4, 8, 16, 32], "size": [0, 64], "iters": [50, 100]}}'
+  printf '{"name": "bench-warm", "traces": [%s], "policies": ["nocache"], "cache": "cache"}\n' "$traces" > "$sd/warm.json"
+  printf '{"name": "bench", "traces": [%s], "policies": ["nocache", "shadowcache", "cr3cache", "prevroots", "shadowcache+lazydr"],
+    "cpus": ["core2-2007", "core2-2008", "nehalem-2009", "skylake-2019", "skylake-xen-2018"], "cache": "cache"}\n' \
+    "$traces" > "$sd/plan.json"
+  "$VMXSIM" sweep "$sd/warm.json" --db "$sd/warm.db" -q > /dev/null
+  # CPU seconds of the sweep and its workers (GNU time, when installed): the work itself,
+  # which the load of other processes does not change
+  cpu() {
+    out=$1
+    shift
+    if [ -x /usr/bin/time ]; then /usr/bin/time -f '%U %S' -o "$out" "$@"; else "$@"; fi
+  }
+  t0=$(now); cpu "$sd/j1.cpu" "$VMXSIM" sweep "$sd/plan.json" -j 1 --db "$sd/j1.db" -q > "$sd/j1.out"; t1=$(now)
+  cpu "$sd/j2.cpu" "$VMXSIM" sweep "$sd/plan.json" -j 2 --db "$sd/j2.db" -q > "$sd/j2.out"; t2=$(now)
+  n=$(sed -n 's/^sweep [^:]*: \([0-9]*\) runs:.*/\1/p' "$sd/j2.out")
+  load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')
+  awk -v n="$n" -v a="$t0" -v b="$t1" -v c="$t2" -v load="$load" 'BEGIN {
+    printf "sweep of %d runs (lat_ctx traces x 5 policies x 5 CPU profiles, traces made beforehand;\n", n
+    printf "  load average %s: other processes on the CPUs lower the ratio):\n", load
+    printf "  -j 1  %6.2f s  %7.1f runs/s\n", b - a, n / (b - a)
+    printf "  -j 2  %6.2f s  %7.1f runs/s\n", c - b, n / (c - b)
+    printf "  -j 2 is %.2fx as fast as -j 1 (goal: close to 2 on 2 cores)\n", (b - a) / (c - b) }'
+  if [ -s "$sd/j1.cpu" ] && [ -s "$sd/j2.cpu" ]; then
+    awk '{ c[NR] = $1 + $2 } END { printf "  CPU seconds, sweep and workers: -j 1 %.2f, -j 2 %.2f (two workers add %+.1f%% work)\n",
+                                   c[1], c[2], 100 * (c[2] - c[1]) / c[1] }' "$sd/j1.cpu" "$sd/j2.cpu"
+  fi
+  # Killed with -9 half way, then resumed: the stored runs are not run again.
+  "$VMXSIM" sweep "$sd/plan.json" -j 2 --db "$sd/k.db" -q > /dev/null 2>&1 &
+  pid=$!
+  sleep "$(awk -v b="$t1" -v c="$t2" 'BEGIN { printf "%.1f", (c - b) / 2 }')"
+  kill -9 "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  "$VMXSIM" sweep "$sd/plan.json" -j 2 --db "$sd/k.db" -q > "$sd/k.out"
+  check=$(sqlite3 "$sd/k.db" 'PRAGMA integrity_check; SELECT count(*) = count(DISTINCT run_key) FROM runs' 2>/dev/null |
+          paste -sd' ' - || true)
+  case $check in
+    "ok 1") check="; integrity_check ok, every run stored once" ;;
+    "") ;;
+    *) check="; integrity_check and runs stored once: NOT OK ($check)" ;;
+  esac
+  echo "  killed with -9 half way and resumed: $(sed -n 's/.*: \([0-9]* run now, [0-9]* stored before, [0-9]* failed\).*/\1/p' "$sd/k.out")$check"
+  rm -rf "$sd"
+}
+
+if want replay; then replay_figures; fi
+if want import; then import_figures; fi
+if want sweep; then echo; bench_sweep; fi
 [ -n "${BENCH_KEEP:-}" ] || { rm -f "$DIR"/*.bin "$DIR"/*.xentrace "$DIR/.time" "$DIR/.a" "$DIR/.b" "$DIR/.m"; rmdir "$DIR" 2>/dev/null || true; }

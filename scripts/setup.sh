@@ -14,6 +14,8 @@
 #   clang   clang and llvm-ar: the second compiler CI builds with
 #   measure valgrind, perf, python3 and gcc-multilib (32-bit builds): the measurement
 #           recipes of workloads/record/measure (never installed unless asked for)
+#   slurm   Slurm's controller, node daemon and commands, and munge: the Slurm test
+#           (tests/slurm/run.sh, which starts a private one-node cluster as root)
 # Without GROUPs: build test plot bench (what `make deps` and `make demo` install).
 #
 # The checks work on any system: a library counts as present when pkg-config knows it or,
@@ -61,6 +63,10 @@ measure|valgrind|cmd valgrind|valgrind
 measure|linux-perf|cmd perf|perf
 measure|python3|cmd python3|python3
 measure|gcc-multilib|-|gcc-multilib (32-bit builds; the 32-bit measurement is skipped without it)
+slurm|slurmctld|cmd slurmctld|the Slurm controller (slurmctld)
+slurm|slurmd|cmd slurmd|the Slurm node daemon (slurmd)
+slurm|slurm-client|cmd sbatch|the Slurm commands (sbatch, scontrol, squeue, sinfo)
+slurm|munge|cmd munged|munge (Slurm's authentication)
 EOF
 }
 
@@ -180,8 +186,8 @@ if [ "$1" = --check ]; then mode=do_check; shift; fi
 [ $# -gt 0 ] || set -- build test plot bench
 for g in "$@"; do
   case $g in
-    build|unit|test|plot|bench|clang|measure) ;;
-    *) echo "vmxsim setup: unknown group '$g' (build, unit, test, plot, bench, clang, measure)" >&2; exit 2 ;;
+    build|unit|test|plot|bench|clang|measure|slurm) ;;
+    *) echo "vmxsim setup: unknown group '$g' (build, unit, test, plot, bench, clang, measure, slurm)" >&2; exit 2 ;;
   esac
 done
 $mode "$@"

@@ -13,16 +13,17 @@
 
 const struct generator generators[] = {
   { "lat_ctx", "lmbench lat_ctx: a ring of N processes passing a token through pipes", latctx_usage,
-    gen_latctx_args },
+    LATCTX_MODEL_VERSION, gen_latctx_args },
   { "hackbench", "hackbench: groups of 20 senders and 20 receivers, 100-byte messages", hackbench_usage,
-    gen_hackbench_args },
+    HACKBENCH_MODEL_VERSION, gen_hackbench_args },
   { "syscalls", "a null system-call loop: hvm, 64-bit Xen PV (pv64), or PTI without PCID", syscalls_usage,
-    gen_syscalls_args },
+    SYSCALLS_MODEL_VERSION, gen_syscalls_args },
   { "cr4toggle", "global TLB flushes by toggling CR4.PGE, or CR4.TSD toggles", cr4toggle_usage,
-    gen_cr4toggle_args },
-  { "debug", "processes under a debugger: DR0-3 and DR7 loaded on switches", debug_usage, gen_debug_args },
+    CR4TOGGLE_MODEL_VERSION, gen_cr4toggle_args },
+  { "debug", "processes under a debugger: DR0-3 and DR7 loaded on switches", debug_usage,
+    DEBUG_MODEL_VERSION, gen_debug_args },
   { "cpuid", "a CPUID loop: the lightweight exit of kvm-unit-tests' vmexit benchmark", cpuid_usage,
-    gen_cpuid_args },
+    CPUID_MODEL_VERSION, gen_cpuid_args },
 };
 const size_t ngenerators = sizeof generators / sizeof generators[0];
 

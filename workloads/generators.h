@@ -9,6 +9,8 @@ struct generator {
   const char *name;          /* "lat_ctx", as `vmxsim gen` takes it */
   const char *summary;       /* one line for `vmxsim gen --help` */
   const char *usage;         /* `vmxsim gen NAME --help` */
+  int model_version;         /* the metadata's "model_version": bumped when the output for
+                                the same options changes (sweeps key their trace cache by it) */
   /* Parses the options argv[1..] and writes the trace (gen_NAME_args). */
   int (*run)(int argc, char **argv, const char *out, char *err, size_t errlen);
 };

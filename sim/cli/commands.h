@@ -17,5 +17,7 @@ int cmd_compare(int argc, char **argv);    /* sim/cli/cmd_db.c: compare stored r
 int cmd_import(int argc, char **argv);     /* sim/cli/cmd_import.c: import perf/KVM/Xen recordings */
 int cmd_summary(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);  /* sim/cli/cmd_calibrate.c: a profile fitted to a recording */    /* sim/cli/cmd_summary.c: a recording's measured exits */
+int cmd_sweep(int argc, char **argv);      /* sim/cli/cmd_sweep.c: run a sweep plan, here or on Slurm */
+int cmd_merge(int argc, char **argv);      /* sim/cli/cmd_sweep.c: merge results databases */
 
 #endif

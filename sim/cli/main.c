@@ -30,6 +30,8 @@ static const char usage[] =
   "  runs, report, compare   stored results (vmxsim.db): list runs, reprint one, compare several\n"
   "  repl        step through a trace: breakpoints, VMCS, registers, shadow MMU, why it exited\n"
   "  reproduce   run the classic exit-cost experiments (2007-2018) and print their tables\n"
+  "  sweep       run a plan of many runs (traces x policies x CPUs): -j workers, shards, Slurm\n"
+  "  merge       merge results databases (the shards of a sweep) into one\n"
   "\n"
   "exit codes:\n"
   "  0  success\n"
@@ -62,6 +64,8 @@ static const struct command commands[] = {
   { "summary", cmd_summary },
   { "calibrate", cmd_calibrate },
   { "reproduce", cmd_reproduce },
+  { "sweep", cmd_sweep },
+  { "merge", cmd_merge },
 };
 
 int main(int argc, char **argv) {

@@ -1,5 +1,6 @@
 /* The results database: opening it (WAL, busy timeout, schema migrations), storing a run in one transaction, and loading it back. */
 #include "store.h"
+#include "store_int.h"
 #include "sim/core/hash.h"
 #include "sim/core/runner.h"
 #include "sim/core/util.h"
@@ -110,17 +111,45 @@ static const char schema_v2[] =
   "  PRIMARY KEY (run_id, seq)\n"
   ") WITHOUT ROWID;\n";
 
+/* Version 3: the identity of a run (what a sweep skips and a merge stores
+** once) and the sweeps that filled the database.  The backfill uses the SQL
+** functions store_open registers (vmxsim_xxh64, vmxsim_run_key). */
+static const char schema_v3[] =
+  "ALTER TABLE runs ADD COLUMN cpu_hash TEXT;  -- XXH64 of cpu_json, 16 hex digits\n"
+  "ALTER TABLE runs ADD COLUMN run_key TEXT;   -- identity: XXH64 of trace hash, policy_json, cpu_hash,"
+  " vmxsim_version (and events if partial)\n"
+  "UPDATE runs SET cpu_hash = vmxsim_xxh64(cpu_json),\n"
+  "  run_key = vmxsim_run_key((SELECT hash FROM traces t WHERE t.id = runs.trace_id), policy_json,\n"
+  "                           vmxsim_xxh64(cpu_json), vmxsim_version, partial, events);\n"
+  "CREATE INDEX runs_by_key ON runs(run_key);\n"
+  "CREATE TABLE sweeps (\n"
+  "  id             INTEGER PRIMARY KEY,\n"
+  "  plan_hash      TEXT NOT NULL,     -- XXH64 of the plan as compact JSON\n"
+  "  name           TEXT NOT NULL,     -- the plan's name\n"
+  "  plan           TEXT NOT NULL,     -- the plan as compact JSON\n"
+  "  shard          INTEGER NOT NULL,  -- this part: shard of nshards (0 of 1: the whole sweep)\n"
+  "  nshards        INTEGER NOT NULL,\n"
+  "  runs           INTEGER NOT NULL,  -- runs in this part\n"
+  "  done           INTEGER NOT NULL,  -- of which stored (now or before)\n"
+  "  failed         INTEGER NOT NULL,  -- of which failed in the last attempt\n"
+  "  vmxsim_version TEXT NOT NULL,\n"
+  "  started_at     TEXT NOT NULL,     -- UTC, the last attempt\n"
+  "  finished_at    TEXT,              -- UTC; NULL while running or after an interruption\n"
+  "  UNIQUE (plan_hash, shard, nshards)\n"
+  ");\n";
+
 const struct store_migration store_migrations[] = {
   { 1, schema_v1 },
   { 2, schema_v2 },
-  /* { 3, "ALTER TABLE runs ADD COLUMN ...;" }: append, never edit a released step. */
+  { 3, schema_v3 },
+  /* { 4, "ALTER TABLE runs ADD COLUMN ...;" }: append, never edit a released step. */
 };
 const size_t store_nmigrations = sizeof store_migrations / sizeof *store_migrations;
 
 /* ---- errors ---- */
 
 /* Formats "results database PATH: WHAT: sqlite's message (hint)" and returns EXIT_DB. */
-static int db_error(sqlite3 *db, const char *path, const char *what, char *err, size_t errlen) {
+int store_db_error(sqlite3 *db, const char *path, const char *what, char *err, size_t errlen) {
   int code = db ? sqlite3_extended_errcode(db) & 0xff : SQLITE_NOMEM;
   int sys = db ? sqlite3_system_errno(db) : 0;
   const char *hint = "";
@@ -177,31 +206,84 @@ static int check_path(const char *path, bool create, char *err, size_t errlen) {
 }
 
 /* WAL lets readers and one writer work at once; the mode persists in the file.
-** Switching needs a moment of exclusive access, so retry while others hold it. */
-static int set_wal(sqlite3 *db) {
+** Switching needs a moment of exclusive access, so retry while others hold it.
+** mode: "wal", or "delete" (a rollback journal). */
+static int set_journal(sqlite3 *db, const char *mode) {
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL);
   if (rc == SQLITE_OK) rc = sqlite3_step(st);
-  bool is_wal = rc == SQLITE_ROW && sqlite3_stricmp((const char *)sqlite3_column_text(st, 0), "wal") == 0;
+  bool same = rc == SQLITE_ROW && sqlite3_stricmp((const char *)sqlite3_column_text(st, 0), mode) == 0;
   sqlite3_finalize(st);
   if (rc != SQLITE_ROW) return rc;
-  if (is_wal) return SQLITE_OK;
+  if (same) return SQLITE_OK;
+  char sql[48];
+  snprintf(sql, sizeof sql, "PRAGMA journal_mode=%s", mode);
   for (int tries = 0; tries < BUSY_TIMEOUT_MS / 10; tries++) {
-    rc = exec(db, "PRAGMA journal_mode=WAL");
+    rc = exec(db, sql);
     if ((rc & 0xff) != SQLITE_BUSY) return rc;
     sqlite3_sleep(10);
   }
   return rc;
 }
 
-int store_open(const char *path, bool create, sqlite3 **out, char *err, size_t errlen) {
+/* ---- identities: SQL functions for the migration and the merge ---- */
+
+void store_text_hash(const char *text, char hex[HASH_HEX_LEN + 1]) {
+  snprintf(hex, HASH_HEX_LEN + 1, "%016llx", (unsigned long long)xxh64(text, strlen(text)));
+}
+
+void store_run_key(const char *trace_hash, const char *policy_json, const char *cpu_hash, const char *version,
+                   bool partial, uint64_t events, char key[HASH_HEX_LEN + 1]) {
+  struct xxh64 h;
+  const char *parts[] = { trace_hash, policy_json, cpu_hash, version };
+  xxh64_init(&h);
+  for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+    xxh64_update(&h, parts[i] ? parts[i] : "", strlen(parts[i] ? parts[i] : "") + 1);   /* with the NUL */
+  char tail[48];
+  if (partial) snprintf(tail, sizeof tail, "partial %llu", (unsigned long long)events);
+  else snprintf(tail, sizeof tail, "complete");
+  xxh64_update(&h, tail, strlen(tail));
+  snprintf(key, HASH_HEX_LEN + 1, "%016llx", (unsigned long long)xxh64_final(&h));
+}
+
+static const char *arg_text(sqlite3_value *v) {
+  const unsigned char *t = sqlite3_value_text(v);
+  return t ? (const char *)t : "";
+}
+
+/* vmxsim_xxh64(TEXT): store_text_hash. */
+static void sql_xxh64(sqlite3_context *cx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  char hex[HASH_HEX_LEN + 1];
+  store_text_hash(arg_text(argv[0]), hex);
+  sqlite3_result_text(cx, hex, -1, SQLITE_TRANSIENT);
+}
+
+/* vmxsim_run_key(trace_hash, policy_json, cpu_hash, vmxsim_version, partial, events): store_run_key. */
+static void sql_run_key(sqlite3_context *cx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  char key[HASH_HEX_LEN + 1];
+  store_run_key(arg_text(argv[0]), arg_text(argv[1]), arg_text(argv[2]), arg_text(argv[3]),
+                sqlite3_value_int(argv[4]) != 0, (uint64_t)sqlite3_value_int64(argv[5]), key);
+  sqlite3_result_text(cx, key, -1, SQLITE_TRANSIENT);
+}
+
+int store_register_functions(sqlite3 *db) {
+  int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC;
+  int rc = sqlite3_create_function(db, "vmxsim_xxh64", 1, flags, NULL, sql_xxh64, NULL, NULL);
+  if (rc == SQLITE_OK) rc = sqlite3_create_function(db, "vmxsim_run_key", 6, flags, NULL, sql_run_key, NULL, NULL);
+  return rc;
+}
+
+int store_open_journal(const char *path, bool create, enum store_journal journal, sqlite3 **out,
+                       char *err, size_t errlen) {
   sqlite3 *db = NULL;
   *out = NULL;
   int rc = check_path(path, create, err, errlen);
   if (rc) return rc;
   int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
-  if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
-    rc = db_error(db, path, "cannot open", err, errlen);
+  if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK || store_register_functions(db) != SQLITE_OK) {
+    rc = store_db_error(db, path, "cannot open", err, errlen);
     goto done;
   }
   sqlite3_extended_result_codes(db, 1);
@@ -213,8 +295,9 @@ int store_open(const char *path, bool create, sqlite3 **out, char *err, size_t e
     rc = EXIT_DB;
     goto done;
   }
-  if (sqlite3_db_readonly(db, "main") == 0 && set_wal(db) != SQLITE_OK) {
-    rc = db_error(db, path, "cannot open", err, errlen);
+  const char *mode = journal == STORE_JOURNAL_WAL ? "wal" : journal == STORE_JOURNAL_ROLLBACK ? "delete" : NULL;
+  if (mode && sqlite3_db_readonly(db, "main") == 0 && set_journal(db, mode) != SQLITE_OK) {
+    rc = store_db_error(db, path, "cannot open", err, errlen);
     goto done;
   }
   rc = store_migrate(db, path, store_migrations, store_nmigrations, err, errlen);
@@ -222,6 +305,10 @@ done:
   if (rc) sqlite3_close(db);
   else *out = db;
   return rc;
+}
+
+int store_open(const char *path, bool create, sqlite3 **out, char *err, size_t errlen) {
+  return store_open_journal(path, create, STORE_JOURNAL_WAL, out, err, errlen);
 }
 
 void store_close(sqlite3 *db) { sqlite3_close(db); }
@@ -237,7 +324,7 @@ static int newer_error(const char *path, int64_t version, int known, char *err, 
 static int check_ours(sqlite3 *db, const char *path, int64_t version, char *err, size_t errlen) {
   int64_t app = query_int(db, "PRAGMA application_id");
   int64_t tables = version == 0 ? query_int(db, "SELECT count(*) FROM sqlite_master") : 0;
-  if (app < 0 || tables < 0) return db_error(db, path, "cannot read the schema", err, errlen);
+  if (app < 0 || tables < 0) return store_db_error(db, path, "cannot read the schema", err, errlen);
   if ((app != 0 && app != STORE_APPLICATION_ID) || tables > 0) {
     snprintf(err, errlen, "results database %s: an SQLite database, but not a vmxsim results database "
              "(choose another file with --db)", path);
@@ -263,21 +350,21 @@ int store_migrate(sqlite3 *db, const char *path, const struct store_migration *s
                   char *err, size_t errlen) {
   int target = n ? steps[n - 1].version : 0;
   int64_t version = query_int(db, "PRAGMA user_version");
-  if (version < 0) return db_error(db, path, "cannot open", err, errlen);
+  if (version < 0) return store_db_error(db, path, "cannot open", err, errlen);
   if (version == target) return check_ours(db, path, version, err, errlen);
   if (version > target) return newer_error(path, version, target, err, errlen);
   /* Another process may be migrating too: take the write lock, then look again. */
   int rc = exec(db, "BEGIN IMMEDIATE");
-  if (rc != SQLITE_OK) return db_error(db, path, "cannot upgrade the schema", err, errlen);
+  if (rc != SQLITE_OK) return store_db_error(db, path, "cannot upgrade the schema", err, errlen);
   version = query_int(db, "PRAGMA user_version");
-  if (version < 0) rc = db_error(db, path, "cannot upgrade the schema", err, errlen);
+  if (version < 0) rc = store_db_error(db, path, "cannot upgrade the schema", err, errlen);
   else if (version > target) rc = newer_error(path, version, target, err, errlen);
   else rc = check_ours(db, path, version, err, errlen);
   if (rc == 0 && version < target) {
     if (apply_steps(db, version, steps, n) != SQLITE_OK || exec(db, "COMMIT") != SQLITE_OK) {
       char what[96];
       snprintf(what, sizeof what, "cannot upgrade the schema from version %lld to %d", (long long)version, target);
-      rc = db_error(db, path, what, err, errlen);
+      rc = store_db_error(db, path, what, err, errlen);
     }
   }
   if (rc || version == target) exec(db, "ROLLBACK");
@@ -357,8 +444,12 @@ static int save_run_row(struct saver *s) {
   int rc = sqlite3_prepare_v2(s->db,
     "INSERT INTO runs(trace_id, trace_name, policy, policy_json, cpu, cpu_json, clock_ghz, vmxsim_version,"
     " started_at, wall_seconds, events_per_sec, events, partial, total_exits, marks, guest_cycles,"
-    " vmm_cycles, elapsed_cycles) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)",
+    " vmm_cycles, elapsed_cycles, cpu_hash, run_key)"
+    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)",
     -1, &st, NULL);
+  char cpu_hash[HASH_HEX_LEN + 1], key[HASH_HEX_LEN + 1];
+  store_text_hash(run->profile_json ? run->profile_json : "", cpu_hash);
+  store_run_key(s->hash, run->policy_json, cpu_hash, VMXSIM_VERSION, run->partial, rep->events, key);
   if (rc == SQLITE_OK) {
     sqlite3_bind_int64(st, 1, s->trace_id);
     bind_text(st, 2, rep->trace);
@@ -379,6 +470,8 @@ static int save_run_row(struct saver *s) {
     sqlite3_bind_int64(st, 16, (int64_t)rep->guest_cycles);
     sqlite3_bind_int64(st, 17, (int64_t)rep->vmm_cycles);
     sqlite3_bind_int64(st, 18, (int64_t)rep->elapsed_cycles);
+    bind_text(st, 19, cpu_hash);
+    bind_text(st, 20, key);
     rc = step_done(st);
   }
   sqlite3_finalize(st);
@@ -461,7 +554,7 @@ static unsigned delay_from_env(void) {
 ** nothing of it, and concurrent writers queue on the busy timeout. */
 static int save_all(struct saver *s, const char *path, char *err, size_t errlen) {
   int rc = exec(s->db, "BEGIN IMMEDIATE");
-  if (rc != SQLITE_OK) return db_error(s->db, path, "cannot store the run", err, errlen);
+  if (rc != SQLITE_OK) return store_db_error(s->db, path, "cannot store the run", err, errlen);
   rc = save_trace(s);
   if (rc == SQLITE_OK) { test_delay(s); rc = save_run_row(s); }
   if (rc == SQLITE_OK) { test_delay(s); rc = save_exits(s); }
@@ -469,7 +562,7 @@ static int save_all(struct saver *s, const char *path, char *err, size_t errlen)
   if (rc == SQLITE_OK) rc = save_views(s);
   if (rc == SQLITE_OK) rc = exec(s->db, "COMMIT");
   if (rc == SQLITE_OK) return 0;
-  db_error(s->db, path, "cannot store the run", err, errlen);
+  store_db_error(s->db, path, "cannot store the run", err, errlen);
   exec(s->db, "ROLLBACK");
   return EXIT_DB;
 }
@@ -483,10 +576,12 @@ struct store_run store_run_of(const struct run_output *out, const char *trace) {
   return run;
 }
 
-int store_save(const char *path, const struct store_run *run, int64_t *run_id, char *err, size_t errlen) {
-  char hash[sizeof run->rep->trace_hash], why[600];
+/* The trace's content hash: the report's when set, else the file's. */
+static int run_trace_hash(const char *path, const struct store_run *run, char hash[HASH_HEX_LEN + 1],
+                          char *err, size_t errlen) {
+  char why[600];
   if (run->rep->trace_hash[0]) {
-    snprintf(hash, sizeof hash, "%s", run->rep->trace_hash);
+    snprintf(hash, HASH_HEX_LEN + 1, "%.*s", HASH_HEX_LEN, run->rep->trace_hash);
   } else if (!run->trace_path) {
     snprintf(err, errlen, "results database %s: run not stored: no trace file to hash", path);
     return EXIT_DB;
@@ -494,10 +589,13 @@ int store_save(const char *path, const struct store_run *run, int64_t *run_id, c
     snprintf(err, errlen, "results database %s: run not stored: %s", path, why);
     return EXIT_DB;
   }
-  struct saver s = { .run = run, .hash = hash, .delay_ms = delay_from_env() };
-  int rc = store_open(path, true, &s.db, err, errlen);
-  if (rc == 0) rc = save_all(&s, path, err, errlen);
-  store_close(s.db);
+  return 0;
+}
+
+static int save_hashed(sqlite3 *db, const char *path, const struct store_run *run, const char *hash,
+                       int64_t *run_id, char *err, size_t errlen) {
+  struct saver s = { .db = db, .run = run, .hash = hash, .delay_ms = delay_from_env() };
+  int rc = save_all(&s, path, err, errlen);
   if (rc == 0 && run_id) *run_id = s.run_id;
   return rc;
 }
@@ -526,16 +624,103 @@ int store_delete_runs(sqlite3 *db, const char *path, const int64_t *ids, size_t 
   int rc = exec(db, "BEGIN IMMEDIATE");
   if (rc == SQLITE_OK) rc = for_each_id(db, "DELETE FROM exits WHERE run_id = ?1", ids, n, NULL);
   if (rc == SQLITE_OK) rc = for_each_id(db, "DELETE FROM counters WHERE run_id = ?1", ids, n, NULL);
+  if (rc == SQLITE_OK) rc = for_each_id(db, "DELETE FROM views WHERE run_id = ?1", ids, n, NULL);
   if (rc == SQLITE_OK) rc = for_each_id(db, "DELETE FROM runs WHERE id = ?1", ids, n, &count);
   if (rc == SQLITE_OK) rc = exec(db, "DELETE FROM traces WHERE id NOT IN (SELECT trace_id FROM runs)");
   if (rc == SQLITE_OK) rc = exec(db, "COMMIT");
   if (rc != SQLITE_OK) {
-    db_error(db, path, "cannot delete runs", err, errlen);
+    store_db_error(db, path, "cannot delete runs", err, errlen);
     exec(db, "ROLLBACK");
     return EXIT_DB;
   }
   if (deleted) *deleted = count;
   return 0;
+}
+
+int store_save_db(sqlite3 *db, const char *path, const struct store_run *run, int64_t *run_id,
+                  char *err, size_t errlen) {
+  char hash[HASH_HEX_LEN + 1];
+  int rc = run_trace_hash(path, run, hash, err, errlen);
+  return rc ? rc : save_hashed(db, path, run, hash, run_id, err, errlen);
+}
+
+int store_save(const char *path, const struct store_run *run, int64_t *run_id, char *err, size_t errlen) {
+  char hash[HASH_HEX_LEN + 1];
+  int rc = run_trace_hash(path, run, hash, err, errlen);   /* before creating the database */
+  if (rc) return rc;
+  sqlite3 *db = NULL;
+  rc = store_open(path, true, &db, err, errlen);
+  if (rc == 0) rc = save_hashed(db, path, run, hash, run_id, err, errlen);
+  store_close(db);
+  return rc;
+}
+
+int store_find_run(sqlite3 *db, const char *path, const char *key, int64_t *run_id, char *err, size_t errlen) {
+  sqlite3_stmt *st = NULL;
+  *run_id = 0;
+  int rc = sqlite3_prepare_v2(db, "SELECT min(id) FROM runs WHERE run_key = ?1", -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    bind_text(st, 1, key);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+      *run_id = sqlite3_column_int64(st, 0);
+      rc = SQLITE_OK;
+    }
+  }
+  sqlite3_finalize(st);
+  return rc == SQLITE_OK ? 0 : store_db_error(db, path, "cannot look up a run", err, errlen);
+}
+
+/* ---- sweeps ---- */
+
+static void utc_now(char out[32]) { utc_text((int64_t)time(NULL), out); }
+
+int store_sweep_begin(sqlite3 *db, const char *path, const struct store_sweep *sw, int64_t *sweep_id,
+                      char *err, size_t errlen) {
+  char now[32];
+  utc_now(now);
+  *sweep_id = 0;
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db,
+    "INSERT INTO sweeps(plan_hash, name, plan, shard, nshards, runs, done, failed, vmxsim_version, started_at)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, 0, ?7, ?8)"
+    " ON CONFLICT (plan_hash, shard, nshards) DO UPDATE SET runs = excluded.runs, done = 0, failed = 0,"
+    " vmxsim_version = excluded.vmxsim_version, started_at = excluded.started_at, finished_at = NULL"
+    " RETURNING id", -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    bind_text(st, 1, sw->plan_hash);
+    bind_text(st, 2, sw->name);
+    bind_text(st, 3, sw->plan_json);
+    sqlite3_bind_int64(st, 4, sw->shard);
+    sqlite3_bind_int64(st, 5, sw->nshards);
+    sqlite3_bind_int64(st, 6, (int64_t)sw->runs);
+    bind_text(st, 7, VMXSIM_VERSION);
+    bind_text(st, 8, now);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *sweep_id = sqlite3_column_int64(st, 0);
+    rc = rc == SQLITE_ROW ? sqlite3_step(st) : rc;
+  }
+  sqlite3_finalize(st);
+  return rc == SQLITE_DONE ? 0 : store_db_error(db, path, "cannot record the sweep", err, errlen);
+}
+
+int store_sweep_progress(sqlite3 *db, const char *path, int64_t sweep_id, uint64_t done, uint64_t failed,
+                         bool finished, char *err, size_t errlen) {
+  char now[32];
+  utc_now(now);
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db, "UPDATE sweeps SET done = ?2, failed = ?3,"
+                              " finished_at = CASE WHEN ?4 THEN ?5 END WHERE id = ?1", -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_int64(st, 1, sweep_id);
+    sqlite3_bind_int64(st, 2, (int64_t)done);
+    sqlite3_bind_int64(st, 3, (int64_t)failed);
+    sqlite3_bind_int(st, 4, finished);
+    bind_text(st, 5, now);
+    rc = step_done(st);
+  }
+  sqlite3_finalize(st);
+  return rc == SQLITE_OK ? 0 : store_db_error(db, path, "cannot record the sweep's progress", err, errlen);
 }
 
 /* ---- loading a run ---- */
@@ -682,7 +867,7 @@ int store_load_db(sqlite3 *db, const char *path, int64_t run_id, struct report *
   if (rc == SQLITE_OK) rc = load_views(db, id, rep);
   if (rc != SQLITE_OK) {
     report_free(rep);
-    db_error(db, path, "cannot read the run", err, errlen);
+    store_db_error(db, path, "cannot read the run", err, errlen);
     exec(db, "ROLLBACK");
     return EXIT_DB;
   }

@@ -23,7 +23,7 @@ batch_csv=$out
 run "$VMXSIM" report --format csv
 check_eq "report (default: last) --format csv equals the batch csv" "$batch_csv" "$out"
 
-check_eq "schema version" "2" "$(q 'PRAGMA user_version')"
+check_eq "schema version" "3" "$(q 'PRAGMA user_version')"
 check_eq "journal mode" "wal" "$(q 'PRAGMA journal_mode')"
 check_eq "one trace row for three runs" "1" "$(q 'SELECT count(*) FROM traces')"
 check_eq "trace hash is xxh64 of the file" "16" "$(q 'SELECT length(hash) FROM traces')"
@@ -205,7 +205,7 @@ check_rc "a newer schema: runs exits 5" 5
 sqlite3 older.db 'PRAGMA application_id = 1986885747'
 run "$VMXSIM" runs --db older.db
 check_rc "an older (version 0) database opens" 0
-check_eq "an older database is migrated" "2" "$(DB=older.db q 'PRAGMA user_version')"
+check_eq "an older database is migrated" "3" "$(DB=older.db q 'PRAGMA user_version')"
 
 cp vmxsim.db ro.db
 chmod 444 ro.db

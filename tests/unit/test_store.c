@@ -202,12 +202,14 @@ static void test_migration_to_pretend_v2(void **state) {
   assert_int_equal(store_open(f->db, false, &db, f->err, sizeof f->err), EXIT_DB);
   assert_contains(f->err, "newer than this vmxsim");
   assert_int_equal(store_save(f->db, &run, &id, f->err, sizeof f->err), EXIT_DB);
-  assert_contains(f->err, "schema version 3");
+  char newer[48];
+  snprintf(newer, sizeof newer, "schema version %d", STORE_SCHEMA_VERSION + 1);
+  assert_contains(f->err, newer);
   assert_int_equal(sql_int(f->db, "SELECT count(*) FROM runs"), 1);
 }
 
-/* A version-1 database (before views) is migrated to version 2, keeps its runs,
-** and then stores and loads a run's views. */
+/* A version-1 database (before views) is migrated to the current version, keeps
+** its runs, and then stores and loads a run's views. */
 static void test_migration_from_v1_keeps_runs_and_adds_views(void **state) {
   struct fx *f = *state;
   struct report rep;
@@ -215,12 +217,12 @@ static void test_migration_from_v1_keeps_runs_and_adds_views(void **state) {
   struct store_run run = sample_run(f, &rep);
   int64_t id;
   struct sqlite3 *db = NULL;
-  sql_exec(f->db, "PRAGMA application_id = 1986885747");
-  assert_int_equal(store_open(f->db, false, &db, f->err, sizeof f->err), 0);   /* to version 2 */
-  store_close(db);
-  sql_exec(f->db, "DROP TABLE views; PRAGMA user_version = 1");                  /* as version 1 left it */
+  assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);                          /* version 1: step 1 alone */
+  assert_int_equal(store_migrate(db, f->db, store_migrations, 1, f->err, sizeof f->err), 0);
+  sqlite3_close(db);
+  assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 1);
   assert_int_equal(store_save(f->db, &run, &id, f->err, sizeof f->err), 0);      /* migrates, then stores */
-  assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 2);
+  assert_int_equal(sql_int(f->db, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
   struct view_stat v[2] = {
     { .source = VS_MEASURED, .name = "CR_ACCESS", .dim = VD_REASON, .reason = 28, .key = 28, .count = 7, .cycles = 700, .avg = 100 },
     { .source = VS_SIMULATED, .name = "cr3 write", .parent = "CR_ACCESS", .dim = VD_CR, .reason = 28, .key = 7,
@@ -258,16 +260,17 @@ static void test_failed_migration_changes_nothing(void **state) {
   struct fx *f = *state;
   struct sqlite3 *db = NULL;
   assert_int_equal(store_open(f->db, true, &db, f->err, sizeof f->err), 0);
-  struct store_migration steps[] = {
-    store_migrations[0],
-    store_migrations[1],
-    { 3, "CREATE TABLE fine (x);" },
-    { 4, "ALTER TABLE no_such_table ADD COLUMN y;" },
-  };
-  assert_int_equal(store_migrate(db, f->db, steps, 4, f->err, sizeof f->err), EXIT_DB);
-  assert_contains(f->err, "cannot upgrade the schema from version 2 to 4");
+  enum { V = STORE_SCHEMA_VERSION };
+  struct store_migration steps[STORE_SCHEMA_VERSION + 2];
+  memcpy(steps, store_migrations, store_nmigrations * sizeof *steps);
+  steps[V] = (struct store_migration){ V + 1, "CREATE TABLE fine (x);" };
+  steps[V + 1] = (struct store_migration){ V + 2, "ALTER TABLE no_such_table ADD COLUMN y;" };
+  assert_int_equal(store_migrate(db, f->db, steps, V + 2, f->err, sizeof f->err), EXIT_DB);
+  char want[96];
+  snprintf(want, sizeof want, "cannot upgrade the schema from version %d to %d", V, V + 2);
+  assert_contains(f->err, want);
   store_close(db);
-  assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 2);
+  assert_int_equal(sql_int(f->db, "PRAGMA user_version"), V);
   assert_int_equal(sql_int(f->db, "SELECT count(*) FROM sqlite_master WHERE name = 'fine'"), 0);
 }
 

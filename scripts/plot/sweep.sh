@@ -1,0 +1,164 @@
+#!/bin/sh
+# Plots a swept parameter of a sweep (docs/sweeps.md) from a results database: any
+# generator parameter of the traces' metadata or any policy knob against microseconds or
+# VM exits per operation, one line per policy.  It queries the database with the sqlite3
+# tool and draws with gnuplot (sweep.gp beside it).
+set -eu
+
+usage() {
+  cat <<'USAGE'
+usage: scripts/plot/sweep.sh --param KEY [--y us|exits] [--where KEY=VALUE]... [--db FILE] [-o OUT.png]
+
+  --param KEY      the x axis: a parameter of the traces' metadata (procs, size, ...) or a
+                   policy knob (cr3_target_count, shadow_pages_max, ...); write params.KEY
+                   or knobs.KEY where a name is both
+  --y us|exits     microseconds per operation (default) or VM exits per operation
+  --where K=V      only runs whose K is V: cpu, workload, a metadata parameter or a knob
+                   (may be repeated); the other swept parameters must be fixed this way
+  --db FILE        results database (default vmxsim.db; a merged sweep's, say)
+  -o OUT.png       output file (default sweep-KEY.png)
+
+Without --where cpu=C, the CPU profile of the latest matching run; without --where
+workload=W, the workload of the latest run that has KEY.  A policy's line takes its knob
+value from the resolved policy, so "cr3cache" and "cr3cache,cr3_target_count=4" are one
+line when KEY is that knob.
+
+example:
+  vmxsim sweep study.json -j 2 --db study.db
+  scripts/plot/sweep.sh --db study.db --param procs --where size=0
+  scripts/plot/sweep.sh --db study.db --param cr3_target_count --y exits --where procs=8
+USAGE
+}
+
+die() { echo "sweep.sh: $*" >&2; exit "${rc:-1}"; }
+usage_error() { rc=2 die "$* (see --help)"; }
+
+here=$(cd "$(dirname "$0")" && pwd)
+db=vmxsim.db param='' y=us out='' wheres=''
+while [ $# -gt 0 ]; do
+  case $1 in
+    --param) param=${2?}; shift ;;
+    --y) y=${2?}; shift ;;
+    --where) wheres="$wheres
+${2?}"; shift ;;
+    --db) db=${2?}; shift ;;
+    -o|--output) out=${2?}; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage_error "unknown option '$1'" ;;
+  esac
+  shift
+done
+[ -n "$param" ] || usage_error "--param KEY is required"
+case $y in us|exits) ;; *) usage_error "--y $y: expected us or exits" ;; esac
+name_ok() { case $1 in ''|*[!A-Za-z0-9_.]*) return 1 ;; esac; }
+command -v sqlite3 >/dev/null || die "needs the sqlite3 tool (Debian package sqlite3; scripts/setup.sh installs it)"
+command -v gnuplot >/dev/null || die "needs gnuplot (Debian package gnuplot-nox; scripts/setup.sh installs it)"
+[ -f "$db" ] || die "results database $db does not exist"
+
+sq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/''/g")"; }
+gq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/''/g")"; }
+query() { sqlite3 -batch -noheader -separator "$(printf '\t')" "$db" "$1"; }
+FROM="FROM runs r JOIN traces t ON t.id = r.trace_id"
+meta() { printf "CASE WHEN json_valid(t.metadata) THEN json_extract(t.metadata, '\$.%s') END" "$1"; }
+knob() { printf "json_extract(r.policy_json, '\$.%s')" "$1"; }
+
+# key_sql KEY: sets $sql to the SQL of a key (cpu, workload, a metadata parameter or a
+# knob) and $kind to which of those it is.
+key_sql() {
+  case $1 in
+    cpu) kind=cpu sql="r.cpu"; return ;;
+    workload) kind=workload sql="t.workload"; return ;;
+    params.*) name_ok "${1#params.}" || usage_error "$1: letters, digits, '_' and '.' only"
+              kind=param sql=$(meta "${1#params.}"); return ;;
+    knobs.*) name_ok "${1#knobs.}" || usage_error "$1: letters, digits, '_' and '.' only"
+             kind=knob sql=$(knob "${1#knobs.}"); return ;;
+  esac
+  name_ok "$1" || usage_error "$1: letters, digits, '_' and '.' only"
+  in_meta=$(query "SELECT count(*) $FROM WHERE $(meta "$1") IS NOT NULL")
+  in_knobs=$(query "SELECT count(*) $FROM WHERE $(knob "$1") IS NOT NULL")
+  if [ "$in_meta" -gt 0 ] && [ "$in_knobs" -gt 0 ]; then
+    usage_error "$1 is both a trace parameter and a knob: write params.$1 or knobs.$1"
+  elif [ "$in_meta" -gt 0 ]; then kind=param sql=$(meta "$1")
+  elif [ "$in_knobs" -gt 0 ]; then kind=knob sql=$(knob "$1")
+  else die "no stored run has '$1' in its trace's metadata or its policy"
+  fi
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+key_sql "$param"
+x=$sql xkind=$kind
+case $param in params.*) xname=${param#params.} ;; knobs.*) xname=${param#knobs.} ;; *) xname=$param ;; esac
+where="$x IS NOT NULL AND r.partial = 0"
+fixed_cpu='' fixed_workload=''
+printf '%s\n' "$wheres" | sed '/^$/d' > "$tmp/wheres"
+while IFS= read -r w; do
+  case $w in *=*) ;; *) usage_error "--where $w: expected KEY=VALUE" ;; esac
+  k=${w%%=*} v=${w#*=}
+  key_sql "$k"
+  e=$sql
+  [ "$kind" = cpu ] && fixed_cpu=1
+  [ "$kind" = workload ] && fixed_workload=1
+  # JSON values compare as text: 64 = '64', true = 'true' (json_extract gives 1 for true)
+  case $v in true) v=1 ;; false) v=0 ;; esac
+  where="$where AND CAST($e AS TEXT) = $(sq "$v")"
+done < "$tmp/wheres"
+if [ -z "$fixed_workload" ]; then
+  wl=$(query "SELECT t.workload $FROM WHERE $where ORDER BY r.id DESC LIMIT 1")
+  [ -n "$wl" ] || die "no stored run matches (--param $param$(tr '\n' ' ' < "$tmp/wheres" | sed 's/^./ --where &/'))"
+  where="$where AND t.workload = $(sq "$wl")"
+fi
+if [ -z "$fixed_cpu" ]; then
+  cpu=$(query "SELECT r.cpu $FROM WHERE $where ORDER BY r.id DESC LIMIT 1")
+  where="$where AND r.cpu = $(sq "$cpu")"
+fi
+if [ "$y" = us ]; then
+  yexpr="CASE WHEN r.marks > 0 THEN (r.guest_cycles + r.vmm_cycles) / (r.marks * r.clock_ghz * 1000.0) END"
+  ylabel="microseconds per operation"
+else
+  yexpr="CASE WHEN r.marks > 0 THEN r.total_exits * 1.0 / r.marks END"
+  ylabel="VM exits per operation"
+fi
+query "SELECT r.policy, $x, $yexpr, r.cpu, t.workload $FROM WHERE $where AND $yexpr IS NOT NULL ORDER BY r.id" > "$tmp/rows"
+[ -s "$tmp/rows" ] || die "no stored run with marks matches: --param $param needs runs of traces with 'mark' events"
+workload=$(cut -f5 "$tmp/rows" | tail -1) cpu=$(cut -f4 "$tmp/rows" | tail -1)
+
+# One line per policy, the swept knob's override taken out of its name; a point must not
+# have two different values (then another parameter varies: fix it with --where).
+awk -F '\t' -v OFS='\t' -v key="$xname" -v knobx="$([ "$xkind" = knob ] && echo 1 || echo 0)" -v dir="$tmp" '
+  {
+    label = $1
+    if (knobx) { gsub("," key "=[^,]*", "", label) }
+    if (!(label in line)) { line[label] = ++n; name[n] = label }
+    k = label SUBSEP $2
+    if ((k in y) && y[k] != $3) { clash[label] = clash[label] " " $2 }
+    y[k] = $3
+  }
+  END {
+    for (k in y) { split(k, p, SUBSEP); print p[2], y[k] > (dir "/p" line[p[1]] ".tsv") }
+    for (i = 1; i <= n; i++) print name[i] > (dir "/labels")
+    for (l in clash) print l ":" clash[l] > (dir "/clashes")
+  }' "$tmp/rows"
+if [ -s "$tmp/clashes" ]; then
+  varying=$(query "SELECT group_concat(key, ', ') FROM (SELECT DISTINCT key FROM (SELECT j.key AS key, $x AS xv
+             $FROM, json_each(CASE WHEN json_valid(t.metadata) THEN t.metadata END) j
+             WHERE $where AND j.key NOT IN ($(sq "$xname"), 'sources') AND j.type NOT IN ('array', 'object')
+             GROUP BY j.key, xv HAVING count(DISTINCT j.value) > 1) ORDER BY key)")
+  die "several runs with different results at one point of a line ($(head -1 "$tmp/clashes")): other parameters vary${varying:+: $varying}; fix them with --where KEY=VALUE"
+fi
+files='' titles='' i=0
+while IFS= read -r label; do
+  i=$((i + 1))
+  sort -g "$tmp/p$i.tsv" -o "$tmp/p$i.tsv"
+  files="$files $tmp/p$i.tsv"
+  titles="$titles $(printf '%s' "$label" | tr -s ' \t' '__')"
+done < "$tmp/labels"
+logx=$(cat "$tmp"/p*.tsv | awk -F '\t' 'NR == 1 || $1 < lo { lo = $1 } NR == 1 || $1 > hi { hi = $1 }
+                                        END { print (lo > 0 && hi >= 8 * lo) ? 1 : 0 }')
+out=${out:-sweep-$xname.png}
+title="$workload: $ylabel against $xname (cpu $cpu)"
+[ -s "$tmp/wheres" ] && title="$title, $(paste -sd' ' "$tmp/wheres" | sed 's/ /, /g')"
+gnuplot -e "dir=$(gq "$here/"); files=$(gq "$files"); titles=$(gq "$titles"); outfile=$(gq "$out"); logx=$logx;
+            xlab=$(gq "$xname"); ylab=$(gq "$ylabel"); ttl=$(gq "$title")" "$here/sweep.gp"
+echo "$out"

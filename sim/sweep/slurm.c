@@ -1,0 +1,219 @@
+/* Slurm job-array scripts for a sweep, and their submission (see slurm.h). */
+#include "slurm.h"
+#include "sweep.h"
+#include "sim/core/outfile.h"
+#include "sim/core/util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* A growing text. */
+struct text {
+  char *s;
+  size_t len, cap;
+};
+
+static void addf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void addf(struct text *t, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (t->len + (size_t)n + 1 > t->cap) {
+    t->cap = (t->len + (size_t)n + 1) * 2;
+    t->s = xrealloc(t->s, t->cap);
+  }
+  va_start(ap, fmt);
+  vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+  va_end(ap);
+  t->len += (size_t)n;
+}
+
+/* s in single quotes for sh ('\'' for a quote inside). */
+static void add_quoted(struct text *t, const char *s) {
+  addf(t, "'");
+  for (; *s; s++) {
+    if (*s == '\'') addf(t, "'\\''");
+    else addf(t, "%c", *s);
+  }
+  addf(t, "'");
+}
+
+static char *path_in(const char *dir, const char *name) {
+  size_t n = strlen(dir) + strlen(name) + 2;
+  char *p = xmalloc(n);
+  snprintf(p, n, "%s/%s", dir, name);
+  return p;
+}
+
+char *slurm_array_script_path(const struct slurm_job *j) { return path_in(j->dir, "sweep.sbatch"); }
+char *slurm_merge_script_path(const struct slurm_job *j) { return path_in(j->dir, "merge.sbatch"); }
+
+/* The #SBATCH lines both jobs share. */
+static void common_options(struct text *t, const struct slurm_job *j) {
+  if (j->time) addf(t, "#SBATCH --time=%s\n", j->time);
+  if (j->partition) addf(t, "#SBATCH --partition=%s\n", j->partition);
+  for (int i = 0; i < j->noptions; i++) addf(t, "#SBATCH %s\n", j->options[i]);
+}
+
+char *slurm_array_script(const struct slurm_job *j) {
+  struct text t = { 0 };
+  addf(&t, "#!/bin/sh\n"
+           "# A vmxsim sweep as a Slurm job array, written by 'vmxsim sweep --slurm'.\n"
+           "#   plan: %s\n"
+           "# Task I runs part I of %u of the run set into shard-I.db beside this script.\n"
+           "# A failed task runs again alone with 'sbatch --array=I sweep.sbatch' (it\n"
+           "# resumes: the runs its database holds are skipped); then sbatch merge.sbatch.\n",
+       j->plan, j->nshards);
+  addf(&t, "#SBATCH --job-name=vmxsim-%s\n", j->name);
+  addf(&t, "#SBATCH --array=0-%u\n", j->nshards - 1);
+  addf(&t, "#SBATCH --cpus-per-task=%u\n", j->cpus_per_task);
+  addf(&t, "#SBATCH --output=%s/logs/shard-%%a.out\n", j->dir);
+  common_options(&t, j);
+  addf(&t, "set -eu\n"
+           "# %u is written here: a task resubmitted alone is an array of one\n"
+           "# (SLURM_ARRAY_TASK_COUNT=1), but still part $SLURM_ARRAY_TASK_ID of %u.\n"
+           "exec ", j->nshards, j->nshards);
+  add_quoted(&t, j->program);
+  addf(&t, " sweep ");
+  add_quoted(&t, j->plan);
+  addf(&t, " --shard \"$SLURM_ARRAY_TASK_ID/%u\" -j %u --cache ", j->nshards, j->cpus_per_task);
+  add_quoted(&t, j->cache);
+  addf(&t, " \\\n  --db ");
+  add_quoted(&t, j->dir);
+  addf(&t, "/shard-\"$SLURM_ARRAY_TASK_ID\".db\n");
+  return t.s;
+}
+
+char *slurm_merge_script(const struct slurm_job *j) {
+  struct text t = { 0 };
+  addf(&t, "#!/bin/sh\n"
+           "# Merges the %u shard databases of a vmxsim sweep, written by 'vmxsim sweep --slurm'.\n"
+           "#   plan: %s\n"
+           "# Submitted with --dependency=afterok on the array job.  Merging is idempotent:\n"
+           "# running it again stores nothing twice.\n",
+       j->nshards, j->plan);
+  addf(&t, "#SBATCH --job-name=vmxsim-%s-merge\n", j->name);
+  addf(&t, "#SBATCH --cpus-per-task=1\n");
+  addf(&t, "#SBATCH --output=%s/logs/merge.out\n", j->dir);
+  common_options(&t, j);
+  addf(&t, "set -eu\nexec ");
+  add_quoted(&t, j->program);
+  addf(&t, " merge ");
+  add_quoted(&t, j->db);
+  for (unsigned i = 0; i < j->nshards; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "shard-%u.db", i);
+    char *p = path_in(j->dir, name);
+    addf(&t, " \\\n  ");
+    add_quoted(&t, p);
+    free(p);
+  }
+  addf(&t, "\n");
+  return t.s;
+}
+
+/* #SBATCH lines are not shell: a path in one must not need quoting, and '%' is a pattern there. */
+static int check_sbatch_path(const char *what, const char *path, char *err, size_t errlen) {
+  for (const char *s = path; *s; s++)
+    if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\'' || *s == '"' || *s == '%' || *s == '\\') {
+      snprintf(err, errlen, "%s %s: Slurm's #SBATCH lines cannot carry spaces, quotes, '%%' or '\\' in a path; "
+               "choose another directory", what, path);
+      return EXIT_USAGE;
+    }
+  return 0;
+}
+
+static int write_script(const char *path, const char *text, char *err, size_t errlen) {
+  int rc = outfile_write_text(path, text, err, errlen);
+  if (!rc && chmod(path, 0755) != 0) {
+    snprintf(err, errlen, "%s: cannot make it executable: %s", path, strerror(errno));
+    rc = EXIT_BADINPUT;
+  }
+  return rc;
+}
+
+int slurm_write(const struct slurm_job *j, char *err, size_t errlen) {
+  int rc = check_sbatch_path("--dir", j->dir, err, errlen);
+  if (rc) return rc;
+  char *logs = path_in(j->dir, "logs");
+  rc = sweep_make_dirs(logs, err, errlen);
+  free(logs);
+  if (rc) return rc;
+  char *ap = slurm_array_script_path(j), *mp = slurm_merge_script_path(j);
+  char *at = slurm_array_script(j), *mt = slurm_merge_script(j);
+  rc = write_script(ap, at, err, errlen);
+  if (!rc) rc = write_script(mp, mt, err, errlen);
+  free(ap), free(mp), free(at), free(mt);
+  return rc;
+}
+
+/* ---- submitting ---- */
+
+/* Reads the child's standard output into out (up to n - 1 bytes). */
+static void read_output(int fd, char *out, size_t n) {
+  size_t used = 0;
+  for (;;) {
+    ssize_t got = read(fd, out + used, n - 1 - used);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    used += (size_t)got;
+    if (used == n - 1) {   /* more than a job id: drain the rest */
+      char sink[256];
+      while (read(fd, sink, sizeof sink) > 0) {}
+      break;
+    }
+  }
+  out[used] = 0;
+}
+
+int slurm_submit(const char *script, const char *const *args, int nargs, char id[32], char *err, size_t errlen) {
+  const char *sbatch = getenv("SBATCH") && *getenv("SBATCH") ? getenv("SBATCH") : "sbatch";
+  const char **argv = xcalloc((size_t)nargs + 4, sizeof *argv);
+  int n = 0;
+  argv[n++] = sbatch;
+  argv[n++] = "--parsable";
+  for (int i = 0; i < nargs; i++) argv[n++] = args[i];
+  argv[n++] = script;
+  int fds[2];
+  if (pipe(fds) != 0) {
+    free(argv);
+    snprintf(err, errlen, "%s: cannot run it: %s", sbatch, strerror(errno));
+    return EXIT_INTERNAL;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    close(fds[0]), close(fds[1]);
+    execvp(sbatch, (char *const *)argv);
+    _exit(127);
+  }
+  close(fds[1]);
+  char out[256] = "";
+  if (pid > 0) read_output(fds[0], out, sizeof out);
+  close(fds[0]);
+  int status = 0;
+  while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  free(argv);
+  out[strcspn(out, ";\n")] = 0;   /* "JOBID" or "JOBID;CLUSTER" */
+  if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) == 127) {
+    snprintf(err, errlen, "%s: cannot run it (is Slurm installed? without --submit the scripts are only written)",
+             sbatch);
+    return EXIT_USAGE;
+  }
+  uint64_t v;
+  if (WEXITSTATUS(status) != 0 || !parse_u64(out, &v)) {
+    snprintf(err, errlen, "%s refused %s (exit %d%s%s)", sbatch, script, WEXITSTATUS(status),
+             out[0] ? ", printed " : "", out);
+    return EXIT_USAGE;
+  }
+  snprintf(id, 32, "%.31s", out);
+  return 0;
+}

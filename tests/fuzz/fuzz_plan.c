@@ -1,0 +1,79 @@
+/* libFuzzer harness: sweep plans (sim/sweep/plan.c).  A plan either fails
+** with a usage or input error whose message names the plan file, or parses
+** into a run set whose every run points into the plan's lists, whose traces
+** give generator arguments, labels and cache files, whose knob combinations
+** give overrides, and whose shards partition it. */
+#include "fuzz.h"
+#include "sim/core/util.h"
+#include "sim/sweep/plan.h"
+#include "sim/sweep/sweep.h"
+
+#define FILE_NAME "fuzz-plan.json"
+
+/* Device and kernel files would be read whole as policy or profile files: an
+** endless /dev/zero is no finding. */
+static bool names_special_files(const uint8_t *data, size_t size) {
+  static const char *const prefixes[] = { "/dev", "/proc", "/sys" };
+  for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+    if (memmem(data, size, prefixes[i], strlen(prefixes[i]))) return true;
+  return false;
+}
+
+static void check_runs(const struct plan *p) {
+  if (p->nruns == 0 || p->nruns > PLAN_RUNS_MAX) abort();
+  for (size_t i = 0; i < p->nruns; i++) {
+    const struct plan_run *r = &p->runs[i];
+    if (r->trace >= p->ntraces || r->tcombo >= p->traces[r->trace].ncombos || r->policy >= p->npolicies ||
+        r->pcombo >= p->policies[r->policy].ncombos || r->cpu >= p->ncpus)
+      abort();
+  }
+}
+
+/* The first combinations of each trace and policy: arguments, labels, cache files, overrides. */
+static void check_lists(const struct plan *p) {
+  for (size_t t = 0; t < p->ntraces; t++)
+    for (size_t c = 0; c < p->traces[t].ncombos && c < 4; c++) {
+      char **argv, *label = plan_trace_label(&p->traces[t], c);
+      int argc;
+      plan_trace_argv(&p->traces[t], c, &argv, &argc);
+      if (argc < 1 || !label[0]) abort();
+      if (p->traces[t].generator) free(sweep_cache_path("cache", &p->traces[t], c));
+      plan_argv_free(argv, argc);
+      free(label);
+    }
+  for (size_t i = 0; i < p->npolicies; i++)
+    for (size_t c = 0; c < p->policies[i].ncombos && c < 4; c++) {
+      char **sets;
+      int n;
+      plan_policy_sets(&p->policies[i], c, &sets, &n);
+      if ((size_t)n != p->policies[i].nknobs || !p->policies[i].json[c]) abort();
+      plan_argv_free(sets, n);
+    }
+}
+
+static void check_shards(const struct plan *p) {
+  for (unsigned n = 1; n <= 5; n++) {
+    size_t total = 0;
+    for (unsigned s = 0; s < n; s++) total += plan_shard_size(p->nruns, s, n);
+    if (total != p->nruns) abort();
+  }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (names_special_files(data, size)) return 0;
+  char *text = fuzz_copy(data, size);
+  struct plan p;
+  char err[2048] = "";
+  int rc = plan_parse(&p, text, size, FILE_NAME, "/nonexistent-plan-dir", err, sizeof err);
+  if (rc == 0) {
+    check_runs(&p);
+    check_lists(&p);
+    check_shards(&p);
+  } else if ((rc != EXIT_USAGE && rc != EXIT_BADINPUT) || strncmp(err, FILE_NAME, strlen(FILE_NAME)) != 0) {
+    fprintf(stderr, "plan refused with exit code %d and message '%s'\n", rc, err);
+    abort();
+  }
+  plan_free(&p);
+  free(text);
+  return 0;
+}
