@@ -447,11 +447,12 @@ static void *read_ahead_main(void *arg) {
     unlock(p);
     if (quit) break;
     produce(p, k);
+    bool last = p->ring[k % RING].last;   /* before the replay may release the buffer */
     lock(p);
     p->produced = k + 1;
     wake(p);
     unlock(p);
-    if (p->ring[k % RING].last) break;
+    if (last) break;
   }
   return NULL;
 }
@@ -472,11 +473,12 @@ static void *hasher_main(void *arg) {
     unlock(p);
     if (quit) break;
     hash_chunk(p, k);
+    bool last = p->ring[k % RING].last;   /* before the buffer is released to the next chunk */
     lock(p);
     p->hashed = k + 1;
     wake(p);
     unlock(p);
-    if (p->ring[k % RING].last) break;
+    if (last) break;
   }
   return NULL;
 }
