@@ -1,54 +1,205 @@
 #!/bin/sh
-# `make bench`: events/s per policy on large generated traces, beside a raw
-# sequential read of the same file in the same run, plus generator speed; then
-# a 500-run sweep with -j 1 and with -j 2, and the ratio of their speeds.
-# Speed goals (issues): >= 100 M events/s for a policy without MMU work,
-# >= 25 M events/s for shadowcache on lat_ctx, >= 50 M events/s generated;
-# a sweep on 2 workers close to twice as fast as on one.
-#
-#   scripts/bench.sh [VMXSIM [SECTION...]]    SECTION: replay, import, sweep (default: all)
+# `make bench`: vmxsim's speed figures, each a ratio of two times measured in the same run
+# (paired runs, alternating, medians), printed beside its goal:
+#   replay / `cat` of the same file: ept on a 66.7 M-event system-call trace (<= 2x),
+#     shadowcache on a 50 M-event lat_ctx trace (<= 4x);
+#   a run stored in the results database / the same run with --no-db (< +5%);
+#   N configurations replayed in one pass / N separate replays (well under 1);
+#   replay memory (max RSS) at 10^6, 10^7 and 10^8 events (flat);
+#   a synthetic xentrace file: import + replay and replay of the imported trace against
+#     xenalyze --summary (XENALYZE=path; not in Debian), import peak memory at 52 and 520 MB;
+#   a 500-run sweep with -j 1 and with -j 2, and the ratio of their speeds (close to 2).
+# Usage: scripts/bench.sh [VMXSIM [SECTION...]]   SECTION: replay, import, sweep (default: all)
+#   BENCH_DIR=dir      where the traces go (default bench/; about 6 GB, removed at the end)
+#   BENCH_RUNS=n       paired runs per figure (default 5)
+#   BENCH_SCALE=f      scale every trace size by f (default 1; 0.1 for a quick look)
+#   BENCH_KEEP=1       keep the traces
+#   GEN_XENTRACE=path  the synthetic xentrace generator (default build/gen-xentrace)
+#   XENALYZE=path      a xenalyze to time on the same xentrace file
+# Wall times are the figures; CPU seconds (user + system, from GNU time when installed) are
+# printed beside them, since wall time on a busy machine measures the other load too. Run it
+# on a quiet machine (`uptime`), a few times.
 set -eu
 VMXSIM=${1:-./vmxsim}
 [ $# -gt 0 ] && shift
 SECTIONS=${*:-replay import sweep}
 want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 DIR=${BENCH_DIR:-bench}
-EVENTS=${BENCH_EVENTS:-50000000}
+RUNS=${BENCH_RUNS:-5}
+SCALE=${BENCH_SCALE:-1}
 mkdir -p "$DIR"
+GNUTIME=; [ -x /usr/bin/time ] && GNUTIME=/usr/bin/time
 
+scaled() { awk -v n="$1" -v s="$SCALE" 'BEGIN { printf "%d", n * s + 0.5 }'; }
+records() { "$VMXSIM" trace info "$1" --format json | sed -n 's/.*"records":[^0-9]*\([0-9]*\).*/\1/p' | head -1; }
 now() { date +%s.%N; }
-rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { t = b - a; printf "%8.1f M events/s  (%.2f s)", n / t / 1e6, t }'; }
-count() { "$VMXSIM" trace info "$1" --format json | sed -n 's/.*"records":[^0-9]*\([0-9]*\).*/\1/p' | head -1; }
 
-bench_trace() { # name, generator args...
-  name=$1; shift
-  f="$DIR/$name.bin"
-  rm -f "$f"
-  t0=$(now)
-  if [ -x /usr/bin/time ]; then /usr/bin/time -f '%U' -o "$DIR/.cpu" "$VMXSIM" gen "$@" -o "$f"; else "$VMXSIM" gen "$@" -o "$f"; fi
-  t1=$(now)
-  n=$(count "$f")
-  # also per second of the generator's own (user) CPU time: the wall time includes the kernel's writing
-  cpu=$(awk -v n="$n" '{ if ($1 > 0) printf ", %.1f M events per user-CPU second", n / $1 / 1e6 }' "$DIR/.cpu" 2>/dev/null)
-  echo "trace $name: $n events ($(du -h "$f" | cut -f1)); generated at $(rate "$n" "$t0" "$t1")$cpu"
-  t0=$(now); cat "$f" > /dev/null; t1=$(now)
-  echo "  raw read (cat)             $(rate "$n" "$t0" "$t1")"
-  t0=$(now); "$VMXSIM" trace info "$f" > /dev/null; t1=$(now)
-  echo "  record scan (trace info)   $(rate "$n" "$t0" "$t1")"
-}
+# q WORD: WORD quoted for sh -c
+q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+V=$(q "$VMXSIM")
 
-bench_policy() { # trace name, policy: wall rate, user-CPU rate and max RSS in one run
-  f="$DIR/$1.bin"
-  n=$(count "$f")
+# timed FILE SCRIPT: runs SCRIPT with sh (output discarded) and appends "wall cpu maxrss_kib" to FILE
+timed() {
   t0=$(now)
-  if [ -x /usr/bin/time ]; then
-    /usr/bin/time -f '%U %M' -o "$DIR/.cpu" "$VMXSIM" --policy "$2" --no-db --quiet --format csv "$f" > /dev/null
+  if [ -n "$GNUTIME" ]; then
+    "$GNUTIME" -f '%U %S %M' -o "$DIR/.time" sh -c "$2" > /dev/null
   else
-    "$VMXSIM" --policy "$2" --no-db --quiet --format csv "$f" > /dev/null
+    sh -c "$2" > /dev/null; echo "- - -" > "$DIR/.time"
   fi
   t1=$(now)
-  extra=$(awk -v n="$n" '{ if ($1 > 0) printf ", %6.1f M events per user-CPU second", n / $1 / 1e6; printf ", max RSS %.0f MiB", $2 / 1024 }' "$DIR/.cpu" 2>/dev/null)
-  printf '  %-24s %s%s\n' "$2" "$(rate "$n" "$t0" "$t1")" "$extra"
+  awk -v a="$t0" -v b="$t1" '{ printf "%.4f %s %s\n", b - a, ($1 == "-") ? "-" : $1 + $2, $3 }' "$DIR/.time" >> "$1"
+}
+
+# stat FILE COLUMN: "median min max" of a column (1 wall, 2 CPU, 3 max RSS)
+stat() { awk -v c="$2" '$c != "-" { print $c }' "$1" | sort -g | awk '{ v[NR] = $1 } END {
+  if (NR == 0) { print "- - -"; exit } printf "%s %s %s\n", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
+
+# paired NAME OP GOAL A B: RUNS paired runs of scripts A and B, alternating, then the
+# ratio of the wall medians A/B against the goal (OP: <= or <)
+paired() {
+  rm -f "$DIR/.a" "$DIR/.b"
+  for i in $(seq "$RUNS"); do timed "$DIR/.a" "$4"; timed "$DIR/.b" "$5"; done
+  set -- "$1" "$2" "$3" "$(stat "$DIR/.a" 1)" "$(stat "$DIR/.b" 1)" "$(stat "$DIR/.a" 2)" "$(stat "$DIR/.b" 2)"
+  awk -v name="$1" -v op="$2" -v goal="$3" -v a="$4" -v b="$5" -v ca="$6" -v cb="$7" -v runs="$RUNS" 'BEGIN {
+    split(a, A, " "); split(b, B, " "); split(ca, CA, " "); split(cb, CB, " ")
+    r = A[1] / B[1]
+    met = (op == "<=") ? r <= goal : r < goal
+    cpu = (CA[1] != "-" && CB[1] > 0) ? sprintf("; CPU %.2f s / %.2f s = %.2f", CA[1], CB[1], CA[1] / CB[1]) : ""
+    printf "%-60s %6.2f   %s %-5s %s\n", name, r, op, goal, met ? "met" : "NOT MET"
+    printf "    %.3f s [%.3f-%.3f] / %.3f s [%.3f-%.3f] (wall, median [min-max] of %d)%s\n",
+           A[1], A[2], A[3], B[1], B[2], B[3], runs, cpu
+  }'
+}
+
+gen() { # NAME TARGET_EVENTS GENERATOR ARGS... (the last argument is the count to scale: --count or --iters)
+  name=$1; target=$2; shift 2
+  f="$DIR/$name.bin"
+  [ -s "$f" ] && [ -n "${BENCH_KEEP:-}" ] && return 0
+  "$VMXSIM" gen "$@" -o "$f"
+  echo "  $name: $(records "$f") events, $(du -h "$f" | cut -f1)"
+}
+
+# A count that makes a generator write about `target` events: measured on a small trace.
+count_for() { # TARGET PER_UNIT_EVENTS
+  awk -v t="$1" -v p="$2" 'BEGIN { n = int(t / p + 0.5); print n < 1 ? 1 : n }'
+}
+
+echo "vmxsim bench: $("$VMXSIM" --version), $(nproc 2>/dev/null || echo '?') CPUs, load:$(uptime | sed 's/.*load average://')"
+replay_figures() {
+  echo "traces (in $DIR):"
+  # the system-call loop: about 19 records per call
+  "$VMXSIM" gen syscalls --count 1000 --mode hvm -o "$DIR/probe.bin"
+  per_call=$(awk -v n="$(records "$DIR/probe.bin")" 'BEGIN { print n / 1000 }')
+  SC_EVENTS=$(scaled 66700000)
+  gen syscalls "$SC_EVENTS" syscalls --mode hvm --count "$(count_for "$SC_EVENTS" "$per_call")"
+  # lat_ctx with 8 processes: about 74 records per pass (its touch sets), 8 passes per trip
+  "$VMXSIM" gen lat_ctx --procs 8 --size 0 --iters 100 -o "$DIR/probe.bin"
+  per_trip=$(awk -v n="$(records "$DIR/probe.bin")" 'BEGIN { print n / 100 }')
+  LAT_EVENTS=$(scaled 50000000)
+  gen lat_ctx "$LAT_EVENTS" lat_ctx --procs 8 --size 0 --iters "$(count_for "$LAT_EVENTS" "$per_trip")"
+  rm -f "$DIR/probe.bin"
+  SC="$DIR/syscalls.bin"; LAT="$DIR/lat_ctx.bin"
+  cat "$SC" "$LAT" > /dev/null                      # both in the page cache: time the replay, not the disk
+
+  echo
+  echo "figure (ratio of wall times)                                  ratio   goal"
+  S=$(q "$SC"); L=$(q "$LAT")
+  paired "ept replay of the system-call trace / cat" "<=" 2 \
+    "$V --policy ept --cpu nehalem-2009 --no-db -q $S" "cat $S"
+  paired "shadowcache replay of the lat_ctx trace / cat" "<=" 4 \
+    "$V --policy shadowcache --no-db -q $L" "cat $L"
+
+  # Storing: each stored run goes into one database, created before (as a user's is); the
+  # storing run hashes the trace as it reads it, so it reads the file once like --no-db.
+  DB=$(q "$DIR/b.db")
+  rm -f "$DIR/b.db" "$DIR/b.db-wal" "$DIR/b.db-shm"
+  "$VMXSIM" --policy shadowcache -q --db "$DIR/b.db" "$DIR/lat_ctx.bin" > /dev/null
+  paired "shadowcache on lat_ctx, stored / --no-db" "<" 1.05 \
+    "$V --policy shadowcache -q --db $DB $L" "$V --policy shadowcache --no-db -q $L"
+  paired "ept on the system-call trace, stored / --no-db" "<" 1.05 \
+    "$V --policy ept --cpu nehalem-2009 -q --db $DB $S" "$V --policy ept --cpu nehalem-2009 --no-db -q $S"
+  rm -f "$DIR/b.db" "$DIR/b.db-wal" "$DIR/b.db-shm"
+
+  # Several configurations in one pass against as many separate replays.
+  separate() { # OPTION LIST REST: one replay per element of LIST, as a script
+    printf 'for x in %s; do %s %s "$x" %s; done' "$2" "$V" "$1" "$3"
+}
+paired "4 policies on lat_ctx, one pass / 4 replays" "<" 1 \
+  "$V --policy shadowcache,cr3cache,prevroots,shadowcache+lazydr --no-db -q $L" \
+  "$(separate --policy "shadowcache cr3cache prevroots shadowcache+lazydr" "--no-db -q $L")"
+paired "4 policies on lat_ctx, one pass with -j 2 / 4 replays" "<" 1 \
+  "$V --policy shadowcache,cr3cache,prevroots,shadowcache+lazydr -j 2 --no-db -q $L" \
+  "$(separate --policy "shadowcache cr3cache prevroots shadowcache+lazydr" "--no-db -q $L")"
+paired "shadowcache on 4 CPU profiles, lat_ctx, one pass / 4 replays" "<" 1 \
+  "$V --policy shadowcache --cpu core2-2007,core2-2008,nehalem-2009,skylake-2019 --no-db -q $L" \
+  "$(separate --cpu "core2-2007 core2-2008 nehalem-2009 skylake-2019" "--policy shadowcache --no-db -q $L")"
+paired "4 EPT policies on system calls, one pass / 4 replays" "<" 1 \
+  "$V --policy ept,ept+cr4mask,ept+lazydr,ept+cr4mask+lazydr --cpu nehalem-2009 --no-db -q $S" \
+  "$(separate --policy "ept ept+cr4mask ept+lazydr ept+cr4mask+lazydr" "--cpu nehalem-2009 --no-db -q $S")"
+
+# Memory: the same replay at 10^6, 10^7 and 10^8 events.
+echo
+if [ -n "$GNUTIME" ]; then
+  line="replay memory (max RSS), ept on system calls:"
+  for n in 1000000 10000000 100000000; do
+    m=$(scaled "$n")
+    gen "mem$n" "$m" syscalls --mode hvm --count "$(count_for "$m" "$per_call")" > /dev/null
+    rm -f "$DIR/.m"
+    timed "$DIR/.m" "$V --policy ept --cpu nehalem-2009 --no-db -q $(q "$DIR/mem$n.bin")"
+    line="$line $(awk '{ printf "%.1f MiB", $3 / 1024 }' "$DIR/.m") at $(records "$DIR/mem$n.bin") events;"
+    rm -f "$DIR/mem$n.bin"
+  done
+  echo "$line" | sed 's/;$/ (goal: flat, a few MiB)/'
+else
+  echo "replay memory: not measured: needs GNU time (/usr/bin/time; make deps installs it)"
+fi
+}
+
+import_figures() {
+  # Recordings: a synthetic xentrace file (scripts/gen-xentrace.c) imported and replayed,
+  # against xenalyze --summary on the same file when XENALYZE names one (it is not in Debian).
+  echo
+  GEN_XENTRACE=${GEN_XENTRACE:-build/gen-xentrace}
+  XEN_POLICY="--policy shadowcache --cpu skylake-xen-2018"   # the generator's guest runs on shadow paging
+  if [ -x "$GEN_XENTRACE" ]; then
+    XT="$DIR/xen.xentrace"; XB="$DIR/xen.bin"
+    "$GEN_XENTRACE" -n "$(scaled 1000000)" -c 2 -o "$XT"
+    echo "  xentrace: $(scaled 1000000) exits, $(du -h "$XT" | cut -f1)"
+    "$VMXSIM" import xentrace "$XT" -o "$XB" > /dev/null
+    X=$(q "$XT"); XBQ=$(q "$XB")
+    if [ -n "${XENALYZE:-}" ]; then
+      XA="$(q "$XENALYZE") --summary $X"
+      paired "xentrace file: import + replay / xenalyze --summary" "<=" 0.5 "$V $XEN_POLICY --no-db -q $X" "$XA"
+      paired "xentrace file: replay of the imported trace / xenalyze" "<=" 0.2 "$V $XEN_POLICY --no-db -q $XBQ" "$XA"
+    else
+      rm -f "$DIR/.a" "$DIR/.b"
+      for i in $(seq "$RUNS"); do
+        timed "$DIR/.a" "$V $XEN_POLICY --no-db -q $X"
+        timed "$DIR/.b" "$V $XEN_POLICY --no-db -q $XBQ"
+      done
+      awk -v a="$(stat "$DIR/.a" 1)" -v b="$(stat "$DIR/.b" 1)" 'BEGIN { split(a, A, " "); split(b, B, " ")
+        printf "xentrace file: import + replay %.3f s [%.3f-%.3f], replay of the imported trace %.3f s [%.3f-%.3f]\n", A[1], A[2], A[3], B[1], B[2], B[3]
+        printf "    / xenalyze --summary (goals <= 0.5x and <= 0.2x): not measured: set XENALYZE=path to a xenalyze\n" }'
+    fi
+    if [ -n "$GNUTIME" ]; then
+      line="import peak memory (max RSS):"
+      for n in 1000000 10000000; do
+        m=$(scaled "$n")
+        "$GEN_XENTRACE" -n "$m" -c 2 -o "$XT"
+        rm -f "$DIR/.m"
+        timed "$DIR/.m" "$V import xentrace $X -o $XBQ"
+        line="$line $(awk '{ printf "%.1f MiB", $3 / 1024 }' "$DIR/.m") on $(du -h "$XT" | cut -f1);"
+      done
+      echo "$line" | sed 's/;$/ (goal: flat, < 16 MiB)/'
+    else
+      echo "import peak memory: not measured: needs GNU time (/usr/bin/time; make deps installs it)"
+    fi
+    rm -f "$XT" "$XB"
+  else
+    echo "xentrace figures: not measured: needs $GEN_XENTRACE (make bench builds it from scripts/gen-xentrace.c)"
+  fi
+
+    if [ -x scripts/bench-import.sh ]; then echo; scripts/bench-import.sh "$VMXSIM"; fi
 }
 
 # A sweep of 500 runs (20 lat_ctx traces x 5 policies x 5 CPU profiles) with one worker,
@@ -103,20 +254,7 @@ bench_sweep() {
   rm -rf "$sd"
 }
 
-if want replay; then
-  # System calls under EPT: no MMU work beyond the TLB, so the loop itself is measured.
-  per=$((EVENTS / 6 + 1))
-  bench_trace syscalls syscalls --count "$per" --mode hvm
-  for p in ept shadowcache; do bench_policy syscalls "$p"; done
-  # lat_ctx: the shadow policies with MMU work on every switch.
-  bench_trace lat_ctx lat_ctx --procs 8 --size 0 --iters $((EVENTS / 8 / 20 + 1))
-  for p in nocache shadowcache cr3cache prevroots ept; do bench_policy lat_ctx "$p"; done
-  # memory must not grow with trace length: the same policy on a trace 1/10 as long
-  bench_trace lat_ctx_small lat_ctx --procs 8 --size 0 --iters $((EVENTS / 8 / 200 + 1))
-  bench_policy lat_ctx_small shadowcache
-  rm -f "$DIR"/*.bin "$DIR/.cpu"
-fi
-if want import && [ -x scripts/bench-import.sh ]; then scripts/bench-import.sh "$VMXSIM"; fi
-if want sweep; then bench_sweep; fi
-rm -f "$DIR/.cpu"
-rmdir "$DIR" 2>/dev/null || true
+if want replay; then replay_figures; fi
+if want import; then import_figures; fi
+if want sweep; then echo; bench_sweep; fi
+[ -n "${BENCH_KEEP:-}" ] || { rm -f "$DIR"/*.bin "$DIR"/*.xentrace "$DIR/.time" "$DIR/.a" "$DIR/.b" "$DIR/.m"; rmdir "$DIR" 2>/dev/null || true; }

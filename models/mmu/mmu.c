@@ -12,6 +12,7 @@ struct mmu *mmu_create(const struct policy *p, unsigned paging, unsigned nvcpu, 
                        uint64_t *counters) {
   struct mmu *m = xcalloc(1, sizeof *m);
   m->pol = p;
+  m->ept = p->paging == PAGING_EPT;
   m->roots = roots_scheme_for(p);
   m->paging = paging;
   m->nvcpu = nvcpu;
@@ -22,6 +23,7 @@ struct mmu *mmu_create(const struct policy *p, unsigned paging, unsigned nvcpu, 
   m->glevels = gpt_guest_levels(paging);
   m->v = xcalloc(nvcpu, sizeof *m->v);
   for (unsigned i = 0; i < nvcpu; i++) tlb_init(&m->v[i].tlb, p->tlb_entries);
+  if (!m->ept) m->present_memo = xcalloc(1u << PRESENT_MEMO_BITS, sizeof *m->present_memo);
   spt_init(&m->pool, p->shadow_pages_max, p->shadow_eviction == EVICT_LRU, p->shadow_refill,
            p->refill_low, p->refill_high, shadow_on_evict, m);
   hset_init(&m->ept_map);
@@ -38,47 +40,74 @@ unsigned mmu_min_pool(const struct policy *p, unsigned paging, unsigned nvcpu) {
 void mmu_destroy(struct mmu *m) {
   for (unsigned i = 0; i < m->nvcpu; i++) tlb_free(&m->v[i].tlb);
   free(m->v);
+  free(m->present_memo);
   spt_destroy(&m->pool);
   hset_free(&m->ept_map);
   hset_free(&m->ept_tables);
   free(m);
 }
 
-/* Charges the TLB miss relative to native: the trace's cycles already hold
-** native misses; virtualization adds the 2-D walk's extra references, and a
-** full walk for entries only a VM-transition flush removed. */
-static void charge_tlb(struct mmu *m, enum tlb_result r, struct work *g) {
-  if (r == TLB_HIT) return;
-  m->ctr[CTR_TLB_MISSES]++;
-  if (r == TLB_MISS_VIRT) {
-    m->ctr[CTR_TLB_MISSES_VIRT]++;
-    work_add(g, mmu_ept(m) ? PP_TLB_MISS_2D : PP_TLB_MISS_NATIVE, 1);
-  } else if (mmu_ept(m)) {
-    work_add(g, PP_TLB_MISS_2D_EXTRA, 1);
+/* A touch of `pages` pages from va: the TLB misses it takes relative to
+** native are charged (the trace's cycles already hold native misses;
+** virtualization adds the 2-D walk's extra references, and a full walk for
+** entries only a VM-transition flush removed), and each miss's walk may fault. */
+static void touch_pages(struct mmu *m, const struct mmu_ctx *c, uint64_t va, uint64_t pages, bool write) {
+  struct tlb *t = &m->v[c->vcpu].tlb;
+  uint32_t virt = 0, native = 0;
+  for (uint64_t i = 0; i < pages; i++, va += 1ull << 12) {
+    bool global = c->pge && gpt_is_kernel(m->paging, va);
+    enum tlb_result r = tlb_access(t, va, c->cr3, global);
+    if (r == TLB_HIT) continue;
+    if (r == TLB_MISS_VIRT) virt++; else native++;
+    if (mmu_ept(m)) ept_walk(m, c, va, write);
+    else if (!shadow_known_present(m, c->vcpu, va)) shadow_access(m, c, va, write);
   }
+  if (!virt && !native) return;
+  m->ctr[CTR_TLB_MISSES] += virt + native;
+  m->ctr[CTR_TLB_MISSES_VIRT] += virt;
+  /* only misses cost the guest */
+  if (virt) m->sink->guest_ops(m->sink, c->vcpu, mmu_ept(m) ? PP_TLB_MISS_2D : PP_TLB_MISS_NATIVE, virt);
+  if (native && mmu_ept(m)) m->sink->guest_ops(m->sink, c->vcpu, PP_TLB_MISS_2D_EXTRA, native);
 }
 
-static void touch_page(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool write, struct work *g) {
-  bool global = c->pge && gpt_is_kernel(m->paging, va);
-  enum tlb_result r = tlb_access(&m->v[c->vcpu].tlb, va, c->cr3, global);
-  charge_tlb(m, r, g);
-  if (r == TLB_HIT) return;
-  if (mmu_ept(m)) ept_walk(m, c, va, write);
-  else shadow_access(m, c, va, write);
+static struct touch_memo *memo_set(struct mmu_vcpu *mv, uint64_t va) {
+  return &mv->memo[((va >> 12) * 0x9e3779b97f4a7c15ull) >> (64 - TOUCH_MEMO_BITS) & ~1u];
 }
 
-void mmu_guest_event(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev) {
-  if (!mmu_ept(m)) roots_ensure(m, c);
+static bool memo_hit(const struct touch_memo *tm, const struct trace_event *ev, uint64_t cr3, uint64_t vp) {
+  return tm->a == ev->a && tm->version_pge == vp && tm->b == ev->b && tm->cr3 == cr3;
+}
+
+/* Everything but a remembered touch: kept out of line so that the check
+** for one stays small enough to be inlined into the engine's loop. */
+static __attribute__((noinline)) void guest_event(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev) {
   if (ev->type == EV_PTWRITE) {
     if (!mmu_ept(m)) shadow_pt_write(m, c, ev->a, ev->aux);
     return;
   }
-  struct work g;
-  work_clear(&g);
-  uint64_t pages = ev->b ? ev->b : 1, misses = m->ctr[CTR_TLB_MISSES];
-  bool write = ev->aux & TOUCH_AUX_WRITE;
-  for (uint64_t i = 0; i < pages; i++) touch_page(m, c, ev->a + (i << 12), write, &g);
-  if (m->ctr[CTR_TLB_MISSES] != misses) m->sink->guest(m->sink, c->vcpu, &g);   /* only misses cost the guest */
+  struct mmu_vcpu *mv = &m->v[c->vcpu];
+  uint64_t version = mv->tlb.version;
+  touch_pages(m, c, ev->a, ev->b ? ev->b : 1, ev->aux & TOUCH_AUX_WRITE);
+  if (mv->tlb.version != version) return;
+  /* the older way of the set makes room: a stale entry first */
+  uint64_t vp = version << 1 | c->pge;
+  struct touch_memo *set = memo_set(mv, ev->a);
+  struct touch_memo *w = set[0].version_pge >> 1 != version ? &set[0] : set[1].version_pge >> 1 != version ? &set[1]
+                       : &set[mv->memo_next++ & 1];
+  *w = (struct touch_memo){ ev->a, ev->b, c->cr3, vp };
+}
+
+/* always_inline: with link-time optimisation, into the engine's loop */
+__attribute__((always_inline)) inline void mmu_guest_event(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev) {
+  if (!mmu_ept(m)) roots_ensure(m, c);
+  /* A touch that hit on every page while the TLB was as it is: it does nothing again. */
+  if (ev->type == EV_TOUCH) {
+    struct mmu_vcpu *mv = &m->v[c->vcpu];
+    uint64_t vp = mv->tlb.version << 1 | c->pge;
+    struct touch_memo *set = memo_set(mv, ev->a);
+    if (memo_hit(&set[0], ev, c->cr3, vp) || memo_hit(&set[1], ev, c->cr3, vp)) return;
+  }
+  guest_event(m, c, ev);
 }
 
 void mmu_request(struct mmu *m, const struct mmu_ctx *c, enum mmu_request req, uint64_t arg, bool exited,

@@ -54,8 +54,10 @@ struct mmu_sink {
   /* A fault the MMU raised, with the MMU work the hypervisor did to handle it
   ** (the hidden-fault fill, the emulated page-table write, the EPT entry). */
   void (*fault)(struct mmu_sink *s, unsigned vcpu, const struct mmu_fault *f, const struct work *w);
-  /* Work the guest does without an exit (TLB-miss walks). */
+  /* Work the guest does without an exit (e.g. a CR3-target hit's TLB flush). */
   void (*guest)(struct mmu_sink *s, unsigned vcpu, const struct work *w);
+  /* The same for n operations of one kind (the TLB-miss walks of a touch). */
+  void (*guest_ops)(struct mmu_sink *s, unsigned vcpu, enum profile_param op, uint32_t n);
   /* The shadow roots of guest_cr3 are at root_hpa and must be loaded into
   ** GUEST_CR3; exited: by a handler (a VMWRITE), else at entry or by hardware. */
   void (*roots_loaded)(struct mmu_sink *s, unsigned vcpu, uint64_t guest_cr3, uint64_t root_hpa, bool exited);

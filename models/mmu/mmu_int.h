@@ -19,7 +19,20 @@ struct root_set {
   uint64_t serial[MAX_ROOTS];
 };
 
+/* A touch whose pages all hit in the TLB changed nothing, so while the TLB
+** stays as it was (its version) the same touch hits again: such touches are
+** remembered per vCPU, by address (two ways per set). */
+#define TOUCH_MEMO_BITS 8
+#define TOUCH_MEMO (1u << TOUCH_MEMO_BITS)
+struct touch_memo {
+  uint64_t a, b, cr3;
+  uint64_t version_pge;             /* the TLB's version << 1 | CR4.PGE */
+};
+
 struct mmu_vcpu {
+  struct touch_memo memo[TOUCH_MEMO];
+  unsigned memo_next;               /* which way of a full set is replaced */
+  uint64_t roots_ok_gen;            /* pool generation at which cur was last found live; 0: to check */
   struct root_set cur;
   struct root_set prev[MAX_PREV];   /* previous roots, most recent first */
   unsigned nprev;
@@ -39,7 +52,17 @@ struct root_scheme {
   bool (*reuse)(struct mmu *m, struct mmu_vcpu *mv, uint64_t cr3);
 };
 
+/* The shadow walk's answers: a page found mapped all the way down from a
+** root stays so while the pool is unchanged (its generation). */
+#define PRESENT_MEMO_BITS 12
+struct present_memo {
+  uint64_t vpn, gen;
+  uint32_t root;
+};
+
 struct mmu {
+  bool ept;                        /* the policy's paging is EPT (read on every touch) */
+  struct present_memo *present_memo;   /* [1 << PRESENT_MEMO_BITS], shadow paging */
   const struct policy *pol;
   const struct root_scheme *roots;
   unsigned paging, nvcpu, nroots, slevels, glevels;
@@ -52,18 +75,50 @@ struct mmu {
   struct work *evict_work;         /* where evictions during a handler are charged */
 };
 
-static inline bool mmu_ept(const struct mmu *m) { return m->pol->paging == PAGING_EPT; }
+static inline bool mmu_ept(const struct mmu *m) { return m->ept; }
 
 /* mmu_roots.c */
 const struct root_scheme *roots_scheme_for(const struct policy *p);
-bool roots_live(const struct mmu *m, const struct root_set *r);
 void roots_pin(struct mmu *m, struct root_set *r, int delta);
 void roots_switch(struct mmu *m, const struct mmu_ctx *c, uint64_t cr3, bool exited, struct work *w);
-void roots_ensure(struct mmu *m, const struct mmu_ctx *c);
+
+static inline bool roots_live(const struct mmu *m, const struct root_set *r) {
+  if (!r->used) return false;
+  for (unsigned i = 0; i < m->nroots; i++)
+    if (r->slot[i] == SPT_NONE || !m->pool.page[r->slot[i]].live || m->pool.page[r->slot[i]].serial != r->serial[i])
+      return false;
+  return true;
+}
+
+/* Roots are loaded lazily for the vCPU's current CR3 (KVM mmu_load on entry),
+** e.g. for the initial CR3 of the trace: no exit, nothing charged. */
+static inline void roots_ensure(struct mmu *m, const struct mmu_ctx *c) {
+  struct mmu_vcpu *mv = &m->v[c->vcpu];
+  if (mv->cur.cr3 == c->cr3) {
+    /* roots found live stay so while the pool is unchanged (roots_switch and
+    ** zaps of everything change cur and reset roots_ok_gen) */
+    if (mv->roots_ok_gen == m->pool.gen) return;
+    if (roots_live(m, &mv->cur)) { mv->roots_ok_gen = m->pool.gen; return; }
+  }
+  roots_switch(m, c, c->cr3, false, NULL);
+}
 /* mmu_roots_prev.c: unpins and forgets a vCPU's previous roots. */
 void roots_drop_prev(struct mmu *m, struct mmu_vcpu *mv);
 
 /* mmu_shadow.c */
+/* Is va known to be mapped all the way down the current shadow tables? (a
+** remembered answer: struct present_memo) */
+static inline struct present_memo *shadow_present_memo(const struct mmu *m, uint32_t root, uint64_t vpn) {
+  return &m->present_memo[((vpn ^ (uint64_t)root << 40) * 0x9e3779b97f4a7c15ull) >> (64 - PRESENT_MEMO_BITS)];
+}
+static inline unsigned shadow_root_index(const struct mmu *m, uint64_t va) {
+  return m->nroots == 1 ? 0 : (unsigned)((va >> 30) & 3);
+}
+static inline bool shadow_known_present(const struct mmu *m, unsigned vcpu, uint64_t va) {
+  uint32_t root = m->v[vcpu].cur.slot[shadow_root_index(m, va)];
+  const struct present_memo *pm = shadow_present_memo(m, root, va >> 12);
+  return pm->gen == m->pool.gen && pm->vpn == va >> 12 && pm->root == root && root != SPT_NONE;
+}
 void shadow_on_evict(void *arg, struct spt_pool *p, uint32_t slot);
 /* Accounts for a shadow page about to be freed (counter, work, CR3 cache);
 ** true if the CR3 cache was cleared because of it. */

@@ -31,14 +31,6 @@ const struct root_scheme *roots_scheme_for(const struct policy *p) {
   return &roots_shadowcache;
 }
 
-bool roots_live(const struct mmu *m, const struct root_set *r) {
-  if (!r->used) return false;
-  for (unsigned i = 0; i < m->nroots; i++)
-    if (r->slot[i] == SPT_NONE || !m->pool.page[r->slot[i]].live || m->pool.page[r->slot[i]].serial != r->serial[i])
-      return false;
-  return true;
-}
-
 void roots_pin(struct mmu *m, struct root_set *r, int delta) {
   if (!roots_live(m, r)) return;
   for (unsigned i = 0; i < m->nroots; i++) m->pool.page[r->slot[i]].pins += (uint32_t)delta;
@@ -96,6 +88,7 @@ static void make_current(struct mmu *m, struct mmu_vcpu *mv, uint64_t cr3, bool 
 
 void roots_switch(struct mmu *m, const struct mmu_ctx *c, uint64_t cr3, bool exited, struct work *w) {
   struct mmu_vcpu *mv = &m->v[c->vcpu];
+  mv->roots_ok_gen = 0;
   if (exited && m->roots->on_cr3_exit) m->roots->on_cr3_exit(m, w);
   if (mv->cur.cr3 == cr3 && roots_live(m, &mv->cur)) {
     if (exited) { m->ctr[CTR_ROOT_HITS]++; work_add(w, PP_ROOT_SWITCH, 1); }
@@ -105,9 +98,3 @@ void roots_switch(struct mmu *m, const struct mmu_ctx *c, uint64_t cr3, bool exi
   m->sink->roots_loaded(m->sink, c->vcpu, cr3, root_hpa(&mv->cur), exited);
 }
 
-/* Roots are loaded lazily for the vCPU's current CR3 (KVM mmu_load on entry),
-** e.g. for the initial CR3 of the trace: no exit, nothing charged. */
-void roots_ensure(struct mmu *m, const struct mmu_ctx *c) {
-  const struct mmu_vcpu *mv = &m->v[c->vcpu];
-  if (mv->cur.cr3 != c->cr3 || !roots_live(m, &mv->cur)) roots_switch(m, c, c->cr3, false, NULL);
-}

@@ -11,6 +11,7 @@ static void zap_everything(struct mmu *m, struct work *w) {
     roots_drop_prev(m, &m->v[i]);
     roots_pin(m, &m->v[i].cur, -1);
     memset(&m->v[i].cur, 0, sizeof m->v[i].cur);
+    m->v[i].roots_ok_gen = 0;
   }
   for (uint32_t s = m->pool.oldest, next; s != SPT_NONE; s = next) {
     next = m->pool.page[s].newer;

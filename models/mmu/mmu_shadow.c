@@ -21,13 +21,11 @@ void shadow_on_evict(void *arg, struct spt_pool *p, uint32_t slot) {
   shadow_note_zap(m, &p->page[slot], m->evict_work);
 }
 
-/* Is va mapped all the way down the current shadow tables?  Follows the links
-** the way the hardware walker does (a link names exactly the child the guest
-** table structure implies), so no hash lookup is needed on this hot path. */
-static bool present(const struct mmu *m, const struct mmu_vcpu *mv, uint64_t va, unsigned root_i) {
+/* Is va mapped all the way down from shadow root page `page`?  Follows the
+** links the way the hardware walker does (a link names exactly the child the
+** guest table structure implies), so no hash lookup is needed. */
+static bool walk(const struct mmu *m, uint32_t page, uint64_t va) {
   const struct spt_pool *p = &m->pool;
-  uint32_t page = mv->cur.slot[root_i];
-  if (page == SPT_NONE) return false;
   for (unsigned level = m->slevels; level > 1; level--) {
     const struct spt_link *l = &p->page[page].links[(va >> (12 + 9 * (level - 1))) & 511];
     if (!l->serial || !p->page[l->slot].live || p->page[l->slot].serial != l->serial) return false;
@@ -36,8 +34,17 @@ static bool present(const struct mmu *m, const struct mmu_vcpu *mv, uint64_t va,
   return spt_leaf_present(p, page, (va >> 12) & 511);
 }
 
-static unsigned root_index(const struct mmu *m, uint64_t va) {
-  return m->nroots == 1 ? 0 : (unsigned)((va >> 30) & 3);
+/* Is va mapped all the way down the current shadow tables?  Answers found
+** while the pool is as it is are remembered (struct present_memo). */
+static bool present(const struct mmu *m, const struct mmu_vcpu *mv, uint64_t va, unsigned root_i) {
+  uint32_t page = mv->cur.slot[root_i];
+  if (page == SPT_NONE) return false;
+  uint64_t vpn = va >> 12;
+  struct present_memo *pm = shadow_present_memo(m, page, vpn);
+  if (pm->gen == m->pool.gen && pm->vpn == vpn && pm->root == page) return true;
+  if (!walk(m, page, va)) return false;
+  *pm = (struct present_memo){ vpn, m->pool.gen, page };
+  return true;
 }
 
 /* The hypervisor's side of a hidden page fault (KVM's paging_tmpl.h fetch):
@@ -78,7 +85,7 @@ static void fill(struct mmu *m, struct mmu_vcpu *mv, const struct gpt_step *path
 /* One page access under shadow paging. */
 void shadow_access(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool write) {
   struct mmu_vcpu *mv = &m->v[c->vcpu];
-  unsigned ri = root_index(m, va);
+  unsigned ri = shadow_root_index(m, va);
   if (present(m, mv, va, ri)) return;
   struct gpt_step path[GPT_MAX_LEVELS];
   gpt_walk(m->paging, c->cr3, va, path);

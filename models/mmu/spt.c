@@ -22,6 +22,7 @@ void spt_init(struct spt_pool *p, uint32_t cap, bool lru, bool refill, uint32_t 
   p->free_head = 0;
   p->oldest = p->newest = SPT_NONE;
   p->next_serial = 1;
+  p->gen = 1;
   p->lru = lru;
   p->refill = refill;
   p->refill_low = low;
@@ -77,6 +78,7 @@ void spt_free(struct spt_pool *p, uint32_t s) {
   pg->hnext = p->free_head;
   p->free_head = s;
   p->used--;
+  p->gen++;
 }
 
 /* The oldest page that is not pinned, or SPT_NONE. */
@@ -126,6 +128,7 @@ uint32_t spt_alloc(struct spt_pool *p, const struct gpt_key *k, unsigned level, 
   p->bucket[b] = s;
   order_append(p, s);
   p->used++;
+  p->gen++;
   return s;
 }
 
@@ -136,6 +139,7 @@ bool spt_linked(const struct spt_pool *p, uint32_t parent, unsigned entry, uint3
 
 void spt_link(struct spt_pool *p, uint32_t parent, unsigned entry, uint32_t child) {
   p->page[parent].links[entry] = (struct spt_link){ child, p->page[child].serial };
+  p->gen++;
 }
 
 bool spt_leaf_present(const struct spt_pool *p, uint32_t s, unsigned e) {
@@ -145,6 +149,7 @@ bool spt_leaf_present(const struct spt_pool *p, uint32_t s, unsigned e) {
 void spt_leaf_set(struct spt_pool *p, uint32_t s, unsigned e, bool present) {
   uint64_t bit = 1ull << (e % 64);
   if (present) p->page[s].present[e / 64] |= bit; else p->page[s].present[e / 64] &= ~bit;
+  p->gen++;
 }
 
 void spt_print(const struct spt_pool *p, FILE *f, unsigned oldest_n) {

@@ -53,6 +53,7 @@ struct spt_pool {
   uint32_t free_head;             /* free slots, chained through hnext */
   uint32_t oldest, newest;        /* replacement list */
   uint64_t next_serial;
+  uint64_t gen;                   /* bumped by every change of a page, link or leaf entry (never 0) */
   bool lru, refill;
   uint32_t refill_low, refill_high;
   spt_evict_fn on_evict;

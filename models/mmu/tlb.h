@@ -20,12 +20,14 @@ enum tlb_result { TLB_HIT, TLB_MISS_NATIVE, TLB_MISS_VIRT };
 
 /* Flushes are O(1): each bumps a generation, and an entry is valid only if
 ** the generations it was filled in are still current. */
+#define TLB_VALID  0x1u  /* cleared by INVLPG */
+#define TLB_GLOBAL 0x2u  /* survives CR3 writes (CR3 0 is an address space like any other) */
 struct tlb_entry {
   uint64_t vpn;          /* virtual page number */
   uint64_t space;        /* CR3 of the address space; 0 for global entries */
-  uint32_t gen_all, gen_nonglobal, gen_vm;
-  bool valid;            /* cleared by INVLPG */
-  bool global;           /* survives CR3 writes (CR3 0 is an address space like any other) */
+  uint64_t gens;         /* gen_all << 32 | gen_nonglobal when it was filled: one compare */
+  uint32_t gen_vm;
+  uint8_t flags;         /* TLB_VALID, TLB_GLOBAL */
 };
 
 struct tlb {
@@ -35,6 +37,7 @@ struct tlb {
   uint32_t gen_all;      /* flushes of everything (CR4.PGE toggle) */
   uint32_t gen_nonglobal;/* flushes of non-global entries (CR3 write, and every full flush) */
   uint32_t gen_vm;       /* VM transitions without VPID */
+  uint64_t version;      /* bumped by every change, so a caller can tell the TLB is as it was */
 };
 
 void tlb_init(struct tlb *t, unsigned entries);

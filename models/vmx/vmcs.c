@@ -15,6 +15,10 @@ static const char *const names[VMCS_FIELD_COUNT] = {
 #undef X
 };
 
+#define X(name, enc) VMCS_ENC_MASK(enc),
+const uint64_t vmcs_field_mask[VMCS_FIELD_COUNT] = { VMCS_FIELDS(X) };
+#undef X
+
 uint32_t vmcs_encoding(enum vmcs_field f) { return encodings[f]; }
 const char *vmcs_name(enum vmcs_field f) { return names[f]; }
 
@@ -34,11 +38,6 @@ unsigned vmcs_width_bits(enum vmcs_field f) {
   /* Natural width is 64 bits on a 64-bit host (SDM 24.11.2). */
   static const unsigned bits[4] = { 16, 64, 32, 64 };
   return bits[vmcs_enc_width(encodings[f])];
-}
-
-void vmcs_poke(struct vmcs *v, enum vmcs_field f, uint64_t val) {
-  unsigned w = vmcs_width_bits(f);
-  v->f[f] = w == 64 ? val : val & ((1ull << w) - 1);
 }
 
 uint64_t vmcs_read(struct vmcs *v, enum vmcs_field f) {

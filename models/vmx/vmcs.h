@@ -94,8 +94,13 @@ unsigned    vmcs_width_bits(enum vmcs_field f);      /* 16, 32 or 64 */
 /* Hypervisor accesses (VMREAD/VMWRITE): counted, because each costs cycles. */
 uint64_t vmcs_read(struct vmcs *v, enum vmcs_field f);
 void     vmcs_write(struct vmcs *v, enum vmcs_field f, uint64_t val);
+/* The bits a field holds, by field: all ones up to its width (natural width
+** is 64 bits on a 64-bit host, SDM 24.11.2). */
+#define VMCS_ENC_MASK(enc) ((((enc) >> 13) & 3) == VMCS_W16 ? 0xffffull : \
+                            (((enc) >> 13) & 3) == VMCS_W32 ? 0xffffffffull : ~0ull)
+extern const uint64_t vmcs_field_mask[VMCS_FIELD_COUNT];
 /* Processor-internal accesses (exit decisions, VM exit/entry microcode): free. */
 static inline uint64_t vmcs_peek(const struct vmcs *v, enum vmcs_field f) { return v->f[f]; }
-void vmcs_poke(struct vmcs *v, enum vmcs_field f, uint64_t val);
+static inline void vmcs_poke(struct vmcs *v, enum vmcs_field f, uint64_t val) { v->f[f] = val & vmcs_field_mask[f]; }
 
 #endif

@@ -80,8 +80,9 @@ static const char compare_usage[] =
   "                      may be repeated\n"
   "  -c, --cpu C         only runs on CPU profile C\n"
   "      --run           replay T under each --policy that has no stored run (on --cpu C,\n"
-  "                      else the profile of T's other runs, else " PROFILE_DEFAULT "), store\n"
-  "                      the runs, then compare; without it a missing run is an error\n"
+  "                      else the profile of T's other runs, else " PROFILE_DEFAULT "), all in\n"
+  "                      one pass, store the runs, then compare; without it a missing run is\n"
+  "                      an error\n"
   "      --mixed-cpus    compare runs on different CPU profiles all the same\n"
   "  -f, --format F      table (default), csv (one line per value) or json\n"
   "      --db FILE       results database (default " STORE_DEFAULT_PATH ")\n"
@@ -556,26 +557,49 @@ static const char *replay_cpu(sqlite3 *db, const struct db_opts *o, const int64_
   return buf;
 }
 
-/* compare --run: replays the trace under policy, stores the run and returns its id in *id. */
-static int replay_missing(const struct db_opts *o, const char *policy, const char *cpu, int64_t *id) {
+/* compare --run: replays the trace under every missing policy in one pass
+** (run_traces), stores the runs and returns their ids in ids[].  A policy
+** "P,K=V..." as compare names it is preset spec P with overrides K=V. */
+static int replay_missing(const struct db_opts *o, const char *const *policy, unsigned n, const char *cpu,
+                          int64_t *ids) {
   struct stat sb;
   if (stat(o->trace, &sb) != 0 || !S_ISREG(sb.st_mode)) {
     errorf("compare --run: %s is not a trace file, so it cannot be replayed (policy %s has no stored run)",
-           o->trace, policy);
+           o->trace, policy[0]);
     return EXIT_USAGE;
   }
+  struct run_config cfg[COMPARE_MAX_RUNS];
+  char *spec[COMPARE_MAX_RUNS], *sets[COMPARE_MAX_RUNS][COMPARE_MAX_RUNS];
+  for (unsigned i = 0; i < n; i++) {
+    char *save = NULL;
+    int nsets = 0;
+    spec[i] = xstrdup(policy[i]);
+    strtok_r(spec[i], ",", &save);
+    for (char *t; (t = strtok_r(NULL, ",", &save)) && nsets < COMPARE_MAX_RUNS;) sets[i][nsets++] = t;
+    cfg[i] = (struct run_config){ spec[i], cpu, sets[i], nsets };
+  }
   char err[1024];
-  struct run_spec spec = { .trace = o->trace, .policy = policy, .cpu = cpu };
-  struct run_output *out = xmalloc(sizeof *out);
-  int rc = run_trace(&spec, out, err, sizeof err);
-  if (rc == EXIT_OK) {
-    struct store_run sr = store_run_of(out, o->trace);
-    rc = store_save(o->db, &sr, id, err, sizeof err);
+  struct run_set set = { .trace = o->trace, .configs = cfg, .nconfigs = n, .hash_trace = true };
+  struct run_output *out = xcalloc(n, sizeof *out);
+  struct interrupt_catch ic;
+  interrupt_catch(&ic, false);
+  int rc = run_traces(&set, out, err, sizeof err);
+  interrupt_release(&ic);
+  if (rc == EXIT_OK && out->interrupted) {
+    snprintf(err, sizeof err, "interrupted while replaying %s; nothing stored", o->trace);
+    rc = EXIT_INTERRUPTED;
+  }
+  for (unsigned i = 0; i < n && rc == EXIT_OK; i++) {
+    struct store_run sr = store_run_of(&out[i], o->trace);
+    if ((rc = store_save(o->db, &sr, &ids[i], err, sizeof err))) break;
+    fprintf(stderr, "vmxsim: compare: replayed %s under %s on %s (run %lld stored in %s)\n", o->trace, policy[i],
+            cpu, (long long)ids[i], o->db);
   }
   if (rc) errorf("%s", err);
-  else fprintf(stderr, "vmxsim: compare: replayed %s under %s on %s (run %lld stored in %s)\n", o->trace, policy,
-               cpu, (long long)*id, o->db);
-  run_output_free(out);
+  for (unsigned i = 0; i < n; i++) {
+    run_output_free(&out[i]);
+    free(spec[i]);
+  }
   free(out);
   return rc;
 }
@@ -615,17 +639,17 @@ static int select_runs(sqlite3 *db, const struct db_opts *o, int64_t *ids, unsig
     sqlite3_finalize(st);
     st = NULL;
   }
+  if (rc || !nmissing) return rc;
   char cpubuf[64];
-  for (unsigned m = 0; m < nmissing && !rc; m++) {
-    int64_t found[COMPARE_MAX_RUNS];
-    unsigned nfound = 0;
-    for (unsigned i = 0; i < *n; i++) {
-      bool is_missing = false;
-      for (unsigned k = 0; k < nmissing; k++) is_missing |= slot[k] == i;
-      if (!is_missing) found[nfound++] = ids[i];
-    }
-    rc = replay_missing(o, missing[m], replay_cpu(db, o, found, nfound, cpubuf, sizeof cpubuf), &ids[slot[m]]);
+  int64_t found[COMPARE_MAX_RUNS], replayed[COMPARE_MAX_RUNS];
+  unsigned nfound = 0;
+  for (unsigned i = 0; i < *n; i++) {
+    bool is_missing = false;
+    for (unsigned k = 0; k < nmissing; k++) is_missing |= slot[k] == i;
+    if (!is_missing) found[nfound++] = ids[i];
   }
+  rc = replay_missing(o, missing, nmissing, replay_cpu(db, o, found, nfound, cpubuf, sizeof cpubuf), replayed);
+  for (unsigned m = 0; m < nmissing && !rc; m++) ids[slot[m]] = replayed[m];
   return rc;
 }
 

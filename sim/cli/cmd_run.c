@@ -14,24 +14,32 @@
 #include <unistd.h>
 
 #define MAX_SETS 64
+#define MAX_CONFIGS 64
 
 static const char run_usage[] =
-  "usage: vmxsim [run] [--policy P] [--cpu C] [--set KEY=VALUE]... [--format table|json|csv]\n"
-  "                    [--views] [--vcpu N] [--interval N[us|ms|s|ev]] [--input-format F]\n"
-  "                    [--db FILE | --no-db] TRACE|RECORDING\n"
+  "usage: vmxsim [run] [--policy P[,P...]] [--cpu C[,C...]] [--set KEY=VALUE]... [-j N]\n"
+  "                    [--format table|json|csv] [--views] [--vcpu N] [--interval N[us|ms|s|ev]]\n"
+  "                    [--input-format F] [--db FILE | --no-db] TRACE|RECORDING\n"
   "\n"
   "Replays TRACE (a binary trace: see 'vmxsim trace asm', 'vmxsim gen') under hypervisor\n"
   "policy P on CPU cost profile C and reports VM exits by reason, their cycles, and the\n"
   "split of time between guest and hypervisor.  TRACE may be gzip, xz or zstd compressed,\n"
-  "or - for standard input ('vmxsim gen ... -o - | vmxsim -').\n"
+  "or - for standard input ('vmxsim gen ... -o - | vmxsim -').  With several policies or\n"
+  "profiles, every pair of them is replayed in one pass over the trace, and each is\n"
+  "reported and stored.\n"
   "\n"
   "  -p, --policy P      preset name, or presets joined with '+' (later ones override):\n"
   "                      nocache, shadowcache, cr3cache, prevroots, ept; modifiers cr4mask,\n"
   "                      lazydr.  A path to a JSON file also works.  See 'vmxsim policies'.\n"
-  "                      Default " POLICY_DEFAULT ", as for 'vmxsim repl'.\n"
-  "  -c, --cpu C         CPU cost profile (default " PROFILE_DEFAULT "); see 'vmxsim cpus'\n"
-  "  -s, --set K=V       override one policy knob, e.g. --set cr3_target_count=2\n"
-  "  -f, --format F      table (default; reads like xenalyze --summary), json, csv\n"
+  "                      Default " POLICY_DEFAULT ", as for 'vmxsim repl'.  Several,\n"
+  "                      comma-separated; a part holding '=' overrides a knob of the\n"
+  "                      policy before it (shadowcache,cr3_target_count=2,cr3cache)\n"
+  "  -c, --cpu C         CPU cost profile (default " PROFILE_DEFAULT "); see 'vmxsim cpus'; several,\n"
+  "                      comma-separated\n"
+  "  -s, --set K=V       override one policy knob of every policy, e.g. --set cr3_target_count=2\n"
+  "  -j, --jobs N        share the replays of one pass among N threads (default 1)\n"
+  "  -f, --format F      table (default; reads like xenalyze --summary), json, csv; several\n"
+  "                      runs print one table each, a JSON array, CSV rows led by policy,cpu\n"
   "      --views         also the simulated exits by MSR, I/O port, vector, CPUID leaf,\n"
   "                      address space (CR3) and vCPU (stored with the run)\n"
   "      --vcpu N        the views of vCPU N only\n"
@@ -53,6 +61,7 @@ static const char run_usage[] =
   "\n"
   "example: vmxsim --policy cr3cache --cpu core2-2008 --format json lat_ctx.bin\n"
   "more examples:\n"
+  "  vmxsim --policy nocache,shadowcache,cr3cache --cpu core2-2007,core2-2008 lat_ctx.bin\n"
   "  vmxsim --policy shadowcache --views lat_ctx.bin\n"
   "  vmxsim --policy ept --cpu myhost.json kvm.trace     # measured beside simulated\n";
 
@@ -60,10 +69,16 @@ struct run_opts {
   const char *policy, *cpu, *db, *trace, *input_format;
   char *sets[MAX_SETS];
   int nsets;
+  unsigned jobs;
   int format;
   bool no_db, quiet, views;
   int vcpu;                   /* -1: all */
   struct interval_opt interval;
+  /* the configurations: --policy and --cpu lists split, their product */
+  char *lists;                  /* the lists' copies, parts separated in place */
+  struct run_config configs[MAX_CONFIGS];
+  char *config_sets[MAX_CONFIGS][MAX_SETS];
+  unsigned nconfigs;
 };
 
 /* Progress on stderr for long runs when it is a terminal. */
@@ -82,7 +97,8 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
     { "db", required_argument, 0, 'D' },     { "no-db", no_argument, 0, 'N' },
     { "quiet", no_argument, 0, 'q' },        { "help", no_argument, 0, 'h' },
     { "views", no_argument, 0, 'V' },        { "vcpu", required_argument, 0, 'v' },
-    { "interval", required_argument, 0, 'i' }, { "input-format", required_argument, 0, 'F' }, { 0, 0, 0, 0 } };
+    { "interval", required_argument, 0, 'i' }, { "input-format", required_argument, 0, 'F' },
+    { "jobs", required_argument, 0, 'j' },   { 0, 0, 0, 0 } };
   memset(o, 0, sizeof *o);
   o->policy = POLICY_DEFAULT;
   o->vcpu = -1;
@@ -91,7 +107,9 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
   int c;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "p:c:s:f:qh", longopts, NULL)) != -1) {
+  o->jobs = 1;
+  uint64_t jobs;
+  while ((c = getopt_long(argc, argv, "p:c:s:f:j:qh", longopts, NULL)) != -1) {
     switch (c) {
     case 'p': o->policy = optarg; break;
     case 'c': o->cpu = optarg; break;
@@ -108,6 +126,13 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
     case 'D': o->db = optarg; break;
     case 'N': o->no_db = true; break;
     case 'q': o->quiet = true; break;
+    case 'j':
+      if (!parse_u64(optarg, &jobs) || jobs < 1 || jobs > 256) {
+        errorf("--jobs %s: expected a number of threads, 1..256", optarg);
+        return EXIT_USAGE;
+      }
+      o->jobs = (unsigned)jobs;
+      break;
     case 'V': o->views = true; break;
     case 'F':
       if (option_input_format(optarg)) return EXIT_USAGE;
@@ -133,6 +158,49 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
   return EXIT_OK;
 }
 
+/* Splits the --policy and --cpu lists into their product (policies first): a
+** --policy part holding '=' overrides a knob of the policy before it, after
+** the --set overrides that apply to every policy. */
+static int make_configs(struct run_opts *o) {
+  size_t lp = strlen(o->policy) + 1;
+  o->lists = xmalloc(lp + strlen(o->cpu) + 1);
+  char *pol = memcpy(o->lists, o->policy, lp), *cpus = strcpy(o->lists + lp, o->cpu);
+  const char *cpu[MAX_CONFIGS];
+  unsigned ncpu = 0, npol = 0;
+  char *save = NULL;
+  for (char *t = strtok_r(cpus, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    if (ncpu == MAX_CONFIGS) { errorf("--cpu: at most %d profiles", MAX_CONFIGS); return EXIT_USAGE; }
+    cpu[ncpu++] = t;
+  }
+  if (!ncpu) { errorf("--cpu '%s': no CPU profile named", o->cpu); return EXIT_USAGE; }
+  struct { const char *spec; unsigned nsets; char *sets[MAX_SETS]; } p[MAX_CONFIGS];
+  for (char *t = strtok_r(pol, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    if (strchr(t, '=')) {
+      if (!npol) { errorf("--policy: '%s' overrides a knob, but no policy comes before it", t); return EXIT_USAGE; }
+      if (o->nsets + p[npol - 1].nsets == MAX_SETS) { errorf("too many overrides for policy %s (max %d)", p[npol - 1].spec, MAX_SETS); return EXIT_USAGE; }
+      p[npol - 1].sets[p[npol - 1].nsets++] = t;
+      continue;
+    }
+    if (npol == MAX_CONFIGS) { errorf("--policy: at most %d policies", MAX_CONFIGS); return EXIT_USAGE; }
+    p[npol].spec = t;
+    p[npol++].nsets = 0;
+  }
+  if (!npol) { errorf("--policy '%s': no policy named", o->policy); return EXIT_USAGE; }
+  if (npol * ncpu > MAX_CONFIGS) {
+    errorf("%u policies on %u CPU profiles make %u runs; at most %d in one pass", npol, ncpu, npol * ncpu, MAX_CONFIGS);
+    return EXIT_USAGE;
+  }
+  for (unsigned i = 0; i < npol; i++)
+    for (unsigned k = 0; k < ncpu; k++) {
+      unsigned n = o->nconfigs++;
+      char **sets = o->config_sets[n];
+      memcpy(sets, o->sets, (size_t)o->nsets * sizeof *sets);
+      memcpy(sets + o->nsets, p[i].sets, p[i].nsets * sizeof *sets);
+      o->configs[n] = (struct run_config){ p[i].spec, cpu[k], sets, o->nsets + (int)p[i].nsets };
+    }
+  return EXIT_OK;
+}
+
 /* Stores the printed result unless --no-db; EXIT_DB (with a message) on failure. */
 static int store_result(const struct run_opts *o, const struct run_output *out, const char *trace_file) {
   char err[1024];
@@ -150,40 +218,62 @@ static void print_intervals(const struct run_output *out) {
   views_print_intervals(stdout, out->simulated, &p);
 }
 
-int cmd_run(int argc, char **argv) {
-  struct run_opts o;
-  int rc = parse_run_opts(argc, argv, &o);
-  if (rc) return rc < 0 ? EXIT_OK : rc;
-  char err[1024], *imported = NULL, *scratch = NULL;
-  if ((rc = recording_import(o.trace, o.input_format, &imported, &scratch))) {
-    recording_remove(imported, scratch);
-    return rc;
+/* The reports: tables one after the other (each with its time series), a
+** JSON array or CSV rows of several runs. */
+static void print_reports(const struct run_opts *o, const struct run_output *out) {
+  if (o->format == FORMAT_TABLE || o->nconfigs == 1) {
+    for (unsigned i = 0; i < o->nconfigs; i++) {
+      if (i) fputc('\n', stdout);
+      report_print(stdout, &out[i].rep, (enum report_format)o->format);
+      if (o->interval.n && out[i].simulated && o->format == FORMAT_TABLE) print_intervals(&out[i]);
+    }
+    return;
   }
-  struct run_spec spec = { .trace = imported ? imported : o.trace, .policy = o.policy, .cpu = o.cpu, .sets = o.sets, .nsets = o.nsets,
-                           .progress = o.quiet || !isatty(2) ? NULL : show_progress, .views = o.views,
-                           .one_vcpu = o.vcpu >= 0, .vcpu = o.vcpu >= 0 ? (unsigned)o.vcpu : 0,
-                           .interval = o.interval.n, .interval_events = o.interval.events,
-                           .interval_us = o.interval.us };
-  struct run_output *out = xmalloc(sizeof *out);
+  struct report *reps = xmalloc(o->nconfigs * sizeof *reps);
+  for (unsigned i = 0; i < o->nconfigs; i++) reps[i] = out[i].rep;
+  report_print_runs(stdout, reps, o->nconfigs, (enum report_format)o->format);
+  free(reps);
+}
+
+int cmd_run(int argc, char **argv) {
+  struct run_opts *o = xcalloc(1, sizeof *o);
+  int rc = parse_run_opts(argc, argv, o);
+  if (!rc) rc = make_configs(o);
+  char err[1024], *imported = NULL, *scratch = NULL;
+  if (!rc && (rc = recording_import(o->trace, o->input_format, &imported, &scratch)))
+    recording_remove(imported, scratch);
+  if (rc) {
+    free(o->lists);
+    free(o);
+    return rc < 0 ? EXIT_OK : rc;
+  }
+  struct run_set set = { .trace = imported ? imported : o->trace, .configs = o->configs, .nconfigs = o->nconfigs,
+                         .jobs = o->jobs, .hash_trace = !o->no_db,
+                         .progress = o->quiet || !isatty(2) ? NULL : show_progress,
+                         .views = { o->views, o->vcpu >= 0, o->vcpu >= 0 ? (unsigned)o->vcpu : 0, o->interval.n,
+                                    o->interval.events, o->interval.us } };
+  struct run_output *out = xcalloc(o->nconfigs, sizeof *out);
   struct interrupt_catch ic;
   interrupt_catch(&ic, false);
-  rc = run_trace(&spec, out, err, sizeof err);
+  rc = run_traces(&set, out, err, sizeof err);
   interrupt_release(&ic);
-  if (spec.progress == show_progress) fprintf(stderr, "\r%60s\r", "");
+  if (set.progress == show_progress) fprintf(stderr, "\r%60s\r", "");
   if (rc != EXIT_OK) {
     errorf("%s", err);
   } else if (out->interrupted) {
     errorf("interrupted after %" PRIu64 " of %" PRIu64 " events; nothing stored", out->rep.events, out->trace_events);
     rc = EXIT_INTERRUPTED;
   } else {
-    if (imported) snprintf(out->rep.trace, sizeof out->rep.trace, "%s", o.trace);   /* name the recording */
-    report_print(stdout, &out->rep, (enum report_format)o.format);
-    if (o.interval.n && out->simulated && o.format == FORMAT_TABLE) print_intervals(out);
-    fflush(stdout);   /* the result stays printed whatever happens to the database */
-    if (!o.no_db) rc = store_result(&o, out, imported ? imported : o.trace);
+    for (unsigned i = 0; i < o->nconfigs && imported; i++)   /* name the recording */
+      snprintf(out[i].rep.trace, sizeof out[i].rep.trace, "%s", o->trace);
+    print_reports(o, out);
+    fflush(stdout);   /* the results stay printed whatever happens to the database */
+    for (unsigned i = 0; i < o->nconfigs && !o->no_db && !rc; i++) rc = store_result(o, &out[i], imported ? imported : o->trace);
   }
-  run_output_free(out);
+  for (unsigned i = 0; i < o->nconfigs; i++) run_output_free(&out[i]);
   free(out);
   recording_remove(imported, scratch);
+  free(o->lists);
+  free(o);
   return rc;
 }

@@ -39,11 +39,17 @@ static void charge_exit(struct engine *e, struct vcpu *v, unsigned reason, unsig
   e->st.counter[CTR_VMREADS] += reads;
   e->st.counter[CTR_VMWRITES] += writes;
   uint64_t cost = engine_exit_cost(e->prof, key, w);
-  stats_add(&e->st, reason, cost);
-  if (key != reason) stats_add(&e->st, key, cost);
+  stats_add_exit(&e->st, reason, key, cost);
   e->st.total_exits++;
   e->st.vmm_cycles += cost;
   e->vcpu_cycles[v->id] += cost;
+  for (unsigned k = 0; k < e->nextra; k++) {
+    struct engine_ledger *l = &e->extra[k];
+    uint64_t lc = engine_exit_cost(l->prof, key, w);
+    stats_add_exit(&l->st, reason, key, lc);
+    l->st.vmm_cycles += lc;
+    l->vcpu_cycles[v->id] += lc;
+  }
   e->last.exits++;
   e->last.last_reason = reason;
   e->last.cycles += cost;
@@ -94,6 +100,25 @@ static void sink_guest(struct mmu_sink *s, unsigned vcpu, const struct work *w) 
   uint64_t c = work_cost(e->prof, w);
   e->st.guest_cycles += c;
   e->vcpu_cycles[vcpu] += c;
+  for (unsigned k = 0; k < e->nextra; k++) {
+    struct engine_ledger *l = &e->extra[k];
+    uint64_t lc = work_cost(l->prof, w);
+    l->st.guest_cycles += lc;
+    l->vcpu_cycles[vcpu] += lc;
+  }
+}
+
+static void sink_guest_ops(struct mmu_sink *s, unsigned vcpu, enum profile_param op, uint32_t n) {
+  struct engine *e = engine_of(s);
+  uint64_t c = (uint64_t)n * e->prof->p[op];
+  e->st.guest_cycles += c;
+  e->vcpu_cycles[vcpu] += c;
+  for (unsigned k = 0; k < e->nextra; k++) {
+    struct engine_ledger *l = &e->extra[k];
+    uint64_t lc = (uint64_t)n * l->prof->p[op];
+    l->st.guest_cycles += lc;
+    l->vcpu_cycles[vcpu] += lc;
+  }
 }
 
 static void sink_roots_loaded(struct mmu_sink *s, unsigned vcpu, uint64_t guest_cr3, uint64_t root_hpa, bool exited) {
@@ -121,6 +146,10 @@ static void deliver_ipi(struct engine *e, const struct vcpu *from, int dest) {
   if (!t->halted) return;
   t->halted = false;
   if (e->vcpu_cycles[dest] < e->vcpu_cycles[from->id]) e->vcpu_cycles[dest] = e->vcpu_cycles[from->id];
+  for (unsigned k = 0; k < e->nextra; k++) {          /* each profile's clocks */
+    uint64_t *vc = e->extra[k].vcpu_cycles;
+    if (vc[dest] < vc[from->id]) vc[dest] = vc[from->id];
+  }
 }
 
 /* The effects of an exit's handling that reach beyond its vCPU. */
@@ -130,6 +159,19 @@ static void after_handler(struct engine *e, struct vcpu *v, const struct vcpu_re
 }
 
 /* ---- set-up ---- */
+
+/* VM entry on the CPU of profile pr: every vCPU's controls must be allowed. */
+static int entry_check(struct engine *e, const struct profile *pr, char *err, size_t errlen) {
+  struct vmx_caps caps = profile_vmx_caps(pr);
+  for (unsigned i = 0; i < e->nvcpu; i++) {
+    char why[400];
+    if (vmx_entry_check(&e->vcpu[i].vmx, &caps, why, sizeof why)) {
+      snprintf(err, errlen, "%s (CPU profile %s, policy %s)", why, pr->name, e->pol->name);
+      return EXIT_VMENTRY;
+    }
+  }
+  return EXIT_OK;
+}
 
 int engine_init(struct engine *e, const struct policy *p, const struct profile *pr,
                  unsigned nvcpu, unsigned paging, char *err, size_t errlen) {
@@ -149,24 +191,58 @@ int engine_init(struct engine *e, const struct policy *p, const struct profile *
   e->vcpu = xcalloc(nvcpu, sizeof *e->vcpu);
   e->vcpu_cycles = xcalloc(nvcpu, sizeof *e->vcpu_cycles);
   e->vmcs_charged = xcalloc(2 * (size_t)nvcpu, sizeof *e->vmcs_charged);
-  struct vmx_caps caps = profile_vmx_caps(pr);
   for (unsigned i = 0; i < nvcpu; i++) {
     uint64_t forced = vcpu_setup(&e->vcpu[i], i, p);
     if (i == 0) e->st.counter[CTR_CR4_FORCED_OWNED] = forced;
-    char why[400];
-    if (vmx_entry_check(&e->vcpu[i].vmx, &caps, why, sizeof why)) {
-      snprintf(err, errlen, "%s (CPU profile %s, policy %s)", why, pr->name, p->name);
-      engine_free(e);
-      return EXIT_VMENTRY;
-    }
   }
-  e->sink = (struct mmu_sink){ .fault = sink_fault, .guest = sink_guest, .roots_loaded = sink_roots_loaded,
+  int rc = entry_check(e, pr, err, errlen);
+  if (rc) {
+    engine_free(e);
+    return rc;
+  }
+  e->sink = (struct mmu_sink){ .fault = sink_fault, .guest = sink_guest, .guest_ops = sink_guest_ops,
+                               .roots_loaded = sink_roots_loaded,
                                .root_zapped = sink_root_zapped, .pt_zapped = sink_pt_zapped };
   e->mmu = mmu_create(p, paging, nvcpu, &e->sink, e->st.counter);
   return EXIT_OK;
 }
 
+int engine_add_profile(struct engine *e, const struct profile *pr, char *err, size_t errlen) {
+  int rc = entry_check(e, pr, err, errlen);
+  if (rc) return rc;
+  e->extra = xrealloc(e->extra, (e->nextra + 1) * sizeof *e->extra);
+  struct engine_ledger *l = &e->extra[e->nextra++];
+  l->prof = pr;
+  stats_init(&l->st);
+  l->vcpu_cycles = xcalloc(e->nvcpu, sizeof *l->vcpu_cycles);
+  return EXIT_OK;
+}
+
+void engine_ledger_stats(const struct engine *e, unsigned k, struct stats *st) {
+  *st = e->st;
+  if (k == 0) return;
+  const struct stats *l = &e->extra[k - 1].st;
+  memcpy(st->row, l->row, sizeof st->row);
+  st->guest_cycles = l->guest_cycles;
+  st->vmm_cycles = l->vmm_cycles;
+}
+
+uint64_t engine_ledger_elapsed(const struct engine *e, unsigned k) {
+  const uint64_t *vc = k ? e->extra[k - 1].vcpu_cycles : e->vcpu_cycles;
+  uint64_t m = 0;
+  for (unsigned i = 0; i < e->nvcpu; i++)
+    if (vc[i] > m) m = vc[i];
+  return m;
+}
+
 void engine_free(struct engine *e) {
+  for (unsigned k = 0; k < e->nextra; k++) {
+    stats_free(&e->extra[k].st);
+    free(e->extra[k].vcpu_cycles);
+  }
+  free(e->extra);
+  e->extra = NULL;
+  e->nextra = 0;
   if (e->mmu) mmu_destroy(e->mmu);
   free(e->vcpu);
   free(e->vcpu_cycles);
@@ -246,33 +322,12 @@ static void apic_mmio_event(struct engine *e, struct vcpu *v, const struct trace
   after_handler(e, v, &r);
 }
 
-void engine_step(struct engine *e, const struct trace_event *ev) {
-  if (ev->type == EV_MEASURED) { measured_record(e); return; }
-  struct vcpu *v = &e->vcpu[ev->vcpu];
-  e->cur = ev;
-  e->index++;
-  e->st.events++;
-  e->st.guest_cycles += ev->cycles;
-  e->vcpu_cycles[ev->vcpu] += ev->cycles;
-  memset(&e->last, 0, sizeof e->last);
-  v->halted = false;                  /* whatever the vCPU does next, something woke it */
-  switch (ev->type) {
-  case EV_RUN: return;
-  case EV_MARK: e->st.counter[CTR_MARKS]++; return;
-  case EV_INIT: vcpu_init_reg(v, ev->aux, ev->a); return;
-  case EV_TOUCH: case EV_PTWRITE: {
-    struct mmu_ctx c = mmu_ctx_of(v);
-    mmu_guest_event(e->mmu, &c, ev);
-    return;
-  }
-  /* SYSCALL/SYSRET never cause VM exits (SDM 25.1: not in the list of
-  ** instructions that exit) and change nothing the models track. */
-  case EV_SYSCALL: case EV_SYSRET: return;
-  default: break;
-  }
+/* An instruction: the processor decides, then the exit or the native run.
+** track: keep the decision for the REPL (e->last). */
+static __attribute__((noinline)) void instruction_event(struct engine *e, struct vcpu *v, const struct trace_event *ev, bool track) {
   struct trace_event op = vcpu_guest_op(v, ev);
   struct exit_decision d = vmx_decide(&v->vmx, &op);
-  e->last.decision = d;
+  if (track) e->last.decision = d;
   vcpu_decided(v, &op, &d, e->st.counter);
   uint64_t mismatches = v->dr_mismatches;
   if (d.exits) exit_event(e, v, &op, &d);
@@ -281,25 +336,103 @@ void engine_step(struct engine *e, const struct trace_event *ev) {
   e->st.counter[CTR_DR_MISMATCHES] += v->dr_mismatches - mismatches;
 }
 
+/* What an event does besides its native time (which the callers count).
+** Inlined into the loops: a touch, the commonest, is tested first. */
+static __attribute__((always_inline)) inline void event(struct engine *e, const struct trace_event *ev, bool track) {
+  struct vcpu *v = &e->vcpu[ev->vcpu];
+  e->cur = ev;
+  v->halted = false;                  /* whatever the vCPU does next, something woke it */
+  if (ev->type == EV_TOUCH || ev->type == EV_PTWRITE) {
+    struct mmu_ctx c = mmu_ctx_of(v);
+    mmu_guest_event(e->mmu, &c, ev);
+    return;
+  }
+  switch (ev->type) {
+  case EV_RUN: return;
+  case EV_MARK: e->st.counter[CTR_MARKS]++; return;
+  case EV_INIT: vcpu_init_reg(v, ev->aux, ev->a); return;
+  /* SYSCALL/SYSRET never cause VM exits (SDM 25.1: not in the list of
+  ** instructions that exit) and change nothing the models track. */
+  case EV_SYSCALL: case EV_SYSRET: return;
+  default: instruction_event(e, v, ev, track);
+  }
+}
+
+void engine_step(struct engine *e, const struct trace_event *ev) {
+  if (ev->type == EV_MEASURED) { measured_record(e); return; }
+  e->index++;
+  e->st.events++;
+  e->st.guest_cycles += ev->cycles;
+  e->vcpu_cycles[ev->vcpu] += ev->cycles;
+  for (unsigned k = 0; k < e->nextra; k++) {
+    e->extra[k].st.guest_cycles += ev->cycles;
+    e->extra[k].vcpu_cycles[ev->vcpu] += ev->cycles;
+  }
+  memset(&e->last, 0, sizeof e->last);
+  event(e, ev, true);
+}
+
+/* One record with the counts kept current at every record (an observer reads
+** them); as engine_step without e->last. */
+static inline void counted_step(struct engine *e, const struct trace_event *ev, bool stepwise) {
+  e->index++;
+  if (ev->type == EV_MEASURED) return;
+  e->st.events++;
+  e->st.guest_cycles += ev->cycles;
+  e->vcpu_cycles[ev->vcpu] += ev->cycles;
+  for (unsigned k = 0; k < e->nextra; k++) {
+    e->extra[k].st.guest_cycles += ev->cycles;
+    e->extra[k].vcpu_cycles[ev->vcpu] += ev->cycles;
+  }
+  if (ev->type != EV_RUN) event(e, ev, false);
+  else if (stepwise) e->vcpu[ev->vcpu].halted = false;
+}
+
+/* A block of events, without what only the REPL shows (e->last).  Measured
+** records (EV_MEASURED) are no guest events: passed over.  stepwise: as
+** engine_step does it, a run wakes a halted vCPU; otherwise a run is only
+** native time (the replay of a trace without measured exits has always
+** counted it so, and its figures come from here).  The counts are kept per
+** block, or per record when an observer may read them. */
+static inline void run_block(struct engine *e, const struct trace_event *ev, size_t n, bool stepwise, unsigned nextra) {
+  if (stepwise || e->obs.exit) {
+    for (const struct trace_event *end = ev + n; ev != end; ev++) counted_step(e, ev, stepwise);
+    return;
+  }
+  uint64_t guest = 0;
+  size_t measured = 0;
+  for (const struct trace_event *end = ev + n; ev != end; ev++) {
+    guest += ev->cycles;
+    e->vcpu_cycles[ev->vcpu] += ev->cycles;
+    for (unsigned k = 0; k < nextra; k++) e->extra[k].vcpu_cycles[ev->vcpu] += ev->cycles;  /* each profile's clocks */
+    if (ev->type == EV_RUN) continue;
+    if (ev->type == EV_MEASURED) measured++;
+    else event(e, ev, false);
+  }
+  e->st.guest_cycles += guest;
+  for (unsigned k = 0; k < nextra; k++) e->extra[k].st.guest_cycles += guest;   /* native time: the same at every price */
+  e->index += n;
+  e->st.events += n - measured;
+}
+
+void engine_run_block(struct engine *e, const struct trace_event *ev, size_t n) {
+  if (e->nextra) run_block(e, ev, n, false, e->nextra);
+  else run_block(e, ev, n, false, 0);    /* a loop without the further profiles */
+}
+
+void engine_run_block_stepwise(struct engine *e, const struct trace_event *ev, size_t n) {
+  run_block(e, ev, n, true, e->nextra);
+}
+
 int engine_run(struct engine *e, struct trace_reader *r, bool (*progress)(struct engine *, void *), void *arg) {
-  const struct trace_event *ev;
-  while ((ev = trace_next(r)) != NULL) {
-    if (ev->type == EV_RUN) {       /* the common case, kept out of engine_step */
-      e->index++;
-      e->st.events++;
-      e->st.guest_cycles += ev->cycles;
-      e->vcpu_cycles[ev->vcpu] += ev->cycles;
-    } else {
-      engine_step(e, ev);
-    }
-    if (progress && (e->index & ((1u << 22) - 1)) == 0 && !progress(e, arg)) return EXIT_OK;
+  const struct trace_event *evs;
+  size_t n;
+  /* blocks end at every multiple of ENGINE_PROGRESS_EVENTS, where progress is called */
+  while ((n = trace_next_block(r, &evs, engine_block_limit(e))) > 0) {
+    engine_run_block(e, evs, n);
+    if (progress && engine_at_progress_point(e) && !progress(e, arg)) return EXIT_OK;
   }
   return trace_failed(r) ? EXIT_BADINPUT : EXIT_OK;
 }
 
-uint64_t engine_elapsed(const struct engine *e) {
-  uint64_t m = 0;
-  for (unsigned i = 0; i < e->nvcpu; i++)
-    if (e->vcpu_cycles[i] > m) m = e->vcpu_cycles[i];
-  return m;
-}
+uint64_t engine_elapsed(const struct engine *e) { return engine_ledger_elapsed(e, 0); }

@@ -20,6 +20,15 @@ struct engine_last {
   uint64_t cycles;                 /* hypervisor cycles the event cost */
 };
 
+/* The prices of a further CPU profile (engine_add_profile).  What the model
+** does never depends on prices, so one replay serves every profile: each
+** ledger is charged the same work at its own prices. */
+struct engine_ledger {
+  const struct profile *prof;
+  struct stats st;                 /* rows and cycle totals; counters and event counts are the engine's */
+  uint64_t *vcpu_cycles;           /* [nvcpu] */
+};
+
 /*
 ** An observer of a replay (sim/core/views.c keeps the per-vCPU, per-MSR, per-port...
 ** views with it): told of every exit the engine charges.  NULL: nobody listens.
@@ -50,8 +59,10 @@ struct engine {
   uint64_t index;                  /* events replayed so far */
   struct engine_last last;
   struct mmu_sink sink;
+  unsigned nextra;                 /* further profiles priced: extra[0..nextra) (no observer then) */
+  struct engine_ledger *extra;
   struct engine_observer obs;      /* zeroed by engine_init; set it afterwards */
-  const struct trace_event *cur;   /* the event engine_step is replaying */
+  const struct trace_event *cur;   /* the event being replayed */
 };
 
 /* Sets up the VM for a trace header.  Returns 0, EXIT_VMENTRY with a message
@@ -61,12 +72,34 @@ struct engine {
 int engine_init(struct engine *e, const struct policy *p, const struct profile *pr,
                  unsigned nvcpu, unsigned paging, char *err, size_t errlen);
 void engine_free(struct engine *e);
-/* Replays one event. */
+/* Prices the replay at profile pr too (before the first event), as ledger
+** e->nextra + 1.  EXIT_VMENTRY with a message when that CPU fails VM entry. */
+int engine_add_profile(struct engine *e, const struct profile *pr, char *err, size_t errlen);
+/* Ledger k's statistics (0: the engine's own profile), with the engine's
+** counters and event counts, for a report; and its elapsed cycles. */
+void engine_ledger_stats(const struct engine *e, unsigned k, struct stats *st);
+uint64_t engine_ledger_elapsed(const struct engine *e, unsigned k);
+/* Replays one event, keeping what the REPL shows of it (e->last). */
 void engine_step(struct engine *e, const struct trace_event *ev);
-/* Replays the rest of the trace; progress(e, arg) is called every 2^22 events
-** when non-NULL and returns false to stop early.  Returns 0, or EXIT_BADINPUT
-** on a corrupt record (message in r->err). */
+/* Replays n validated events (a block of trace_next_block) without e->last;
+** measured records (EV_MEASURED) are passed over.  A run does not wake a
+** halted vCPU there, as the replay of traces without measured exits always
+** counted it; engine_run_block_stepwise replays as engine_step does (a run
+** wakes it), as the replay of traces with measured exits always did. */
+void engine_run_block(struct engine *e, const struct trace_event *ev, size_t n);
+void engine_run_block_stepwise(struct engine *e, const struct trace_event *ev, size_t n);
+/* Replays the rest of the trace; progress(e, arg) is called every
+** ENGINE_PROGRESS_EVENTS events when non-NULL and returns false to stop
+** early.  Returns 0, or EXIT_BADINPUT on a corrupt record (message in r->err). */
 int engine_run(struct engine *e, struct trace_reader *r, bool (*progress)(struct engine *, void *), void *arg);
+#define ENGINE_PROGRESS_EVENTS (1u << 22)
+/* Events before the next progress point, and whether the engine is at one. */
+static inline size_t engine_block_limit(const struct engine *e) {
+  return ENGINE_PROGRESS_EVENTS - (e->index & (ENGINE_PROGRESS_EVENTS - 1));
+}
+static inline bool engine_at_progress_point(const struct engine *e) {
+  return (e->index & (ENGINE_PROGRESS_EVENTS - 1)) == 0;
+}
 /* Cycles that elapsed: the busiest vCPU's guest + hypervisor cycles. */
 uint64_t engine_elapsed(const struct engine *e);
 /* Cost in cycles of one exit with stat key `key` and work w (pure). */

@@ -17,7 +17,13 @@
 
 static uint64_t rotl(uint64_t x, unsigned r) { return (x << r) | (x >> (64 - r)); }
 
-/* Little-endian loads whatever the host order (traces are little-endian files). */
+/* Little-endian loads (traces are little-endian files).  On a little-endian
+** host a load is one instruction; memcpy keeps it free of alignment and
+** aliasing assumptions. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static uint64_t rd64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static uint32_t rd32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+#else
 static uint64_t rd64(const unsigned char *p) {
   uint64_t v = 0;
   for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
@@ -26,6 +32,7 @@ static uint64_t rd64(const unsigned char *p) {
 static uint32_t rd32(const unsigned char *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
+#endif
 
 static uint64_t round1(uint64_t acc, uint64_t in) { return rotl(acc + in * P2, 31) * P1; }
 static uint64_t merge(uint64_t acc, uint64_t v) { return (acc ^ round1(0, v)) * P1 + P4; }
@@ -55,7 +62,21 @@ void xxh64_update(struct xxh64 *h, const void *data, size_t len) {
     stripe(h, h->buf);
     h->nbuf = 0;
   }
-  for (; len >= 32; p += 32, len -= 32) stripe(h, p);
+  if (len >= 32) {
+    /* The four lanes in locals: through h they would be reloaded after every
+    ** load from p, which may alias h. */
+    uint64_t v0 = h->v[0], v1 = h->v[1], v2 = h->v[2], v3 = h->v[3];
+    for (; len >= 32; p += 32, len -= 32) {
+      v0 = round1(v0, rd64(p));
+      v1 = round1(v1, rd64(p + 8));
+      v2 = round1(v2, rd64(p + 16));
+      v3 = round1(v3, rd64(p + 24));
+    }
+    h->v[0] = v0;
+    h->v[1] = v1;
+    h->v[2] = v2;
+    h->v[3] = v3;
+  }
   memcpy(h->buf, p, len);
   h->nbuf = (unsigned)len;
 }

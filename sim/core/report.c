@@ -26,8 +26,9 @@ int report_format_from_name(const char *s) {
   return -1;
 }
 
-static void fill_row(struct report_row *row, const struct stat_row *r, const char *name,
+static void fill_row(struct report_row *row, const struct stats *st, unsigned key, const char *name,
                      const char *parent, unsigned reason) {
+  const struct stat_row *r = &st->row[key];
   snprintf(row->name, sizeof row->name, "%s", name);
   snprintf(row->parent, sizeof row->parent, "%s", parent);
   row->reason = reason;
@@ -35,9 +36,9 @@ static void fill_row(struct report_row *row, const struct stat_row *r, const cha
   row->cycles = r->cycles;
   row->min = r->min;
   row->max = r->max;
-  row->p5 = stats_percentile(r, 5);
-  row->p50 = stats_percentile(r, 50);
-  row->p95 = stats_percentile(r, 95);
+  row->p5 = stats_percentile(st, key, 5);
+  row->p50 = stats_percentile(st, key, 50);
+  row->p95 = stats_percentile(st, key, 95);
 }
 
 void report_from_stats(struct report *rep, const struct stats *st) {
@@ -49,13 +50,13 @@ void report_from_stats(struct report *rep, const struct stats *st) {
   rep->nrows = 0;
   for (unsigned reason = 0; reason < EXIT_REASON_MAX; reason++) {
     if (!st->row[reason].count) continue;
-    fill_row(&rep->rows[rep->nrows++], &st->row[reason], exit_reason_name(reason), "", reason);
+    fill_row(&rep->rows[rep->nrows++], st, reason, exit_reason_name(reason), "", reason);
     if (reason != EXIT_REASON_CR_ACCESS && reason != EXIT_REASON_DR_ACCESS) continue;
     unsigned lo = reason == EXIT_REASON_CR_ACCESS ? STAT_CR_BASE : STAT_DR_BASE;
     unsigned hi = reason == EXIT_REASON_CR_ACCESS ? STAT_DR_BASE : STAT_KEYS;
     for (unsigned k = lo; k < hi; k++)
       if (st->row[k].count)
-        fill_row(&rep->rows[rep->nrows++], &st->row[k], stat_key_name(k), exit_reason_name(reason), reason);
+        fill_row(&rep->rows[rep->nrows++], st, k, stat_key_name(k), exit_reason_name(reason), reason);
   }
   rep->ncounters = 0;
   for (unsigned c = 0; c < CTR_COUNT; c++)
@@ -242,8 +243,7 @@ cJSON *json_number(double v) {
 
 void json_add_number(cJSON *obj, const char *key, double v) { cJSON_AddItemToObject(obj, key, json_number(v)); }
 
-/* The JSON object as text (caller frees). */
-static char *report_json(const struct report *rep) {
+static cJSON *report_object(const struct report *rep) {
   cJSON *o = cJSON_CreateObject();
   run_identity_json(o, &(struct run_identity){ rep->trace, NULL, rep->workload, rep->policy, rep->cpu });
   json_add_number(o, "clock_ghz", rep->clock_ghz);
@@ -277,9 +277,7 @@ static char *report_json(const struct report *rep) {
     cJSON_AddNumberToObject(ctr, rep->counters[i].name, (double)rep->counters[i].value);
   if (report_has_measured(rep)) cJSON_AddItemToObject(o, "measured", vrows_json(rep, VS_MEASURED));
   if (rep->nvrows) cJSON_AddItemToObject(o, "views", vrows_json(rep, VS_SIMULATED));
-  char *s = cJSON_Print(o);
-  cJSON_Delete(o);
-  return s;
+  return o;
 }
 
 void csv_field(FILE *f, const char *s) {
@@ -302,8 +300,9 @@ static void csv_identity(FILE *f, const struct report *rep) {
   }
 }
 
-static void print_csv(FILE *f, const struct report *rep) {
-  fprintf(f, "trace,workload,policy,cpu,section,name,parent,count,cycles,avg,min,p5,p50,p95,max\n");
+#define CSV_HEADER "trace,workload,policy,cpu,section,name,parent,count,cycles,avg,min,p5,p50,p95,max\n"
+
+static void print_csv_rows(FILE *f, const struct report *rep) {
   for (unsigned i = 0; i < rep->nrows; i++) {
     const struct report_row *r = &rep->rows[i];
     csv_identity(f, rep);
@@ -330,14 +329,38 @@ static void print_csv(FILE *f, const struct report *rep) {
   }
 }
 
+static void print_json(FILE *f, cJSON *o) {
+  char *s = cJSON_Print(o);
+  fprintf(f, "%s\n", s);
+  free(s);
+  cJSON_Delete(o);
+}
+
 void report_print(FILE *f, const struct report *rep, enum report_format fmt) {
   if (fmt == FORMAT_JSON) {
-    char *s = report_json(rep);
-    fprintf(f, "%s\n", s);
-    free(s);
+    print_json(f, report_object(rep));
   } else if (fmt == FORMAT_CSV) {
-    print_csv(f, rep);
+    fputs(CSV_HEADER, f);
+    print_csv_rows(f, rep);
   } else {
     print_table(f, rep);
+  }
+}
+
+void report_print_runs(FILE *f, const struct report *reps, unsigned n, enum report_format fmt) {
+  if (n == 1) {
+    report_print(f, reps, fmt);
+  } else if (fmt == FORMAT_JSON) {
+    cJSON *a = cJSON_CreateArray();
+    for (unsigned i = 0; i < n; i++) cJSON_AddItemToArray(a, report_object(&reps[i]));
+    print_json(f, a);
+  } else if (fmt == FORMAT_CSV) {            /* every row names its run already */
+    fputs(CSV_HEADER, f);
+    for (unsigned i = 0; i < n; i++) print_csv_rows(f, &reps[i]);
+  } else {
+    for (unsigned i = 0; i < n; i++) {
+      if (i) fputc('\n', f);
+      print_table(f, &reps[i]);
+    }
   }
 }

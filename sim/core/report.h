@@ -54,6 +54,10 @@ int report_format_from_name(const char *s);   /* -1 when unknown */
 /* Fills the statistics part of rep from st (identity fields are the caller's). */
 void report_from_stats(struct report *rep, const struct stats *st);
 void report_print(FILE *f, const struct report *rep, enum report_format fmt);
+/* Several runs (of one pass over a trace): tables one after the other, a
+** JSON array of the objects, CSV rows under one header (each row names its
+** run).  One run prints as report_print. */
+void report_print_runs(FILE *f, const struct report *reps, unsigned n, enum report_format fmt);
 
 /* What names a run in every JSON document that shows runs: a report, the
 ** `runs` list, `compare`. */

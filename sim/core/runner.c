@@ -1,25 +1,16 @@
-/* One replay from names to a report (see runner.h). */
+/* Replays from names to reports (see runner.h). */
 #include "runner.h"
 #include "util.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct progress_ctx {
-  const struct run_spec *spec;
-  const struct trace_reader *r;
-};
-
-/* Without a progress callback a run still stops when interrupt_catch()'s
-** handler saw Ctrl-C. */
-static bool progress_shim(struct engine *e, void *arg) {
-  const struct progress_ctx *c = arg;
-  if (!c->spec->progress) return !interrupt_requested();
-  return c->spec->progress(e, c->r, c->spec->progress_arg);
-}
-
-void run_report(struct report *rep, const char *trace, const struct trace_header *hdr, const struct policy *p,
-                const struct profile *pr, const struct engine *e) {
+/* The report of ledger k of engine e (0: its own profile). */
+static void report_ledger(struct report *rep, const char *trace, const struct trace_header *hdr, const struct policy *p,
+                          const struct profile *pr, const struct engine *e, unsigned k) {
+  struct stats st;
+  engine_ledger_stats(e, k, &st);
   snprintf(rep->trace, sizeof rep->trace, "%s", trace);
   snprintf(rep->workload, sizeof rep->workload, "%s", hdr->workload);
   snprintf(rep->policy, sizeof rep->policy, "%s", p->name);
@@ -27,26 +18,22 @@ void run_report(struct report *rep, const char *trace, const struct trace_header
   snprintf(rep->paging, sizeof rep->paging, "%s", paging_name(hdr->paging) ? paging_name(hdr->paging) : "?");
   rep->vcpus = hdr->vcpu_count;
   rep->clock_ghz = pr->clock_ghz;
-  report_from_stats(rep, &e->st);
-  rep->elapsed_cycles = engine_elapsed(e);
+  report_from_stats(rep, &st);
+  rep->elapsed_cycles = engine_ledger_elapsed(e, k);
 }
+
+void run_report(struct report *rep, const char *trace, const struct trace_header *hdr, const struct policy *p,
+                const struct profile *pr, const struct engine *e) {
+  report_ledger(rep, trace, hdr, p, pr, e, 0);
+}
+
+/* ---- views ---- */
 
 /* The engine's observer: each simulated exit into the simulated views. */
 static void observe_exit(void *ctx, const struct engine *e, const struct engine_exit_info *x) {
   struct views *w = ctx;
   w->events = e->st.events;
   views_add(w, x->vcpu, x->reason, x->cause, e->vcpu[x->vcpu].guest_cr3, e->vcpu_cycles[x->vcpu], x->cycles);
-}
-
-/* engine_run with the recorded side fed too: every record to the measured views. */
-static int run_with_views(struct engine *e, struct trace_reader *r, struct views *meas, struct progress_ctx *ctx) {
-  const struct trace_event *ev;
-  while ((ev = trace_next(r)) != NULL) {
-    views_feed(meas, ev);
-    engine_step(e, ev);
-    if ((e->index & ((1u << 22) - 1)) == 0 && !progress_shim(e, ctx)) return EXIT_OK;
-  }
-  return trace_failed(r) ? EXIT_BADINPUT : EXIT_OK;
 }
 
 /* The views a run keeps: the measured ones only when the recording has exits. */
@@ -68,62 +55,306 @@ static void keep_views(struct run_output *o, bool asked) {
   if (o->simulated) views_append_all(o->simulated, VS_SIMULATED, RUN_VIEWS_CR3_ROWS, &o->rep.vrows, &o->rep.nvrows);
 }
 
-static int replay(const struct run_spec *s, struct run_output *o, const struct policy *pol,
-                  const struct profile *prof, struct trace_reader *r, char *err, size_t errlen) {
-  struct engine e;
-  int rc = engine_init(&e, pol, prof, r->hdr.vcpu_count, r->hdr.paging, err, errlen);
-  if (rc) return rc;
-  struct progress_ctx ctx = { s, r };
-  uint64_t width = s->interval_events ? s->interval : (uint64_t)(s->interval_us * prof->clock_ghz * 1e3 + 0.5);
-  if (s->views || r->hdr.version >= 2) {
+/* Sets up the views of a configuration: simulated ones when asked or when the
+** trace can carry measured exits (version 2), measured ones then too. */
+static void start_views(const struct run_views *v, const struct trace_header *hdr, const struct profile *prof,
+                        struct engine *e, struct run_output *o) {
+  int vcpu = v->one_vcpu ? (int)v->vcpu : -1;
+  uint64_t width = v->interval_events ? v->interval : (uint64_t)(v->interval_us * prof->clock_ghz * 1e3 + 0.5);
+  if (v->views || hdr->version >= 2) {
     o->simulated = xmalloc(sizeof *o->simulated);
-    views_init(o->simulated, s->one_vcpu ? (int)s->vcpu : -1, width, s->interval_events);
-    e.obs = (struct engine_observer){ .exit = observe_exit, .ctx = o->simulated };
+    views_init(o->simulated, vcpu, width, v->interval_events);
+    e->obs = (struct engine_observer){ .exit = observe_exit, .ctx = o->simulated };
   }
-  if (r->hdr.version >= 2) {      /* only version 2 can carry measured exits */
+  if (hdr->version >= 2) {      /* only version 2 can carry measured exits */
     o->measured = xmalloc(sizeof *o->measured);
-    views_init(o->measured, s->one_vcpu ? (int)s->vcpu : -1, s->interval_events ? s->interval : 0, s->interval_events);
+    views_init(o->measured, vcpu, v->interval_events ? v->interval : 0, v->interval_events);
   }
-  double t0 = monotonic_seconds();
-  rc = o->measured ? run_with_views(&e, r, o->measured, &ctx) : engine_run(&e, r, progress_shim, &ctx);
-  o->wall_seconds = monotonic_seconds() - t0;
-  o->interrupted = !rc && !trace_done(r);
-  if (rc) {
-    snprintf(err, errlen, "%s", r->err);
-  } else {
-    run_report(&o->rep, s->trace, &r->hdr, pol, prof, &e);
-    /* a stream cannot be read again to hash it for the results database */
-    if (!trace_hash_hex(r, o->rep.trace_hash)) o->rep.trace_hash[0] = 0;
-    o->rep.show_views = s->views;
-    keep_views(o, s->views || s->interval || s->interval_us > 0);
+}
+
+/* ---- the engines of one pass, and the threads that share them ---- */
+
+struct pass {
+  struct engine *e;           /* [n] */
+  unsigned n, jobs;
+  bool stepwise;              /* replay as engine_step does (a trace with measured exits) */
+  struct views **measured;    /* [nmeasured]: fed every record */
+  unsigned nmeasured;
+  /* the block every thread replays on its engines; guarded by mu */
+  const struct trace_event *evs;
+  size_t nevs;
+  uint64_t block;             /* blocks published so far */
+  unsigned busy;              /* helper threads still on the current block */
+  bool quit;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  pthread_t *helper;          /* [jobs - 1] */
+};
+
+struct helper_arg {
+  struct pass *p;
+  unsigned id;                /* 1..jobs-1: replays engines id, id + jobs, ... */
+};
+
+/* Thread `id` replays its share of the engines: every jobs-th from id on. */
+static void replay_share(struct pass *p, unsigned id, const struct trace_event *evs, size_t n) {
+  for (unsigned i = id; i < p->n; i += p->jobs)
+    if (p->stepwise) engine_run_block_stepwise(&p->e[i], evs, n);
+    else engine_run_block(&p->e[i], evs, n);
+}
+
+static void *helper_main(void *arg) {
+  struct helper_arg *h = arg;
+  struct pass *p = h->p;
+  uint64_t seen = 0;
+  pthread_mutex_lock(&p->mu);
+  for (;;) {
+    while (p->block == seen && !p->quit) pthread_cond_wait(&p->cv, &p->mu);
+    if (p->quit) break;
+    seen = p->block;
+    const struct trace_event *evs = p->evs;
+    size_t n = p->nevs;
+    pthread_mutex_unlock(&p->mu);
+    replay_share(p, h->id, evs, n);
+    pthread_mutex_lock(&p->mu);
+    if (--p->busy == 0) pthread_cond_broadcast(&p->cv);
   }
-  engine_free(&e);
+  pthread_mutex_unlock(&p->mu);
+  free(h);
+  return NULL;
+}
+
+/* Starts jobs - 1 helper threads; with fewer (none could be started) the
+** caller's thread replays more of the engines. */
+static void start_helpers(struct pass *p) {
+  if (p->jobs > p->n) p->jobs = p->n;
+  if (p->jobs <= 1) { p->jobs = 1; return; }
+  if (pthread_mutex_init(&p->mu, NULL) != 0) { p->jobs = 1; return; }
+  if (pthread_cond_init(&p->cv, NULL) != 0) { pthread_mutex_destroy(&p->mu); p->jobs = 1; return; }
+  p->helper = xcalloc(p->jobs - 1, sizeof *p->helper);
+  unsigned started = 0;
+  for (unsigned i = 1; i < p->jobs; i++) {
+    struct helper_arg *h = xmalloc(sizeof *h);
+    *h = (struct helper_arg){ p, i };
+    if (pthread_create(&p->helper[started], NULL, helper_main, h) != 0) { free(h); break; }
+    started++;
+  }
+  if (started + 1 < p->jobs) {          /* shares follow the thread count: stop and run alone */
+    pthread_mutex_lock(&p->mu);
+    p->quit = true;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (unsigned i = 0; i < started; i++) pthread_join(p->helper[i], NULL);
+    free(p->helper);
+    p->helper = NULL;
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    p->jobs = 1;
+  }
+}
+
+static void stop_helpers(struct pass *p) {
+  if (p->jobs <= 1) return;
+  pthread_mutex_lock(&p->mu);
+  p->quit = true;
+  pthread_cond_broadcast(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+  for (unsigned i = 0; i + 1 < p->jobs; i++) pthread_join(p->helper[i], NULL);
+  free(p->helper);
+  pthread_cond_destroy(&p->cv);
+  pthread_mutex_destroy(&p->mu);
+}
+
+/* Every engine replays the block; the helpers take their shares. */
+static void replay_block(struct pass *p, const struct trace_event *evs, size_t n) {
+  for (unsigned m = 0; m < p->nmeasured; m++)      /* the recorded side */
+    for (size_t i = 0; i < n; i++) views_feed(p->measured[m], &evs[i]);
+  if (p->jobs <= 1) {
+    replay_share(p, 0, evs, n);
+    return;
+  }
+  pthread_mutex_lock(&p->mu);
+  p->evs = evs;
+  p->nevs = n;
+  p->block++;
+  p->busy = p->jobs - 1;
+  pthread_cond_broadcast(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+  replay_share(p, 0, evs, n);
+  pthread_mutex_lock(&p->mu);
+  while (p->busy) pthread_cond_wait(&p->cv, &p->mu);
+  pthread_mutex_unlock(&p->mu);
+}
+
+/* Replays the trace on every engine; false from progress stops it.  0 or
+** EXIT_BADINPUT (a bad record: message in r->err). */
+static int replay_pass(struct pass *p, const struct run_set *s, struct trace_reader *r) {
+  const struct trace_event *evs;
+  size_t n;
+  struct engine *first = &p->e[0];
+  int rc = EXIT_OK;
+  start_helpers(p);
+  while ((n = trace_next_block(r, &evs, engine_block_limit(first))) > 0) {
+    replay_block(p, evs, n);
+    if (!engine_at_progress_point(first)) continue;
+    bool go = s->progress ? s->progress(first, r, s->progress_arg) : !interrupt_requested();
+    if (!go) break;
+  }
+  if (trace_failed(r)) rc = EXIT_BADINPUT;
+  stop_helpers(p);
   return rc;
 }
 
-int run_trace(const struct run_spec *s, struct run_output *o, char *err, size_t errlen) {
-  memset(o, 0, sizeof *o);
+/* ---- configurations ---- */
+
+struct config {
   struct policy pol;
   struct profile prof;
-  int rc = policy_resolve(&pol, s->policy, s->sets, s->nsets, err, errlen);
+  bool prof_loaded;
+  unsigned engine, ledger;    /* where it is replayed: configurations of one policy share an engine */
+};
+
+static bool same_policy(const struct run_config *a, const struct run_config *b) {
+  if (strcmp(a->policy, b->policy) != 0 || a->nsets != b->nsets) return false;
+  for (int i = 0; i < a->nsets; i++)
+    if (strcmp(a->sets[i], b->sets[i]) != 0) return false;
+  return true;
+}
+
+/* Groups the configurations by policy: one engine each, priced at every
+** profile of the group (the model's behaviour does not depend on prices).
+** Not with views: the simulated views see each exit at one profile's prices.
+** Returns the number of engines. */
+static unsigned group_configs(const struct run_set *s, struct config *cfg, bool views) {
+  unsigned engines = 0;
+  for (unsigned i = 0; i < s->nconfigs; i++) {
+    unsigned j = 0;
+    while (j < i && (views || !same_policy(&s->configs[j], &s->configs[i]))) j++;
+    if (j == i) {
+      cfg[i].engine = engines++;
+      cfg[i].ledger = 0;
+      continue;
+    }
+    cfg[i].engine = cfg[j].engine;
+    cfg[i].ledger = 0;
+    for (unsigned k = 0; k < i; k++) if (cfg[k].engine == cfg[i].engine) cfg[i].ledger++;
+  }
+  return engines;
+}
+
+static void name_config(char *err, size_t errlen, const struct run_set *s, unsigned i) {
+  if (s->nconfigs <= 1) return;
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", err);
+  const struct run_config *c = &s->configs[i];
+  snprintf(err, errlen, "%s (policy %s, cpu %s)", msg, c->policy ? c->policy : "", c->cpu ? c->cpu : PROFILE_DEFAULT);
+}
+
+static int resolve_config(struct config *c, const struct run_config *rc_, char *err, size_t errlen) {
+  int rc = policy_resolve(&c->pol, rc_->policy, rc_->sets, rc_->nsets, err, errlen);
   if (rc) return rc;
-  if ((rc = profile_load(&prof, s->cpu ? s->cpu : PROFILE_DEFAULT, err, errlen))) {
-    profile_free(&prof);
+  c->prof_loaded = true;
+  return profile_load(&c->prof, rc_->cpu ? rc_->cpu : PROFILE_DEFAULT, err, errlen);
+}
+
+/* Sets every engine up, each with the profiles of its configurations; on a
+** failure frees those set up before it. */
+static int init_engines(struct pass *p, struct config *cfg, const struct run_set *s, const struct trace_reader *r,
+                        char *err, size_t errlen) {
+  unsigned done = 0;
+  int rc = EXIT_OK;
+  for (unsigned i = 0; i < s->nconfigs && !rc; i++) {
+    struct engine *e = &p->e[cfg[i].engine];
+    if (cfg[i].ledger == 0) {
+      rc = engine_init(e, &cfg[i].pol, &cfg[i].prof, r->hdr.vcpu_count, r->hdr.paging, err, errlen);
+      if (!rc) done++;
+    } else {
+      rc = engine_add_profile(e, &cfg[i].prof, err, errlen);
+    }
+    if (rc && rc != EXIT_VMENTRY) name_config(err, errlen, s, i);   /* a VM-entry message names both already */
+  }
+  if (rc)
+    for (unsigned i = 0; i < done; i++) engine_free(&p->e[i]);
+  return rc;
+}
+
+static int replay_configs(const struct run_set *s, struct run_output *out, struct config *cfg, char *err, size_t errlen) {
+  unsigned n = s->nconfigs;
+  struct trace_reader r;
+  int rc = trace_open(&r, s->trace);
+  if (rc) {
+    snprintf(err, errlen, "%s", r.err);
     return rc;
   }
-  struct trace_reader r;
-  if ((rc = trace_open(&r, s->trace))) {
-    snprintf(err, errlen, "%s", r.err);
-  } else {
-    rc = replay(s, o, &pol, &prof, &r, err, errlen);
-    o->metadata = xstrdup(r.hdr.metadata ? r.hdr.metadata : "");
-    o->trace_events = r.hdr.event_count;
-    trace_close(&r);
+  bool views = s->views.views || r.hdr.version >= 2;
+  unsigned nengines = group_configs(s, cfg, views);
+  struct pass p = { .e = xcalloc(nengines, sizeof *p.e), .n = nengines, .jobs = s->jobs,
+                    .stepwise = r.hdr.version >= 2, .measured = xcalloc(n, sizeof *p.measured) };
+  double seconds = 0;
+  rc = init_engines(&p, cfg, s, &r, err, errlen);
+  if (!rc) {
+    for (unsigned i = 0; i < n && views; i++) {     /* one engine per configuration then */
+      start_views(&s->views, &r.hdr, &cfg[i].prof, &p.e[cfg[i].engine], &out[i]);
+      if (out[i].measured) p.measured[p.nmeasured++] = out[i].measured;
+    }
+    if (s->hash_trace) trace_hash_start(&r);
+    double t0 = monotonic_seconds();
+    rc = replay_pass(&p, s, &r);
+    seconds = monotonic_seconds() - t0;
+    if (rc) snprintf(err, errlen, "%s", r.err);
   }
-  o->policy_json = policy_to_json(&pol);
-  o->profile_json = prof.json ? xstrdup(prof.json) : NULL;
-  profile_free(&prof);
+  for (unsigned i = 0; i < n; i++) {
+    out[i].wall_seconds = seconds;
+    out[i].metadata = xstrdup(r.hdr.metadata ? r.hdr.metadata : "");
+    out[i].trace_events = r.hdr.event_count;
+  }
+  char hash[sizeof out->rep.trace_hash] = "";
+  bool interrupted = !rc && !trace_done(&r);
+  /* a stream cannot be read again to hash it for the results database */
+  if (!rc && !interrupted && !trace_hash_hex(&r, hash)) hash[0] = 0;
+  for (unsigned i = 0; i < n && !rc; i++) {
+    out[i].interrupted = interrupted;
+    report_ledger(&out[i].rep, s->trace, &r.hdr, &cfg[i].pol, &cfg[i].prof, &p.e[cfg[i].engine], cfg[i].ledger);
+    snprintf(out[i].rep.trace_hash, sizeof out[i].rep.trace_hash, "%s", hash);
+    out[i].rep.show_views = s->views.views;
+    keep_views(&out[i], s->views.views || s->views.interval || s->views.interval_us > 0);
+  }
+  if (p.e[0].vcpu)
+    for (unsigned i = 0; i < nengines; i++) engine_free(&p.e[i]);
+  free(p.e);
+  free(p.measured);
+  trace_close(&r);
   return rc;
+}
+
+int run_traces(const struct run_set *s, struct run_output *out, char *err, size_t errlen) {
+  unsigned n = s->nconfigs;
+  memset(out, 0, n * sizeof *out);
+  struct config *cfg = xcalloc(n, sizeof *cfg);
+  int rc = EXIT_OK;
+  unsigned i;
+  for (i = 0; i < n && !rc; i++)
+    if ((rc = resolve_config(&cfg[i], &s->configs[i], err, errlen))) name_config(err, errlen, s, i);
+  if (!rc) {
+    rc = replay_configs(s, out, cfg, err, errlen);
+    for (unsigned k = 0; k < n; k++) {
+      out[k].policy_json = policy_to_json(&cfg[k].pol);
+      out[k].profile_json = cfg[k].prof.json ? xstrdup(cfg[k].prof.json) : NULL;
+    }
+  }
+  for (unsigned k = 0; k < i; k++)
+    if (cfg[k].prof_loaded) profile_free(&cfg[k].prof);
+  free(cfg);
+  return rc;
+}
+
+int run_trace(const struct run_spec *spec, struct run_output *out, char *err, size_t errlen) {
+  struct run_config c = { spec->policy, spec->cpu, spec->sets, spec->nsets };
+  struct run_set s = { .trace = spec->trace, .configs = &c, .nconfigs = 1, .hash_trace = spec->hash_trace,
+                       .progress = spec->progress, .progress_arg = spec->progress_arg,
+                       .views = { spec->views, spec->one_vcpu, spec->vcpu, spec->interval, spec->interval_events,
+                                  spec->interval_us } };
+  return run_traces(&s, out, err, errlen);
 }
 
 void run_output_free(struct run_output *o) {

@@ -35,6 +35,11 @@ int stat_key_by_name(const char *name) {
 }
 
 bool stat_key_is_sub(unsigned key) { return key >= STAT_CR_BASE; }
+
+unsigned stat_key_parent(unsigned key) {
+  if (key < STAT_CR_BASE) return key;
+  return key < STAT_DR_BASE ? EXIT_REASON_CR_ACCESS : EXIT_REASON_DR_ACCESS;
+}
 const char *counter_name(unsigned c) { return c < CTR_COUNT ? counter_names[c] : NULL; }
 
 void stats_init(struct stats *s) { memset(s, 0, sizeof *s); }
@@ -78,13 +83,17 @@ static void hist_insert(struct cost_hist *h, uint64_t v, uint64_t n) {
   h->cnt[i] += n;
 }
 
-void stats_add(struct stats *s, unsigned key, uint64_t cycles) {
-  struct stat_row *r = &s->row[key];
+static void row_add(struct stat_row *r, uint64_t cycles) {
   if (r->count == 0 || cycles < r->min) r->min = cycles;
   if (cycles > r->max) r->max = cycles;
   r->count++;
   r->cycles += cycles;
-  hist_insert(&r->hist, cycles, 1);
+}
+
+void stats_add_exit(struct stats *s, unsigned reason, unsigned key, uint64_t cycles) {
+  row_add(&s->row[reason], cycles);
+  if (key != reason) row_add(&s->row[key], cycles);
+  hist_insert(&s->row[key].hist, cycles, 1);
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -92,22 +101,49 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-uint64_t stats_percentile(const struct stat_row *r, unsigned pct) {
+/* The tables a row's distribution is made of: its own and, for a reason
+** with a breakdown, its breakdown rows'. */
+static unsigned hists_of(const struct stats *s, unsigned key, const struct cost_hist **h) {
+  unsigned n = 0;
+  h[n++] = &s->row[key].hist;
+  if (key < STAT_CR_BASE)
+    for (unsigned k = STAT_CR_BASE; k < STAT_KEYS; k++)
+      if (stat_key_parent(k) == key && s->row[k].hist.used) h[n++] = &s->row[k].hist;
+  return n;
+}
+
+/* How many exits of the tables cost exactly v. */
+static uint64_t count_of(const struct cost_hist *const *h, unsigned nh, uint64_t v) {
+  uint64_t n = 0;
+  for (unsigned t = 0; t < nh; t++) {
+    if (!h[t]->cap) continue;
+    uint32_t j = slot_of(v, h[t]->cap);
+    while (h[t]->cnt[j] && h[t]->val[j] != v) j = (j + 1) & (h[t]->cap - 1);
+    n += h[t]->cnt[j];
+  }
+  return n;
+}
+
+uint64_t stats_percentile(const struct stats *s, unsigned key, unsigned pct) {
+  const struct stat_row *r = &s->row[key];
   if (r->count == 0) return 0;
-  const struct cost_hist *h = &r->hist;
-  uint64_t *vals = xmalloc(h->used * sizeof *vals);
+  const struct cost_hist *h[STAT_KEYS];
+  unsigned nh = hists_of(s, key, h);
+  uint32_t total = 0;
+  for (unsigned t = 0; t < nh; t++) total += h[t]->used;
+  uint64_t *vals = xmalloc(total * sizeof *vals);
   uint32_t n = 0;
-  for (uint32_t i = 0; i < h->cap; i++)
-    if (h->cnt[i]) vals[n++] = h->val[i];
+  for (unsigned t = 0; t < nh; t++)
+    for (uint32_t i = 0; i < h[t]->cap; i++)
+      if (h[t]->cnt[i]) vals[n++] = h[t]->val[i];
   qsort(vals, n, sizeof *vals, cmp_u64);
   /* nearest rank: the smallest value with at least ceil(p% of count) at or below it */
   uint64_t rank = (pct * r->count + 99) / 100;
   if (rank == 0) rank = 1;
   uint64_t seen = 0, result = vals[n - 1];
   for (uint32_t i = 0; i < n; i++) {
-    uint32_t j = slot_of(vals[i], h->cap);
-    while (h->val[j] != vals[i] || !h->cnt[j]) j = (j + 1) & (h->cap - 1);
-    seen += h->cnt[j];
+    if (i && vals[i] == vals[i - 1]) continue;     /* a value in several tables: counted once, all of it */
+    seen += count_of(h, nh, vals[i]);
     if (seen >= rank) { result = vals[i]; break; }
   }
   free(vals);

@@ -7,7 +7,10 @@
 #include <stdint.h>
 #include "models/counters.h"
 
-/* Exact distribution of one key's per-exit cycles: a hash of distinct values. */
+/* Exact distribution of per-exit cycles: a hash of distinct values.  A
+** reason with a breakdown (CR_ACCESS, DR_ACCESS) holds in its own table only
+** the exits charged without a breakdown row; its distribution is that table
+** merged with its rows' (stats_percentile), so each exit is inserted once. */
 struct cost_hist {
   uint64_t *val;
   uint64_t *cnt;
@@ -37,10 +40,12 @@ const char *counter_name(unsigned c);
 
 void stats_init(struct stats *s);
 void stats_free(struct stats *s);
-/* Records one exit of `cycles` under key (the engine records a breakdown row
-** and its reason row separately). */
-void stats_add(struct stats *s, unsigned key, uint64_t cycles);
+/* The reason a breakdown row belongs to, or key itself for a reason. */
+unsigned stat_key_parent(unsigned key);
+/* Records one exit of `cycles` for reason, charged to breakdown row key
+** (key == reason: no breakdown). */
+void stats_add_exit(struct stats *s, unsigned reason, unsigned key, uint64_t cycles);
 /* Nearest-rank percentile (pct in 0..100) of a row's per-exit cycles; 0 when empty. */
-uint64_t stats_percentile(const struct stat_row *r, unsigned pct);
+uint64_t stats_percentile(const struct stats *s, unsigned key, unsigned pct);
 
 #endif

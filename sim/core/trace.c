@@ -3,6 +3,7 @@
 #include "zin.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -32,7 +33,9 @@ int event_type_from_mnemonic(const char *m) {
   return -1;
 }
 
-const char *event_invalid(const struct trace_event *ev) {
+static inline const char *operands_invalid(const struct trace_event *ev) {
+  if (ev->type == EV_TOUCH)            /* the commonest by far: before the switch */
+    return ev->b >= 1 && ev->b <= TOUCH_PAGES_MAX ? NULL : "touch of 0 pages or more than 2^24";
   switch (ev->type) {
   case EV_APIC:
     if (ev->a > 0xff0 || (ev->a & 0xf)) return "local-APIC register offset not a multiple of 16 below 0x1000";
@@ -45,7 +48,6 @@ const char *event_invalid(const struct trace_event *ev) {
     unsigned size = IO_AUX_SIZE(ev->aux);
     return size == 1 || size == 2 || size == 4 ? NULL : "I/O size not 1, 2 or 4";
   }
-  case EV_TOUCH: return ev->b >= 1 && ev->b <= TOUCH_PAGES_MAX ? NULL : "touch of 0 pages or more than 2^24";
   case EV_MEASURED:
     if (ev->aux & ~MEASURED_ALONE) return "aux other than 0 or 1 (alone)";
     if (ev->b & 0xffff0000u) return "b bits 31:16 not 0";
@@ -53,6 +55,8 @@ const char *event_invalid(const struct trace_event *ev) {
   default: return NULL;
   }
 }
+
+const char *event_invalid(const struct trace_event *ev) { return operands_invalid(ev); }
 
 const char *paging_name(unsigned paging) {
   switch (paging) {
@@ -178,8 +182,7 @@ static bool read_at(int fd, void *buf, size_t n, size_t off) {
 static int alloc_buffers(struct trace_reader *r) {
   free(r->hdr.metadata);
   r->hdr.metadata = malloc(r->hdr.metadata_len + 1);
-  if (!r->buf) r->buf = malloc(TRACE_READ_RECORDS * sizeof *r->buf);
-  if (!r->hdr.metadata || !r->buf) return fail(r->err, EXIT_INTERNAL, "%s: out of memory", r->path);
+  if (!r->hdr.metadata) return fail(r->err, EXIT_INTERNAL, "%s: out of memory", r->path);
   return EXIT_OK;
 }
 
@@ -228,18 +231,21 @@ static int stream_start(struct trace_reader *r) {
     return fail(r->err, EXIT_BADINPUT, "%s: byte %d: metadata length %u exceeds the input (%zu bytes)",
                 r->path, H_METALEN, r->hdr.metadata_len, TRACE_HEADER_SIZE + (size_t)got);
   r->hdr.metadata[r->hdr.metadata_len] = 0;
+  unsigned char skip[4096];
   for (size_t left = r->hdr.pad; left; ) {         /* version 2: zero bytes before the records */
-    size_t k = left < TRACE_READ_RECORDS * sizeof *r->buf ? left : TRACE_READ_RECORDS * sizeof *r->buf;
-    if ((got = stream_read(r, r->buf, k)) < 0) return EXIT_BADINPUT;
+    size_t k = left < sizeof skip ? left : sizeof skip;
+    if ((got = stream_read(r, skip, k)) < 0) return EXIT_BADINPUT;
     if ((size_t)got < k)
       return fail(r->err, EXIT_BADINPUT, "%s: byte %d: pad of %u bytes after the metadata exceeds the input",
                   r->path, H_PAD, r->hdr.pad);
     left -= k;
   }
-  r->next = 0;
-  r->buf_n = r->buf_i = 0;
-  r->stream_end = false;
   return EXIT_OK;
+}
+
+/* Byte offset of record i, for messages (of the uncompressed content). */
+static size_t trace_record_offset(const struct trace_reader *r, uint64_t i) {
+  return r->data_off + (size_t)i * sizeof(struct trace_event);
 }
 
 /* Is path a regular file holding an uncompressed trace?  Those are read with
@@ -251,8 +257,427 @@ static bool plain_file(struct trace_reader *r, struct stat *st) {
   return !read_at(r->fd, magic, n, 0) || zin_detect(magic, n) == ZIN_PLAIN;
 }
 
+/*
+** The pipeline.  Chunk k holds records [k * CHUNK_RECORDS, ...) in buffer
+** k % RING.  A producer reads a chunk and validates it: the read-ahead thread,
+** or the replay's own thread when it needs the chunk.  A regular file is read
+** with pread (and, for trace_hash_start, hashed by a hasher thread on the same
+** chunks); a stream is read in order and hashed as it is read.  A buffer is
+** reused once both the replay and the hasher are done with its chunk, so the
+** file is read once whoever uses it.  A failure (a bad record, a read error,
+** a truncated stream) ends its chunk's valid records: the replay gets every
+** record before it, then the message.
+*/
+#define CHUNK_RECORDS 16384              /* 384 KiB */
+#define RING 4
+#define READ_AHEAD_MIN_CHUNKS 4          /* smaller files are read by the replay's thread */
+
+struct chunk {
+  struct trace_event *buf;
+  size_t n;                        /* records read */
+  size_t valid;                    /* of which valid, from the first */
+  bool fail;                       /* after the valid records: a failure, err says it */
+  bool last;                       /* nothing follows (the end, or a failure) */
+  uint64_t count;                  /* last: the trace's record count (a count-unknown stream learns it) */
+  char err[512];
+};
+
+struct trace_pipe {
+  struct trace_reader *r;          /* the producer uses its file, stream and stream hash */
+  struct chunk ring[RING];
+  uint64_t nchunks;                /* a regular file's chunks (at least 1); a stream's last chunk says */
+  /* guarded by mu once a thread runs */
+  uint64_t produced, consumed, hashed;   /* chunks read and validated, released by the replay, hashed */
+  bool quit;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool sync;                       /* mu and cv are initialised */
+  pthread_t reader, hasher;
+  bool reader_runs, hasher_runs;
+  /* a regular file's hash (trace_hash_start) */
+  bool hashing, hash_broken;
+  struct xxh64 state;
+  /* the replay's side */
+  uint64_t next;                   /* the next chunk to take */
+  bool holding;                    /* it holds chunk next - 1 */
+  bool fail_pending;               /* the held chunk's failure comes after its valid records */
+  bool done;                       /* the last chunk was taken */
+  bool failed;                     /* the failure has been reported: stays failed */
+};
+
+static void lock(struct trace_pipe *p) { if (p->sync) pthread_mutex_lock(&p->mu); }
+static void unlock(struct trace_pipe *p) { if (p->sync) pthread_mutex_unlock(&p->mu); }
+static void wake(struct trace_pipe *p) { if (p->sync) pthread_cond_broadcast(&p->cv); }
+static void wait_cv(struct trace_pipe *p) { pthread_cond_wait(&p->cv, &p->mu); }
+
+/* How a record's type is checked: unknown types are bad, a touch's page
+** count is checked here, the other listed types and every type newer than
+** version 1 (which a version-1 file cannot hold) by the slow path. */
+enum type_check { TYPE_BAD, TYPE_PLAIN, TYPE_TOUCH, TYPE_OTHER };
+static uint8_t type_checks[256];
+
+static void init_type_checks(void) {
+  for (unsigned t = 0; t < EV_COUNT; t++)
+    type_checks[t] = t == EV_TOUCH ? TYPE_TOUCH
+                   : (EVENT_OPERANDS_CHECKED >> t & 1) || t >= TRACE_V1_TYPES ? TYPE_OTHER : TYPE_PLAIN;
+}
+
+/* How many of the n records at ev are valid, from the first on, in a file
+** whose version knows `types` event types. */
+static size_t valid_prefix(const struct trace_event *ev, size_t n, unsigned nvcpu, unsigned types) {
+  static_assert(EV_COUNT <= 64, "EVENT_OPERANDS_CHECKED is a 64-bit set");
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, init_type_checks);
+  const struct trace_event *p = ev, *end = ev + n;
+  for (; p != end; p++) {
+    unsigned check = type_checks[p->type];
+    if (p->vcpu >= nvcpu) break;
+    if (check == TYPE_PLAIN) continue;
+    if (check == TYPE_BAD || p->type >= types ||
+        (check == TYPE_TOUCH ? p->b - 1 >= TOUCH_PAGES_MAX : operands_invalid(p) != NULL)) break;
+  }
+  return (size_t)(p - ev);
+}
+
+/* The message for bad record i. */
+static void bad_record(const struct trace_reader *r, const struct trace_event *ev, uint64_t i, char *err) {
+  if (ev->type >= r->types || ev->vcpu >= r->hdr.vcpu_count) {
+    bool later = ev->type >= r->types && ev->type < EV_COUNT;
+    fail(err, EXIT_BADINPUT, "%s: byte %zu: record %llu: %s %u%s", r->path,
+         trace_record_offset(r, i), (unsigned long long)i,
+         ev->type >= r->types ? "unknown event type" : "vCPU beyond the header's count",
+         ev->type >= r->types ? ev->type : ev->vcpu, later ? " in a version-1 file" : "");
+    return;
+  }
+  fail(err, EXIT_BADINPUT, "%s: byte %zu: record %llu (%s): %s", r->path, trace_record_offset(r, i),
+       (unsigned long long)i, event_mnemonic(ev->type), event_invalid(ev));
+}
+
+/* Chunk k of a regular file, with pread. */
+static void read_file_chunk(struct trace_pipe *p, struct chunk *c, uint64_t k) {
+  const struct trace_reader *r = p->r;
+  uint64_t first = k * CHUNK_RECORDS, left = r->hdr.event_count - first;
+  c->n = left < CHUNK_RECORDS ? (size_t)left : CHUNK_RECORDS;
+  c->last = k + 1 == p->nchunks;
+  c->count = r->hdr.event_count;
+  errno = 0;
+  if (read_at(r->fd, c->buf, c->n * sizeof *c->buf, trace_record_offset(r, first))) return;
+  fail(c->err, EXIT_BADINPUT, "%s: byte %zu: read failed: %s", r->path, trace_record_offset(r, first),
+       errno ? strerror(errno) : "file shrank");
+  c->n = 0;
+  c->fail = c->last = true;
+}
+
+/* Up to n bytes of the stream into buf, hashed; the count, or -1 with the message in err. */
+static ssize_t chunk_read(struct trace_reader *r, void *buf, size_t n, char *err) {
+  ssize_t got = zin_read(r->z, buf, n);
+  if (got < 0) {
+    fail(err, EXIT_BADINPUT, "%s", r->z->err);
+    return -1;
+  }
+  xxh64_update(&r->hash, buf, (size_t)got);
+  return got;
+}
+
+/* Chunk k of a stream: its records in order; at its end the checks of the
+** record count against the header's (or the count, when it said unknown). */
+static void read_stream_chunk(struct trace_pipe *p, struct chunk *c, uint64_t k) {
+  struct trace_reader *r = p->r;
+  uint64_t first = k * CHUNK_RECORDS;
+  size_t want = CHUNK_RECORDS;
+  if (r->count_known && r->hdr.event_count - first < want) want = (size_t)(r->hdr.event_count - first);
+  ssize_t got = want ? chunk_read(r, c->buf, want * sizeof *c->buf, c->err) : 0;
+  if (got < 0) {
+    c->fail = c->last = true;
+    return;
+  }
+  size_t whole = (size_t)got / sizeof *c->buf, part = (size_t)got % sizeof *c->buf;
+  c->n = whole;
+  uint64_t total = first + whole;
+  c->count = total;
+  if (part) {
+    fail(c->err, EXIT_BADINPUT, "%s: byte %zu: truncated record (the input ends %zu bytes into record %llu)",
+         r->path, trace_record_offset(r, total), part, (unsigned long long)total);
+    c->fail = c->last = true;
+    return;
+  }
+  if ((size_t)got == want * sizeof *c->buf && (!r->count_known || total < r->hdr.event_count)) return;
+  c->last = true;                     /* the end of the input, or of the records the header announced */
+  if (!r->count_known) return;
+  if (total < r->hdr.event_count) {
+    fail(c->err, EXIT_BADINPUT, "%s: byte %d: header says %llu records but the input holds %llu (truncated or "
+         "unfinished trace)", r->path, H_COUNT, (unsigned long long)r->hdr.event_count, (unsigned long long)total);
+    c->fail = true;
+    return;
+  }
+  unsigned char extra;                /* nothing may follow the announced records */
+  got = chunk_read(r, &extra, 1, c->err);
+  if (got > 0)
+    fail(c->err, EXIT_BADINPUT, "%s: byte %zu: data after the %llu records the header announces", r->path,
+         trace_record_offset(r, r->hdr.event_count), (unsigned long long)r->hdr.event_count);
+  c->fail = got != 0;
+}
+
+/* Reads and validates chunk k into its buffer (outside the lock). */
+static void produce(struct trace_pipe *p, uint64_t k) {
+  const struct trace_reader *r = p->r;
+  struct chunk *c = &p->ring[k % RING];
+  c->n = c->valid = 0;
+  c->fail = c->last = false;
+  if (r->z) read_stream_chunk(p, c, k);
+  else read_file_chunk(p, c, k);
+  c->valid = valid_prefix(c->buf, c->n, r->hdr.vcpu_count, r->types);
+  if (c->valid < c->n) {              /* a bad record comes before any failure after it */
+    bad_record(r, &c->buf[c->valid], k * CHUNK_RECORDS + c->valid, c->err);
+    c->fail = c->last = true;
+  }
+}
+
+/* Whether chunk k's buffer is free: its previous chunk released and hashed. */
+static bool slot_free(const struct trace_pipe *p, uint64_t k) {
+  return k < RING || (p->consumed > k - RING && (!p->hashing || p->hashed > k - RING));
+}
+
+static void *read_ahead_main(void *arg) {
+  struct trace_pipe *p = arg;
+  for (uint64_t k = 0;; k++) {
+    lock(p);
+    while (!p->quit && !slot_free(p, k)) wait_cv(p);
+    bool quit = p->quit;
+    unlock(p);
+    if (quit) break;
+    produce(p, k);
+    bool last = p->ring[k % RING].last;   /* before the replay may release the buffer */
+    lock(p);
+    p->produced = k + 1;
+    wake(p);
+    unlock(p);
+    if (last) break;
+  }
+  return NULL;
+}
+
+/* A regular file's chunk into its hash. */
+static void hash_chunk(struct trace_pipe *p, uint64_t k) {
+  const struct chunk *c = &p->ring[k % RING];
+  if (c->fail && !c->n) p->hash_broken = true;
+  else if (!p->hash_broken) xxh64_update(&p->state, c->buf, c->n * sizeof *c->buf);
+}
+
+static void *hasher_main(void *arg) {
+  struct trace_pipe *p = arg;
+  for (uint64_t k = 0; k < p->nchunks; k++) {
+    lock(p);
+    while (!p->quit && p->produced <= k) wait_cv(p);
+    bool quit = p->quit;
+    unlock(p);
+    if (quit) break;
+    hash_chunk(p, k);
+    bool last = p->ring[k % RING].last;   /* before the buffer is released to the next chunk */
+    lock(p);
+    p->hashed = k + 1;
+    wake(p);
+    unlock(p);
+    if (last) break;
+  }
+  return NULL;
+}
+
+static int online_cpus(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+/* Starts the threads the first chunk needs: the hasher when hashing, the
+** read-ahead thread for a stream or a file of several chunks on a multiprocessor. */
+static void start_threads(struct trace_reader *r, struct trace_pipe *p) {
+  bool ahead = r->read_ahead && (r->z || p->nchunks >= READ_AHEAD_MIN_CHUNKS) && online_cpus() > 1;
+  if (!ahead && !p->hashing) return;
+  if (pthread_mutex_init(&p->mu, NULL) != 0) return;
+  if (pthread_cond_init(&p->cv, NULL) != 0) { pthread_mutex_destroy(&p->mu); return; }
+  p->sync = true;
+  if (p->hashing) p->hasher_runs = pthread_create(&p->hasher, NULL, hasher_main, p) == 0;
+  if (ahead) p->reader_runs = pthread_create(&p->reader, NULL, read_ahead_main, p) == 0;
+}
+
+static void stop_threads(struct trace_pipe *p) {
+  if (!p->sync) return;
+  lock(p);
+  p->quit = true;
+  wake(p);
+  unlock(p);
+  if (p->reader_runs) pthread_join(p->reader, NULL);
+  if (p->hasher_runs) pthread_join(p->hasher, NULL);
+  pthread_cond_destroy(&p->cv);
+  pthread_mutex_destroy(&p->mu);
+  p->sync = p->reader_runs = p->hasher_runs = false;
+}
+
+/* The replay takes chunk k: waits for the read-ahead thread, or reads it. */
+static struct chunk *take(struct trace_reader *r, struct trace_pipe *p, uint64_t k) {
+  if (k == 0 && !p->sync) start_threads(r, p);
+  lock(p);
+  if (p->reader_runs) {
+    while (p->produced <= k) wait_cv(p);
+    unlock(p);
+    return &p->ring[k % RING];
+  }
+  while (!slot_free(p, k)) wait_cv(p);
+  unlock(p);
+  produce(p, k);
+  lock(p);
+  p->produced = k + 1;
+  if (p->hashing && !p->hasher_runs) {     /* no hasher thread: the producer hashes */
+    hash_chunk(p, k);
+    p->hashed = k + 1;
+  }
+  wake(p);
+  unlock(p);
+  return &p->ring[k % RING];
+}
+
+static void release(struct trace_pipe *p) {
+  if (!p->holding) return;
+  lock(p);
+  p->consumed = p->next;
+  wake(p);
+  unlock(p);
+  p->holding = false;
+}
+
+/* Makes the next block current (cur == end); false at the end of the trace
+** or on a failure (r->err set). */
+static bool next_block(struct trace_reader *r) {
+  struct trace_pipe *p = r->pipe;
+  if (!p || p->failed) return false;
+  if (p->fail_pending) {
+    memcpy(r->err, p->ring[(p->next - 1) % RING].err, sizeof r->err);
+    p->failed = true;
+    return false;
+  }
+  if (p->done) return false;
+  release(p);
+  struct chunk *c = take(r, p, p->next++);
+  p->holding = true;
+  r->cur = c->buf;
+  r->end = c->buf + c->valid;
+  r->end_index += c->valid;
+  p->fail_pending = c->fail;
+  if (c->last) {
+    p->done = true;
+    if (!c->fail) {                   /* a count-unknown stream knows its count now */
+      r->hdr.event_count = c->count;
+      r->count_known = true;
+    }
+  }
+  return c->valid ? true : next_block(r);
+}
+
+const struct trace_event *trace_next_slow(struct trace_reader *r) {
+  return next_block(r) ? r->cur++ : NULL;
+}
+
+size_t trace_next_block(struct trace_reader *r, const struct trace_event **evs, size_t max) {
+  if (r->cur == r->end && !next_block(r)) return 0;
+  size_t n = (size_t)(r->end - r->cur);
+  if (n > max) n = max;
+  *evs = r->cur;
+  r->cur += n;
+  return n;
+}
+
+int trace_failed(const struct trace_reader *r) { return r->err[0] != 0; }
+
+bool trace_done(const struct trace_reader *r) {
+  const struct trace_pipe *p = r->pipe;
+  return p && p->done && !p->fail_pending && !p->failed && r->cur == r->end && !trace_failed(r);
+}
+
+/* Hashes the bytes before a regular file's records: the header and the metadata. */
+static bool hash_prefix(struct trace_reader *r, struct xxh64 *st) {
+  enum { PIECE = 1 << 16 };
+  unsigned char *tmp = malloc(PIECE);
+  bool ok = tmp != NULL;
+  for (size_t off = 0; ok && off < r->data_off;) {
+    size_t n = r->data_off - off < PIECE ? r->data_off - off : PIECE;
+    ok = read_at(r->fd, tmp, n, off);
+    if (ok) xxh64_update(st, tmp, n);
+    off += n;
+  }
+  free(tmp);
+  return ok;
+}
+
+void trace_hash_start(struct trace_reader *r) {
+  struct trace_pipe *p = r->pipe;
+  if (!p || r->z || p->hashing || p->next || p->sync) return;   /* a stream is hashed anyway */
+  xxh64_init(&p->state);
+  p->hash_broken = false;
+  p->hashing = hash_prefix(r, &p->state);
+}
+
+bool trace_hash_hex(struct trace_reader *r, char hex[HASH_HEX_LEN + 1]) {
+  struct trace_pipe *p = r->pipe;
+  if (!trace_done(r)) return false;
+  if (r->z) {
+    snprintf(hex, HASH_HEX_LEN + 1, "%016llx", (unsigned long long)xxh64_final(&r->hash));
+    return true;
+  }
+  if (!p->hashing) return false;
+  lock(p);
+  while (p->hashed < p->nchunks) wait_cv(p);     /* every chunk was read, so each is hashed or being hashed */
+  unlock(p);
+  if (p->hash_broken) return false;
+  snprintf(hex, HASH_HEX_LEN + 1, "%016llx", (unsigned long long)xxh64_final(&p->state));
+  return true;
+}
+
+/* Forgets the position and the chunks: the next record is record 0. */
+static void reset_pipe(struct trace_reader *r) {
+  struct trace_pipe *p = r->pipe;
+  stop_threads(p);
+  p->produced = p->consumed = p->hashed = p->next = 0;
+  p->quit = p->holding = p->fail_pending = p->done = p->failed = false;
+  p->hashing = false;
+  r->cur = r->end = NULL;
+  r->end_index = 0;
+  r->err[0] = 0;
+}
+
+int trace_rewind(struct trace_reader *r) {
+  if (!r->pipe) return EXIT_OK;
+  reset_pipe(r);
+  if (!r->z) return EXIT_OK;
+  if (r->from_stdin)
+    return fail(r->err, EXIT_BADINPUT, "%s: standard input cannot be read twice; give a file", r->path);
+  zin_close(r->z);
+  bool known = r->count_known;
+  uint64_t count = r->hdr.event_count;
+  int rc = stream_start(r);
+  if (rc == EXIT_OK && known && !r->count_known) {   /* learnt on the first pass */
+    r->hdr.event_count = count;
+    r->count_known = true;
+  }
+  return rc;
+}
+
+static int open_pipe(struct trace_reader *r) {
+  struct trace_pipe *p = calloc(1, sizeof *p);
+  if (!p) return fail(r->err, EXIT_INTERNAL, "%s: out of memory", r->path);
+  r->pipe = p;
+  p->r = r;
+  uint64_t chunks = (r->hdr.event_count + CHUNK_RECORDS - 1) / CHUNK_RECORDS;
+  p->nchunks = r->z ? UINT64_MAX : chunks ? chunks : 1;
+  size_t n = !r->z && r->hdr.event_count < CHUNK_RECORDS ? (size_t)r->hdr.event_count : CHUNK_RECORDS;
+  for (unsigned i = 0; i < RING && i < p->nchunks; i++)
+    if (!(p->ring[i].buf = malloc((n ? n : 1) * sizeof *p->ring[i].buf)))
+      return fail(r->err, EXIT_INTERNAL, "%s: out of memory", r->path);
+  return EXIT_OK;
+}
+
 int trace_open(struct trace_reader *r, const char *path) {
   memset(r, 0, sizeof *r);
+  r->read_ahead = true;
   r->from_stdin = !strcmp(path, "-");
   r->path = r->from_stdin ? "<stdin>" : path;
   r->compression = "";
@@ -277,6 +702,7 @@ int trace_open(struct trace_reader *r, const char *path) {
     r->z = calloc(1, sizeof *r->z);
     rc = r->z ? stream_start(r) : fail(r->err, EXIT_INTERNAL, "%s: out of memory", path);
   }
+  if (rc == EXIT_OK) rc = open_pipe(r);
   if (rc != EXIT_OK) {
     char keep[sizeof r->err];
     memcpy(keep, r->err, sizeof keep);
@@ -287,136 +713,20 @@ int trace_open(struct trace_reader *r, const char *path) {
 }
 
 void trace_close(struct trace_reader *r) {
+  if (r->pipe) {
+    stop_threads(r->pipe);
+    for (unsigned i = 0; i < RING; i++) free(r->pipe->ring[i].buf);
+    free(r->pipe);
+    r->pipe = NULL;
+  }
   if (r->fd >= 0) close(r->fd);
   if (r->z) zin_close(r->z);
   free(r->z);
   free(r->hdr.metadata);
-  free(r->buf);
   r->fd = -1;
   r->z = NULL;
   r->hdr.metadata = NULL;
-  r->buf = NULL;
-}
-
-/* Byte offset of record i, for messages (of the uncompressed content). */
-static size_t trace_record_offset(const struct trace_reader *r, uint64_t i) {
-  return r->data_off + (size_t)i * sizeof(struct trace_event);
-}
-
-/* Refills the buffer from record r->next on. */
-static bool refill(struct trace_reader *r) {
-  uint64_t left = r->hdr.event_count - r->next;
-  size_t n = left < TRACE_READ_RECORDS ? (size_t)left : TRACE_READ_RECORDS;
-  if (!read_at(r->fd, r->buf, n * sizeof *r->buf, trace_record_offset(r, r->next))) {
-    fail(r->err, EXIT_BADINPUT, "%s: byte %zu: read failed: %s", r->path, trace_record_offset(r, r->next),
-         errno ? strerror(errno) : "file shrank");
-    return false;
-  }
-  r->buf_n = n;
-  r->buf_i = 0;
-  return true;
-}
-
-/* At the end of a stream whose header gave the count: nothing may follow. */
-static bool stream_check_end(struct trace_reader *r) {
-  unsigned char extra;
-  ssize_t got = stream_read(r, &extra, 1);
-  if (got < 0) return false;
-  if (got) {
-    fail(r->err, EXIT_BADINPUT, "%s: byte %zu: data after the %llu records the header announces", r->path,
-         trace_record_offset(r, r->hdr.event_count), (unsigned long long)r->hdr.event_count);
-    return false;
-  }
-  return true;
-}
-
-/* The next records of a stream; false at the end (r->err empty) or on an error. */
-static bool refill_stream(struct trace_reader *r) {
-  if (r->stream_end) return false;
-  size_t n = TRACE_READ_RECORDS;
-  if (r->count_known && r->hdr.event_count - r->next < n) n = (size_t)(r->hdr.event_count - r->next);
-  ssize_t got = n ? stream_read(r, r->buf, n * sizeof *r->buf) : 0;
-  if (got < 0) return false;
-  size_t whole = (size_t)got / sizeof *r->buf, part = (size_t)got % sizeof *r->buf;
-  r->buf_n = whole;
-  r->buf_i = 0;
-  if (part) {
-    fail(r->err, EXIT_BADINPUT, "%s: byte %zu: truncated record (the input ends %zu bytes into record %llu)",
-         r->path, trace_record_offset(r, r->next + whole), part, (unsigned long long)(r->next + whole));
-    return false;
-  }
-  if ((size_t)got == n * sizeof *r->buf && n) return true;
-  /* the end of the input, or of the records the header announced */
-  r->stream_end = true;
-  uint64_t total = r->next + whole;
-  if (r->count_known && total < r->hdr.event_count) {
-    fail(r->err, EXIT_BADINPUT, "%s: byte %d: header says %llu records but the input holds %llu (truncated or "
-         "unfinished trace)", r->path, H_COUNT, (unsigned long long)r->hdr.event_count, (unsigned long long)total);
-    return false;
-  }
-  if (r->count_known && !stream_check_end(r)) return false;
-  if (!r->count_known) {
-    r->hdr.event_count = total;                   /* now it is known */
-    r->count_known = true;
-  }
-  return whole > 0;
-}
-
-const struct trace_event *trace_next(struct trace_reader *r) {
-  if (r->buf_i == r->buf_n) {
-    if (r->z ? !refill_stream(r) : (r->next >= r->hdr.event_count || !refill(r))) return NULL;
-  }
-  const struct trace_event *ev = &r->buf[r->buf_i];
-  if (ev->type >= r->types || ev->vcpu >= r->hdr.vcpu_count) {
-    bool later = ev->type >= r->types && ev->type < EV_COUNT;
-    fail(r->err, EXIT_BADINPUT, "%s: byte %zu: record %llu: %s %u%s", r->path,
-         trace_record_offset(r, r->next), (unsigned long long)r->next,
-         ev->type >= r->types ? "unknown event type" : "vCPU beyond the header's count",
-         ev->type >= r->types ? ev->type : ev->vcpu, later ? " in a version-1 file" : "");
-    return NULL;
-  }
-  const char *why = event_invalid(ev);
-  if (why) {
-    fail(r->err, EXIT_BADINPUT, "%s: byte %zu: record %llu (%s): %s", r->path, trace_record_offset(r, r->next),
-         (unsigned long long)r->next, event_mnemonic(ev->type), why);
-    return NULL;
-  }
-  r->buf_i++;
-  r->next++;
-  return ev;
-}
-
-int trace_failed(const struct trace_reader *r) { return r->err[0] != 0; }
-
-bool trace_done(const struct trace_reader *r) {
-  if (trace_failed(r)) return false;
-  return r->z ? r->stream_end && r->buf_i == r->buf_n : r->next >= r->hdr.event_count;
-}
-
-bool trace_hash_hex(const struct trace_reader *r, char hex[HASH_HEX_LEN + 1]) {
-  if (!r->z || !trace_done(r)) return false;
-  snprintf(hex, HASH_HEX_LEN + 1, "%016llx", (unsigned long long)xxh64_final(&r->hash));
-  return true;
-}
-
-int trace_rewind(struct trace_reader *r) {
-  r->err[0] = 0;
-  if (!r->z) {
-    r->next = 0;
-    r->buf_n = r->buf_i = 0;
-    return EXIT_OK;
-  }
-  if (r->from_stdin)
-    return fail(r->err, EXIT_BADINPUT, "%s: standard input cannot be read twice; give a file", r->path);
-  zin_close(r->z);
-  bool known = r->count_known;
-  uint64_t count = r->hdr.event_count;
-  int rc = stream_start(r);
-  if (rc == EXIT_OK && known && !r->count_known) {   /* learnt on the first pass */
-    r->hdr.event_count = count;
-    r->count_known = true;
-  }
-  return rc;
+  r->cur = r->end = NULL;
 }
 
 /* ---- writer ---- */

@@ -2,6 +2,7 @@
 #ifndef VMXSIM_TRACE_H
 #define VMXSIM_TRACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stddef.h>
@@ -45,46 +46,74 @@ struct trace_header {
 ** what" for the reader.
 */
 
-/* Reader: reads records through a fixed buffer, so memory use does not grow
-** with trace length.  A regular uncompressed file is read with pread (the fast
-** path); standard input ("-"), pipes and gzip, xz or zstd files are streams
-** (sim/core/zin.h), read once from start to end: the checks against the file
-** size happen when the end is reached, byte offsets in messages count the
-** uncompressed content, and the content is hashed on the way. */
-#define TRACE_READ_RECORDS 4096
+/*
+** Reader.  Records are read a chunk at a time into a small ring of buffers
+** (memory does not grow with the trace's length) and validated there; handing
+** out a record is then a pointer bump (trace_next, inline), or a whole block
+** at once (trace_next_block: the engine walks it).  On a machine with more
+** than one processor a read-ahead thread reads and validates the next chunks
+** while the caller replays the current one.  A bad record ends the block
+** before it, so every record before it is still handed out and the failure
+** comes where the record is.  A regular uncompressed file is read with pread
+** (the fast path); standard input ("-"), pipes and gzip, xz or zstd files are
+** streams (sim/core/zin.h), read once from start to end: the checks against
+** the file size happen when the end is reached, byte offsets in messages count
+** the uncompressed content, and the content is hashed on the way.
+*/
 struct zin;
+struct trace_pipe;
 struct trace_reader {
+  /* validated records not handed out yet: [cur, end); the one at end has index end_index */
+  const struct trace_event *cur, *end;
+  uint64_t end_index;
   const char *path;                /* as given; "<stdin>" for "-" */
   struct trace_header hdr;
   int fd;
   size_t file_len;
-  struct trace_event *buf;         /* [TRACE_READ_RECORDS] */
-  size_t buf_n, buf_i;             /* records in buf, next one to return */
   size_t data_off;                 /* byte offset of record 0 */
-  uint64_t next;                   /* index of the next record to return */
   unsigned types;                  /* event types the file's version knows */
   bool count_known;                /* hdr.event_count is the count (not yet for a count-unknown stream) */
   struct zin *z;                   /* a stream; NULL for a plain regular file */
   bool from_stdin;                 /* path "-" */
   const char *compression;         /* "gzip", "xz", "zstd" or "" */
-  bool stream_end;                 /* the stream's last record has been read */
   struct xxh64 hash;               /* a stream's content so far */
+  bool read_ahead;                 /* may use a read-ahead thread (default true; set before reading) */
+  struct trace_pipe *pipe;         /* the chunks, their buffers and threads */
   char err[512];                   /* message of the last failure */
 };
 
 int  trace_open(struct trace_reader *r, const char *path);      /* 0 or EXIT_BADINPUT, r->err */
 void trace_close(struct trace_reader *r);
-/* Next record, or NULL at the end.  Validates type and vCPU; on a bad record
-** returns NULL and sets r->err (check trace_failed()). */
-const struct trace_event *trace_next(struct trace_reader *r);
+/* Makes the next block current; NULL at the end or on a bad record (trace_failed). */
+const struct trace_event *trace_next_slow(struct trace_reader *r);
+/* Next record, or NULL at the end.  Validates type, vCPU and operands; on a
+** bad record returns NULL and sets r->err (check trace_failed()). */
+static inline const struct trace_event *trace_next(struct trace_reader *r) {
+  if (r->cur != r->end) return r->cur++;
+  return trace_next_slow(r);
+}
+/* The next validated records, at most max of them, consumed: their number,
+** with *evs pointing at them (valid until the next call); 0 at the end or on
+** a bad record. */
+size_t trace_next_block(struct trace_reader *r, const struct trace_event **evs, size_t max);
+/* Index of the record the next trace_next returns. */
+static inline uint64_t trace_position(const struct trace_reader *r) {
+  return r->end_index - (uint64_t)(r->end - r->cur);
+}
 int  trace_failed(const struct trace_reader *r);
 /* Every record has been read without error. */
 bool trace_done(const struct trace_reader *r);
-/* A stream read to its end: the content hash (as hash_file gives for the
-** file) in hex; false otherwise (hash the file instead). */
-bool trace_hash_hex(const struct trace_reader *r, char hex[HASH_HEX_LEN + 1]);
 /* Back to record 0: 0, or EXIT_BADINPUT (standard input cannot be read twice). */
 int  trace_rewind(struct trace_reader *r);
+
+/* The content hash (XXH64, as hash_file gives for the file), once every
+** record has been read: a stream is hashed as it is read; a regular file when
+** trace_hash_start was called after trace_open, by a helper thread on the
+** chunks the reader reads, so a stored run needs no second pass over the file.
+** trace_hash_hex gives it in hex; false before the end, after a rewind of a
+** regular file, or when a regular file's hashing was not started. */
+void trace_hash_start(struct trace_reader *r);
+bool trace_hash_hex(struct trace_reader *r, char hex[HASH_HEX_LEN + 1]);
 
 /* Writer: buffered; the header is rewritten with the final count on close. */
 struct trace_writer {
@@ -133,6 +162,12 @@ const char *event_mnemonic(unsigned type);          /* "?" when unknown */
 ** level outside 1..4, I/O size not 1/2/4, touch of 0 or too many pages), or
 ** NULL when it is valid.  The type must already be known. */
 const char *event_invalid(const struct trace_event *ev);
+/* The event types whose operands event_invalid checks (for the others it
+** always says valid), as a bit set: the reader checks only these. */
+#define EVENT_OPERANDS_CHECKED                                                   \
+  (1ull << EV_APIC | 1ull << EV_INIT | 1ull << EV_CR_WRITE | 1ull << EV_CR_READ | \
+   1ull << EV_DR_WRITE | 1ull << EV_DR_READ | 1ull << EV_PTWRITE | 1ull << EV_IO | 1ull << EV_TOUCH |         \
+   1ull << EV_MEASURED)
 int event_type_from_mnemonic(const char *m);         /* -1 when unknown */
 const char *paging_name(unsigned paging);   /* "32", "pae", "64" or NULL */
 int paging_from_name(const char *s);        /* -1 when unknown */

@@ -71,9 +71,10 @@ static int shadow_cache_2007(struct xp_ctx *c, struct xp_table *t) {
       snprintf(s, sizeof s, "%u", sizes[si]);
       snprintf(it, sizeof it, "%u", c->quick ? 2 : (sizes[si] ? 1200 : 4000) / procs[pi] + 1);
       const char *tr = xp_gen(c, ARGS("lat_ctx", "--procs", p, "--size", s, "--iters", it, "--paging", "32", "--cpu-ghz", ghz));
-      struct xp_result nc, sc;
-      if (!tr || xp_run(c, tr, "nocache", "core2-2007", NULL, &nc) || xp_run(c, tr, "shadowcache", "core2-2007", NULL, &sc))
-        return xp_failed(c);
+      struct xp_result res[2];
+      const struct xp_config cfg[] = { { "nocache", "core2-2007", NULL }, { "shadowcache", "core2-2007", NULL } };
+      if (!tr || xp_run_many(c, tr, cfg, 2, res)) return xp_failed(c);
+      const struct xp_result nc = res[0], sc = res[1];
       struct xp_row *r = xp_add_row(t, "-s %u, %u procs", sizes[si], procs[pi]);
       double v[] = { sc.native_us_per_op, nc.us_per_op, sc.us_per_op, nc.us_per_op / sc.us_per_op,
                      sc.us_per_op / sc.native_us_per_op };
@@ -127,9 +128,10 @@ static int cr3_cache_2008(struct xp_ctx *c, struct xp_table *t) {
     ** follow the shape of the 2007 curve (workloads/README.md). */
     const char *tr = xp_gen(c, ARGS("lat_ctx", "--procs", p, "--size", "0", "--iters", it, "--vcpus", "4",
                                     "--paging", "64", "--cpu-ghz", ghz, "--native-scale", "2.574257", "--cross", cross));
-    struct xp_result sc, cc;
-    if (!tr || xp_run(c, tr, "shadowcache", "core2-2008", POOL_2008, &sc) || xp_run(c, tr, "cr3cache", "core2-2008", POOL_2008, &cc))
-      return xp_failed(c);
+    struct xp_result res[2];
+    const struct xp_config cfg[] = { { "shadowcache", "core2-2008", POOL_2008 }, { "cr3cache", "core2-2008", POOL_2008 } };
+    if (!tr || xp_run_many(c, tr, cfg, 2, res)) return xp_failed(c);
+    const struct xp_result sc = res[0], cc = res[1];
     struct xp_row *r = xp_add_row(&t[0], "%u procs", procs[i]);
     double v[] = { sc.native_us_per_op, sc.us_per_op, cc.us_per_op, sc.us_per_op - cc.us_per_op,
                    sc.exits_per_op, cc.exits_per_op };
@@ -153,9 +155,10 @@ static int cr3_cache_2008(struct xp_ctx *c, struct xp_table *t) {
   unsigned full = 50000, run = c->quick ? 5 : 1000;
   snprintf(loops, sizeof loops, "%u", run);
   const char *tr = xp_gen(c, ARGS("hackbench", "--groups", "1", "--loops", loops, "--vcpus", "4"));
-  struct xp_result sc, cc;
-  if (!tr || xp_run(c, tr, "shadowcache", "core2-2008", POOL_2008, &sc) || xp_run(c, tr, "cr3cache", "core2-2008", POOL_2008, &cc))
-    return xp_failed(c);
+  struct xp_result res[2];
+  const struct xp_config cfg[] = { { "shadowcache", "core2-2008", POOL_2008 }, { "cr3cache", "core2-2008", POOL_2008 } };
+  if (!tr || xp_run_many(c, tr, cfg, 2, res)) return xp_failed(c);
+  const struct xp_result sc = res[0], cc = res[1];
   double scale = (double)full / run;   /* quick runs are scaled to 50000 loops */
   struct xp_row *r = xp_add_row(&t[1], "1 group, %u loops%s", full, run == full ? "" : " (scaled)");
   double v[] = { sc.seconds * scale, cc.seconds * scale, cc.seconds / sc.seconds, sc.exits_per_op, cc.exits_per_op };
@@ -182,12 +185,13 @@ static int xen_pv_syscalls(struct xp_ctx *c, struct xp_table *t) {
   if (!hvm || !pv || xp_run(c, hvm, "shadowcache", "core2-2008", POOL_2008, &base)) return xp_failed(c);
   /* EPT arrived with Nehalem (late 2008): the 2008 Core 2 has no EPT, so that
   ** row runs on the first CPU that has it. */
-  static const char *const policies[] = { "shadowcache", "cr3cache", "prevroots", "ept" };
-  static const char *const cpus[] = { "core2-2008", "core2-2008", "core2-2008", "nehalem-2009" };
+  const struct xp_config cfg[] = { { "shadowcache", "core2-2008", POOL_2008 }, { "cr3cache", "core2-2008", POOL_2008 },
+                                   { "prevroots", "core2-2008", POOL_2008 }, { "ept", "nehalem-2009", NULL } };
+  struct xp_result res[4];
+  if (xp_run_many(c, pv, cfg, 4, res)) return xp_failed(c);
   for (unsigned i = 0; i < 4; i++) {
-    struct xp_result r;
-    if (xp_run(c, pv, policies[i], cpus[i], i < 3 ? POOL_2008 : NULL, &r)) return xp_failed(c);
-    struct xp_row *row = xp_add_row(t, i == 3 ? "pv64, %s (Nehalem 2009)" : "pv64, %s", policies[i]);
+    const struct xp_result r = res[i];
+    struct xp_row *row = xp_add_row(t, i == 3 ? "pv64, %s (Nehalem 2009)" : "pv64, %s", cfg[i].policy);
     double v[] = { r.exits_per_op, count_per_op(&r, "cr3 write"), r.us_per_op, r.us_per_op - base.us_per_op };
     memcpy(row->v, v, sizeof v);
   }
@@ -215,10 +219,12 @@ static int cr4_mask_2018(struct xp_ctx *c, struct xp_table *t) {
     { "shadowcache", "shadow, every bit trapped" }, { "shadowcache+cr4mask", "shadow, host-owned bits only" } };
   for (unsigned b = 0; b < 2; b++) {
     const char *tr = xp_gen(c, ARGS("cr4toggle", "--count", count, "--bit", bits[b]));
-    if (!tr) return xp_failed(c);
+    struct xp_result res[4];
+    struct xp_config cfg[4];
+    for (unsigned i = 0; i < 4; i++) cfg[i] = (struct xp_config){ policies[i][0], "skylake-xen-2018", NULL };
+    if (!tr || xp_run_many(c, tr, cfg, 4, res)) return xp_failed(c);
     for (unsigned i = 0; i < 4; i++) {
-      struct xp_result r;
-      if (xp_run(c, tr, policies[i][0], "skylake-xen-2018", NULL, &r)) return xp_failed(c);
+      const struct xp_result r = res[i];
       const struct report_row *cr = row_of(&r, "CR_ACCESS");
       struct xp_row *row = xp_add_row(t, "%s: %s", bits[b], policies[i][1]);
       double v[] = { count_per_op(&r, "CR_ACCESS"), cr ? per_op(&r, cr->cycles) : 0, r.us_per_op };
@@ -241,10 +247,10 @@ static int debugreg_2009(struct xp_ctx *c, struct xp_table *t) {
         ARGS("cycles/exit", "saving", "saving %"));
   t[0].plot_n = 1;
   const char *tr = xp_gen(c, ARGS("cpuid", "--count", count));
-  struct xp_result eager, lazy;
-  if (!tr || xp_run(c, tr, "shadowcache", "nehalem-2009", NULL, &eager) ||
-      xp_run(c, tr, "shadowcache+lazydr", "nehalem-2009", NULL, &lazy))
-    return xp_failed(c);
+  struct xp_result res[2];
+  const struct xp_config cfg[] = { { "shadowcache", "nehalem-2009", NULL }, { "shadowcache+lazydr", "nehalem-2009", NULL } };
+  if (!tr || xp_run_many(c, tr, cfg, 2, res)) return xp_failed(c);
+  const struct xp_result eager = res[0], lazy = res[1];
   double e = avg_cycles(&eager, "CPUID"), l = avg_cycles(&lazy, "CPUID");
   struct xp_row *r = xp_add_row(&t[0], "eager (host DRs every round trip)");
   r->v[0] = e;
@@ -263,10 +269,13 @@ static int debugreg_2009(struct xp_ctx *c, struct xp_table *t) {
   const char *dbg = xp_gen(c, ARGS("debug", "--procs", "2", "--iters", iters));
   static const char *const pol[][3] = { { "shadowcache", NULL, "eager" }, { "shadowcache+lazydr", NULL, "lazy" },
                                         { "shadowcache+lazydr", "host_debugged=true", "lazy, host debugger attached" } };
+  static const char *const debugged[] = { "host_debugged=true", NULL };
+  struct xp_config dcfg[3];
+  for (unsigned i = 0; i < 3; i++) dcfg[i] = (struct xp_config){ pol[i][0], "nehalem-2009", pol[i][1] ? debugged : NULL };
+  struct xp_result dres[3];
+  if (!dbg || xp_run_many(c, dbg, dcfg, 3, dres)) return xp_failed(c);
   for (unsigned i = 0; i < 3; i++) {
-    struct xp_result x;
-    const char *const sets[] = { pol[i][1], NULL };
-    if (!dbg || xp_run(c, dbg, pol[i][0], "nehalem-2009", pol[i][1] ? sets : NULL, &x)) return xp_failed(c);
+    const struct xp_result x = dres[i];
     struct xp_row *row = xp_add_row(&t[1], "%s", pol[i][2]);
     double v[] = { x.us_per_op, x.exits_per_op, count_per_op(&x, "DR_ACCESS"), (double)counter(&x, "dr_mismatches") };
     memcpy(row->v, v, sizeof v);
@@ -298,11 +307,12 @@ static int guest_walk_2011(struct xp_ctx *c, struct xp_table *t) {
   for (unsigned m = 0; m < 2 && ok; m++) {
     const char *tr = xp_gen(c, ARGS("lat_ctx", "--procs", "2", "--size", "1000", "--iters", iters, "--paging", modes[m]));
     double levels = gpt_guest_levels((unsigned)paging_from_name(modes[m]));
+    static const char *const no_hint[] = { "memslot_hint=false", NULL }, *const with_hint[] = { "memslot_hint=true", NULL };
+    const struct xp_config cfg[] = { { "nocache", "nehalem-2009", no_hint }, { "nocache", "nehalem-2009", with_hint } };
+    struct xp_result res[2];
+    ok = tr && xp_run_many(c, tr, cfg, 2, res) == EXIT_OK;
     for (unsigned hint = 0; hint < 2 && ok; hint++) {
-      struct xp_result r;
-      const char *const sets[] = { hint ? "memslot_hint=true" : "memslot_hint=false", NULL };
-      ok = tr && xp_run(c, tr, "nocache", "nehalem-2009", sets, &r) == EXIT_OK;
-      if (!ok) break;
+      const struct xp_result r = res[hint];
       double walk = levels * (double)(hint ? p.p[PP_GUEST_PTE_READ_FAST] + p.p[PP_MEMSLOT_LOOKUP_FAST]
                                            : p.p[PP_GUEST_PTE_READ] + p.p[PP_MEMSLOT_LOOKUP]);
       struct xp_row *row = xp_add_row(t, "%s-bit guest, %s", modes[m], hint ? "memslot hint" : "no hint");

@@ -144,38 +144,54 @@ static void store(struct xp_ctx *c, const struct run_output *o, const char *trac
 
 int xp_failed(const struct xp_ctx *c) { return c->rc ? c->rc : EXIT_INTERNAL; }
 
+static void result_of(const struct run_output *o, const char *trace, struct xp_result *out) {
+  const struct report *r = &o->rep;
+  const struct gen_cache *g = cached(trace);
+  double per = r->marks ? (double)r->marks : 1.0, hz = r->clock_ghz * 1e9;
+  memset(out, 0, sizeof *out);
+  out->rep = *r;
+  out->marks = r->marks;
+  out->total_exits = r->total_exits;
+  out->exits_per_op = (double)r->total_exits / per;
+  out->us_per_op = (double)(r->guest_cycles + r->vmm_cycles) / per / hz * 1e6;
+  out->native_us_per_op = g ? (double)g->native_cycles / per / hz * 1e6 : 0;
+  out->seconds = (double)r->elapsed_cycles / hz;
+}
+
+int xp_run_many(struct xp_ctx *c, const char *trace, const struct xp_config *cfg, unsigned n, struct xp_result *out) {
+  struct run_config *rc_ = xcalloc(n, sizeof *rc_);
+  for (unsigned i = 0; i < n; i++) {
+    int nsets = 0;
+    while (cfg[i].sets && cfg[i].sets[nsets]) nsets++;
+    rc_[i] = (struct run_config){ cfg[i].policy, cfg[i].cpu, (char *const *)cfg[i].sets, nsets };
+  }
+  struct run_set set = { .trace = trace, .configs = rc_, .nconfigs = n, .hash_trace = c->db != NULL,
+                         .progress = replay_progress, .progress_arg = c };
+  struct run_output *o = xcalloc(n, sizeof *o);
+  for (unsigned i = 0; i < n; i++) {
+    c->runs++;
+    progress(c, "run %u: %s under %s%s%s on %s", c->runs, base_name(trace), cfg[i].policy, rc_[i].nsets ? "," : "",
+             rc_[i].nsets ? cfg[i].sets[0] : "", cfg[i].cpu);
+  }
+  int rc = run_traces(&set, o, c->err, sizeof c->err);
+  if (rc == EXIT_OK && o[0].interrupted) {
+    snprintf(c->err, sizeof c->err, "interrupted");
+    rc = EXIT_INTERRUPTED;
+  }
+  for (unsigned i = 0; i < n && rc == EXIT_OK; i++) {
+    result_of(&o[i], trace, &out[i]);
+    store(c, &o[i], trace);
+  }
+  if (rc) c->rc = rc;
+  for (unsigned i = 0; i < n; i++) run_output_free(&o[i]);
+  free(o);
+  free(rc_);
+  return rc;
+}
+
 int xp_run(struct xp_ctx *c, const char *trace, const char *policy, const char *cpu,
            const char *const *sets, struct xp_result *out) {
-  int nsets = 0;
-  while (sets && sets[nsets]) nsets++;
-  struct run_spec spec = { .trace = trace, .policy = policy, .cpu = cpu, .sets = (char *const *)sets, .nsets = nsets,
-                           .progress = replay_progress, .progress_arg = c };
-  struct run_output o;
-  c->runs++;
-  progress(c, "run %u: %s under %s%s%s on %s", c->runs, base_name(trace), policy, nsets ? "," : "",
-           nsets ? sets[0] : "", cpu);
-  int rc = run_trace(&spec, &o, c->err, sizeof c->err);
-  if (rc == EXIT_OK && o.interrupted) {
-    snprintf(c->err, sizeof c->err, "interrupted");
-    rc = c->rc = EXIT_INTERRUPTED;
-  } else if (rc == EXIT_OK) {
-    const struct report *r = &o.rep;
-    const struct gen_cache *g = cached(trace);
-    double per = r->marks ? (double)r->marks : 1.0, hz = r->clock_ghz * 1e9;
-    memset(out, 0, sizeof *out);
-    out->rep = *r;
-    out->marks = r->marks;
-    out->total_exits = r->total_exits;
-    out->exits_per_op = (double)r->total_exits / per;
-    out->us_per_op = (double)(r->guest_cycles + r->vmm_cycles) / per / hz * 1e6;
-    out->native_us_per_op = g ? (double)g->native_cycles / per / hz * 1e6 : 0;
-    out->seconds = (double)r->elapsed_cycles / hz;
-    store(c, &o, trace);
-  } else {
-    c->rc = rc;
-  }
-  run_output_free(&o);
-  return rc;
+  return xp_run_many(c, trace, &(struct xp_config){ policy, cpu, sets }, 1, out);
 }
 
 struct xp_row *xp_add_row(struct xp_table *t, const char *fmt, ...) {

@@ -72,6 +72,14 @@ const char *xp_gen(struct xp_ctx *c, const char *const *args);
 ** Returns 0, or the enum exit_code also left in c->rc (message in c->err). */
 int xp_run(struct xp_ctx *c, const char *trace, const char *policy, const char *cpu,
            const char *const *sets, struct xp_result *out);
+/* One configuration of xp_run_many: xp_run's arguments. */
+struct xp_config {
+  const char *policy, *cpu;
+  const char *const *sets;   /* NULL-terminated, or NULL */
+};
+/* Runs trace under every configuration in one pass over it, out[i] for
+** cfg[i] (stored in that order); as xp_run otherwise. */
+int xp_run_many(struct xp_ctx *c, const char *trace, const struct xp_config *cfg, unsigned n, struct xp_result *out);
 /* What an experiment returns after a failed step: c->rc, or EXIT_INTERNAL when unset. */
 int xp_failed(const struct xp_ctx *c);
 /* Removes the generated traces and the scratch directory (unless keep). */

@@ -185,3 +185,45 @@ check_rc "EPT on a CPU without EPT fails VM entry" 4
 check_contains "the failed VM entry names the control" "$err" '"enable EPT"'
 check_contains "the failed VM entry names the CPU profile" "$err" "core2-2007"
 check_contains "the failed VM entry gives the VM-instruction error" "$err" "error 7"
+
+# several policies and CPU profiles: their product, replayed in one pass, equal to separate runs
+run "$VMXSIM" --policy shadowcache,nocache --cpu core2-2007,core2-2008 --no-db --format csv t.bin
+check_rc "two policies on two profiles" 0
+check_eq "CSV of several runs: one header" \
+  "$("$VMXSIM" --policy shadowcache --no-db --format csv t.bin | head -1)" "$(printf '%s\n' "$out" | head -1)"
+many=$(printf '%s\n' "$out" | sed 1d)
+want=""
+for p in shadowcache nocache; do
+  for c in core2-2007 core2-2008; do
+    one=$("$VMXSIM" --policy $p --cpu $c --no-db --format csv t.bin | sed 1d)
+    want="$want${want:+
+}$one"
+  done
+done
+check_eq "one pass gives each run what a separate run gives, in order" "$want" "$many"
+run "$VMXSIM" --policy shadowcache,nocache --cpu core2-2007,core2-2008 -j 3 --no-db --format csv t.bin
+check_eq "with threads (-j 3) too" "$want" "$(printf '%s\n' "$out" | sed 1d)"
+run "$VMXSIM" --policy shadowcache,nocache --no-db --format json t.bin
+check_contains "JSON of several runs: an array" "$(printf '%s\n' "$out" | head -1)" "["
+check_eq "JSON array: one object per run" 2 "$(printf '%s\n' "$out" | grep -c '"policy":')"
+run "$VMXSIM" --policy shadowcache,nocache --no-db t.bin
+check_eq "tables: one per run" 2 "$(printf '%s\n' "$out" | grep -c '^trace t.bin')"
+# a part with '=' overrides a knob of the policy before it (quoted in CSV: the name holds a comma)
+run "$VMXSIM" --policy shadowcache,cr3_target_count=2,nocache --no-db --format csv t.bin
+one=$("$VMXSIM" --policy shadowcache --set cr3_target_count=2 --no-db --format csv t.bin | sed 1d)
+check_eq "per-policy override equals --set" "$one" "$(printf '%s\n' "$out" | grep '"shadowcache,cr3_target_count=2"')"
+run "$VMXSIM" --policy cr3_target_count=2,shadowcache --no-db t.bin
+check_rc "an override before any policy" 2
+check_contains "the override is named" "$err" "'cr3_target_count=2' overrides a knob, but no policy comes before it"
+run "$VMXSIM" --policy shadowcache,ept --cpu nehalem-2009,core2-2007 --no-db t.bin
+check_rc "one configuration failing VM entry stops the pass" 4
+check_contains "it names the CPU and policy" "$err" "(CPU profile core2-2007, policy ept)"
+run "$VMXSIM" --policy shadowcache,nosuch --no-db t.bin
+check_rc "an unknown policy in the list" 2
+check_contains "the failing configuration is named" "$err" "(policy nosuch, cpu core2-2007)"
+run "$VMXSIM" --policy shadowcache --jobs 0 --no-db t.bin
+check_rc "--jobs 0 is refused" 2
+rm -f many.db
+run "$VMXSIM" --policy shadowcache,nocache --cpu core2-2007,core2-2008 --db many.db t.bin
+check_rc "several runs stored" 0
+check_eq "each run is stored" 4 "$("$VMXSIM" runs --db many.db --format csv | sed 1d | wc -l | tr -d ' ')"

@@ -118,6 +118,15 @@ check_contains "compare json" "$out" '"per_op":	true'
 run "$VMXSIM" compare --trace basic.bin --policy ept
 check_rc "compare with an unstored policy exits 2" 2
 check_contains "compare names the missing policy" "$err" "no stored run of trace basic.bin under policy ept"
+# --run replays the missing policies in one pass, a policy with an override as preset plus override
+n0=$(q "SELECT count(*) FROM runs")
+run "$VMXSIM" compare --trace basic.bin --policy shadowcache,prevroots,shadowcache+lazydr,tlb_entries=64 --run
+check_rc "compare --run with an override succeeds" 0
+check_eq "compare --run stores only the missing runs" "$((n0 + 2))" "$(q "SELECT count(*) FROM runs")"
+check_contains "compare --run compares the replayed runs, the override's too" "$out" "C: run $((n0 + 2)), policy shadowcache+lazydr,tlb_entries=64"
+want=$("$VMXSIM" --policy prevroots --no-db --format csv basic.bin | grep ',total,exits,')
+got=$("$VMXSIM" report $((n0 + 1)) --format csv | grep ',total,exits,')
+check_eq "a replayed run is stored as a run of its own would be" "$want" "$got"
 run "$VMXSIM" compare 1
 check_rc "compare needs two runs" 2
 run "$VMXSIM" compare 1 --trace basic.bin

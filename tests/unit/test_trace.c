@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sim/core/trace.h"
+#include "sim/core/hash.h"
 #include "sim/core/util.h"
 #include "sim/core/trace_text.h"
 
@@ -717,6 +718,12 @@ static void reader_rejects_impossible_operands_in_a_record(void **state) {
   assert_null(trace_next(&r));
   assert_contains(r.err, ": byte 90: record 1 (crw): control register not 0, 3, 4 or 8");
   trace_close(&r);
+  patch(path, 90, "\x0f", 1);                      /* record 1 := touch of 0 pages (its b is 0) */
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
+  assert_non_null(trace_next(&r));
+  assert_null(trace_next(&r));
+  assert_contains(r.err, ": byte 90: record 1 (touch): touch of 0 pages or more than 2^24");
+  trace_close(&r);
   struct trace_event touch = { .type = EV_TOUCH, .a = 0x1000, .b = (uint64_t)1 << 40 };
   assert_string_equal(event_invalid(&touch), "touch of 0 pages or more than 2^24");
   touch.b = 4;
@@ -736,6 +743,139 @@ static void reader_rejects_absurd_metadata_length(void **state) {
                          "or the 16777216-byte limit");
   unlink(path);
   free(path);
+}
+
+/* Records far apart, across the reader's chunks, come out in order whether
+** taken one by one or in blocks of any size, read ahead on a thread or not. */
+static void read_long_trace(const char *path, int n, bool ahead) {
+  struct trace_reader r;
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
+  r.read_ahead = ahead;
+  for (int i = 0; i < n; i++) {
+    const struct trace_event *ev = trace_next(&r);
+    assert_non_null(ev);
+    if (ev->a != 0x1000u * (unsigned)i) fail_msg("record %d: a = 0x%llx, expected 0x%x", i, (unsigned long long)ev->a, 0x1000u * (unsigned)i);
+  }
+  assert_null(trace_next(&r));
+  assert_int_equal(trace_position(&r), n);
+  const size_t sizes[] = { 1, 7, 2048, 100000 };
+  for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+    trace_rewind(&r);
+    uint64_t seen = 0;
+    const struct trace_event *evs;
+    size_t got;
+    while ((got = trace_next_block(&r, &evs, sizes[k])) > 0) {
+      assert_true(got <= sizes[k]);
+      for (size_t j = 0; j < got; j++)
+        if (evs[j].a != 0x1000u * (seen + j)) fail_msg("blocks of %zu: record %llu out of order", sizes[k], (unsigned long long)(seen + j));
+      seen += got;
+      assert_int_equal(trace_position(&r), seen);
+    }
+    assert_int_equal(seen, n);
+    assert_false(trace_failed(&r));
+  }
+  trace_close(&r);
+}
+
+static void reader_hands_out_long_traces_in_order_one_by_one_or_in_blocks(void **state) {
+  (void)state;
+  char *path = temp_path();
+  const int n = 100001;                            /* several chunks, the last one partial */
+  write_trace(path, n);
+  read_long_trace(path, n, true);
+  read_long_trace(path, n, false);
+  unlink(path);
+  free(path);
+}
+
+/* A bad record in the middle of a block: every record before it is handed
+** out, then the failure names the record's own byte offset. */
+static void reader_fails_exactly_at_a_bad_record_inside_a_block(void **state) {
+  (void)state;
+  char *path = temp_path();
+  write_trace(path, 6000);
+  patch(path, 66 + 24 * 5000 + 2, "\x09\x00", 2);  /* record 5000's vCPU := 9 */
+  struct trace_reader r;
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
+  const struct trace_event *evs;
+  size_t got, seen = 0;
+  while ((got = trace_next_block(&r, &evs, 4096)) > 0) seen += got;
+  assert_int_equal(seen, 5000);
+  assert_true(trace_failed(&r));
+  assert_contains(r.err, ": byte 120066: record 5000: vCPU beyond the header's count 9");
+  assert_null(trace_next(&r));                     /* and stays failed */
+  trace_close(&r);
+  unlink(path);
+  free(path);
+}
+
+/* The hash computed while reading is the file's hash, once all is read. */
+static void hash_while_reading(const char *path, bool ahead, const char *want) {
+  char got[HASH_HEX_LEN + 1] = "";
+  struct trace_reader r;
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
+  r.read_ahead = ahead;
+  trace_hash_start(&r);
+  assert_non_null(trace_next(&r));
+  assert_false(trace_hash_hex(&r, got));               /* not before every record was read */
+  while (trace_next(&r)) {}
+  assert_true(trace_hash_hex(&r, got));
+  assert_string_equal(got, want);
+  trace_rewind(&r);                                /* a second pass: no hash any more */
+  while (trace_next(&r)) {}
+  assert_false(trace_hash_hex(&r, got));
+  trace_close(&r);
+}
+
+static void reader_hashes_the_file_while_reading(void **state) {
+  (void)state;
+  char *path = temp_path();
+  char want[HASH_HEX_LEN + 1], err[256];
+  static const int sizes[] = { 0, 3, 24, 16384, 16385, 100000 };   /* empty, part of a chunk, one, several */
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+    int n = sizes[i];
+    write_trace(path, n);
+    assert_int_equal(hash_file(path, want, err, sizeof err), EXIT_OK);
+    if (n) {
+      hash_while_reading(path, true, want);
+      hash_while_reading(path, false, want);
+    }
+  }
+  unlink(path);
+  free(path);
+}
+
+/* An interrupted read: closing stops the threads with chunks still in flight. */
+static void reader_closes_in_the_middle_of_a_long_trace(void **state) {
+  (void)state;
+  char *path = temp_path();
+  write_trace(path, 200000);
+  struct trace_reader r;
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
+  trace_hash_start(&r);
+  for (int i = 0; i < 20000; i++) assert_non_null(trace_next(&r));
+  char got[HASH_HEX_LEN + 1];
+  assert_false(trace_hash_hex(&r, got));
+  trace_close(&r);
+  unlink(path);
+  free(path);
+}
+
+/* The reader checks operands only of the types EVENT_OPERANDS_CHECKED names:
+** event_invalid must find nothing wrong with any record of another type. */
+static void only_the_listed_types_have_operands_to_check(void **state) {
+  (void)state;
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  for (unsigned t = 0; t < EV_COUNT; t++) {
+    if (EVENT_OPERANDS_CHECKED >> t & 1) continue;
+    for (int i = 0; i < 2000; i++) {
+      x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+      struct trace_event ev = { .type = (uint8_t)t, .aux = (uint8_t)x, .vcpu = 0, .cycles = (uint32_t)(x >> 8),
+                                .a = x * 3, .b = i < 4 ? (uint64_t)i : x >> 5 };
+      const char *why = event_invalid(&ev);
+      if (why) fail_msg("%s (type %u) is not in EVENT_OPERANDS_CHECKED, but event_invalid says: %s", event_mnemonic(t), t, why);
+    }
+  }
 }
 
 int main(void) {
@@ -764,6 +904,11 @@ int main(void) {
     cmocka_unit_test(reserved_writer_puts_head_records_before_the_others),
     cmocka_unit_test(reader_rejects_impossible_operands_in_a_record),
     cmocka_unit_test(reader_rejects_absurd_metadata_length),
+    cmocka_unit_test(reader_hands_out_long_traces_in_order_one_by_one_or_in_blocks),
+    cmocka_unit_test(reader_fails_exactly_at_a_bad_record_inside_a_block),
+    cmocka_unit_test(reader_hashes_the_file_while_reading),
+    cmocka_unit_test(reader_closes_in_the_middle_of_a_long_trace),
+    cmocka_unit_test(only_the_listed_types_have_operands_to_check),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
