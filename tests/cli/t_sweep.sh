@@ -103,7 +103,7 @@ check_contains "SIGINT: says how to resume" "$(cat int.out)" "interrupted: "
 check_contains "SIGINT: says how to resume" "$(cat int.out)" "the same command resumes"
 
 # A worker killed: its run fails, named; the others go on (its queued run too).
-printf '{"traces": [{"generator": "lat_ctx", "params": {"procs": 16, "iters": 500}}], "cache": "cache",
+printf '{"traces": [{"generator": "lat_ctx", "params": {"procs": 16, "iters": 5000}}], "cache": "cache",
   "policies": ["nocache", "shadowcache", "cr3cache", "prevroots", "shadowcache+lazydr", "nocache+lazydr"]}\n' > slow.json
 "$VMXSIM" sweep slow.json -j 1 --db slow-warm.db --shard 0/6 -q > /dev/null   # the trace, made beforehand
 "$VMXSIM" sweep slow.json -j 2 --db workers.db > workers.out 2>&1 &
