@@ -41,7 +41,8 @@ static const char usage[] =
   "  5  results database error (the result was still printed)\n"
   "  6  regression check failed\n"
   " 70  internal error\n"
-  "130  interrupted\n"
+  "130  interrupted (SIGINT, Ctrl-C); temporary files removed\n"
+  "143  terminated (SIGTERM); temporary files removed\n"
   "\n"
   "example:\n"
   "  vmxsim gen lat_ctx --procs 2 --size 0 --iters 1000 -o lat_ctx.bin\n"
@@ -68,7 +69,7 @@ static const struct command commands[] = {
   { "merge", cmd_merge },
 };
 
-int main(int argc, char **argv) {
+static int dispatch(int argc, char **argv) {
   if (argc < 2) {
     fputs(usage, stderr);
     return EXIT_USAGE;
@@ -91,4 +92,10 @@ int main(int argc, char **argv) {
   else
     errorf("unknown command '%s'; see 'vmxsim --help'", argv[1]);
   return EXIT_USAGE;
+}
+
+int main(int argc, char **argv) {
+  interrupt_install();     /* SIGINT, SIGTERM: no temporary file left behind, exit 130 or 143 */
+  int rc = dispatch(argc, argv);
+  return rc == EXIT_INTERRUPTED ? interrupt_exit_status() : rc;
 }

@@ -109,7 +109,7 @@ int recording_import(const char *path, const char *input_format, char **trace, c
 
 void recording_remove(char *trace, char *dir) {
   if (trace) unlink(trace);
-  if (dir) rmdir(dir);
+  if (dir) outfile_tmpdir_remove(dir);
   free(trace);
   free(dir);
 }

@@ -63,31 +63,50 @@ double monotonic_seconds(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static volatile sig_atomic_t interrupt_flag;
+static volatile sig_atomic_t interrupt_signal;     /* the caught signal, 0: none */
+static volatile sig_atomic_t catch_int, catch_term;  /* raise the flag instead of ending */
+static void (*volatile exit_cleanup)(void);
 
-static void on_interrupt(int sig) {
-  (void)sig;
-  interrupt_flag = 1;
+static void on_signal(int sig) {
+  if ((sig == SIGINT && catch_int) || (sig == SIGTERM && catch_term)) {
+    interrupt_signal = sig;
+    return;
+  }
+  void (*cleanup)(void) = exit_cleanup;
+  if (cleanup) cleanup();
+  _exit(128 + sig);
 }
 
-void interrupt_catch(struct interrupt_catch *c, bool sigterm_too) {
+void interrupt_install(void) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_interrupt;
+  sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
-  interrupt_flag = 0;
-  c->term = sigterm_too;
+  sigaddset(&sa.sa_mask, SIGINT);      /* one handler at a time: no cleanup interrupted by the other */
+  sigaddset(&sa.sa_mask, SIGTERM);
   sigaction(SIGINT, &sa, NULL);
-  if (sigterm_too) sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+void interrupt_on_exit(void (*cleanup)(void)) { exit_cleanup = cleanup; }
+
+void interrupt_catch(struct interrupt_catch *c, bool sigterm_too) {
+  interrupt_install();
+  interrupt_signal = 0;
+  c->term = sigterm_too;
+  catch_term = sigterm_too;
+  catch_int = 1;
 }
 
 void interrupt_release(const struct interrupt_catch *c) {
-  signal(SIGINT, SIG_DFL);
-  if (c->term) signal(SIGTERM, SIG_DFL);
+  (void)c;
+  catch_int = catch_term = 0;
+  interrupt_install();
 }
 
-bool interrupt_requested(void) { return interrupt_flag != 0; }
-void interrupt_clear(void) { interrupt_flag = 0; }
+bool interrupt_requested(void) { return interrupt_signal != 0; }
+void interrupt_clear(void) { interrupt_signal = 0; }
+int interrupt_exit_status(void) { return interrupt_signal == SIGTERM ? EXIT_TERMINATED : EXIT_INTERRUPTED; }
 
 bool parse_u64(const char *s, uint64_t *out) {
   if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') return false;

@@ -18,7 +18,8 @@ enum exit_code {
   EXIT_DB = 5,           /* results database error (the result was still printed) */
   EXIT_REGRESS = 6,      /* a regression case failed */
   EXIT_INTERNAL = 70,    /* bug or resource exhaustion */
-  EXIT_INTERRUPTED = 130, /* stopped by Ctrl-C (SIGINT) or SIGTERM: 128 + SIGINT, as shells report it */
+  EXIT_INTERRUPTED = 130, /* stopped by Ctrl-C (SIGINT): 128 + SIGINT, as shells report it */
+  EXIT_TERMINATED = 143,  /* stopped by SIGTERM (kill, Slurm's time limit): 128 + SIGTERM */
 };
 
 /* Prints "vmxsim: <message>\n" to stderr. */
@@ -39,21 +40,36 @@ const char *num_shortest(char buf[NUM_TEXT_MAX], double v);
 double monotonic_seconds(void);
 
 /*
-** Interruption of a long command (a replay, a batch of regression cases):
-** while caught, SIGINT (and SIGTERM when asked) only raise a flag, which the
-** command polls to stop cleanly and report EXIT_INTERRUPTED.  The handler is
-** installed without SA_RESTART, so a blocking select() or read() returns
-** EINTR and the flag is seen at once.
+** Signals.  SIGINT and SIGTERM have one handler, installed by
+** interrupt_install() (main does it first): by default it removes the
+** temporary files and directories the process is writing (the hook set by
+** interrupt_on_exit: outfile.c's) and ends the process with 128 + the signal's
+** number (130 for SIGINT, 143 for SIGTERM), so no command leaves a partial
+** file behind.
+**
+** A long command (a replay, a batch of regression cases) that wants to stop
+** cleanly instead catches them: while caught, SIGINT (and SIGTERM when asked)
+** only raise a flag, which the command polls to stop and report
+** EXIT_INTERRUPTED; main turns that into interrupt_exit_status().  The handler
+** is installed without SA_RESTART, so a blocking select() or read() returns
+** EINTR and the flag is seen at once.  Signals the shell ignored (a
+** background job's SIGINT) are handled too, as a user who sends one means it.
 */
+void interrupt_install(void);
+/* The function the handler calls before ending the process; it must be
+** async-signal-safe. */
+void interrupt_on_exit(void (*cleanup)(void));
 struct interrupt_catch { bool term; };
-/* Clears the flag and installs the handler. */
+/* Clears the flag and makes the signals raise it. */
 void interrupt_catch(struct interrupt_catch *c, bool sigterm_too);
-/* Gives the signals their default action back, so that a later Ctrl-C ends
-** the process (storing a result, for instance), also where the shell started
-** it with SIGINT ignored, as it does a background job. */
+/* Back to the default: a later Ctrl-C (while storing a result, for instance)
+** removes the temporary files and ends the process. */
 void interrupt_release(const struct interrupt_catch *c);
 bool interrupt_requested(void);
 void interrupt_clear(void);
+/* The exit status of a command that stopped on a caught signal: 130 after
+** SIGINT, 143 after SIGTERM. */
+int interrupt_exit_status(void);
 
 /* The data files vmxsim uses at run time (the gnuplot scripts of reproduce
 ** --plots): "plot/bars.gp" is looked up in $VMXSIM_DATADIR, then beside the

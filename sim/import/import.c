@@ -639,7 +639,7 @@ int import_file(const struct import_job *job, struct import *im, char *err, size
   rc = import_to_file(&tmp, im, err, errlen);
   if (!rc) rc = copy_to_stdout(path, err, errlen);
   remove(path);
-  rmdir(dir);
+  outfile_tmpdir_remove(dir);
   free(path);
   free(dir);
   return rc;

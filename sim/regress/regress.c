@@ -296,7 +296,7 @@ static void cache_free(struct trace_cache *tc) {
     free(tc->key[i]);
     free(tc->path[i]);
   }
-  if (tc->dir) rmdir(tc->dir);
+  if (tc->dir) outfile_tmpdir_remove(tc->dir);
   free(tc->key);
   free(tc->path);
   free(tc->dir);
@@ -404,6 +404,7 @@ static void run_case(const char *file, const struct opts *o, struct trace_cache 
     x->cycles_actual = act.cycles;
     goto done;
   }
+  outfile_clean_leftovers(file);   /* a killed --update's, also when this case stays unchanged */
   res->ndiffs = regress_compare(c.has_expect ? &c.expect : &nothing, &act, 0, true, &res->diffs);
   if (c.dropped[0]) res->dropped = xstrdup(c.dropped);
   char *text;
@@ -662,11 +663,10 @@ int cmd_regress(int argc, char **argv) {
   }
   struct files f = { 0 };
   rc = find_cases(&f, o.paths, o.npaths);
-  FILE *out = NULL;
-  if (rc == EXIT_OK && o.output && !(out = fopen(o.output, "w"))) {
-    errorf("%s: %s", o.output, strerror(errno));
-    rc = EXIT_BADINPUT;
-  }
+  struct outfile out = { 0 };        /* -o: written whole at the end, or not at all */
+  char oerr[1024];
+  if (rc == EXIT_OK && o.output && (rc = outfile_begin(&out, o.output, OUTFILE_ANY, oerr, sizeof oerr)) != EXIT_OK)
+    errorf("%s", oerr);
   if (rc != EXIT_OK) {
     for (size_t i = 0; i < f.n; i++) free(f.v[i]);
     free(f.v);
@@ -719,12 +719,10 @@ int cmd_regress(int argc, char **argv) {
 
   char *doc = o.format == OUT_JSON ? results_json(rs, n, count, secs)
             : o.format == OUT_JUNIT ? junit_xml(rs, n, count, secs) : xstrdup(table.s ? table.s : "");
-  if (out) {
-    fputs(doc, out);
-    if (fclose(out) != 0 || ferror(stdout)) {
-      errorf("%s: write failed: %s", o.output, strerror(errno));
-      if (!rc) rc = EXIT_BADINPUT;
-    }
+  if (out.target) {
+    int wrc = outfile_put_text(&out, doc, oerr, sizeof oerr);
+    if (wrc) errorf("%s", oerr);
+    if (!rc) rc = wrc;
   } else if (o.format != OUT_TABLE) {
     fputs(doc, stdout);
   }

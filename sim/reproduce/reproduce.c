@@ -577,7 +577,7 @@ static bool make_dir(const char *dir) {
 void xp_cleanup(const struct xp_ctx *c, bool keep) {
   for (unsigned i = 0; i < ntraces; i++)
     if (!keep) remove(traces[i].path);
-  if (!keep) rmdir(c->dir);
+  if (!keep) outfile_tmpdir_remove(c->dir);
   ntraces = 0;
 }
 
