@@ -247,6 +247,7 @@ install: all
 	install -m 755 $(PROG) $(DESTDIR)$(PREFIX)/bin/vmxsim
 	install -m 644 docs/vmxsim.1 $(DESTDIR)$(PREFIX)/share/man/man1/vmxsim.1
 	install -m 755 scripts/plot/plot.sh scripts/plot/sweep.sh $(SHARE)/plot/
+	install -m 644 scripts/plot/lib.sh $(SHARE)/plot/
 	install -m 644 $(filter %.gp,$(PLOT_FILES)) $(SHARE)/plot/
 	install -m 755 workloads/record/record.sh $(SHARE)/record/record.sh
 	$(Q)for f in $(DOC_FILES); do install -m 644 "$${f%%:*}" "$(SHARE)/doc/$${f##*:}" || exit 1; done

@@ -69,10 +69,7 @@ command -v gnuplot >/dev/null || die "needs gnuplot (Debian package gnuplot-nox;
 sq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/''/g")"; }
 # gnuplot string literal of $1: double-quoted, \ and " escaped, newlines as \n.
 gq() { printf '"%s"' "$(printf '%s\n' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | awk '{ printf "%s%s", (NR > 1 ? "\\n" : ""), $0 }')"; }
-query() { sqlite3 -batch -noheader -separator "$(printf '\t')" "$db" "$1"; }
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$here/lib.sh"     # query (read-only), $tmp, begin_output / finish_output
 
 # ---- bars: the latest run of one trace under each policy ----
 
@@ -178,8 +175,9 @@ workload $workload, CPU profile $cpu")"
 # draw SCRIPT SETTINGS: runs SCRIPT once per format, OUT.png, OUT.svg and OUT.pdf.
 draw() {
   for fmt in png svg pdf; do
-    gnuplot -e "dir=$(gq "$here/"); datafile=$(gq "$tmp/data.tsv"); fmt='$fmt'; outfile=$(gq "$out.$fmt"); $2" \
-      "$here/$1"
+    begin_output "$out.$fmt"
+    gnuplot -e "dir=$(gq "$here/"); datafile=$(gq "$tmp/data.tsv"); fmt='$fmt'; outfile=$(gq "$part"); $2" \
+      "$here/$1" && finish_output "$out.$fmt"
   done
 }
 

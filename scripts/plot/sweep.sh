@@ -57,7 +57,7 @@ command -v gnuplot >/dev/null || die "needs gnuplot (Debian package gnuplot-nox;
 
 sq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/''/g")"; }
 gq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/''/g")"; }
-query() { sqlite3 -batch -noheader -separator "$(printf '\t')" "$db" "$1"; }
+. "$here/lib.sh"     # query (read-only), $tmp, begin_output / finish_output
 FROM="FROM runs r JOIN traces t ON t.id = r.trace_id"
 meta() { printf "CASE WHEN json_valid(t.metadata) THEN json_extract(t.metadata, '\$.%s') END" "$1"; }
 knob() { printf "json_extract(r.policy_json, '\$.%s')" "$1"; }
@@ -83,9 +83,6 @@ key_sql() {
   else die "no stored run has '$1' in its trace's metadata or its policy"
   fi
 }
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 key_sql "$param"
 x=$sql xkind=$kind
@@ -159,6 +156,7 @@ logx=$(cat "$tmp"/p*.tsv | awk -F '\t' 'NR == 1 || $1 < lo { lo = $1 } NR == 1 |
 out=${out:-sweep-$xname.png}
 title="$workload: $ylabel against $xname (cpu $cpu)"
 [ -s "$tmp/wheres" ] && title="$title, $(paste -sd' ' "$tmp/wheres" | sed 's/ /, /g')"
-gnuplot -e "dir=$(gq "$here/"); files=$(gq "$files"); titles=$(gq "$titles"); outfile=$(gq "$out"); logx=$logx;
-            xlab=$(gq "$xname"); ylab=$(gq "$ylabel"); ttl=$(gq "$title")" "$here/sweep.gp"
+begin_output "$out"
+gnuplot -e "dir=$(gq "$here/"); files=$(gq "$files"); titles=$(gq "$titles"); outfile=$(gq "$part"); logx=$logx;
+            xlab=$(gq "$xname"); ylab=$(gq "$ylabel"); ttl=$(gq "$title")" "$here/sweep.gp" && finish_output "$out"
 echo "$out"

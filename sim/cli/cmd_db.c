@@ -312,7 +312,13 @@ static int open_db_for(const char *path, bool create, sqlite3 **db) {
   return rc;
 }
 
-static int open_db(const char *path, sqlite3 **db) { return open_db_for(path, false, db); }
+/* Opens it read-only (runs and compare without --run): never migrated. */
+static int open_db_readonly(const char *path, sqlite3 **db) {
+  char err[1024];
+  int rc = store_open_readonly(path, db, err, sizeof err);
+  if (rc) errorf("%s", err);
+  return rc;
+}
 
 /* ---- vmxsim runs ---- */
 
@@ -503,7 +509,7 @@ int cmd_runs(int argc, char **argv) {
   bool deleting = o.ndel || o.prune;
   if (!rc && o.npolicy > 1) { errorf("runs: one --policy at a time"); rc = EXIT_USAGE; }
   if (!rc) rc = check_delete_opts(&o);
-  if (!rc) rc = open_db(o.db, &db);
+  if (!rc) rc = deleting ? open_db_for(o.db, false, &db) : open_db_readonly(o.db, &db);
   if (!rc && o.ndel) rc = check_ids_exist(db, &o);
   if (!rc) rc = prepare_selection(db, &o, &st);
   int64_t count = 0, *ids = NULL;
@@ -696,7 +702,7 @@ int cmd_compare(int argc, char **argv) {
   if (!rc && !nargs && !o.trace) { errorf("nothing to compare: give two run ids or --trace; see 'vmxsim compare --help'"); rc = EXIT_USAGE; }
   for (unsigned i = 0; i < nargs && !rc; i++)
     if (!parse_run_id(args[i], &ids[n++])) rc = EXIT_USAGE;
-  if (!rc) rc = open_db_for(o.db, o.run_missing, &db);
+  if (!rc) rc = o.run_missing ? open_db_for(o.db, true, &db) : open_db_readonly(o.db, &db);
   if (!rc && o.trace) rc = select_runs(db, &o, ids, &n);
   if (!rc && n < 2) {
     errorf("compare needs two runs or more, found %u%s", n, o.trace ? " for that trace" : "");

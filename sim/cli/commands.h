@@ -19,5 +19,6 @@ int cmd_summary(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);  /* sim/cli/cmd_calibrate.c: a profile fitted to a recording */    /* sim/cli/cmd_summary.c: a recording's measured exits */
 int cmd_sweep(int argc, char **argv);      /* sim/cli/cmd_sweep.c: run a sweep plan, here or on Slurm */
 int cmd_merge(int argc, char **argv);      /* sim/cli/cmd_sweep.c: merge results databases */
+int cmd_migrate(int argc, char **argv);    /* sim/cli/cmd_migrate.c: upgrade a database's schema */
 
 #endif

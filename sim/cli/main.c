@@ -32,6 +32,8 @@ static const char usage[] =
   "  reproduce   run the classic exit-cost experiments (2007-2018) and print their tables\n"
   "  sweep       run a plan of many runs (traces x policies x CPUs): -j workers, shards, Slurm\n"
   "  merge       merge results databases (the shards of a sweep) into one\n"
+  "  migrate     upgrade a results database to this vmxsim's schema (runs, report\n"
+  "              and compare only read, and never upgrade it)\n"
   "\n"
   "exit codes:\n"
   "  0  success\n"
@@ -67,6 +69,7 @@ static const struct command commands[] = {
   { "reproduce", cmd_reproduce },
   { "sweep", cmd_sweep },
   { "merge", cmd_merge },
+  { "migrate", cmd_migrate },
 };
 
 static int dispatch(int argc, char **argv) {

@@ -13,10 +13,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-/* Long enough for a few writers storing runs back to back; a run's
-** transaction lasts milliseconds. */
-#define BUSY_TIMEOUT_MS 10000
-
 /* ---- schema ---- */
 
 /* Version 1.  SQLite keeps the comments inside each CREATE in sqlite_master,
@@ -172,7 +168,7 @@ int store_db_error(sqlite3 *db, const char *path, const char *what, char *err, s
 static int exec(sqlite3 *db, const char *sql) { return sqlite3_exec(db, sql, NULL, NULL, NULL); }
 
 /* Runs a one-integer query; -1 on error (sqlite's message stays on db). */
-static int64_t query_int(sqlite3 *db, const char *sql) {
+int64_t store_query_int(sqlite3 *db, const char *sql) {
   sqlite3_stmt *st = NULL;
   int64_t v = -1;
   if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
@@ -184,7 +180,7 @@ static int64_t query_int(sqlite3 *db, const char *sql) {
 /* ---- opening and migrating ---- */
 
 /* Refuses what sqlite3_open would misreport: an empty name, a directory, a missing file. */
-static int check_path(const char *path, bool create, char *err, size_t errlen) {
+int store_check_path(const char *path, bool create, char *err, size_t errlen) {
   struct stat sb;
   if (!path || !*path) {
     snprintf(err, errlen, "results database: empty file name (use --db FILE)");
@@ -279,7 +275,7 @@ int store_open_journal(const char *path, bool create, enum store_journal journal
                        char *err, size_t errlen) {
   sqlite3 *db = NULL;
   *out = NULL;
-  int rc = check_path(path, create, err, errlen);
+  int rc = store_check_path(path, create, err, errlen);
   if (rc) return rc;
   int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
   if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK || store_register_functions(db) != SQLITE_OK) {
@@ -313,7 +309,7 @@ int store_open(const char *path, bool create, sqlite3 **out, char *err, size_t e
 
 void store_close(sqlite3 *db) { sqlite3_close(db); }
 
-static int newer_error(const char *path, int64_t version, int known, char *err, size_t errlen) {
+int store_newer_error(const char *path, int64_t version, int known, char *err, size_t errlen) {
   snprintf(err, errlen, "results database %s: schema version %lld is newer than this vmxsim (%s) "
            "understands (%d); use a newer vmxsim, or another file with --db", path, (long long)version,
            VMXSIM_VERSION, known);
@@ -321,9 +317,9 @@ static int newer_error(const char *path, int64_t version, int known, char *err, 
 }
 
 /* A version-0 file with tables, or another application's id, is someone else's database. */
-static int check_ours(sqlite3 *db, const char *path, int64_t version, char *err, size_t errlen) {
-  int64_t app = query_int(db, "PRAGMA application_id");
-  int64_t tables = version == 0 ? query_int(db, "SELECT count(*) FROM sqlite_master") : 0;
+int store_check_ours(sqlite3 *db, const char *path, int64_t version, char *err, size_t errlen) {
+  int64_t app = store_query_int(db, "PRAGMA application_id");
+  int64_t tables = version == 0 ? store_query_int(db, "SELECT count(*) FROM sqlite_master") : 0;
   if (app < 0 || tables < 0) return store_db_error(db, path, "cannot read the schema", err, errlen);
   if ((app != 0 && app != STORE_APPLICATION_ID) || tables > 0) {
     snprintf(err, errlen, "results database %s: an SQLite database, but not a vmxsim results database "
@@ -349,17 +345,17 @@ static int apply_steps(sqlite3 *db, int64_t version, const struct store_migratio
 int store_migrate(sqlite3 *db, const char *path, const struct store_migration *steps, size_t n,
                   char *err, size_t errlen) {
   int target = n ? steps[n - 1].version : 0;
-  int64_t version = query_int(db, "PRAGMA user_version");
+  int64_t version = store_query_int(db, "PRAGMA user_version");
   if (version < 0) return store_db_error(db, path, "cannot open", err, errlen);
-  if (version == target) return check_ours(db, path, version, err, errlen);
-  if (version > target) return newer_error(path, version, target, err, errlen);
+  if (version == target) return store_check_ours(db, path, version, err, errlen);
+  if (version > target) return store_newer_error(path, version, target, err, errlen);
   /* Another process may be migrating too: take the write lock, then look again. */
   int rc = exec(db, "BEGIN IMMEDIATE");
   if (rc != SQLITE_OK) return store_db_error(db, path, "cannot upgrade the schema", err, errlen);
-  version = query_int(db, "PRAGMA user_version");
+  version = store_query_int(db, "PRAGMA user_version");
   if (version < 0) rc = store_db_error(db, path, "cannot upgrade the schema", err, errlen);
-  else if (version > target) rc = newer_error(path, version, target, err, errlen);
-  else rc = check_ours(db, path, version, err, errlen);
+  else if (version > target) rc = store_newer_error(path, version, target, err, errlen);
+  else rc = store_check_ours(db, path, version, err, errlen);
   if (rc == 0 && version < target) {
     if (apply_steps(db, version, steps, n) != SQLITE_OK || exec(db, "COMMIT") != SQLITE_OK) {
       char what[96];
@@ -878,7 +874,7 @@ int store_load_db(sqlite3 *db, const char *path, int64_t run_id, struct report *
 
 int store_load(const char *path, int64_t run_id, struct report *rep, int64_t *loaded_id, char *err, size_t errlen) {
   sqlite3 *db = NULL;
-  int rc = store_open(path, false, &db, err, errlen);
+  int rc = store_open_readonly(path, &db, err, errlen);
   if (rc == 0) rc = store_load_db(db, path, run_id, rep, loaded_id, err, errlen);
   store_close(db);
   return rc;

@@ -97,6 +97,15 @@ int store_load(const char *db_path, int64_t run_id, struct report *rep, int64_t 
 ** busy timeout, and migrates its schema forward.  Returns 0 or EXIT_DB with a
 ** message; on success *db must be closed with store_close. */
 int store_open(const char *db_path, bool create, struct sqlite3 **db, char *err, size_t errlen);
+/* Opens an existing database read-only, for the commands that only read it
+** (runs, report, compare): never writes, never migrates, and works on a
+** write-protected file or directory (a WAL database without its -shm file
+** there is read as immutable).  A database of an older schema is refused
+** with a message that names 'vmxsim migrate'.  0 or EXIT_DB with a message. */
+int store_open_readonly(const char *db_path, struct sqlite3 **db, char *err, size_t errlen);
+/* Brings the database's schema up to this vmxsim's (vmxsim migrate): sets
+** *from and *to to the versions before and after.  0 or EXIT_DB. */
+int store_migrate_file(const char *db_path, int *from, int *to, char *err, size_t errlen);
 /* How the database journals its transactions. */
 enum store_journal {
   STORE_JOURNAL_WAL,        /* write-ahead log: concurrent readers; local file systems only */

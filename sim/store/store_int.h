@@ -3,10 +3,25 @@
 #define VMXSIM_STORE_INT_H
 
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Formats "results database PATH: WHAT: sqlite's message (hint)" into err and
 ** returns EXIT_DB. */
 int store_db_error(sqlite3 *db, const char *path, const char *what, char *err, size_t errlen);
+
+/* Long enough for a few writers storing runs back to back; a run's
+** transaction lasts milliseconds. */
+#define BUSY_TIMEOUT_MS 10000
+
+/* The checks of opening, shared by store.c and readonly.c; each returns 0 or
+** EXIT_DB with the message in err. */
+int store_check_path(const char *path, bool create, char *err, size_t errlen);
+int store_newer_error(const char *path, int64_t version, int known, char *err, size_t errlen);
+/* A version-0 file with tables, or another application's id, is someone else's database. */
+int store_check_ours(sqlite3 *db, const char *path, int64_t version, char *err, size_t errlen);
+/* A one-integer query; -1 on error (sqlite's message stays on db). */
+int64_t store_query_int(sqlite3 *db, const char *sql);
 
 #endif

@@ -204,8 +204,20 @@ check_rc "a newer schema: runs exits 5" 5
 
 sqlite3 older.db 'PRAGMA application_id = 1986885747'
 run "$VMXSIM" runs --db older.db
-check_rc "an older (version 0) database opens" 0
-check_eq "an older database is migrated" "3" "$(DB=older.db q 'PRAGMA user_version')"
+check_rc "an older (version 0) database: runs only reads it, exit 5" 5
+check_contains "an older database: runs names the command that migrates it" "$err" \
+  "results database older.db: schema version 0, this vmxsim needs 3; run 'vmxsim migrate --db older.db'"
+check_eq "an older database: runs leaves it as it was" "0" "$(DB=older.db q 'PRAGMA user_version')"
+run "$VMXSIM" migrate --db older.db
+check_rc "migrate: exit 0" 0
+check_contains "migrate: says what it did" "$err" "results database older.db: schema version 0 upgraded to 3"
+check_eq "migrate: the database is migrated" "3" "$(DB=older.db q 'PRAGMA user_version')"
+run "$VMXSIM" runs --db older.db
+check_rc "a migrated database: runs exits 0" 0
+run "$VMXSIM" migrate --db older.db
+check_contains "migrate on a current database" "$err" "schema version 3, already current"
+run "$VMXSIM" migrate --db missing.db
+check_rc "migrate on a missing file: exit 5" 5
 
 cp vmxsim.db ro.db
 chmod 444 ro.db

@@ -1,0 +1,42 @@
+# What the chart scripts (plot.sh, sweep.sh) share: reading the results database
+# read-only, and writing each chart through a temporary file so that nothing
+# partial is left behind.  Sourced after $db is set; needs $here.
+#
+# Read-only: the database is opened with sqlite3 -readonly and never changed
+# (nor migrated).  In a directory the user may not write, a WAL database without
+# its -shm file is read as immutable, as vmxsim's own read-only commands do
+# (docs/schema.md, "Read-only use").
+#
+# Temporary files: a chart OUT is drawn as .OUT.vmxsim-tmp.PID.XXXXXX beside it and
+# renamed into place; SIGINT and SIGTERM remove the temporary files and exit 130
+# or 143; those of a killed process (PID gone) are removed by the next run that
+# writes OUT, as vmxsim's own commands do (vmxsim(1), FILES).
+
+dburi=$db
+if [ ! -w "$(dirname "$db")" ] && [ ! -e "$db-shm" ] && [ ! -s "$db-wal" ]; then
+  dburi="file:$(printf '%s' "$db" | sed 's/%/%25/g; s/?/%3F/g; s/#/%23/g')?immutable=1"
+fi
+query() { sqlite3 -readonly -batch -noheader -separator "$(printf '\t')" "$dburi" "$1"; }
+
+tmp=$(mktemp -d)
+part=''
+cleanup() { rm -rf "$tmp"; [ -z "$part" ] || rm -f "$part"; }
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# begin_output OUT: sets $part to a new temporary file beside OUT, after removing
+# those of dead processes; it is removed on exit unless finish_output renamed it.
+begin_output() {
+  d=$(dirname "$1") b=$(basename "$1")
+  for f in "$d/.$b.vmxsim-tmp."*; do
+    [ -e "$f" ] || continue
+    p=${f#"$d/.$b.vmxsim-tmp."}; p=${p%.*}
+    case $p in ''|*[!0-9]*) continue ;; esac
+    [ "$p" = $$ ] || [ -d "/proc/$p" ] || rm -rf "$f"
+  done
+  part=$(mktemp "$d/.$b.vmxsim-tmp.$$.XXXXXX") || exit 1
+  chmod "$(printf '%o' $((0666 & ~0$(umask))))" "$part"   # mktemp's 0600: the mode a new file gets
+}
+# finish_output OUT: renames the finished chart ($part) into place.
+finish_output() { mv -f "$part" "$1" && part=''; }

@@ -1,0 +1,91 @@
+/* The results database for reading only (runs, report, compare), and its
+** explicit migration (vmxsim migrate).  docs/schema.md, "Read-only use". */
+#include "store.h"
+#include "store_int.h"
+#include "sim/core/util.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* "file:PATH?immutable=1", PATH's URI characters escaped (malloc'd). */
+static char *immutable_uri(const char *path) {
+  char *u = xmalloc(3 * strlen(path) + sizeof "file:?immutable=1"), *p = u;
+  p += sprintf(p, "file:");
+  for (const char *s = path; *s; s++)
+    if (*s == '%' || *s == '?' || *s == '#') p += sprintf(p, "%%%02X", (unsigned char)*s);
+    else *p++ = *s;
+  strcpy(p, "?immutable=1");
+  return u;
+}
+
+/* Opens path read-only and reads its schema version: >= 0, or -1 with
+** sqlite's message on *db (which the caller closes either way). */
+static int64_t open_version(const char *path, bool immutable, sqlite3 **db) {
+  char *uri = immutable ? immutable_uri(path) : NULL;
+  int flags = SQLITE_OPEN_READONLY | (immutable ? SQLITE_OPEN_URI : 0);
+  int rc = sqlite3_open_v2(uri ? uri : path, db, flags, NULL);
+  free(uri);
+  if (rc != SQLITE_OK || store_register_functions(*db) != SQLITE_OK) return -1;
+  sqlite3_extended_result_codes(*db, 1);
+  sqlite3_busy_timeout(*db, BUSY_TIMEOUT_MS);
+  return store_query_int(*db, "PRAGMA user_version");
+}
+
+/* A WAL database needs its -shm file, which SQLite cannot make in a
+** directory it may not write.  Without a -wal file holding changes, the
+** database file alone is the whole database: read it as immutable. */
+static bool read_as_immutable(sqlite3 *db, const char *path) {
+  int code = sqlite3_extended_errcode(db) & 0xff;
+  if (code != SQLITE_READONLY && code != SQLITE_CANTOPEN) return false;
+  size_t n = strlen(path) + sizeof "-wal";
+  char *wal = xmalloc(n);
+  snprintf(wal, n, "%s-wal", path);
+  struct stat st;
+  bool no_changes = stat(wal, &st) != 0 || st.st_size == 0;
+  free(wal);
+  return no_changes;
+}
+
+static int needs_migration(const char *path, int64_t version, int target, char *err, size_t errlen) {
+  snprintf(err, errlen, "results database %s: schema version %lld, this vmxsim needs %d; "
+           "run 'vmxsim migrate --db %s' to upgrade it (read-only commands never change the file)",
+           path, (long long)version, target, path);
+  return EXIT_DB;
+}
+
+int store_open_readonly(const char *path, sqlite3 **out, char *err, size_t errlen) {
+  *out = NULL;
+  int rc = store_check_path(path, false, err, errlen);
+  if (rc) return rc;
+  sqlite3 *db = NULL;
+  int64_t version = open_version(path, false, &db);
+  if (version < 0 && db && read_as_immutable(db, path)) {
+    sqlite3_close(db);
+    db = NULL;
+    version = open_version(path, true, &db);
+  }
+  if (version < 0) rc = store_db_error(db, path, "cannot open", err, errlen);
+  else if (version > STORE_SCHEMA_VERSION) rc = store_newer_error(path, version, STORE_SCHEMA_VERSION, err, errlen);
+  else if ((rc = store_check_ours(db, path, version, err, errlen)) == 0 && version < STORE_SCHEMA_VERSION)
+    rc = needs_migration(path, version, STORE_SCHEMA_VERSION, err, errlen);
+  if (rc) sqlite3_close(db);
+  else *out = db;
+  return rc;
+}
+
+int store_migrate_file(const char *path, int *from, int *to, char *err, size_t errlen) {
+  sqlite3 *db = NULL;
+  *from = *to = 0;
+  int rc = store_check_path(path, false, err, errlen);
+  if (rc) return rc;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+    *from = (int)store_query_int(db, "PRAGMA user_version");
+  sqlite3_close(db);
+  db = NULL;
+  rc = store_open_journal(path, false, STORE_JOURNAL_KEEP, &db, err, errlen);
+  if (rc == 0) *to = (int)store_query_int(db, "PRAGMA user_version");
+  store_close(db);
+  return rc;
+}
