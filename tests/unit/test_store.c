@@ -15,6 +15,7 @@
 #include "sim/core/report.h"
 #include "sim/store/store.h"
 #include "sim/core/util.h"
+#include "faulty_vfs.h"
 
 #define assert_contains(hay, needle) do { \
     const char *h_ = (hay), *n_ = (needle); \
@@ -357,6 +358,41 @@ static void test_failed_save_leaves_nothing(void **state) {
   assert_int_equal(sql_int(f->db, "SELECT count(*) FROM counters WHERE run_id <> 1"), 0);
 }
 
+/* A storage fault in the middle of the run's transaction (docs/schema.md,
+** "Storage faults"): EXIT_DB with SQLite's reason, and the database as it was. */
+static void check_fault(struct fx *f, int code, int after, const char *why) {
+  struct report rep;
+  int64_t id;
+  sample_report(&rep, "nocache");
+  struct store_run run = sample_run(f, &rep);
+  assert_int_equal(store_save(f->db, &run, &id, f->err, sizeof f->err), 0);
+  snprintf(rep.trace_hash, sizeof rep.trace_hash, "00000000deadbee%d", after);   /* a new trace row too */
+  int64_t runs = sql_int(f->db, "SELECT count(*) FROM runs"), traces = sql_int(f->db, "SELECT count(*) FROM traces");
+  int64_t exits = sql_int(f->db, "SELECT count(*) FROM exits"), counters = sql_int(f->db, "SELECT count(*) FROM counters");
+  faulty_vfs_fail(code, after);
+  int rc = store_save(f->db, &run, &id, f->err, sizeof f->err);
+  faulty_vfs_fail(0, 0);
+  print_message("fault 0x%x after %d writes: rc %d (expected %d), %s\n", code, after, rc, EXIT_DB, f->err);
+  assert_int_equal(rc, EXIT_DB);
+  assert_contains(f->err, "cannot store the run");
+  assert_contains(f->err, why);
+  assert_int_equal(sql_int(f->db, "SELECT count(*) FROM runs"), runs);
+  assert_int_equal(sql_int(f->db, "SELECT count(*) FROM traces"), traces);
+  assert_int_equal(sql_int(f->db, "SELECT count(*) FROM exits"), exits);
+  assert_int_equal(sql_int(f->db, "SELECT count(*) FROM counters"), counters);
+  assert_int_equal(sql_int(f->db, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check <> 'ok'"), 0);
+  assert_int_equal(store_save(f->db, &run, &id, f->err, sizeof f->err), 0);   /* healed: stores again */
+  assert_int_equal(sql_int(f->db, "SELECT count(*) FROM runs"), runs + 1);
+}
+
+static void test_io_error_during_store(void **state) {
+  for (int after = 0; after < 3; after++) check_fault(*state, SQLITE_IOERR_WRITE, after, "disk I/O error");
+}
+
+static void test_full_disk_during_store(void **state) {
+  check_fault(*state, SQLITE_FULL, 0, "no space left on the device");
+}
+
 /* A counter this build does not know (stored by another version) still prints. */
 static void test_unknown_counter_kept(void **state) {
   struct fx *f = *state;
@@ -408,6 +444,9 @@ int main(void) {
     T(test_failed_save_leaves_nothing),
     T(test_unknown_counter_kept),
     T(test_bad_paths),
+    T(test_io_error_during_store),
+    T(test_full_disk_during_store),
   };
+  faulty_vfs_install();
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
