@@ -8,7 +8,7 @@ in_man() { grep -qF -- "$(printf '%s' "$1" | sed 's/-/\\-/g')" "$MAN"; }
 
 for cmd in run "trace asm" "trace dump" "trace info" policies cpus runs report compare repl import \
            "import perf-script" "import kvm-ftrace" "import xentrace" "import trace-cmd" regress reproduce \
-           summary calibrate; do
+           summary calibrate migrate; do
   # shellcheck disable=SC2086
   opts=$("$VMXSIM" $cmd --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
   for o in $opts; do
