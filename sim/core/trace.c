@@ -35,7 +35,7 @@ int event_type_from_mnemonic(const char *m) {
 
 static inline const char *operands_invalid(const struct trace_event *ev) {
   if (ev->type == EV_TOUCH)            /* the commonest by far: before the switch */
-    return ev->b >= 1 && ev->b <= TOUCH_PAGES_MAX ? NULL : "touch of 0 pages or more than 2^24";
+    return ev->b >= 1 && ev->b <= TOUCH_PAGES_MAX ? NULL : "touch of 0 pages or more than " TOUCH_PAGES_MAX_TEXT;
   switch (ev->type) {
   case EV_APIC:
     if (ev->a > 0xff0 || (ev->a & 0xf)) return "local-APIC register offset not a multiple of 16 below 0x1000";
