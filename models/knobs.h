@@ -60,7 +60,7 @@ enum shadow_evict { EVICT_FIFO, EVICT_LRU };
   X(flood_threshold,     U, "3",      flood_threshold, 0, UINT32_MAX,    "guest PTE writes to one shadowed page without a fault on it before it is zapped (0: never)") \
   X(memslot_hint,        B, "false",  memslot_hint, 0, 0,       "2011 guest-walk optimisation: memory-slot hint and get_user() per PTE read") \
   X(cr3_cache,           B, "false",  cr3_cache, 0, 0,          "paravirtual CR3 cache: guest loads cached shadow roots held in CR3-target values") \
-  X(cr3_target_count,    U, "0",      cr3_target_count, 0, KNOB_CR3_TARGETS_MAX,   "CR3_TARGET_COUNT written to the VMCS (the CPU supports 4)") \
+  X(cr3_target_count,    U, "0",      cr3_target_count, 0, KNOB_CR3_TARGETS_MAX,   "CR3_TARGET_COUNT written to the VMCS; above the CPU profile's cr3_targets_supported (4) VM entry fails") \
   X(prev_roots,          U, "0",      prev_roots, 0, KNOB_PREV_ROOTS_MAX,         "previous shadow roots kept for a fast CR3 switch (modern KVM: 3)") \
   X(cr0_guest_host_mask, X, "0xffffffffffffffff", cr0_mask, 0, 0, "CR0 bits owned by the host (1 = guest writes that change it exit)") \
   X(cr4_guest_host_mask, X, "0xffffffffffffffff", cr4_mask, 0, 0, "CR4 bits owned by the host") \

@@ -266,6 +266,19 @@ static const char *knob_values(const struct knob *k, char *buf, size_t n) {
   return buf;
 }
 
+/* A knob's accepted values as the listings show them: "0..8", "powers of
+** two 4..16384", "true|false", "fifo|lru", "any 64-bit value" (buf). */
+static const char *knob_range(const struct knob *k, char *buf, size_t n) {
+  switch (k->type) {
+  case KNOB_U: snprintf(buf, n, "%u..%u", k->lo, k->hi); break;
+  case KNOB_P: snprintf(buf, n, "powers of two %u..%u", k->lo, k->hi); break;
+  case KNOB_B: snprintf(buf, n, "true|false"); break;
+  case KNOB_X: snprintf(buf, n, "0..0xffffffffffffffff"); break;
+  case KNOB_E: return knob_values(k, buf, n);
+  }
+  return buf;
+}
+
 static void list_table(FILE *f) {
   struct texttable t;
   fprintf(f, "Policy presets (compose with '+', later ones override: --policy shadowcache+lazydr):\n");
@@ -277,21 +290,25 @@ static void list_table(FILE *f) {
   }
   tt_print(f, &t, "lll", 2);
   tt_free(&t);
-  fprintf(f, "\nKnobs (override with --set KEY=VALUE; defaults before any preset):\n");
-  tt_init(&t, 4);
-  for (size_t i = 0; i < NKNOBS; i++)
+  fprintf(f, "\nKnobs (override with --set KEY=VALUE; defaults before any preset; a value outside the range "
+             "is refused):\n");
+  tt_init(&t, 5);
+  tt_cell(&t, "%s", ""), tt_cell(&t, "name"), tt_cell(&t, "default"), tt_cell(&t, "range"), tt_cell(&t, "description");
+  for (size_t i = 0; i < NKNOBS; i++) {
+    char range[256];
     tt_cell(&t, "%s", ""), tt_cell(&t, "%s", knobs[i].name), tt_cell(&t, "%s", knobs[i].def),
-      tt_cell(&t, "%s", knobs[i].desc);
-  tt_print(f, &t, "llll", 2);
+      tt_cell(&t, "%s", knob_range(&knobs[i], range, sizeof range)), tt_cell(&t, "%s", knobs[i].desc);
+  }
+  tt_print(f, &t, "lllll", 2);
   tt_free(&t);
 }
 
 static void list_csv(FILE *f) {
   char vals[256];
-  fprintf(f, "kind,name,type,default,values,description\n");
+  fprintf(f, "kind,name,type,default,values,min,max,description\n");
   for (const char *const *n = policy_preset_names(); *n; n++) {
     char *d = preset_description(*n);
-    fprintf(f, "preset,%s,,,,", *n);
+    fprintf(f, "preset,%s,,,,,,", *n);
     csv_field(f, d);
     fputc('\n', f);
     free(d);
@@ -302,7 +319,9 @@ static void list_csv(FILE *f) {
     csv_field(f, k->def);
     fputc(',', f);
     csv_field(f, knob_values(k, vals, sizeof vals));
-    fputc(',', f);
+    if (k->type == KNOB_U || k->type == KNOB_P) fprintf(f, ",%u,%u,", k->lo, k->hi);
+    else if (k->type == KNOB_X) fprintf(f, ",0,%llu,", (unsigned long long)UINT64_MAX);
+    else fprintf(f, ",,,");
     csv_field(f, k->desc);
     fputc('\n', f);
   }
@@ -329,6 +348,11 @@ static void list_json(FILE *f) {
       cJSON *v = cJSON_AddArrayToObject(j, "values");
       for (const char *const *c = choices_for(k->name); c && *c; c++) cJSON_AddItemToArray(v, cJSON_CreateString(*c));
     }
+    if (k->type == KNOB_U || k->type == KNOB_P) {
+      cJSON_AddNumberToObject(j, "min", k->lo);
+      cJSON_AddNumberToObject(j, "max", k->hi);
+    }
+    if (k->type == KNOB_P) cJSON_AddBoolToObject(j, "power_of_two", true);
     cJSON_AddStringToObject(j, "description", k->desc);
     cJSON_AddItemToArray(ks, j);
   }
