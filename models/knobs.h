@@ -13,45 +13,76 @@ enum dr_switching { DR_EAGER, DR_LAZY };
 enum shadow_evict { EVICT_FIFO, EVICT_LRU };
 
 /*
-** X(name, type, default, field, description)
-** type: B bool, U unsigned, X 64-bit (hex welcome), E enum (choices in policy.c).
+** The range of every numeric knob, and why (policy.c refuses a value outside
+** it, naming the value, the range and where it came from; nothing is clamped).
+*/
+/* 2^20 pages (4 GiB of shadow tables, 143 MB of model state) per VM: KVM's
+** pool was 256 pages in 2007 and is 2% of guest memory since 2.6.27
+** (KVM_PERMILLE_MMU_PAGES), so 2^20 covers a 200 GiB guest.  0 is for EPT,
+** which has no pool; shadow paging needs the pinned roots' minimum, which
+** depends on the trace's vCPUs and paging and is checked when a replay starts. */
+#define KNOB_POOL_MAX        (1u << 20)
+/* refill_low and refill_high count pages of that pool: the same range.
+** flood_threshold counts writes in a 32-bit counter per shadow page: any
+** unsigned 32-bit value (0 turns flood detection off). */
+/* The model keeps at most 8 previous roots (models/mmu/mmu_int.h); KVM keeps
+** 3 (KVM_MMU_NUM_PREV_ROOTS). */
+#define KNOB_PREV_ROOTS_MAX  8u
+/* CR3_TARGET_COUNT as a hypervisor may write it: IA32_VMX_MISC[24:16] is 9
+** bits wide, so no CPU reports more than 511 (SDM A.6).  Above the CPU
+** profile's own count (4 on every Intel CPU) VM entry fails (SDM 26.2.1.1),
+** which the model reproduces with exit code 4. */
+#define KNOB_CR3_TARGETS_MAX 511u
+/* The TLB model is 4-way set-associative with a power-of-two number of sets
+** (indexed by a mask: models/mmu/tlb.c), so its size is a power of two from
+** one set (4) up; 2^14 entries is well above any x86 second-level TLB
+** (1536 on Skylake) and keeps 256 vCPUs' TLBs under 200 MB. */
+#define KNOB_TLB_MIN         4u
+#define KNOB_TLB_MAX         (1u << 14)
+
+/*
+** X(name, type, default, field, min, max, description)
+** type: B bool, U unsigned integer in min..max, P power of two in min..max,
+** X 64-bit mask (hex welcome, any value), E enum (choices in policy.c).
+** min and max matter for U and P only.
 ** The knob names are part of the interface: `--set KEY=VALUE`, policy files,
 ** regression cases and the results database use them (docs/vmxsim.1,
 ** docs/schema.md).
 */
 #define POLICY_KNOBS(X)                                                                       \
-  X(paging,              E, "shadow", paging,             "guest paging: shadow (write-protected guest tables) or ept") \
-  X(shadow_cache,        B, "true",   shadow_cache,       "keep shadow pages across guest CR3 switches (false: discard all on every switch)") \
-  X(shadow_pages_max,    U, "256",    shadow_pages_max,   "shadow page pool size, in pages, per VM") \
-  X(shadow_eviction,     E, "fifo",   shadow_eviction,    "pool replacement: fifo (by allocation, 2007 KVM) or lru (approximation)") \
-  X(shadow_refill,       B, "true",   shadow_refill,      "2007 KVM refill: when fewer than refill_low pages are free, zap oldest until refill_high are free") \
-  X(refill_low,          U, "5",      refill_low,         "free-page low-water mark for shadow_refill") \
-  X(refill_high,         U, "25",     refill_high,        "free pages to reach when refilling") \
-  X(flood_threshold,     U, "3",      flood_threshold,    "guest PTE writes to one shadowed page without a fault on it before it is zapped") \
-  X(memslot_hint,        B, "false",  memslot_hint,       "2011 guest-walk optimisation: memory-slot hint and get_user() per PTE read") \
-  X(cr3_cache,           B, "false",  cr3_cache,          "paravirtual CR3 cache: guest loads cached shadow roots held in CR3-target values") \
-  X(cr3_target_count,    U, "0",      cr3_target_count,   "CR3_TARGET_COUNT written to the VMCS (the CPU supports 4)") \
-  X(prev_roots,          U, "0",      prev_roots,         "previous shadow roots kept for a fast CR3 switch (modern KVM: 3)") \
-  X(cr0_guest_host_mask, X, "0xffffffffffffffff", cr0_mask, "CR0 bits owned by the host (1 = guest writes that change it exit)") \
-  X(cr4_guest_host_mask, X, "0xffffffffffffffff", cr4_mask, "CR4 bits owned by the host") \
-  X(mov_dr_exiting,      B, "true",   mov_dr_exiting,     "MOV-DR exiting; with dr_switch=lazy it follows KVM's scheme (cleared after the first exit until the next one)") \
-  X(dr_switch,           E, "eager",  dr_switch,          "host debug registers: eager (saved/restored every round trip) or lazy (only when used)") \
-  X(host_debugged,       B, "false",  host_debugged,      "a host debugger has breakpoints on the vCPU thread (lazy switching must then restore)") \
-  X(hlt_exiting,         B, "true",   hlt_exiting,        "HLT exiting") \
-  X(rdtsc_exiting,       B, "false",  rdtsc_exiting,      "RDTSC exiting") \
-  X(pause_exiting,       B, "false",  pause_exiting,      "PAUSE exiting") \
-  X(msr_bitmaps,         B, "true",   msr_bitmaps,        "use MSR bitmaps (KVM's pass-through set: FS/GS bases, SYSENTER, SPEC_CTRL); false: every RDMSR/WRMSR exits") \
-  X(io_bitmaps,          B, "false",  io_bitmaps,         "use I/O bitmaps (all ports intercepted but 0x80); false: unconditional I/O exiting") \
-  X(vpid,                B, "false",  vpid,               "VPID: VM exits and entries keep TLB entries") \
-  X(tlb_entries,         U, "512",    tlb_entries,        "entries of each vCPU's TLB model (4-way set-associative)") \
-  X(tpr_shadow,          B, "false",  tpr_shadow,         "use TPR shadow (CR8 accesses without exits)") \
-  X(apic_access_virt,    B, "false",  apic_access_virt,   "virtualize APIC accesses: local-APIC accesses exit as APIC_ACCESS instead of faulting as MMIO (FlexPriority)")
+  X(paging,              E, "shadow", paging, 0, 0,             "guest paging: shadow (write-protected guest tables) or ept") \
+  X(shadow_cache,        B, "true",   shadow_cache, 0, 0,       "keep shadow pages across guest CR3 switches (false: discard all on every switch)") \
+  X(shadow_pages_max,    U, "256",    shadow_pages_max, 0, KNOB_POOL_MAX,   "shadow page pool size, in pages, per VM") \
+  X(shadow_eviction,     E, "fifo",   shadow_eviction, 0, 0,    "pool replacement: fifo (by allocation, 2007 KVM) or lru (approximation)") \
+  X(shadow_refill,       B, "true",   shadow_refill, 0, 0,      "2007 KVM refill: when fewer than refill_low pages are free, zap oldest until refill_high are free") \
+  X(refill_low,          U, "5",      refill_low, 0, KNOB_POOL_MAX,         "free-page low-water mark for shadow_refill") \
+  X(refill_high,         U, "25",     refill_high, 0, KNOB_POOL_MAX,        "free pages to reach when refilling (a pool smaller than this is refilled until all of it is free)") \
+  X(flood_threshold,     U, "3",      flood_threshold, 0, UINT32_MAX,    "guest PTE writes to one shadowed page without a fault on it before it is zapped (0: never)") \
+  X(memslot_hint,        B, "false",  memslot_hint, 0, 0,       "2011 guest-walk optimisation: memory-slot hint and get_user() per PTE read") \
+  X(cr3_cache,           B, "false",  cr3_cache, 0, 0,          "paravirtual CR3 cache: guest loads cached shadow roots held in CR3-target values") \
+  X(cr3_target_count,    U, "0",      cr3_target_count, 0, KNOB_CR3_TARGETS_MAX,   "CR3_TARGET_COUNT written to the VMCS; above the CPU profile's cr3_targets_supported (4) VM entry fails") \
+  X(prev_roots,          U, "0",      prev_roots, 0, KNOB_PREV_ROOTS_MAX,         "previous shadow roots kept for a fast CR3 switch (modern KVM: 3)") \
+  X(cr0_guest_host_mask, X, "0xffffffffffffffff", cr0_mask, 0, 0, "CR0 bits owned by the host (1 = guest writes that change it exit)") \
+  X(cr4_guest_host_mask, X, "0xffffffffffffffff", cr4_mask, 0, 0, "CR4 bits owned by the host") \
+  X(mov_dr_exiting,      B, "true",   mov_dr_exiting, 0, 0,     "MOV-DR exiting; with dr_switch=lazy it follows KVM's scheme (cleared after the first exit until the next one)") \
+  X(dr_switch,           E, "eager",  dr_switch, 0, 0,          "host debug registers: eager (saved/restored every round trip) or lazy (only when used)") \
+  X(host_debugged,       B, "false",  host_debugged, 0, 0,      "a host debugger has breakpoints on the vCPU thread (lazy switching must then restore)") \
+  X(hlt_exiting,         B, "true",   hlt_exiting, 0, 0,        "HLT exiting") \
+  X(rdtsc_exiting,       B, "false",  rdtsc_exiting, 0, 0,      "RDTSC exiting") \
+  X(pause_exiting,       B, "false",  pause_exiting, 0, 0,      "PAUSE exiting") \
+  X(msr_bitmaps,         B, "true",   msr_bitmaps, 0, 0,        "use MSR bitmaps (KVM's pass-through set: FS/GS bases, SYSENTER, SPEC_CTRL); false: every RDMSR/WRMSR exits") \
+  X(io_bitmaps,          B, "false",  io_bitmaps, 0, 0,         "use I/O bitmaps (all ports intercepted but 0x80); false: unconditional I/O exiting") \
+  X(vpid,                B, "false",  vpid, 0, 0,               "VPID: VM exits and entries keep TLB entries") \
+  X(tlb_entries,         P, "512",    tlb_entries, KNOB_TLB_MIN, KNOB_TLB_MAX,        "entries of each vCPU's TLB model (4-way set-associative)") \
+  X(tpr_shadow,          B, "false",  tpr_shadow, 0, 0,         "use TPR shadow (CR8 accesses without exits)") \
+  X(apic_access_virt,    B, "false",  apic_access_virt, 0, 0,   "virtualize APIC accesses: local-APIC accesses exit as APIC_ACCESS instead of faulting as MMIO (FlexPriority)")
 
 struct policy {
   char name[256];            /* e.g. "shadowcache+lazydr" plus ",key=value" overrides */
-#define X(n, t, d, field, desc) POLICY_FIELD_##t(field);
+#define X(n, t, d, field, lo, hi, desc) POLICY_FIELD_##t(field);
 #define POLICY_FIELD_B(f) bool f
 #define POLICY_FIELD_U(f) unsigned f
+#define POLICY_FIELD_P(f) unsigned f
 #define POLICY_FIELD_X(f) uint64_t f
 #define POLICY_FIELD_E(f) int f
   POLICY_KNOBS(X)

@@ -235,9 +235,9 @@ static int store_value(const struct gen_opt *o, void *dest, const char *v, char 
     if (parse_u64(v, dest)) return EXIT_OK;
     gen_errf(err, errlen, "%s: expected a whole number >= 0, got '%s'", o->name, v);
     return EXIT_USAGE;
-  case GO_DOUBLE:
-    if (parse_double(v, dest) && *(double *)dest > 0) return EXIT_OK;
-    gen_errf(err, errlen, "%s: expected a positive number, got '%s'", o->name, v);
+  case GO_DOUBLE:                           /* the range is the generator's check (0 may be valid) */
+    if (parse_double(v, dest)) return EXIT_OK;
+    gen_errf(err, errlen, "%s: expected a number, got '%s'", o->name, v);
     return EXIT_USAGE;
   case GO_CHOICE:
     for (int i = 0; o->choices[i]; i++)

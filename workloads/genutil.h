@@ -154,7 +154,7 @@ void gen_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((for
 
 enum gen_opt_kind {
   GO_UINT,      /* uint64_t *: whole number */
-  GO_DOUBLE,    /* double *: positive number */
+  GO_DOUBLE,    /* double *: a number (its range is checked by the generator) */
   GO_CHOICE,    /* int *: index into choices */
   GO_PAGING,    /* unsigned *: 32 | pae | 64 */
   GO_FLAG,      /* bool *: present or not */

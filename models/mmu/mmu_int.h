@@ -9,7 +9,7 @@
 #include "tlb.h"
 
 #define MAX_ROOTS 4
-#define MAX_PREV 8
+#define MAX_PREV KNOB_PREV_ROOTS_MAX   /* the prev_roots knob's maximum */
 
 /* A set of shadow roots for one address space (1 for 64-bit, 4 for PAE/32-bit). */
 struct root_set {

@@ -159,7 +159,7 @@ static int parse_option(int argc, char **argv, int *i, struct import_args *a) {
   if ((v = opt_val(argc, argv, i, NULL, "--workload", &missing))) { a->workload = v; return 1; }
   if ((v = opt_val(argc, argv, i, NULL, "--cpu-ghz", &missing))) {
     if (!parse_double(v, &a->opt.cpu_ghz) || !(a->opt.cpu_ghz > 0 && a->opt.cpu_ghz < 1000)) {
-      errorf("import: --cpu-ghz '%s' is not a positive number of GHz", v);
+      errorf("import: --cpu-ghz '%s' is not a number of GHz above 0 and below 1000", v);
       return -1;
     }
     return 1;

@@ -58,25 +58,62 @@ const char *const *data_names(const char *dir) {
   return names[slot];
 }
 
-int data_load(const char *dir, const char *name, cJSON **out, char *err, size_t errlen) {
-  *out = NULL;
+int data_open(const char *dir, const char *name, struct data_doc *d, char *err, size_t errlen) {
+  memset(d, 0, sizeof *d);
   if (is_path(name)) {
     char *text = read_file(name, NULL);
     if (!text) {
-      snprintf(err, errlen, "%s: %s", name, strerror(errno));
+      snprintf(err, errlen, "%s: %s", name, errno == EISDIR ? "is a directory, not a JSON file" : strerror(errno));
       return EXIT_BADINPUT;
     }
-    *out = parse(name, text, err, errlen);
-    free(text);
-    return *out ? EXIT_OK : EXIT_BADINPUT;
+    snprintf(d->label, sizeof d->label, "%s", name);
+    d->text = d->owned = text;
+    return (d->json = parse(name, text, err, errlen)) ? EXIT_OK : (data_close(d), EXIT_BADINPUT);
   }
   char path[256];
   snprintf(path, sizeof path, "models/%s/%s.json", dir, name);
   for (const struct embedded_file *f = embedded_files; f->path; f++)
-    if (strcmp(f->path, path) == 0) return (*out = parse(path, f->text, err, errlen)) ? EXIT_OK : EXIT_INTERNAL;
+    if (strcmp(f->path, path) == 0) {
+      snprintf(d->label, sizeof d->label, "%s", path);
+      d->text = f->text;
+      return (d->json = parse(path, f->text, err, errlen)) ? EXIT_OK : EXIT_INTERNAL;
+    }
   size_t used = (size_t)snprintf(err, errlen, "unknown %s '%s'; valid: ",
                                  strcmp(dir, "cpus") == 0 ? "CPU profile" : "policy", name);
   for (const char *const *n = data_names(dir); *n && used < errlen; n++)
     used += (size_t)snprintf(err + used, errlen - used, "%s%s", n == data_names(dir) ? "" : ", ", *n);
   return EXIT_USAGE;
+}
+
+void data_close(struct data_doc *d) {
+  cJSON_Delete(d->json);
+  free(d->owned);
+  memset(d, 0, sizeof *d);
+}
+
+int data_load(const char *dir, const char *name, cJSON **out, char *err, size_t errlen) {
+  struct data_doc d;
+  int rc = data_open(dir, name, &d, err, errlen);
+  *out = d.json;
+  d.json = NULL;
+  data_close(&d);
+  return rc;
+}
+
+/* After the first `"key"` followed by ':' at or after p, or NULL. */
+static const char *after_key(const char *p, const char *key) {
+  size_t kl = strlen(key);
+  for (; (p = strchr(p, '"')) != NULL; p++) {
+    if (strncmp(p + 1, key, kl) != 0 || p[1 + kl] != '"') continue;
+    const char *q = p + 2 + kl;
+    while (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n') q++;
+    if (*q == ':') return q;
+  }
+  return NULL;
+}
+
+int data_line(const struct data_doc *d, const char *const *path) {
+  const char *p = d->text;
+  for (; p && *path; path++) p = after_key(p, *path);
+  return p ? data_line_of(d->text, (size_t)(p - d->text)) : 0;
 }

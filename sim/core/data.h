@@ -12,6 +12,23 @@
 ** or is not a JSON object (the message names the file and line). */
 int data_load(const char *dir, const char *name, cJSON **out, char *err, size_t errlen);
 
+/* A JSON document with its text and where it came from, for messages that
+** name FILE:LINE. */
+struct data_doc {
+  cJSON *json;
+  const char *text;
+  char *owned;               /* text, when read from a file */
+  char label[512];           /* the path, or models/<dir>/<name>.json for the built-in data */
+};
+/* data_load, keeping the text: 0 or the codes of data_load.  Close with
+** data_close (also after a failure). */
+int data_open(const char *dir, const char *name, struct data_doc *d, char *err, size_t errlen);
+void data_close(struct data_doc *d);
+/* The line of the value of a member, by its keys from the top (NULL-terminated,
+** e.g. {"knobs", "tlb_entries", NULL}): each key is the first `"KEY":` after
+** the previous one.  0 when not found. */
+int data_line(const struct data_doc *d, const char *const *path);
+
 /* Names available in models/<dir>/ (without .json), NULL-terminated; static storage. */
 const char *const *data_names(const char *dir);
 

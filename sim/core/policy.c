@@ -6,16 +6,18 @@
 #include "util.h"
 
 #include <cJSON.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum knob_type { KNOB_B, KNOB_U, KNOB_X, KNOB_E };
+enum knob_type { KNOB_B, KNOB_U, KNOB_P, KNOB_X, KNOB_E };
 
 struct knob {
   const char *name;
   enum knob_type type;
   const char *def;
   size_t offset;
+  uint32_t lo, hi;              /* KNOB_U, KNOB_P: the range (models/knobs.h says why) */
   const char *desc;
   const char *const *choices;   /* KNOB_E: NULL-terminated */
 };
@@ -31,7 +33,7 @@ static const char *const *choices_for(const char *name) {
 }
 
 static const struct knob knobs[] = {
-#define X(n, t, d, field, desc) { #n, KNOB_##t, d, offsetof(struct policy, field), desc, NULL },
+#define X(n, t, d, field, lo, hi, desc) { #n, KNOB_##t, d, offsetof(struct policy, field), lo, hi, desc, NULL },
   POLICY_KNOBS(X)
 #undef X
 };
@@ -55,6 +57,24 @@ static bool parse_bool(const char *s, bool *out) {
   return false;
 }
 
+static bool is_pow2(uint64_t u) { return u && !(u & (u - 1)); }
+
+/* A whole number within the knob's range (and a power of two for KNOB_P);
+** otherwise false with a message naming the value and the range. */
+static bool set_ranged(const struct knob *k, unsigned *dest, const char *value, char *err, size_t errlen) {
+  uint64_t u;
+  bool whole = parse_u64(value, &u);
+  if (whole && u >= k->lo && u <= k->hi && (k->type != KNOB_P || is_pow2(u))) {
+    *dest = (unsigned)u;
+    return true;
+  }
+  const char *what = !whole ? "is not a whole number in" : k->type == KNOB_P ? "is not a power of two"
+                    : "is outside the range";
+  snprintf(err, errlen, "knob %s: '%s' %s %s%u..%u", k->name, value, what, k->type == KNOB_P ? "in " : "",
+           k->lo, k->hi);
+  return false;
+}
+
 static bool set_knob(struct policy *p, const struct knob *k, const char *value, char *err, size_t errlen) {
   char *base = (char *)p + k->offset;
   uint64_t u;
@@ -64,10 +84,8 @@ static bool set_knob(struct policy *p, const struct knob *k, const char *value, 
     if (!parse_bool(value, &b)) break;
     *(bool *)base = b;
     return true;
-  case KNOB_U:
-    if (!parse_u64(value, &u) || u > 0xffffffffu) break;
-    *(unsigned *)base = (unsigned)u;
-    return true;
+  case KNOB_U: case KNOB_P:
+    return set_ranged(k, (unsigned *)base, value, err, errlen);
   case KNOB_X:
     if (!parse_u64(value, &u)) break;
     *(uint64_t *)base = u;
@@ -82,7 +100,7 @@ static bool set_knob(struct policy *p, const struct knob *k, const char *value, 
     return false;
   }
   }
-  static const char *const what[] = { "true or false", "an unsigned integer", "an integer (0x hex welcome)", "" };
+  static const char *const what[] = { [KNOB_B] = "true or false", [KNOB_X] = "a 64-bit integer (0x hex welcome)" };
   snprintf(err, errlen, "knob %s: '%s' is not %s", k->name, value, what[k->type]);
   return false;
 }
@@ -105,14 +123,33 @@ static void policy_defaults(struct policy *p) {
     if (!set_knob(p, &knobs[i], knobs[i].def, err, sizeof err)) abort();   /* table bug */
 }
 
-/* A JSON knob value as the text policy_set accepts. */
+/* A JSON knob value as the text policy_set accepts; a number as it reads
+** back (64.7, -1), so that policy_set refuses what is not a whole number
+** instead of it being rounded here. */
 static bool json_value_text(const cJSON *v, char *buf, size_t n) {
+  char num[NUM_TEXT_MAX];
   if (cJSON_IsBool(v)) snprintf(buf, n, "%s", cJSON_IsTrue(v) ? "true" : "false");
   else if (cJSON_IsString(v)) snprintf(buf, n, "%s", v->valuestring);
-  else if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 9007199254740992.0)
-    snprintf(buf, n, "%.0f", v->valuedouble);
+  else if (cJSON_IsNumber(v)) snprintf(buf, n, "%s", num_shortest(num, v->valuedouble));
   else return false;
   return true;
+}
+
+/* Applies the knobs of a preset's "knobs" object; a bad one is bad input,
+** named with the file and line. */
+static int apply_knobs(struct policy *p, const struct data_doc *d, const cJSON *ks, char *err, size_t errlen) {
+  for (const cJSON *k = ks->child; k; k = k->next) {
+    char text[128], sub[512];
+    const char *path[] = { "knobs", k->string, NULL };
+    int line = data_line(d, path);
+    if (!json_value_text(k, text, sizeof text))
+      snprintf(sub, sizeof sub, "knob %s: value must be a boolean, number or string", k->string);
+    else if (!policy_set(p, k->string, text, sub, sizeof sub))
+      continue;
+    snprintf(err, errlen, "%s:%d: %s", d->label, line ? line : 1, sub);
+    return EXIT_BADINPUT;
+  }
+  return EXIT_OK;
 }
 
 /* Applies one preset (and, first, the preset it names as "base").  A file
@@ -123,27 +160,18 @@ static int apply_preset(struct policy *p, const char *name, int depth, char *err
     snprintf(err, errlen, "policy %s: \"base\" chain too deep (a cycle?)", name);
     return EXIT_BADINPUT;
   }
-  cJSON *j;
-  int rc = data_load("policies", name, &j, err, errlen);
+  struct data_doc d;
+  int rc = data_open("policies", name, &d, err, errlen);
   if (rc) return rc;
-  const cJSON *base = cJSON_GetObjectItemCaseSensitive(j, "base");
+  const cJSON *base = cJSON_GetObjectItemCaseSensitive(d.json, "base");
   if (cJSON_IsString(base)) rc = apply_preset(p, base->valuestring, depth + 1, err, errlen);
-  const cJSON *ks = cJSON_GetObjectItemCaseSensitive(j, "knobs");
+  const cJSON *ks = cJSON_GetObjectItemCaseSensitive(d.json, "knobs");
   if (!rc && !cJSON_IsObject(ks)) {
-    snprintf(err, errlen, "policy %s: missing \"knobs\" object", name);
+    snprintf(err, errlen, "%s: missing \"knobs\" object", d.label);
     rc = EXIT_BADINPUT;
   }
-  for (const cJSON *k = rc ? NULL : ks->child; k && !rc; k = k->next) {
-    char text[128], sub[512];
-    if (!json_value_text(k, text, sizeof text)) {
-      snprintf(err, errlen, "policy %s: knob %s: value must be a boolean, number or string", name, k->string);
-      rc = EXIT_BADINPUT;
-    } else if (policy_set(p, k->string, text, sub, sizeof sub)) {
-      snprintf(err, errlen, "policy %s: %s", name, sub);
-      rc = EXIT_BADINPUT;
-    }
-  }
-  cJSON_Delete(j);
+  if (!rc) rc = apply_knobs(p, &d, ks, err, errlen);
+  data_close(&d);
   return rc;
 }
 
@@ -200,7 +228,7 @@ char *policy_to_json(const struct policy *p) {
     char hex[32];
     switch (k->type) {
     case KNOB_B: cJSON_AddBoolToObject(o, k->name, *(const bool *)base); break;
-    case KNOB_U: cJSON_AddNumberToObject(o, k->name, *(const unsigned *)base); break;
+    case KNOB_U: case KNOB_P: cJSON_AddNumberToObject(o, k->name, *(const unsigned *)base); break;
     case KNOB_X:
       snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)*(const uint64_t *)base);
       cJSON_AddStringToObject(o, k->name, hex);
@@ -215,7 +243,7 @@ char *policy_to_json(const struct policy *p) {
 
 const char *const *policy_preset_names(void) { return data_names("policies"); }
 
-static const char *const knob_type_names[] = { [KNOB_B] = "bool", [KNOB_U] = "integer", [KNOB_X] = "hex",
+static const char *const knob_type_names[] = { [KNOB_B] = "bool", [KNOB_U] = "integer", [KNOB_P] = "power of two", [KNOB_X] = "hex",
                                                 [KNOB_E] = "choice" };
 
 /* A preset's description from its JSON file ("" when it has none). */
@@ -238,6 +266,19 @@ static const char *knob_values(const struct knob *k, char *buf, size_t n) {
   return buf;
 }
 
+/* A knob's accepted values as the listings show them: "0..8", "powers of
+** two 4..16384", "true|false", "fifo|lru", "any 64-bit value" (buf). */
+static const char *knob_range(const struct knob *k, char *buf, size_t n) {
+  switch (k->type) {
+  case KNOB_U: snprintf(buf, n, "%u..%u", k->lo, k->hi); break;
+  case KNOB_P: snprintf(buf, n, "powers of two %u..%u", k->lo, k->hi); break;
+  case KNOB_B: snprintf(buf, n, "true|false"); break;
+  case KNOB_X: snprintf(buf, n, "0..0xffffffffffffffff"); break;
+  case KNOB_E: return knob_values(k, buf, n);
+  }
+  return buf;
+}
+
 static void list_table(FILE *f) {
   struct texttable t;
   fprintf(f, "Policy presets (compose with '+', later ones override: --policy shadowcache+lazydr):\n");
@@ -249,21 +290,25 @@ static void list_table(FILE *f) {
   }
   tt_print(f, &t, "lll", 2);
   tt_free(&t);
-  fprintf(f, "\nKnobs (override with --set KEY=VALUE; defaults before any preset):\n");
-  tt_init(&t, 4);
-  for (size_t i = 0; i < NKNOBS; i++)
+  fprintf(f, "\nKnobs (override with --set KEY=VALUE; defaults before any preset; a value outside the range "
+             "is refused):\n");
+  tt_init(&t, 5);
+  tt_cell(&t, "%s", ""), tt_cell(&t, "name"), tt_cell(&t, "default"), tt_cell(&t, "range"), tt_cell(&t, "description");
+  for (size_t i = 0; i < NKNOBS; i++) {
+    char range[256];
     tt_cell(&t, "%s", ""), tt_cell(&t, "%s", knobs[i].name), tt_cell(&t, "%s", knobs[i].def),
-      tt_cell(&t, "%s", knobs[i].desc);
-  tt_print(f, &t, "llll", 2);
+      tt_cell(&t, "%s", knob_range(&knobs[i], range, sizeof range)), tt_cell(&t, "%s", knobs[i].desc);
+  }
+  tt_print(f, &t, "lllll", 2);
   tt_free(&t);
 }
 
 static void list_csv(FILE *f) {
   char vals[256];
-  fprintf(f, "kind,name,type,default,values,description\n");
+  fprintf(f, "kind,name,type,default,values,min,max,description\n");
   for (const char *const *n = policy_preset_names(); *n; n++) {
     char *d = preset_description(*n);
-    fprintf(f, "preset,%s,,,,", *n);
+    fprintf(f, "preset,%s,,,,,,", *n);
     csv_field(f, d);
     fputc('\n', f);
     free(d);
@@ -274,7 +319,9 @@ static void list_csv(FILE *f) {
     csv_field(f, k->def);
     fputc(',', f);
     csv_field(f, knob_values(k, vals, sizeof vals));
-    fputc(',', f);
+    if (k->type == KNOB_U || k->type == KNOB_P) fprintf(f, ",%u,%u,", k->lo, k->hi);
+    else if (k->type == KNOB_X) fprintf(f, ",0,%llu,", (unsigned long long)UINT64_MAX);
+    else fprintf(f, ",,,");
     csv_field(f, k->desc);
     fputc('\n', f);
   }
@@ -301,6 +348,11 @@ static void list_json(FILE *f) {
       cJSON *v = cJSON_AddArrayToObject(j, "values");
       for (const char *const *c = choices_for(k->name); c && *c; c++) cJSON_AddItemToArray(v, cJSON_CreateString(*c));
     }
+    if (k->type == KNOB_U || k->type == KNOB_P) {
+      cJSON_AddNumberToObject(j, "min", k->lo);
+      cJSON_AddNumberToObject(j, "max", k->hi);
+    }
+    if (k->type == KNOB_P) cJSON_AddBoolToObject(j, "power_of_two", true);
     cJSON_AddStringToObject(j, "description", k->desc);
     cJSON_AddItemToArray(ks, j);
   }

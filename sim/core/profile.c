@@ -21,39 +21,76 @@ static const char *const param_descs[] = {
 #undef X
 };
 
+/*
+** The range of a profile's values, and why: every value is a finite,
+** non-negative number.  Prices are whole cycles up to 2^32 - 1, so that a
+** price times a 32-bit count of work items (models/work.h) never overflows
+** 64 bits; no VT-x operation comes near 4 billion cycles.  clock_ghz is in
+** (0, 10], the range of the generators' --cpu-ghz: no x86 core clocks above
+** 6 GHz.  cr3_targets_supported is IA32_VMX_MISC[24:16], 9 bits: 0..511
+** (SDM A.6).  A capability is 0 or 1.
+*/
+#define PRICE_MAX   4294967295.0
+#define CLOCK_MAX   10.0
+#define CR3_TARGETS_MAX 511.0
+
+/* "FILE:LINE: params.KEY" for messages (the line of the entry's "value" when found). */
+static const char *where(const struct data_doc *d, const char *key, char *buf, size_t n) {
+  const char *value_path[] = { "params", key, "value", NULL }, *key_path[] = { "params", key, NULL };
+  int line = data_line(d, value_path);
+  if (!line) line = data_line(d, key_path);
+  snprintf(buf, n, "%s:%d: params.%s", d->label, line ? line : 1, key);
+  return buf;
+}
+
 /* One entry: {"value": N, "kind": "measured|derived|estimated", "source": "..."}. */
-static bool read_entry(const char *file, const char *key, const cJSON *e, double *out,
+static bool read_entry(const struct data_doc *d, const char *key, const cJSON *e, double *out,
                        char *err, size_t errlen) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "value");
   const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kind");
   const cJSON *s = cJSON_GetObjectItemCaseSensitive(e, "source");
-  if (!cJSON_IsObject(e) || !cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0) {
-    snprintf(err, errlen, "%s: params.%s: expected {\"value\": non-negative number, \"kind\", \"source\"}", file, key);
+  char at[600], num[NUM_TEXT_MAX];
+  if (!cJSON_IsObject(e) || !cJSON_IsNumber(v)) {
+    snprintf(err, errlen, "%s: expected {\"value\": non-negative number, \"kind\", \"source\"}",
+             where(d, key, at, sizeof at));
+    return false;
+  }
+  if (!isfinite(v->valuedouble) || v->valuedouble < 0) {
+    snprintf(err, errlen, "%s: value %s is negative (values are non-negative numbers)", where(d, key, at, sizeof at),
+             num_shortest(num, v->valuedouble));
     return false;
   }
   if (!cJSON_IsString(k) || (strcmp(k->valuestring, "measured") && strcmp(k->valuestring, "derived") &&
                              strcmp(k->valuestring, "estimated"))) {
-    snprintf(err, errlen, "%s: params.%s: \"kind\" must be measured, derived or estimated", file, key);
+    snprintf(err, errlen, "%s: \"kind\" must be measured, derived or estimated", where(d, key, at, sizeof at));
     return false;
   }
   if (!cJSON_IsString(s) || !s->valuestring[0]) {
-    snprintf(err, errlen, "%s: params.%s: every value needs a \"source\"", file, key);
+    snprintf(err, errlen, "%s: every value needs a \"source\"", where(d, key, at, sizeof at));
     return false;
   }
   *out = v->valuedouble;
   return true;
 }
 
-static bool read_cycles(const char *file, const char *key, const cJSON *e, uint64_t *out,
-                        char *err, size_t errlen) {
-  double d;
-  if (!read_entry(file, key, e, &d, err, errlen)) return false;
-  if (d != floor(d) || d > 1e15) {
-    snprintf(err, errlen, "%s: params.%s: cycle counts are whole numbers (got %g)", file, key, d);
+/* A whole number of cycles (or a count) in 0..max. */
+static bool read_whole(const struct data_doc *d, const char *key, const cJSON *e, double max, uint64_t *out,
+                       char *err, size_t errlen) {
+  double v;
+  char at[600], num[NUM_TEXT_MAX];
+  if (!read_entry(d, key, e, &v, err, errlen)) return false;
+  if (v != floor(v) || v > max) {
+    snprintf(err, errlen, "%s: value %s is not a whole number in 0..%.0f", where(d, key, at, sizeof at),
+             num_shortest(num, v), max);
     return false;
   }
-  *out = (uint64_t)d;
+  *out = (uint64_t)v;
   return true;
+}
+
+static bool read_cycles(const struct data_doc *d, const char *key, const cJSON *e, uint64_t *out,
+                        char *err, size_t errlen) {
+  return read_whole(d, key, e, PRICE_MAX, out, err, errlen);
 }
 
 static bool is_capability(unsigned param) { return param >= PP_CAP_SECONDARY && param <= PP_CAP_UNRESTRICTED; }
@@ -74,7 +111,7 @@ struct vmx_caps profile_vmx_caps(const struct profile *pr) {
 }
 
 /* handler.<REASON> and handler.<REASON>.<breakdown row>, e.g. handler.CR_ACCESS.cr3 write */
-static bool read_handlers(struct profile *pr, const char *file, const cJSON *params, char *err, size_t errlen) {
+static bool read_handlers(struct profile *pr, const struct data_doc *d, const cJSON *params, char *err, size_t errlen) {
   for (unsigned k = 0; k < STAT_KEYS; k++) pr->handler[k] = pr->p[PP_HANDLER_DEFAULT];
   for (const cJSON *e = params->child; e; e = e->next) {
     if (strncmp(e->string, "handler.", 8) != 0 || strcmp(e->string, "handler.default") == 0) continue;
@@ -85,11 +122,12 @@ static bool read_handlers(struct profile *pr, const char *file, const cJSON *par
     int reason = exit_reason_by_name(name);
     int sub = dot ? stat_key_by_name(dot + 1) : -1;
     if (reason < 0 || (dot && (sub < 0 || !stat_key_is_sub((unsigned)sub)))) {
-      snprintf(err, errlen, "%s: params.%s: unknown exit reason or breakdown row", file, e->string);
+      char at[600];
+      snprintf(err, errlen, "%s: unknown exit reason or breakdown row", where(d, e->string, at, sizeof at));
       return false;
     }
     uint64_t c;
-    if (!read_cycles(file, e->string, e, &c, err, errlen)) return false;
+    if (!read_cycles(d, e->string, e, &c, err, errlen)) return false;
     if (!dot) {
       /* a reason's cost also becomes the default of its breakdown rows */
       for (unsigned k = STAT_CR_BASE; k < STAT_KEYS; k++)
@@ -101,18 +139,19 @@ static bool read_handlers(struct profile *pr, const char *file, const cJSON *par
   }
   for (const cJSON *e = params->child; e; e = e->next) {   /* breakdown rows override */
     const char *dot = strncmp(e->string, "handler.", 8) == 0 ? strchr(e->string + 8, '.') : NULL;
-    if (dot) read_cycles(file, e->string, e, &pr->handler[stat_key_by_name(dot + 1)], err, errlen);
+    if (dot) read_cycles(d, e->string, e, &pr->handler[stat_key_by_name(dot + 1)], err, errlen);
   }
   return true;
 }
 
 /* Every key is a parameter or a handler cost: a misspelt one must not be ignored. */
-static bool check_known(const char *file, const cJSON *params, char *err, size_t errlen) {
+static bool check_known(const struct data_doc *d, const cJSON *params, char *err, size_t errlen) {
   for (const cJSON *e = params->child; e; e = e->next) {
     bool known = strncmp(e->string, "handler.", 8) == 0;
     for (unsigned i = 0; i < PP_JSON_COUNT && !known; i++) known = strcmp(e->string, param_names[i]) == 0;
     if (!known) {
-      size_t used = (size_t)snprintf(err, errlen, "%s: params.%s: unknown parameter; valid: ", file, e->string);
+      char at[600];
+      size_t used = (size_t)snprintf(err, errlen, "%s: unknown parameter; valid: ", where(d, e->string, at, sizeof at));
       for (unsigned i = 0; i < PP_JSON_COUNT && used < errlen; i++)
         used += (size_t)snprintf(err + used, errlen - used, "%s%s", i ? ", " : "", param_names[i]);
       if (used < errlen) snprintf(err + used, errlen - used, ", handler.<EXIT_REASON>[.<breakdown row>]");
@@ -122,45 +161,49 @@ static bool check_known(const char *file, const cJSON *params, char *err, size_t
   return true;
 }
 
+/* Parameter i of the profile, in its range. */
+static bool read_param(struct profile *pr, const struct data_doc *d, unsigned i, const cJSON *e, char *err, size_t errlen) {
+  char at[600], num[NUM_TEXT_MAX];
+  if (i == PP_CLOCK_GHZ) {
+    if (!read_entry(d, param_names[i], e, &pr->clock_ghz, err, errlen)) return false;
+    if (pr->clock_ghz > 0 && pr->clock_ghz <= CLOCK_MAX) return true;
+    snprintf(err, errlen, "%s: value %s is outside the range (0, %g] GHz", where(d, param_names[i], at, sizeof at),
+             num_shortest(num, pr->clock_ghz), CLOCK_MAX);
+    return false;
+  }
+  double max = is_capability(i) ? 1 : i == PP_CR3_TARGETS ? CR3_TARGETS_MAX : PRICE_MAX;
+  return read_whole(d, param_names[i], e, max, &pr->p[i], err, errlen);
+}
+
 int profile_load(struct profile *pr, const char *name, char *err, size_t errlen) {
   memset(pr, 0, sizeof *pr);
-  cJSON *j;
-  int rc = data_load("cpus", name, &j, err, errlen);
+  struct data_doc d;
+  int rc = data_open("cpus", name, &d, err, errlen);
   if (rc) return rc;
-  const cJSON *params = cJSON_GetObjectItemCaseSensitive(j, "params");
+  const cJSON *params = cJSON_GetObjectItemCaseSensitive(d.json, "params");
   bool ok = cJSON_IsObject(params);
-  if (!ok) snprintf(err, errlen, "%s: missing \"params\" object", name);
-  if (ok) ok = check_known(name, params, err, errlen);
+  if (!ok) snprintf(err, errlen, "%s: missing \"params\" object", d.label);
+  if (ok) ok = check_known(&d, params, err, errlen);
   for (unsigned i = 0; ok && i < PP_JSON_COUNT; i++) {
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(params, param_names[i]);
     if (!e) {
-      snprintf(err, errlen, "%s: params.%s missing (%s)", name, param_names[i], param_descs[i]);
+      snprintf(err, errlen, "%s: params.%s missing (%s)", d.label, param_names[i], param_descs[i]);
       ok = false;
-    } else if (i == PP_CLOCK_GHZ) {
-      ok = read_entry(name, param_names[i], e, &pr->clock_ghz, err, errlen);
-      if (ok && pr->clock_ghz <= 0) {
-        snprintf(err, errlen, "%s: params.clock_ghz must be positive", name);
-        ok = false;
-      }
     } else {
-      ok = read_cycles(name, param_names[i], e, &pr->p[i], err, errlen);
-      if (ok && is_capability(i) && pr->p[i] > 1) {
-        snprintf(err, errlen, "%s: params.%s: a capability is 0 (not supported) or 1 (supported), got %llu", name,
-                 param_names[i], (unsigned long long)pr->p[i]);
-        ok = false;
-      }
+      ok = read_param(pr, &d, i, e, err, errlen);
     }
   }
-  if (ok) ok = read_handlers(pr, name, params, err, errlen);
+  if (ok) ok = read_handlers(pr, &d, params, err, errlen);
   if (ok && pr->p[PP_TLB_MISS_2D] < pr->p[PP_TLB_MISS_NATIVE]) {
-    snprintf(err, errlen, "%s: params.tlb_miss_2d must not be below tlb_miss_native", name);
+    char at[600];
+    snprintf(err, errlen, "%s must not be below tlb_miss_native", where(&d, "tlb_miss_2d", at, sizeof at));
     ok = false;
   }
   if (ok) pr->p[PP_TLB_MISS_2D_EXTRA] = pr->p[PP_TLB_MISS_2D] - pr->p[PP_TLB_MISS_NATIVE];
-  const cJSON *n = cJSON_GetObjectItemCaseSensitive(j, "name");
+  const cJSON *n = cJSON_GetObjectItemCaseSensitive(d.json, "name");
   snprintf(pr->name, sizeof pr->name, "%s", cJSON_IsString(n) ? n->valuestring : name);
-  if (ok) pr->json = cJSON_PrintUnformatted(j);
-  cJSON_Delete(j);
+  if (ok) pr->json = cJSON_PrintUnformatted(d.json);
+  data_close(&d);
   return ok ? EXIT_OK : EXIT_BADINPUT;
 }
 

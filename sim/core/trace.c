@@ -35,7 +35,7 @@ int event_type_from_mnemonic(const char *m) {
 
 static inline const char *operands_invalid(const struct trace_event *ev) {
   if (ev->type == EV_TOUCH)            /* the commonest by far: before the switch */
-    return ev->b >= 1 && ev->b <= TOUCH_PAGES_MAX ? NULL : "touch of 0 pages or more than 2^24";
+    return ev->b >= 1 && ev->b <= TOUCH_PAGES_MAX ? NULL : "touch of 0 pages or more than " TOUCH_PAGES_MAX_TEXT;
   switch (ev->type) {
   case EV_APIC:
     if (ev->a > 0xff0 || (ev->a & 0xf)) return "local-APIC register offset not a multiple of 16 below 0x1000";
@@ -341,12 +341,15 @@ static size_t valid_prefix(const struct trace_event *ev, size_t n, unsigned nvcp
 
 /* The message for bad record i. */
 static void bad_record(const struct trace_reader *r, const struct trace_event *ev, uint64_t i, char *err) {
-  if (ev->type >= r->types || ev->vcpu >= r->hdr.vcpu_count) {
-    bool later = ev->type >= r->types && ev->type < EV_COUNT;
-    fail(err, EXIT_BADINPUT, "%s: byte %zu: record %llu: %s %u%s", r->path,
-         trace_record_offset(r, i), (unsigned long long)i,
-         ev->type >= r->types ? "unknown event type" : "vCPU beyond the header's count",
-         ev->type >= r->types ? ev->type : ev->vcpu, later ? " in a version-1 file" : "");
+  if (ev->type >= r->types) {
+    bool later = ev->type < EV_COUNT;
+    fail(err, EXIT_BADINPUT, "%s: byte %zu: record %llu: unknown event type %u%s", r->path,
+         trace_record_offset(r, i), (unsigned long long)i, ev->type, later ? " in a version-1 file" : "");
+    return;
+  }
+  if (ev->vcpu >= r->hdr.vcpu_count) {
+    fail(err, EXIT_BADINPUT, "%s: byte %zu: record %llu: vCPU %u beyond the header's count %u", r->path,
+         trace_record_offset(r, i), (unsigned long long)i, ev->vcpu, (unsigned)r->hdr.vcpu_count);
     return;
   }
   fail(err, EXIT_BADINPUT, "%s: byte %zu: record %llu (%s): %s", r->path, trace_record_offset(r, i),

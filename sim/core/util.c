@@ -134,13 +134,14 @@ char *read_file(const char *path, size_t *len) {
   size_t cap = 4096, n = 0;
   char *buf = xmalloc(cap);
   size_t got;
+  errno = 0;
   while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
     n += got;
     if (cap - n - 1 == 0) buf = xrealloc(buf, cap *= 2);
   }
-  int err = ferror(f);
+  int err = ferror(f) ? (errno ? errno : EIO) : 0;   /* EISDIR for a directory, which fopen accepts */
   fclose(f);
-  if (err) { free(buf); errno = EIO; return NULL; }
+  if (err) { free(buf); errno = err; return NULL; }
   buf[n] = 0;
   if (len) *len = n;
   return buf;

@@ -463,7 +463,8 @@ static void learn(struct perf *P, const char *buf, size_t len) {
     struct prefix p;
     struct fields f;
     import_release(P->im, buf, pos);
-    if (n == 0 || *skip_blanks(s, s + n) == '#' || !find_cpu(s, s + n, &tok, &tok_end) ||
+    const char *t = skip_blanks(s, s + n);   /* s + n when the line is all blanks: nothing to read there */
+    if (t == s + n || *t == '#' || !find_cpu(s, s + n, &tok, &tok_end) ||
         !parse_task(tok, tok_end, &p))
       continue;
     if (p.pid >= 0) {

@@ -15,7 +15,7 @@ static const char *events[EV_COUNT + 16], *knobs[64];
 static const char *const delete_words[] = { "all", NULL };
 
 static const char *const knob_names[] = {
-#define X(name, type, def, field, desc) #name,
+#define X(name, type, def, field, lo, hi, desc) #name,
   POLICY_KNOBS(X)
 #undef X
   NULL

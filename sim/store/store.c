@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- schema ---- */
 
@@ -179,6 +180,19 @@ int64_t store_query_int(sqlite3 *db, const char *sql) {
 
 /* ---- opening and migrating ---- */
 
+/* Whether a file can be created beside path; errno says why not (a missing
+** or read-only directory). */
+static bool dir_writable(const char *path) {
+  const char *slash = strrchr(path, '/');
+  char *dir = xstrdup(slash ? path : ".");
+  if (slash) dir[slash == path ? 1 : slash - path] = 0;
+  bool ok = access(dir, W_OK | X_OK) == 0;
+  int e = errno;
+  free(dir);
+  errno = e;
+  return ok;
+}
+
 /* Refuses what sqlite3_open would misreport: an empty name, a directory, a missing file. */
 int store_check_path(const char *path, bool create, char *err, size_t errlen) {
   struct stat sb;
@@ -198,7 +212,12 @@ int store_check_path(const char *path, bool create, char *err, size_t errlen) {
              "'vmxsim --policy P TRACE'; --db FILE chooses another)", path);
     return EXIT_DB;
   }
-  return 0;   /* sqlite3_open reports the rest, e.g. a missing directory */
+  if (errno == ENOENT && !dir_writable(path)) {   /* SQLite would say "No such file or directory" */
+    snprintf(err, errlen, "results database %s: cannot create: %s (choose another file with --db, or --no-db)",
+             path, strerror(errno));
+    return EXIT_DB;
+  }
+  return 0;   /* sqlite3_open reports the rest */
 }
 
 /* WAL lets readers and one writer work at once; the mode persists in the file.

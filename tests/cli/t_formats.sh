@@ -62,7 +62,7 @@ for cmd in policies cpus; do
   check_contains "$cmd --format xml: the valid formats" "$err" "expected table, csv or json"
 done
 run "$VMXSIM" policies --format csv
-check_eq "policies CSV header" "kind,name,type,default,values,description" "$(printf '%s\n' "$out" | head -1)"
+check_eq "policies CSV header" "kind,name,type,default,values,min,max,description" "$(printf '%s\n' "$out" | head -1)"
 check_contains "policies CSV: a choice knob lists its values" "$out" "knob,dr_switch,choice,eager,eager|lazy,"
 check_contains "policies CSV: a preset" "$out" "preset,shadowcache,,,,"
 run "$VMXSIM" policies --format json

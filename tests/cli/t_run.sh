@@ -155,7 +155,7 @@ cat > bad.json <<'JSON'
 JSON
 run "$VMXSIM" --policy shadowcache --cpu ./bad.json --no-db t.bin
 check_rc "bad profile" 3
-check_contains "bad profile: file and key" "$err" "bad.json: params.clock_ghz"
+check_contains "bad profile: file, line and key" "$err" "./bad.json:1: params.clock_ghz"
 printf '{ "name": \n' > broken.json
 run "$VMXSIM" --policy shadowcache --cpu ./broken.json --no-db t.bin
 check_rc "malformed profile JSON" 3
@@ -166,7 +166,7 @@ sed 's/"params": {/"params": { "vmreed": { "value": 1, "kind": "estimated", "sou
   "$ROOT/models/cpus/core2-2007.json" > typo.json
 run "$VMXSIM" --policy shadowcache --cpu ./typo.json --no-db t.bin
 check_rc "unknown profile parameter" 3
-check_contains "unknown parameter named with the file" "$err" "typo.json: params.vmreed: unknown parameter"
+check_contains "unknown parameter named with the file and line" "$err" "./typo.json:4: params.vmreed: unknown parameter"
 check_contains "valid parameters listed" "$err" "vmread"
 cp "$ROOT/models/cpus/core2-2007.json" copy.json
 run "$VMXSIM" --policy shadowcache --cpu ./copy.json --no-db --format json t.bin

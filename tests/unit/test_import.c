@@ -257,6 +257,17 @@ static void perf_fault_fields_at_the_end_of_the_input_are_not_read_past(void **s
   assert_int_equal(im.skipped, 1);
 }
 
+/* A last line of blanks without a newline (a fuzz input: one space) is not
+** read past: the comment test looks at the first non-blank byte, if any. */
+static void perf_a_last_line_of_blanks_is_not_read_past(void **state) {
+  (void)state;
+  static const char *const inputs[] = { " ", "\t", "  \t ", "p 7/7 [000] 5.0: raw_syscalls:sys_enter: NR 1\n " };
+  for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
+    assert_int_equal(import_at_page_end(PERF, inputs[i]), 0);
+    import_free(&im);
+  }
+}
+
 static void perf_task_and_cpu_numbers_too_large_are_reported(void **state) {
   (void)state;
   static const char *const lines[] = {
@@ -558,6 +569,7 @@ static void field_lookup_needs_a_field_boundary(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(perf_switch_between_processes_writes_the_next_process_cr3, teardown),
+    cmocka_unit_test(perf_a_last_line_of_blanks_is_not_read_past),
     cmocka_unit_test_teardown(perf_idle_and_kernel_threads_keep_the_previous_address_space, teardown),
     cmocka_unit_test_teardown(perf_threads_of_one_process_share_its_cr3, teardown),
     cmocka_unit_test_teardown(perf_syscalls_and_faults_become_syscall_sysret_and_touches, teardown),

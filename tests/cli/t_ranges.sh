@@ -1,0 +1,179 @@
+# Every user-supplied number has a range, and a value outside it is refused with the value,
+# the range and where it came from (option, FILE:LINE, byte offset); nothing is clamped or
+# rounded. The inputs are those a fuzzing campaign found accepted, changed or misreported.
+
+cat > t.txt <<'EOF'
+@init cr0=0x80050033 cr3=0x10000000 cr4=0x6f0
+run 1000
+cr3w 0x10100000
+touch 0x400000 2 w
+cr3w 0x10000000
+EOF
+"$VMXSIM" trace asm t.txt -o t.bin
+
+# ---- policy knobs: --set ----
+
+# knob=value expected-message: a usage error (2) naming the knob, the value and the range
+refused_set() {
+  run "$VMXSIM" --no-db --set "$1" t.bin
+  check_rc "--set $1 is refused" 2
+  check_contains "--set $1: value and range" "$err" "$2"
+  check_eq "--set $1: no result" "" "$out"
+}
+refused_set shadow_pages_max=4294967295 "knob shadow_pages_max: '4294967295' is outside the range 0..1048576"
+refused_set shadow_pages_max=50000000 "knob shadow_pages_max: '50000000' is outside the range 0..1048576"
+refused_set tlb_entries=4294967295 "knob tlb_entries: '4294967295' is not a power of two in 4..16384"
+refused_set tlb_entries=0 "knob tlb_entries: '0' is not a power of two in 4..16384"
+refused_set tlb_entries=100 "knob tlb_entries: '100' is not a power of two in 4..16384"
+refused_set prev_roots=20 "knob prev_roots: '20' is outside the range 0..8"
+refused_set refill_high=2000000 "knob refill_high: '2000000' is outside the range 0..1048576"
+refused_set cr3_target_count=512 "knob cr3_target_count: '512' is outside the range 0..511"
+refused_set flood_threshold=4294967296 "knob flood_threshold: '4294967296' is outside the range 0..4294967295"
+refused_set refill_low=5.5 "knob refill_low: '5.5' is not a whole number in 0..1048576"
+
+run "$VMXSIM" --no-db --policy shadowcache,prev_roots=20 t.bin
+check_rc "an override inside --policy is checked the same" 2
+check_contains "an override inside --policy: range" "$err" "'20' is outside the range 0..8"
+
+# the ends of each range run; a CR3-target count the CPU lacks stays a VM-entry failure
+for s in shadow_pages_max=1048576 tlb_entries=4 tlb_entries=16384 prev_roots=8 flood_threshold=0; do
+  run "$VMXSIM" --no-db --set "$s" t.bin
+  check_rc "--set $s (an end of the range) runs" 0
+done
+run "$VMXSIM" --no-db --set cr3_target_count=5 t.bin
+check_rc "cr3_target_count above the CPU's 4 fails VM entry, as the CPU would" 4
+check_contains "the failed VM entry names the count" "$err" "CR3_TARGET_COUNT is 5 but this CPU supports 4"
+
+# ---- policy presets: names and files ----
+
+for p in + shadowcache+ +lazydr shadowcache++lazydr; do
+  run "$VMXSIM" --no-db --policy "$p" t.bin
+  check_rc "--policy '$p' (an empty preset name) is refused" 2
+  check_contains "--policy '$p': says why" "$err" "an empty preset name"
+done
+
+printf '{\n  "base": "shadowcache",\n  "knobs": {\n    "shadow_pages_max": 64.7\n  }\n}\n' > frac.json
+run "$VMXSIM" --no-db --policy ./frac.json t.bin
+check_rc "a fractional knob in a policy file is bad input" 3
+check_contains "fractional knob: file, line, value and range" "$err" \
+  "./frac.json:4: knob shadow_pages_max: '64.7' is not a whole number in 0..1048576"
+printf '{\n  "knobs": {\n    "cr3_target_count": 2,\n    "prev_roots": -1\n  }\n}\n' > neg.json
+run "$VMXSIM" --no-db --policy ./neg.json t.bin
+check_rc "a negative knob in a policy file is bad input" 3
+check_contains "negative knob: file and line" "$err" "./neg.json:4: knob prev_roots: '-1' is not a whole number in 0..8"
+printf '{\n  "knobs": {\n    "tlb_entries": 48\n  }\n}\n' > tlb.json
+run "$VMXSIM" --no-db --policy ./tlb.json t.bin
+check_rc "a TLB size that is not a power of two in a policy file is bad input" 3
+check_contains "TLB size: file and line" "$err" "./tlb.json:3: knob tlb_entries: '48' is not a power of two in 4..16384"
+
+printf '{\n  "knobs": {\n    "vpid": tru\n  }\n}\n' > malformed.json
+run "$VMXSIM" --no-db --policy ./malformed.json t.bin
+check_rc "a malformed policy file is bad input (3), not a usage error" 3
+check_contains "malformed policy file: file and line" "$err" "./malformed.json:3: malformed JSON"
+
+mkdir -p adir
+run "$VMXSIM" --no-db --policy adir/ t.bin
+check_rc "--policy DIR/ is bad input" 3
+check_contains "--policy DIR/ says it is a directory" "$err" "adir/: is a directory, not a JSON file"
+run "$VMXSIM" --no-db --cpu adir/ t.bin
+check_rc "--cpu DIR/ is bad input" 3
+check_contains "--cpu DIR/ says it is a directory" "$err" "adir/: is a directory, not a JSON file"
+
+# ---- CPU profile values ----
+
+# profile_with KEY VALUE: core2-2007 with one value replaced, as prof.json
+profile_with() {
+  sed "/\"$1\": {/,/\"value\"/ s/\"value\": [0-9.]*/\"value\": $2/" "$ROOT/models/cpus/core2-2007.json" > prof.json
+}
+# line_of KEY: the line of KEY's "value" in prof.json
+line_of() { awk -v k="\"$1\": {" 'index($0, k) { f = 1 } f && /"value"/ { print NR; exit }' prof.json; }
+for kv in "cr3_targets_supported 600 0..511" "vmread 4294967296 0..4294967295" "vmx.ept 2 0..1" "vmwrite 10.5 0..4294967295"; do
+  set -- $kv
+  profile_with "$1" "$2"
+  run "$VMXSIM" --no-db --cpu ./prof.json t.bin
+  check_rc "profile $1 = $2 is bad input" 3
+  check_contains "profile $1 = $2: file, line, value and range" "$err" \
+    "./prof.json:$(line_of "$1"): params.$1: value $2 is not a whole number in $3"
+done
+profile_with clock_ghz 0
+run "$VMXSIM" --no-db --cpu ./prof.json t.bin
+check_rc "profile clock 0 is bad input" 3
+check_contains "profile clock 0: file, line and range" "$err" \
+  "./prof.json:$(line_of clock_ghz): params.clock_ghz: value 0 is outside the range (0, 10] GHz"
+profile_with dr_read -3
+run "$VMXSIM" --no-db --cpu ./prof.json t.bin
+check_rc "a negative profile value is bad input" 3
+check_contains "negative profile value: file and line" "$err" "./prof.json:$(line_of dr_read): params.dr_read: value -3 is negative"
+
+# ---- trace fields ----
+
+size=$(wc -c < t.bin)
+cp t.bin v5.bin                                  # the last record's (6: after 3 @init) vCPU := 5; 1 vCPU
+printf '\005' | dd of=v5.bin bs=1 seek=$((size - 22)) conv=notrunc 2>/dev/null
+run "$VMXSIM" --no-db v5.bin
+check_rc "a record for vCPU 5 in a 1-vCPU trace is bad input" 3
+check_contains "the message names the record's vCPU and the header's count" "$err" \
+  "v5.bin: byte $((size - 24)): record 6: vCPU 5 beyond the header's count 1"
+
+cp t.bin touch.bin                               # record 5 (touch 2 pages) asks for 2^24 pages
+touch_b=$(( size - 24 * 2 + 16 ))
+printf '\000\000\000\001' | dd of=touch.bin bs=1 seek=$touch_b conv=notrunc 2>/dev/null
+run "$VMXSIM" --no-db touch.bin
+check_rc "a touch of 2^24 pages (one 24-byte record) is bad input" 3
+check_contains "the touch bound: byte offset and limit" "$err" \
+  "touch.bin: byte $((size - 48)): record 5 (touch): touch of 0 pages or more than 2^20"
+printf 'touch 0x400000 1048577\n' > bigtouch.txt
+run "$VMXSIM" trace asm bigtouch.txt -o bigtouch.bin
+check_rc "asm: a touch above 2^20 pages is refused" 3
+check_contains "asm: line and range" "$err" "bigtouch.txt:1: touch: page count 1048577 out of range 1..1048576"
+
+# ---- generator options ----
+
+run "$VMXSIM" gen lat_ctx --procs 2 --iters 1 --cross 0 -o cross0.bin
+check_rc "gen lat_ctx --cross 0 (the documented default) is accepted" 0
+run "$VMXSIM" gen lat_ctx --procs 2 --iters 1 --cpu-ghz 0 -o ghz0.bin
+check_rc "gen --cpu-ghz 0 is refused" 2
+check_contains "gen --cpu-ghz 0: option and range" "$err" "--cpu-ghz must be above 0 and at most 10 (got 0)"
+run "$VMXSIM" gen lat_ctx --procs 5000 --iters 1 -o procs.bin
+check_rc "gen --procs above its range is refused" 2
+check_contains "gen --procs: option, range and value" "$err" "--procs must be between 2 and 4096 (got 5000)"
+
+# ---- the ranges are listed ----
+
+run "$VMXSIM" policies
+check_contains "policies: a range column" "$out" "0..1048576"
+check_contains "policies: the TLB's range" "$out" "powers of two 4..16384"
+run "$VMXSIM" policies --format csv
+check_contains "policies CSV: min and max columns" "$out" "kind,name,type,default,values,min,max,description"
+check_contains "policies CSV: prev_roots' range" "$out" "knob,prev_roots,integer,0,,0,8,"
+run "$VMXSIM" policies --format json
+check_contains "policies JSON: max of a knob" "$out" '"max":	1048576'
+
+# ---- an output in a directory that cannot be written: the reason, not ENOENT ----
+
+ro_check() { # name command... : run as the unprivileged user, expect exit 3 or 5 and "Permission denied"
+  name=$1; shift
+  as_user "$@"
+  case $rc in 3|5) pass "$name: refused ($rc)" ;; *) fail "$name: refused with 3 or 5" "actual exit code: $rc" "stderr: $err" ;; esac
+  check_contains "$name: says Permission denied" "$err" "Permission denied"
+}
+if [ "$(id -u)" != 0 ]; then
+  mkdir ro && chmod 555 ro
+  as_user() { run "$@"; }
+elif command -v su >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
+  # root may write anywhere: the test runs as nobody, who needs to reach this directory
+  chmod 755 "$T" && mkdir ro && chmod 555 ro && chmod 644 t.txt t.bin
+  as_user() { run su nobody -s /bin/sh -c "$(printf "'%s' " "$@")"; }
+  as_user "$VMXSIM" trace info t.bin
+  [ "$rc" = 0 ] || { skip "nobody cannot run $VMXSIM here: 4 read-only-directory checks"; as_user() { return 1; }; }
+else
+  skip "root without su or a nobody user: 4 read-only-directory checks"
+  as_user() { return 1; }
+fi
+if as_user true; then
+  ro_check "gen -o into a read-only directory" "$VMXSIM" gen lat_ctx --procs 2 --iters 1 -o ro/x.bin
+  ro_check "trace asm -o into a read-only directory" "$VMXSIM" trace asm t.txt -o ro/x.bin
+  ro_check "import -o into a read-only directory" "$VMXSIM" import perf-script "$ROOT/traces/recorded/perf-pipe.txt.gz" -o ro/x.bin
+  ro_check "a database in a read-only directory" "$VMXSIM" --db ro/x.db t.bin
+  check_eq "nothing was left in the read-only directory" "" "$(ls -A ro)"
+fi
