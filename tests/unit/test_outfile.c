@@ -66,7 +66,7 @@ static void test_tmp_name_beside_target(void **state) {
   assert_int_equal(outfile_begin(&o, in_dir("t.bin"), OUTFILE_REGULAR, err, sizeof err), EXIT_OK);
   const char *tmp = outfile_path(&o);
   char prefix[512];
-  snprintf(prefix, sizeof prefix, "%s/.t.bin" OUTFILE_TMP_TAG, dir);
+  snprintf(prefix, sizeof prefix, "%s/.t.bin" OUTFILE_TMP_TAG "%ld.", dir, (long)getpid());
   if (strncmp(tmp, prefix, strlen(prefix)) != 0 || strlen(tmp) != strlen(prefix) + 6)
     fail_msg("temporary file: expected %sXXXXXX, actual %s", prefix, tmp);
   write_text(tmp, "new");
@@ -149,13 +149,17 @@ static void test_tmpdir_under_TMPDIR(void **state) {
   if (saved) setenv("TMPDIR", saved, 1); else unsetenv("TMPDIR");
   free(saved);
   assert_int_equal(rc, EXIT_OK);
-  snprintf(prefix, sizeof prefix, "%s/vmxsim-x.", dir);
+  snprintf(prefix, sizeof prefix, "%s/.vmxsim-x" OUTFILE_TMP_TAG "%ld.", dir, (long)getpid());
   if (strncmp(d, prefix, strlen(prefix)) != 0 || strlen(d) != strlen(prefix) + 6)
     fail_msg("scratch directory: expected %sXXXXXX, actual %s", prefix, d);
   struct stat st;
   assert_int_equal(stat(d, &st), 0);
   assert_int_equal(st.st_mode & 0777, 0700);
-  assert_int_equal(rmdir(d), 0);
+  char inside[600];
+  snprintf(inside, sizeof inside, "%s/a.bin", d);
+  write_text(inside, "scratch");
+  outfile_tmpdir_remove(d);                                 /* with its files */
+  assert_int_not_equal(stat(d, &st), 0);
   free(d);
 }
 
