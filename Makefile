@@ -18,6 +18,7 @@
 #: AR=ar                 archiver (default: the one that indexes the compiler's LTO objects)
 #: PKG_CONFIG=pkg-config finds the libraries' flags; without it, standard paths are used
 #: DB=vmxsim.db TRACE=name PARAM=procs   what `make plots` draws
+#: FUZZ_SECONDS=10 FUZZ_JOBS=1 FUZZ=name   `make fuzz`: seconds per harness, harnesses at once, which ones
 
 PREFIX     ?= /usr/local
 OPT        ?= -O2
@@ -47,7 +48,7 @@ PROG   := $(BUILD)/vmxsim
 Q      := $(if $(filter 1,$(V)),,@)
 
 # Goals that build nothing skip the compiler and library probes.
-NOBUILD_GOALS := help clean deps uninstall layers plots demo
+NOBUILD_GOALS := help clean deps uninstall layers plots demo fuzz fuzz-long
 BUILDING := $(if $(MAKECMDGOALS),$(filter-out $(NOBUILD_GOALS),$(MAKECMDGOALS)),all)
 
 # ---- libraries: pkg-config's flags, or standard paths where it has none
@@ -68,7 +69,7 @@ ifneq ($(TRACECMD_LIBS),)
 TRACECMD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libtracecmd libtraceevent) -DVMXSIM_TRACECMD=1
 PKG_LIBS   += $(TRACECMD_LIBS)
 else
-$(info vmxsim: libtracecmd/libtraceevent not found (Debian: libtracecmd-dev libtraceevent-dev): building without trace.dat input)
+$(info vmxsim: libtracecmd/libtraceevent not found (Debian: libtracecmd-dev libtraceevent-dev libtracefs-dev): building without trace.dat input)
 endif
 endif
 
@@ -103,7 +104,7 @@ DATA      := $(sort $(wildcard models/cpus/*.json models/policies/*.json models/
 TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps check unit cli layers slurm demo reproduce bench plots install uninstall clean help
+.PHONY: all deps check unit cli layers slurm fuzz fuzz-long fuzz-bins demo reproduce bench plots install uninstall clean help
 .PHONY: FORCE
 
 ## all: build ./vmxsim, a link to build/vmxsim (the default target)
@@ -203,6 +204,36 @@ layers:
 ## slurm: a sweep on a private one-node Slurm cluster (as root: installs slurm and munge; else skipped)
 slurm: all
 	$(Q)tests/slurm/run.sh $(PROG)
+
+# ---- fuzzing (tests/fuzz/, docs/testing.md): libFuzzer harnesses, one per parser, built by
+# clang with AddressSanitizer and UndefinedBehaviorSanitizer into build-fuzz/
+FUZZ_SRCS  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_SRCS  := $(if $(TRACECMD_LIBS),$(FUZZ_SRCS),$(filter-out tests/fuzz/fuzz_tracecmd.c,$(FUZZ_SRCS)))
+FUZZ_BINS  := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_MAKE   = $(MAKE) --no-print-directory CC=clang SANITIZER=address,undefined BUILD=build-fuzz LTO=0 OPT=-O1 \
+              CFLAGS=$(call shq,$(CFLAGS) -fsanitize=fuzzer-no-link) fuzz-bins
+
+## fuzz: build the libFuzzer harnesses (clang, ASan+UBSan) and run each for FUZZ_SECONDS (default 10); fails on any finding
+fuzz:
+	$(Q)$(SETUP) --check fuzz
+	$(Q)$(FUZZ_MAKE)
+	$(Q)FUZZ_SECONDS=$(or $(FUZZ_SECONDS),10) FUZZ_JOBS=$(or $(FUZZ_JOBS),1) scripts/fuzz.sh build-fuzz $(FUZZ)
+
+## fuzz-long: a longer campaign: every harness for FUZZ_SECONDS (default 3600), FUZZ_JOBS (default 2) at once
+fuzz-long:
+	$(Q)$(SETUP) --check fuzz
+	$(Q)$(FUZZ_MAKE)
+	$(Q)FUZZ_SECONDS=$(or $(FUZZ_SECONDS),3600) FUZZ_JOBS=$(or $(FUZZ_JOBS),2) scripts/fuzz.sh build-fuzz $(FUZZ)
+
+## fuzz-bins: only build the harnesses (into BUILD/fuzz/; `make fuzz` builds them into build-fuzz/ with the flags they need)
+fuzz-bins: $(FUZZ_BINS)
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) \
+                 $(BUILD)/libvmxsim.a $(BUILD)/.flags
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ-CC $<")
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -fsanitize=fuzzer -o $@ $< $(BUILD)/libvmxsim.a \
+	  $(ALL_LDLIBS)
 
 # ---- running it
 ## demo: install missing packages (as root), build, replay a small lat_ctx trace under several policies

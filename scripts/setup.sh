@@ -12,6 +12,7 @@
 #   plot    sqlite3 and gnuplot tools, fonts: `make plots`, `vmxsim reproduce --plots`
 #   bench   GNU time (CPU seconds in `make bench`; optional)
 #   clang   clang and llvm-ar: the second compiler CI builds with
+#   fuzz    clang with its sanitizer and libFuzzer runtimes: `make fuzz` (tests/fuzz/)
 #   measure valgrind, perf, python3 and gcc-multilib (32-bit builds): the measurement
 #           recipes of workloads/record/measure (never installed unless asked for)
 #   slurm   Slurm's controller, node daemon and commands, and munge: the Slurm test
@@ -44,6 +45,7 @@ build|liblzma-dev|lib liblzma lzma.h -llzma|liblzma (lzma.h, -llzma: xz input)
 build|libzstd-dev|lib libzstd zstd.h -lzstd|libzstd (zstd.h, -lzstd: zstd input)
 build|libtracecmd-dev|-|libtracecmd (optional: trace.dat input; the build says when it is missing)
 build|libtraceevent-dev|-|libtraceevent (optional, with libtracecmd)
+build|libtracefs-dev|-|libtracefs (optional: libtracecmd's pkg-config file requires it)
 unit|libcmocka-dev|lib cmocka stdarg.h,stddef.h,setjmp.h,stdint.h,cmocka.h -lcmocka|cmocka (cmocka.h, -lcmocka)
 test|libcmocka-dev|lib cmocka stdarg.h,stddef.h,setjmp.h,stdint.h,cmocka.h -lcmocka|cmocka (cmocka.h, -lcmocka)
 test|sqlite3|cmd sqlite3|the sqlite3 tool
@@ -59,6 +61,8 @@ plot|fonts-dejavu-core|-|DejaVu fonts
 bench|time|-|GNU time
 clang|clang|cmd clang|clang
 clang|llvm|-|llvm-ar (LTO archives for clang)
+fuzz|clang|cmd clang|clang
+fuzz|libclang-rt-dev|-|clang's libFuzzer and sanitizer runtimes
 measure|valgrind|cmd valgrind|valgrind
 measure|linux-perf|cmd perf|perf
 measure|python3|cmd python3|python3
@@ -186,8 +190,8 @@ if [ "$1" = --check ]; then mode=do_check; shift; fi
 [ $# -gt 0 ] || set -- build test plot bench
 for g in "$@"; do
   case $g in
-    build|unit|test|plot|bench|clang|measure|slurm) ;;
-    *) echo "vmxsim setup: unknown group '$g' (build, unit, test, plot, bench, clang, measure, slurm)" >&2; exit 2 ;;
+    build|unit|test|plot|bench|clang|fuzz|measure|slurm) ;;
+    *) echo "vmxsim setup: unknown group '$g' (build, unit, test, plot, bench, clang, fuzz, measure, slurm)" >&2; exit 2 ;;
   esac
 done
 $mode "$@"

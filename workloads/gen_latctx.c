@@ -202,7 +202,9 @@ static cJSON *latctx_meta(const struct latctx_opts *o, double us) {
   gen_meta_num(m, "native_cycles_per_switch", (double)gen_us_to_cycles(us, o->cpu_ghz));
   struct gen_layout l;
   gen_layout_init(&l, o->paging);
-  kpages_meta(m, &l, KP_SYSCALL | KP_FILE_IO | KP_PIPE | KP_WAKE | KP_SLEEP | KP_NEXT_TASK, 0);
+  uint64_t set = KP_SYSCALL | KP_FILE_IO | KP_PIPE | KP_WAKE | KP_SLEEP | KP_NEXT_TASK, bytes = (uint64_t)o->size * 1024;
+  kpages_meta(m, &l, set, 0);
+  kpages_page_tables_meta(m, &l, set, (unsigned)o->procs, (unsigned)o->procs, gen_buffer_addr(&l, bytes), bytes);
   if (o->cross > 0) gen_meta_num(m, "cross", o->cross);
   gen_meta_str(m, "placement", o->cross > 0 ? "the ring starts on vCPU 0; a crossing wake-up runs the woken process "
                "on the next vCPU (reschedule IPI, the waker's vCPU halts)" : "the whole ring on vCPU 0 (wake-affine pipe wakeups)");

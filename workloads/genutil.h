@@ -12,7 +12,7 @@
 #include "sim/core/util.h"
 
 /*
-** Errors (docs/architecture-errors.md): every gen_* function that can fail
+** Errors (docs/architecture.md, "Errors"): every gen_* function that can fail
 ** returns 0 or an enum exit_code, with the message in the caller's err
 ** buffer: EXIT_USAGE when a parameter is out of range or an option is wrong
 ** (the message names the option as the command line spells it),

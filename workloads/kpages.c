@@ -72,3 +72,47 @@ unsigned kpages_count(uint64_t set, enum kscope scope) {
     if ((set >> k & 1) && group_scope[k] == scope) n += group_pages[k];
   return n;
 }
+
+/* ---- page tables: which 2 MB regions a touch set spans ---- */
+
+#define REGION_SHIFT 21            /* one shadow page table maps 2 MB (PAE and 64-bit format) */
+#define REGIONS_MAX  256
+
+struct regions { uint64_t key[REGIONS_MAX]; unsigned n; };
+
+static void regions_add(struct regions *r, uint64_t va, uint64_t pages) {
+  for (uint64_t k = va >> REGION_SHIFT, last = (va + (pages << 12) - 1) >> REGION_SHIFT; k <= last; k++) {
+    unsigned i = 0;
+    while (i < r->n && r->key[i] != k) i++;
+    if (i == r->n && r->n < REGIONS_MAX) r->key[r->n++] = k;
+  }
+}
+
+void kpages_page_tables_meta(cJSON *meta, const struct gen_layout *l, uint64_t set, unsigned tasks, unsigned objs,
+                             uint64_t buf, uint64_t buf_bytes) {
+  struct regions user = { .n = 0 }, kernel = { .n = 0 };
+  regions_add(&user, l->user_code, 1);
+  regions_add(&user, l->user_pdata, 1);
+  regions_add(&user, l->libc_text, l->paging == PAGING_64 ? 1 : 2);
+  regions_add(&user, l->libc_data, 1);
+  regions_add(&user, l->tls, 1);
+  regions_add(&user, l->user_stack, 1);
+  if (buf_bytes) regions_add(&user, buf, (buf_bytes + 4095) >> 12);
+  if (l->vdso) regions_add(&kernel, l->vdso, 1);       /* in the kernel half: shared tables */
+  for (unsigned k = 0; k < KG_COUNT; k++) {
+    if (!(set >> k & 1)) continue;
+    unsigned n = group_scope[k] == KS_TASK ? tasks : group_scope[k] == KS_PIPE || group_scope[k] == KS_SOCKET ? objs : 1;
+    for (unsigned i = 0; i < n; i++) regions_add(&kernel, kpages_addr(l, (enum kgroup)k, i), group_pages[k]);
+  }
+  cJSON *t = cJSON_AddObjectToObject(meta, "page_tables");
+  if (!t) return;
+  cJSON_AddNumberToObject(t, "user_per_process", user.n);
+  cJSON_AddNumberToObject(t, "kernel_shared", kernel.n);
+  if (l->paging == PAGING_32)
+    cJSON_AddNumberToObject(t, "shadow_roots_per_process", 4);
+  cJSON_AddStringToObject(t, "counts", "distinct 2 MB regions touched: one shadow page table each; the kernel's are "
+                          "shared by every address space; a 32-bit guest shadowed with PAE-format tables needs 4 roots "
+                          "(one page directory per GiB) per address space");
+  cJSON_AddStringToObject(t, "source", "Linux 2.6.20 drivers/kvm/mmu.c mmu_alloc_roots(), paging_tmpl.h; "
+                          "models/mmu/README.md 'Pool footprint'");
+}

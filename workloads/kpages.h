@@ -97,5 +97,12 @@ unsigned kpages_count(uint64_t set, enum kscope scope);
 ** operation, and the kernel's pages of set by scope (text, global, per task,
 ** per pipe, per socket). */
 void kpages_meta(cJSON *meta, const struct gen_layout *l, uint64_t set, unsigned extra_user);
+/* Records as "page_tables" how many shadow page tables the touch set needs:
+** the 2 MB regions of one process's user pages (with a buffer of buf_bytes
+** at buf), those of the kernel's pages for `tasks` tasks and `objs` pipes or
+** sockets (shared by every address space), and the roots of a 32-bit guest:
+** what decides when a bounded shadow pool thrashes (models/mmu/README.md). */
+void kpages_page_tables_meta(cJSON *meta, const struct gen_layout *l, uint64_t set, unsigned tasks, unsigned objs,
+                             uint64_t buf, uint64_t buf_bytes);
 
 #endif

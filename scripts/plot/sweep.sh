@@ -7,7 +7,7 @@ set -eu
 
 usage() {
   cat <<'USAGE'
-usage: scripts/plot/sweep.sh --param KEY [--y us|exits] [--where KEY=VALUE]... [--db FILE] [-o OUT.png]
+usage: scripts/plot/sweep.sh --param KEY [--y us|exits] [--where KEY=VALUE]... [--db FILE] [-o OUT]
 
   --param KEY      the x axis: a parameter of the traces' metadata (procs, size, ...) or a
                    policy knob (cr3_target_count, shadow_pages_max, ...); write params.KEY
@@ -16,7 +16,8 @@ usage: scripts/plot/sweep.sh --param KEY [--y us|exits] [--where KEY=VALUE]... [
   --where K=V      only runs whose K is V: cpu, workload, a metadata parameter or a knob
                    (may be repeated); the other swept parameters must be fixed this way
   --db FILE        results database (default vmxsim.db; a merged sweep's, say)
-  -o OUT.png       output file (default sweep-KEY.png)
+  -o OUT           output: OUT.png, OUT.svg and OUT.pdf (a .png, .svg or .pdf ending is dropped;
+                   default sweep-KEY)
 
 Without --where cpu=C, the CPU profile of the latest matching run; without --where
 workload=W, the workload of the latest run that has KEY.  A policy's line takes its knob
@@ -153,10 +154,18 @@ while IFS= read -r label; do
 done < "$tmp/labels"
 logx=$(cat "$tmp"/p*.tsv | awk -F '\t' 'NR == 1 || $1 < lo { lo = $1 } NR == 1 || $1 > hi { hi = $1 }
                                         END { print (lo > 0 && hi >= 8 * lo) ? 1 : 0 }')
-out=${out:-sweep-$xname.png}
-title="$workload: $ylabel against $xname (cpu $cpu)"
-[ -s "$tmp/wheres" ] && title="$title, $(paste -sd' ' "$tmp/wheres" | sed 's/ /, /g')"
-begin_output "$out"
-gnuplot -e "dir=$(gq "$here/"); files=$(gq "$files"); titles=$(gq "$titles"); outfile=$(gq "$part"); logx=$logx;
-            xlab=$(gq "$xname"); ylab=$(gq "$ylabel"); ttl=$(gq "$title")" "$here/sweep.gp" && finish_output "$out"
-echo "$out"
+out=${out:-sweep-$xname}
+out=${out%.png}; out=${out%.svg}; out=${out%.pdf}
+title="$(printf '%s' "$ylabel" | sed 's/^./\U&/') against $xname
+workload $workload, CPU profile $cpu"
+[ -s "$tmp/wheres" ] && title="$title; $(paste -sd' ' "$tmp/wheres" | sed 's/ /, /g')"
+xs=$(cut -f1 "$tmp"/p*.tsv | sort -gu)
+integer=$(printf '%s\n' "$xs" | awk '$1 != int($1) { f = 1 } END { print f ? 0 : 1 }')
+xtics=$(printf '%s\n' "$xs" | paste -sd, -)
+for fmt in png svg pdf; do
+  begin_output "$out.$fmt"
+  gnuplot -e "dir=$(gq "$here/"); files=$(gq "$files"); titles=$(gq "$titles"); fmt='$fmt'; outfile=$(gq "$part");
+              logx=$logx; integer=$integer; xtics=$(gq "$xtics"); xlab=$(gq "$xname"); ylab=$(gq "$ylabel");
+              ttl=$(gq "$title")" "$here/sweep.gp" && finish_output "$out.$fmt"
+done
+printf '%s\n' "$out.png" "$out.svg" "$out.pdf"

@@ -103,7 +103,7 @@ static const char tracecmd_usage[] =
   "  perf-script  otherwise (sched_switch, raw_syscalls, page faults, tlb_flush of a\n"
   "               native recording; each thread counts as its own process)\n"
   "Timestamps keep their nanoseconds.  Messages quote lines of that report text.\n"
-  "Built without libtracecmd-dev and libtraceevent-dev, vmxsim says so; then convert\n"
+  "Built without libtracecmd-dev, libtraceevent-dev and libtracefs-dev, vmxsim says so; convert\n"
   "with 'trace-cmd report -t -i TRACE.dat > report.txt' and import the text.\n"
   "\n"
   "example (workloads/record/README.md has more):\n"

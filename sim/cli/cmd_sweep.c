@@ -290,7 +290,8 @@ static void print_summary(const struct sweep *s) {
   printf(": %zu run now, %zu stored before, ", s->ran, s->stored_before);
   if (s->repeats) printf("%zu repeats of other runs of the plan, ", s->repeats);
   printf("%zu failed in %.1f s", s->failed, t);
-  if (s->ran && t > 0) printf(" (%.1f runs/s on %u workers)", (double)s->ran / t, s->opts.jobs);
+  if (s->ran && t > 0)
+    printf(" (%.1f runs/s on %u worker%s)", (double)s->ran / t, s->opts.jobs, s->opts.jobs == 1 ? "" : "s");
   printf("; results in %s\n", s->opts.db);
 }
 
@@ -505,6 +506,7 @@ int cmd_merge(int argc, char **argv) {
     return rc;
   }
   uint64_t added = 0;
+  int merged = 0;
   for (int i = 2; i < argc; i++) {
     struct store_merge_result res;
     int mrc = store_merge(db, out, argv[i], &res, err, sizeof err);
@@ -514,11 +516,15 @@ int cmd_merge(int argc, char **argv) {
       continue;
     }
     added += res.added;
+    merged++;
     printf("%s: %llu runs: %llu added, %llu already in %s\n", argv[i], (unsigned long long)res.runs,
            (unsigned long long)res.added, (unsigned long long)res.present, out);
   }
   report_gaps(db, out, &rc);
-  printf("%s: %llu runs added from %d files\n", out, (unsigned long long)added, argc - 2);
+  printf("%s: %llu run%s added from %d file%s", out, (unsigned long long)added, added == 1 ? "" : "s", merged,
+         merged == 1 ? "" : "s");
+  if (merged < argc - 2) printf(" (%d of %d could not be merged)", argc - 2 - merged, argc - 2);
+  printf("\n");
   store_close(db);
   return rc;
 }

@@ -18,7 +18,7 @@
 ** plain fopen(path, "w") would give.  A symlink is followed: its target file
 ** is replaced, the link stays.
 **
-** Errors follow docs/architecture-errors.md: 0 or an enum exit_code, the
+** Errors follow docs/architecture.md, "Errors": 0 or an enum exit_code, the
 ** message in the caller's buffer.
 */
 #ifndef VMXSIM_OUTFILE_H

@@ -152,6 +152,16 @@ static int apply_knobs(struct policy *p, const struct data_doc *d, const cJSON *
   return EXIT_OK;
 }
 
+/* A message about the preset that file d names as "base", prefixed with where
+** d names it, so that a missing or bad base says which file asked for it. */
+static void in_base(const struct data_doc *d, char *err, size_t errlen) {
+  const char *path[] = { "base", NULL };
+  int line = data_line(d, path);
+  char inner[1024];
+  snprintf(inner, sizeof inner, "%s", err);
+  snprintf(err, errlen, "%s:%d: \"base\": %s", d->label, line ? line : 1, inner);
+}
+
 /* Applies one preset (and, first, the preset it names as "base").  A file
 ** whose content is wrong is bad input (EXIT_BADINPUT); an unknown name is a
 ** usage error (data_load). */
@@ -164,7 +174,8 @@ static int apply_preset(struct policy *p, const char *name, int depth, char *err
   int rc = data_open("policies", name, &d, err, errlen);
   if (rc) return rc;
   const cJSON *base = cJSON_GetObjectItemCaseSensitive(d.json, "base");
-  if (cJSON_IsString(base)) rc = apply_preset(p, base->valuestring, depth + 1, err, errlen);
+  if (cJSON_IsString(base) && (rc = apply_preset(p, base->valuestring, depth + 1, err, errlen)) != 0)
+    in_base(&d, err, errlen);
   const cJSON *ks = cJSON_GetObjectItemCaseSensitive(d.json, "knobs");
   if (!rc && !cJSON_IsObject(ks)) {
     snprintf(err, errlen, "%s: missing \"knobs\" object", d.label);

@@ -38,7 +38,7 @@ struct trace_header {
 };
 
 /*
-** Errors (docs/architecture-errors.md): the functions that can fail return 0
+** Errors (docs/architecture.md, "Errors"): the functions that can fail return 0
 ** or an enum exit_code: EXIT_BADINPUT for a file that cannot be read or
 ** written, is not a trace or is corrupt; EXIT_INTERNAL when out of memory.
 ** The reader and the writer live across calls (a record can be bad long

@@ -826,6 +826,15 @@ static int asm_open(struct assembler *as) {
 
 static int asm_emit(void *ctx, const struct trace_event *ev) {
   struct assembler *as = ctx;
+  /* `raw` lines can spell any record; the reader refuses those whose operands
+  ** are impossible, so the assembler does too, at their line (a fuzz input) */
+  const char *why = event_invalid(ev);
+  if (why) {
+    snprintf(as->p.err, sizeof as->p.err, "%s record not valid: %s (the trace reader would refuse it)",
+             event_mnemonic(ev->type), why);
+    as->p.err_line = as->p.line;
+    return EXIT_BADINPUT;
+  }
   if (!as->open) {
     int rc = asm_open(as);
     if (rc) return rc;

@@ -8,7 +8,7 @@
 ** Concatenated members, streams and frames (as `cat a.gz b.gz` makes) are read
 ** one after the other.  Memory stays constant whatever the input's length.
 **
-** Errors follow docs/architecture-errors.md: 0 or an enum exit_code, the
+** Errors follow docs/architecture.md, "Errors": 0 or an enum exit_code, the
 ** message "NAME: ..." in z->err (the stream outlives the failing call);
 ** corrupt or truncated compressed data names the compressed byte offset.
 */

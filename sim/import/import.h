@@ -17,7 +17,7 @@
 ** one @init group per vCPU, then the events.  The unit tests pass a callback
 ** that collects the events in memory instead.
 **
-** Errors follow docs/architecture-errors.md: 0 or an enum exit_code; an
+** Errors follow docs/architecture.md, "Errors": 0 or an enum exit_code; an
 ** importer leaves its message in im->err (the import outlives the call that
 ** failed), import_file in the caller's buffer.
 **

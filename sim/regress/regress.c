@@ -109,27 +109,6 @@ static char *xasprintf(const char *fmt, ...) {
   return s;
 }
 
-struct strbuf {
-  char *s;
-  size_t len, cap;
-};
-
-static void sb_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(struct strbuf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (b->len + (size_t)n + 1 > b->cap) {
-    b->cap = (b->len + (size_t)n + 1) * 2;
-    b->s = xrealloc(b->s, b->cap);
-  }
-  va_start(ap, fmt);
-  vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  b->len += (size_t)n;
-}
-
 /* ---- options ---- */
 
 static int parse_opts(int argc, char **argv, struct opts *o) {
@@ -305,7 +284,7 @@ static void cache_free(struct trace_cache *tc) {
 
 static char *gen_command(const struct regress_case *c) {
   struct strbuf b = { 0 };
-  for (int i = 0; i < c->ngen; i++) sb_printf(&b, "%s%s", i ? " " : "", c->gen[i]);
+  for (int i = 0; i < c->ngen; i++) strbuf_printf(&b, "%s%s", i ? " " : "", c->gen[i]);
   return b.s;
 }
 
@@ -452,7 +431,7 @@ static void fmt_tolerance(char *s, size_t n, double tol) {
 
 /* Expected vs actual vs delta, one row per difference. */
 static void diff_table(struct strbuf *b, const struct result *r, bool update) {
-  sb_printf(b, "       %-11s %-30s %14s %14s  %s\n", "section", "name", update ? "was" : "expected",
+  strbuf_printf(b, "       %-11s %-30s %14s %14s  %s\n", "section", "name", update ? "was" : "expected",
             update ? "now" : "actual", "delta");
   for (size_t i = 0; i < r->ndiffs; i++) {
     const struct regress_diff *d = &r->diffs[i];
@@ -465,10 +444,10 @@ static void diff_table(struct strbuf *b, const struct result *r, bool update) {
     if (d->absent) snprintf(exp, sizeof exp, "-");
     else snprintf(exp, sizeof exp, "%llu", (unsigned long long)d->expected);
     fmt_delta(delta, sizeof delta, d);
-    sb_printf(b, "       %-11s %-30s %14s %14llu  %s\n", regress_diff_section(d), name, exp,
+    strbuf_printf(b, "       %-11s %-30s %14s %14llu  %s\n", regress_diff_section(d), name, exp,
               (unsigned long long)d->actual, delta);
   }
-  if (r->dropped) sb_printf(b, "       dropped (unknown to this vmxsim): %s\n", r->dropped);
+  if (r->dropped) strbuf_printf(b, "       dropped (unknown to this vmxsim): %s\n", r->dropped);
 }
 
 static void table_line(struct strbuf *b, const struct result *r, const struct result_extra *x, bool quiet) {
@@ -476,34 +455,34 @@ static void table_line(struct strbuf *b, const struct result *r, const struct re
   case ST_PASS:
   case ST_UNCHANGED:
     if (quiet) return;
-    sb_printf(b, "%-9s %s", r->status == ST_PASS ? "PASS" : "unchanged", r->file);
+    strbuf_printf(b, "%-9s %s", r->status == ST_PASS ? "PASS" : "unchanged", r->file);
     if (x->cycles_checked && x->cycles_actual != x->cycles_expected && x->cycles_expected)
-      sb_printf(b, "  (cycles %+.4f%%, within %g%%)",
+      strbuf_printf(b, "  (cycles %+.4f%%, within %g%%)",
                 100.0 * ((double)x->cycles_actual - (double)x->cycles_expected) / (double)x->cycles_expected,
                 r->tolerance * 100);
-    sb_printf(b, "\n");
+    strbuf_printf(b, "\n");
     return;
   case ST_FAIL:
-    sb_printf(b, "%-9s %s  (%zu difference%s)\n", "FAIL", r->file, r->ndiffs, r->ndiffs == 1 ? "" : "s");
+    strbuf_printf(b, "%-9s %s  (%zu difference%s)\n", "FAIL", r->file, r->ndiffs, r->ndiffs == 1 ? "" : "s");
     diff_table(b, r, false);
     return;
   case ST_ERROR: {
     size_t problems = 1;
     for (const char *p = r->error; *p; p++) problems += *p == '\n';
-    if (problems > 1) sb_printf(b, "%-9s %s  (%zu problems)\n", "ERROR", r->file, problems);
-    else sb_printf(b, "%-9s %s\n", "ERROR", r->file);
+    if (problems > 1) strbuf_printf(b, "%-9s %s  (%zu problems)\n", "ERROR", r->file, problems);
+    else strbuf_printf(b, "%-9s %s\n", "ERROR", r->file);
     return;
   }
   case ST_UPDATED:
     if (!r->ndiffs && !r->dropped) {
-      sb_printf(b, "%-9s %s  (layout only: sorted keys, 2-space indentation)\n", "updated", r->file);
+      strbuf_printf(b, "%-9s %s  (layout only: sorted keys, 2-space indentation)\n", "updated", r->file);
       return;
     }
-    sb_printf(b, "%-9s %s  (%zu change%s)\n", "updated", r->file, r->ndiffs, r->ndiffs == 1 ? "" : "s");
+    strbuf_printf(b, "%-9s %s  (%zu change%s)\n", "updated", r->file, r->ndiffs, r->ndiffs == 1 ? "" : "s");
     diff_table(b, r, true);
     return;
   case ST_RECORDED:
-    sb_printf(b, "%-9s %s\n", "recorded", r->file);
+    strbuf_printf(b, "%-9s %s\n", "recorded", r->file);
     return;
   }
 }
@@ -570,16 +549,16 @@ static void xml_text(struct strbuf *b, const char *s) {
       unsigned cp = ((c & 0x07u) << 18) | ((p[1] & 0x3fu) << 12);
       valid = cp >= 0x10000 && cp <= 0x10ffff;
     }
-    if (!valid) { sb_printf(b, "?"); p++; continue; }
-    if (len > 1) { sb_printf(b, "%.*s", (int)len, (const char *)p); p += len; continue; }
+    if (!valid) { strbuf_printf(b, "?"); p++; continue; }
+    if (len > 1) { strbuf_printf(b, "%.*s", (int)len, (const char *)p); p += len; continue; }
     switch (c) {
-    case '&': sb_printf(b, "&amp;"); break;
-    case '<': sb_printf(b, "&lt;"); break;
-    case '>': sb_printf(b, "&gt;"); break;
-    case '"': sb_printf(b, "&quot;"); break;
-    case '\'': sb_printf(b, "&apos;"); break;
-    case '\t': case '\n': sb_printf(b, "%c", (char)c); break;
-    default: sb_printf(b, "%c", c < 0x20 || c == 0x7f ? '?' : (char)c);
+    case '&': strbuf_printf(b, "&amp;"); break;
+    case '<': strbuf_printf(b, "&lt;"); break;
+    case '>': strbuf_printf(b, "&gt;"); break;
+    case '"': strbuf_printf(b, "&quot;"); break;
+    case '\'': strbuf_printf(b, "&apos;"); break;
+    case '\t': case '\n': strbuf_printf(b, "%c", (char)c); break;
+    default: strbuf_printf(b, "%c", c < 0x20 || c == 0x7f ? '?' : (char)c);
     }
     p++;
   }
@@ -588,10 +567,10 @@ static void xml_text(struct strbuf *b, const char *s) {
 static char *junit_xml(const struct result *rs, size_t n, const unsigned *count, double secs) {
   struct strbuf b = { 0 };
   unsigned fails = count[ST_FAIL], errs = count[ST_ERROR];
-  sb_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-  sb_printf(&b, "<testsuites name=\"vmxsim regress\" tests=\"%zu\" failures=\"%u\" errors=\"%u\" time=\"%.3f\">\n",
+  strbuf_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+  strbuf_printf(&b, "<testsuites name=\"vmxsim regress\" tests=\"%zu\" failures=\"%u\" errors=\"%u\" time=\"%.3f\">\n",
             n, fails, errs, secs);
-  sb_printf(&b, "  <testsuite name=\"vmxsim regress\" tests=\"%zu\" failures=\"%u\" errors=\"%u\" skipped=\"0\" "
+  strbuf_printf(&b, "  <testsuite name=\"vmxsim regress\" tests=\"%zu\" failures=\"%u\" errors=\"%u\" skipped=\"0\" "
             "time=\"%.3f\">\n", n, fails, errs, secs);
   for (size_t i = 0; i < n; i++) {
     const struct result *r = &rs[i];
@@ -604,13 +583,13 @@ static char *junit_xml(const struct result *rs, size_t n, const unsigned *count,
     const char *clsp = cls;
     while (*clsp == '.') clsp++;
     char *name = xasprintf("%.*s", (int)blen, base);
-    sb_printf(&b, "    <testcase classname=\"");
+    strbuf_printf(&b, "    <testcase classname=\"");
     xml_text(&b, *clsp ? clsp : "regress");
-    sb_printf(&b, "\" name=\"");
+    strbuf_printf(&b, "\" name=\"");
     xml_text(&b, name);
-    sb_printf(&b, "\" file=\"");
+    strbuf_printf(&b, "\" file=\"");
     xml_text(&b, r->file);
-    sb_printf(&b, "\" time=\"%.6f\"", r->seconds);
+    strbuf_printf(&b, "\" time=\"%.6f\"", r->seconds);
     free(cls);
     free(name);
     if (r->status == ST_FAIL) {
@@ -621,25 +600,25 @@ static char *junit_xml(const struct result *rs, size_t n, const unsigned *count,
       snprintf(msg, sizeof msg, "%zu difference%s: %s %s expected %llu, got %llu%s", r->ndiffs,
                r->ndiffs == 1 ? "" : "s", regress_diff_section(d), regress_diff_name(d),
                (unsigned long long)d->expected, (unsigned long long)d->actual, r->ndiffs > 1 ? ", ..." : "");
-      sb_printf(&b, ">\n      <failure type=\"regression\" message=\"");
+      strbuf_printf(&b, ">\n      <failure type=\"regression\" message=\"");
       xml_text(&b, msg);
-      sb_printf(&b, "\">");
+      strbuf_printf(&b, "\">");
       xml_text(&b, t.s);
-      sb_printf(&b, "</failure>\n    </testcase>\n");
+      strbuf_printf(&b, "</failure>\n    </testcase>\n");
       free(t.s);
     } else if (r->status == ST_ERROR) {
-      sb_printf(&b, ">\n      <error type=\"error\" message=\"");
+      strbuf_printf(&b, ">\n      <error type=\"error\" message=\"");
       xml_text(&b, r->error);
-      sb_printf(&b, "\">");
+      strbuf_printf(&b, "\">");
       xml_text(&b, r->error);
-      sb_printf(&b, "</error>\n    </testcase>\n");
+      strbuf_printf(&b, "</error>\n    </testcase>\n");
     } else if (r->status == ST_UPDATED || r->status == ST_RECORDED) {
-      sb_printf(&b, ">\n      <system-out>%s</system-out>\n    </testcase>\n", status_names[r->status]);
+      strbuf_printf(&b, ">\n      <system-out>%s</system-out>\n    </testcase>\n", status_names[r->status]);
     } else {
-      sb_printf(&b, "/>\n");
+      strbuf_printf(&b, "/>\n");
     }
   }
-  sb_printf(&b, "  </testsuite>\n</testsuites>\n");
+  strbuf_printf(&b, "  </testsuite>\n</testsuites>\n");
   return b.s;
 }
 
@@ -651,7 +630,7 @@ static void emit_table(struct strbuf *all, bool to_stdout, const struct strbuf *
     fputs(part->s, stdout);
     fflush(stdout);
   }
-  sb_printf(all, "%s", part->s);
+  strbuf_printf(all, "%s", part->s);
 }
 
 int cmd_regress(int argc, char **argv) {
@@ -708,11 +687,11 @@ int cmd_regress(int argc, char **argv) {
 
   struct strbuf sum = { 0 };
   if (o.update)
-    sb_printf(&sum, "regress --update: %u updated, %u recorded, %u unchanged, %u error%s (%zu case%s, %.2f s)\n",
+    strbuf_printf(&sum, "regress --update: %u updated, %u recorded, %u unchanged, %u error%s (%zu case%s, %.2f s)\n",
               count[ST_UPDATED], count[ST_RECORDED], count[ST_UNCHANGED], count[ST_ERROR],
               count[ST_ERROR] == 1 ? "" : "s", n, n == 1 ? "" : "s", secs);
   else
-    sb_printf(&sum, "regress: %u passed, %u failed, %u error%s (%zu case%s, %.2f s)\n", count[ST_PASS],
+    strbuf_printf(&sum, "regress: %u passed, %u failed, %u error%s (%zu case%s, %.2f s)\n", count[ST_PASS],
               count[ST_FAIL], count[ST_ERROR], count[ST_ERROR] == 1 ? "" : "s", n, n == 1 ? "" : "s", secs);
   emit_table(&table, table_stdout, &sum);
   free(sum.s);

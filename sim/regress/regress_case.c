@@ -170,6 +170,9 @@ static bool fail_at(const struct regress_case *c, const char *key, char *err, si
     va_start(ap, fmt);
     vsnprintf(err + n, errlen - n, fmt, ap);
     va_end(ap);
+    /* a quoted key may hold a JSON-escaped newline or other control character: one problem, one line */
+    for (char *p = err + n; *p; p++)
+      if ((unsigned char)*p < 0x20) *p = '?';
   }
   return false;
 }

@@ -65,15 +65,6 @@ static const char merge_sweeps[] =
   " WHERE " PART_RANK("excluded") " > " PART_RANK("sweeps")
   " OR (" PART_RANK("excluded") " = " PART_RANK("sweeps") " AND excluded.done > sweeps.done)";
 
-static int64_t query_int(sqlite3 *db, const char *sql) {
-  sqlite3_stmt *st = NULL;
-  int64_t v = -1;
-  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-    v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  return v;
-}
-
 static int exec(sqlite3 *db, const char *sql) { return sqlite3_exec(db, sql, NULL, NULL, NULL); }
 
 /* Refuses what cannot be merged: a missing file, the output itself. */
@@ -97,8 +88,8 @@ static int check_file(const char *out_path, const char *from, char *err, size_t 
 /* The attached file must be a vmxsim results database of a version this build reads. */
 static int check_attached(sqlite3 *db, const char *out_path, const char *from, int *version,
                           char *err, size_t errlen) {
-  int64_t app = query_int(db, "PRAGMA shard.application_id");
-  int64_t ver = query_int(db, "PRAGMA shard.user_version");
+  int64_t app = store_query_int(db, "PRAGMA shard.application_id");
+  int64_t ver = store_query_int(db, "PRAGMA shard.user_version");
   if (app < 0 || ver < 0) {
     char what[600];
     snprintf(what, sizeof what, "cannot read %s", from);
@@ -126,7 +117,7 @@ static int copy_all(sqlite3 *db, const char *out_path, const char *from, struct 
     rc = exec(db, merge_steps[i]);
     if (i == 1) res->runs = (uint64_t)sqlite3_changes(db);
   }
-  if (rc == SQLITE_OK) res->added = (uint64_t)query_int(db, "SELECT count(*) FROM temp.merge_runs");
+  if (rc == SQLITE_OK) res->added = (uint64_t)store_query_int(db, "SELECT count(*) FROM temp.merge_runs");
   if (rc == SQLITE_OK && res->version >= 2) rc = exec(db, merge_views);
   if (rc == SQLITE_OK && res->version >= 3) rc = exec(db, merge_sweeps);
   if (rc == SQLITE_OK) rc = exec(db, "DROP TABLE temp.merge_runs");

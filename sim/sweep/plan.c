@@ -607,6 +607,8 @@ static int expand(struct ctx *c) {
     }
   for (size_t r = 0; r < p->nrules; r++) free(m[r].trace), free(m[r].policy), free(m[r].cpu);
   free(m);
+  if (p->nruns == 0 && p->nexcluded == 1)
+    return fail(c, EXIT_USAGE, "$.exclude", "the plan's one run is excluded: the product of the plan is empty");
   if (p->nruns == 0)
     return fail(c, EXIT_USAGE, "$.exclude", "every one of the %zu runs is excluded: the product of the plan is empty",
                 p->nexcluded);

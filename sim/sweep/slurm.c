@@ -13,36 +13,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* A growing text. */
-struct text {
-  char *s;
-  size_t len, cap;
-};
-
-static void addf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void addf(struct text *t, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (t->len + (size_t)n + 1 > t->cap) {
-    t->cap = (t->len + (size_t)n + 1) * 2;
-    t->s = xrealloc(t->s, t->cap);
-  }
-  va_start(ap, fmt);
-  vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
-  va_end(ap);
-  t->len += (size_t)n;
-}
-
 /* s in single quotes for sh ('\'' for a quote inside). */
-static void add_quoted(struct text *t, const char *s) {
-  addf(t, "'");
+static void add_quoted(struct strbuf *t, const char *s) {
+  strbuf_printf(t, "'");
   for (; *s; s++) {
-    if (*s == '\'') addf(t, "'\\''");
-    else addf(t, "%c", *s);
+    if (*s == '\'') strbuf_printf(t, "'\\''");
+    else strbuf_printf(t, "%c", *s);
   }
-  addf(t, "'");
+  strbuf_printf(t, "'");
 }
 
 static char *path_in(const char *dir, const char *name) {
@@ -56,66 +34,66 @@ char *slurm_array_script_path(const struct slurm_job *j) { return path_in(j->dir
 char *slurm_merge_script_path(const struct slurm_job *j) { return path_in(j->dir, "merge.sbatch"); }
 
 /* The #SBATCH lines both jobs share. */
-static void common_options(struct text *t, const struct slurm_job *j) {
-  if (j->time) addf(t, "#SBATCH --time=%s\n", j->time);
-  if (j->partition) addf(t, "#SBATCH --partition=%s\n", j->partition);
-  for (int i = 0; i < j->noptions; i++) addf(t, "#SBATCH %s\n", j->options[i]);
+static void common_options(struct strbuf *t, const struct slurm_job *j) {
+  if (j->time) strbuf_printf(t, "#SBATCH --time=%s\n", j->time);
+  if (j->partition) strbuf_printf(t, "#SBATCH --partition=%s\n", j->partition);
+  for (int i = 0; i < j->noptions; i++) strbuf_printf(t, "#SBATCH %s\n", j->options[i]);
 }
 
 char *slurm_array_script(const struct slurm_job *j) {
-  struct text t = { 0 };
-  addf(&t, "#!/bin/sh\n"
+  struct strbuf t = { 0 };
+  strbuf_printf(&t, "#!/bin/sh\n"
            "# A vmxsim sweep as a Slurm job array, written by 'vmxsim sweep --slurm'.\n"
            "#   plan: %s\n"
            "# Task I runs part I of %u of the run set into shard-I.db beside this script.\n"
            "# A failed task runs again alone with 'sbatch --array=I sweep.sbatch' (it\n"
            "# resumes: the runs its database holds are skipped); then sbatch merge.sbatch.\n",
        j->plan, j->nshards);
-  addf(&t, "#SBATCH --job-name=vmxsim-%s\n", j->name);
-  addf(&t, "#SBATCH --array=0-%u\n", j->nshards - 1);
-  addf(&t, "#SBATCH --cpus-per-task=%u\n", j->cpus_per_task);
-  addf(&t, "#SBATCH --output=%s/logs/shard-%%a.out\n", j->dir);
+  strbuf_printf(&t, "#SBATCH --job-name=vmxsim-%s\n", j->name);
+  strbuf_printf(&t, "#SBATCH --array=0-%u\n", j->nshards - 1);
+  strbuf_printf(&t, "#SBATCH --cpus-per-task=%u\n", j->cpus_per_task);
+  strbuf_printf(&t, "#SBATCH --output=%s/logs/shard-%%a.out\n", j->dir);
   common_options(&t, j);
-  addf(&t, "set -eu\n"
+  strbuf_printf(&t, "set -eu\n"
            "# %u is written here: a task resubmitted alone is an array of one\n"
            "# (SLURM_ARRAY_TASK_COUNT=1), but still part $SLURM_ARRAY_TASK_ID of %u.\n"
            "exec ", j->nshards, j->nshards);
   add_quoted(&t, j->program);
-  addf(&t, " sweep ");
+  strbuf_printf(&t, " sweep ");
   add_quoted(&t, j->plan);
-  addf(&t, " --shard \"$SLURM_ARRAY_TASK_ID/%u\" -j %u --cache ", j->nshards, j->cpus_per_task);
+  strbuf_printf(&t, " --shard \"$SLURM_ARRAY_TASK_ID/%u\" -j %u --cache ", j->nshards, j->cpus_per_task);
   add_quoted(&t, j->cache);
-  addf(&t, " \\\n  --db ");
+  strbuf_printf(&t, " \\\n  --db ");
   add_quoted(&t, j->dir);
-  addf(&t, "/shard-\"$SLURM_ARRAY_TASK_ID\".db\n");
+  strbuf_printf(&t, "/shard-\"$SLURM_ARRAY_TASK_ID\".db\n");
   return t.s;
 }
 
 char *slurm_merge_script(const struct slurm_job *j) {
-  struct text t = { 0 };
-  addf(&t, "#!/bin/sh\n"
+  struct strbuf t = { 0 };
+  strbuf_printf(&t, "#!/bin/sh\n"
            "# Merges the %u shard databases of a vmxsim sweep, written by 'vmxsim sweep --slurm'.\n"
            "#   plan: %s\n"
            "# Submitted with --dependency=afterok on the array job.  Merging is idempotent:\n"
            "# running it again stores nothing twice.\n",
        j->nshards, j->plan);
-  addf(&t, "#SBATCH --job-name=vmxsim-%s-merge\n", j->name);
-  addf(&t, "#SBATCH --cpus-per-task=1\n");
-  addf(&t, "#SBATCH --output=%s/logs/merge.out\n", j->dir);
+  strbuf_printf(&t, "#SBATCH --job-name=vmxsim-%s-merge\n", j->name);
+  strbuf_printf(&t, "#SBATCH --cpus-per-task=1\n");
+  strbuf_printf(&t, "#SBATCH --output=%s/logs/merge.out\n", j->dir);
   common_options(&t, j);
-  addf(&t, "set -eu\nexec ");
+  strbuf_printf(&t, "set -eu\nexec ");
   add_quoted(&t, j->program);
-  addf(&t, " merge ");
+  strbuf_printf(&t, " merge ");
   add_quoted(&t, j->db);
   for (unsigned i = 0; i < j->nshards; i++) {
     char name[32];
     snprintf(name, sizeof name, "shard-%u.db", i);
     char *p = path_in(j->dir, name);
-    addf(&t, " \\\n  ");
+    strbuf_printf(&t, " \\\n  ");
     add_quoted(&t, p);
     free(p);
   }
-  addf(&t, "\n");
+  strbuf_printf(&t, "\n");
   return t.s;
 }
 

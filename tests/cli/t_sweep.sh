@@ -148,6 +148,7 @@ check_eq "the others are merged" "10" "$(q partial.db 'SELECT count(*) FROM runs
 run "$VMXSIM" merge partial.db shard-1.db nosuch.db
 check_rc "a missing file: exit 3" 3
 check_contains "a missing file is named" "$err" "nosuch.db: missing (no such file)"
+check_contains "and not counted as merged" "$out" "added from 1 file (1 of 2 could not be merged)"
 check_not_contains "no gap once every part is in" "$err" "part 1 of 3"
 run "$VMXSIM" merge
 check_rc "merge without files: usage" 2
@@ -196,7 +197,7 @@ check_contains "an unknown policy: file and path" "$err" "bad.json: \$.policies[
 printf '{"traces": ["basic.bin"], "policies": ["ept"], "exclude": [{"cpu": "core2-2007"}]}\n' > empty.json
 run "$VMXSIM" sweep empty.json
 check_rc "an empty product: exit 2" 2
-check_contains "an empty product is named" "$err" "empty.json: \$.exclude: every one of the 1 runs is excluded"
+check_contains "an empty product is named" "$err" "empty.json: \$.exclude: the plan's one run is excluded"
 printf '{"traces": ["basic.bin"],\n "policies": ["ept"]\n' > broken.json
 run "$VMXSIM" sweep broken.json
 check_rc "malformed JSON: exit 3" 3
@@ -257,11 +258,19 @@ else
   is_png() { [ "$(od -An -tx1 -N8 "$1" 2>/dev/null | tr -d ' \n')" = "89504e470d0a1a0a" ]; }
   run "$PLOT" --db merged.db --param procs --where cpu=core2-2007
   check_rc "sweep plot of a generator parameter" 0
-  check_eq "sweep plot: its default file" "sweep-procs.png" "$out"
+  check_eq "sweep plot: its default files" "sweep-procs.png
+sweep-procs.svg
+sweep-procs.pdf" "$out"
   is_png sweep-procs.png && pass "sweep plot: a PNG" || fail "sweep plot: a PNG" "$(od -c -N8 sweep-procs.png 2>&1)"
+  check_contains "sweep plot: an SVG" "$(head -c 400 sweep-procs.svg)" "<svg"
+  check_eq "sweep plot: a PDF" "%PDF" "$(head -c 4 sweep-procs.pdf)"
+  check_contains "sweep plot: a human title" "$(cat sweep-procs.svg)" "against procs"
+  check_contains "sweep plot: a tick at a swept value" "$(cat sweep-procs.svg)" "<text> 4</text>"
+  check_not_contains "sweep plot: no tick between the swept values" "$(cat sweep-procs.svg)" ".5</text>"
   run "$PLOT" --db merged.db --param cr3_target_count --y exits --where procs=4 -o knob.png
   check_rc "sweep plot of a knob, exits per operation" 0
   is_png knob.png && pass "sweep plot of a knob: a PNG" || fail "sweep plot of a knob: a PNG"
+  [ ! -e knob.png.png ] && pass "sweep plot: -o OUT.png names the PNG" || fail "sweep plot: -o OUT.png names the PNG" "knob.png.png"
   run "$PLOT" --db resume.db --param cr3_target_count
   check_rc "a point with several results: refused" 1
   check_contains "a point with several results: the varying parameter is named" "$err" "procs; fix them with --where KEY=VALUE"

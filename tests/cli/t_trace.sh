@@ -47,6 +47,14 @@ run "$VMXSIM" trace dump empty.bin
 check_eq "an empty trace dumps to its header" "@paging 64
 @vcpus 1" "$out"
 
+# A raw line can spell a record the reader refuses (a fuzz input: CR2 as `raw crr`): the
+# assembler refuses it at its line, and writes no trace.
+printf 'hlt\nraw\tcrr 2\t2\t4\n' > badraw.txt
+run "$VMXSIM" trace asm badraw.txt -o badraw.bin
+check_rc "asm of an impossible raw record: exit 3" 3
+check_contains "it is named with its line" "$err" "badraw.txt:2: crr record not valid: control register not 0, 3, 4 or 8"
+if [ -e badraw.bin ]; then fail "no trace is written" "badraw.bin exists"; else pass "no trace is written"; fi
+
 # ---- info ----
 
 run "$VMXSIM" trace info basic.bin

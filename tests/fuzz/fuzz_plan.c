@@ -10,15 +10,6 @@
 
 #define FILE_NAME "fuzz-plan.json"
 
-/* Device and kernel files would be read whole as policy or profile files: an
-** endless /dev/zero is no finding. */
-static bool names_special_files(const uint8_t *data, size_t size) {
-  static const char *const prefixes[] = { "/dev", "/proc", "/sys" };
-  for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
-    if (memmem(data, size, prefixes[i], strlen(prefixes[i]))) return true;
-  return false;
-}
-
 static void check_runs(const struct plan *p) {
   if (p->nruns == 0 || p->nruns > PLAN_RUNS_MAX) abort();
   for (size_t i = 0; i < p->nruns; i++) {
@@ -60,7 +51,7 @@ static void check_shards(const struct plan *p) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (names_special_files(data, size)) return 0;
+  if (fuzz_names_special_files(data, size)) return 0;
   char *text = fuzz_copy(data, size);
   struct plan p;
   char err[2048] = "";

@@ -46,6 +46,22 @@ check_contains "a crash with no summary" "$out" "  FAIL  crash (exit 139)"
 check_eq "the summary: a crash counts as one failure" "unit: 4 passed, 3 failed, 1 skipped" \
   "$(printf '%s\n' "$out" | tail -1)"
 
+# ---- tests/layers/check.sh on a small tree: every way of naming a higher layer's header
+CASE=layers
+mkdir -p "$T/tree/models/mmu" "$T/tree/sim/core"
+: > "$T/tree/sim/core/stats.h"
+: > "$T/tree/models/mmu/tlb.h"
+for inc in '"sim/core/stats.h"' '"../../sim/core/stats.h"' '"./../../sim/core/stats.h"' '<sim/core/stats.h>'; do
+  printf '#include %s\n' "$inc" > "$T/tree/models/mmu/tlb.c"
+  run "$ROOT/tests/layers/check.sh" "$T/tree"
+  check_rc "models/ including $inc fails" 1
+  check_contains "and names it" "$out" "models/mmu/tlb.c:1 includes sim/core/stats.h"
+done
+printf '#include "tlb.h"\n#include "./tlb.h"\n#include <stdio.h>\n' > "$T/tree/models/mmu/tlb.c"
+run "$ROOT/tests/layers/check.sh" "$T/tree"
+check_rc "its own folder and system headers pass" 0
+check_eq "counted" "layers: 2 passed, 0 failed (includes between layers)" "$out"
+
 # ---- the Makefile
 CASE=makefile
 run mk help

@@ -164,7 +164,7 @@ static void test_errors(void **state) {
     { "{\"traces\": [{\"generator\": \"lat_ctx\", \"params\": {\"procs\": []}}], \"policies\": [\"ept\"]}", EXIT_USAGE,
       "study.json: $.traces[0].params.procs: an empty list: the product of the plan has no runs" },
     { "{\"traces\": [\"a.bin\"], \"policies\": [\"ept\"], \"exclude\": [{\"cpu\": \"core2-2007\"}]}", EXIT_USAGE,
-      "study.json: $.exclude: every one of the 1 runs is excluded: the product of the plan is empty" },
+      "study.json: $.exclude: the plan's one run is excluded: the product of the plan is empty" },
     /* unknown policies, profiles, generators, values */
     { "{\"traces\": [\"a.bin\"], \"policies\": [\"ept\", \"shadowcache+lazyd\"]}", EXIT_USAGE,
       "study.json: $.policies[1]: unknown policy 'lazyd'" },

@@ -17,6 +17,7 @@
 #include "models/hv/vcpu.h"
 #include "sim/core/policy.h"
 #include "sim/core/profile.h"
+#include "sim/core/util.h"
 
 static struct policy P;
 static struct vcpu V;
@@ -243,6 +244,26 @@ static void set_without_equals_sign_is_an_error(void **state) {
   (void)state;
   assert_contains(resolve_error("nocache", "paging"), "KEY=VALUE");
   assert_contains(resolve_error("nocache", "=ept"), "KEY=VALUE");
+}
+
+/* A policy file whose "base" cannot be found says which file named it (a fuzz
+** input: the message named only the missing base). */
+static void missing_base_names_the_file_that_asked_for_it(void **state) {
+  (void)state;
+  char path[] = "/tmp/vmxsim-test-policy-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  static const char text[] = "{\n  \"base\": \"no/such/preset.json\",\n  \"knobs\": {}\n}\n";
+  assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+  close(fd);
+  err[0] = 0;
+  int rc = policy_resolve(&P, path, NULL, 0, err, sizeof err);
+  unlink(path);
+  printf("exit code %d (expected %d), message: %s\n", rc, EXIT_BADINPUT, err);
+  assert_int_equal(rc, EXIT_BADINPUT);
+  assert_true(strncmp(err, path, strlen(path)) == 0);
+  assert_contains(err, ":2: \"base\": ");
+  assert_contains(err, "no/such/preset.json");
 }
 
 static void empty_policy_name_is_an_error(void **state) {
@@ -524,6 +545,7 @@ int main(void) {
     cmocka_unit_test(unsigned_knob_rejects_junk_and_overflow),
     cmocka_unit_test(set_without_equals_sign_is_an_error),
     cmocka_unit_test(empty_policy_name_is_an_error),
+    cmocka_unit_test(missing_base_names_the_file_that_asked_for_it),
     cmocka_unit_test(ept_preset_turns_off_cr3_and_invlpg_exiting_and_enables_ept),
     cmocka_unit_test(shadow_paging_turns_on_cr3_and_invlpg_exiting_and_intercepts_page_faults),
     cmocka_unit_test(cr3cache_programs_cr3_target_count_4),

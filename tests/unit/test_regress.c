@@ -76,6 +76,18 @@ static void load_refuses_nul_bytes(void **state) {
                       ": byte 1: NUL byte (a case file is JSON text in UTF-8; saved as UTF-16?)");
 }
 
+/* A key with an escaped newline (a fuzz input) is quoted on its own line:
+** every line of the message names the file. */
+static void load_error_quotes_control_characters(void **state) {
+  (void)state;
+  struct regress_case c;
+  assert_false(load(&c, "{\"generate\": [\"lat_ctx\"], \"policy\": \"ept\", \"x\\ny\\u0001\": 1}", false));
+  regress_case_free(&c);
+  printf("message: %s\n", err);
+  assert_null(strchr(err, '\n'));
+  assert_non_null(strstr(err, "unknown key 'x?y?'"));
+}
+
 static void canonical_sorts_and_indents(void **state) {
   (void)state;
   cJSON *j = cJSON_Parse("{\"b\": {\"y\": 2, \"x\": [1, \"two\", true, null]}, \"a\": 0.001, \"c\": [],"
@@ -315,6 +327,7 @@ int main(void) {
     cmocka_unit_test(load_expectations),
     cmocka_unit_test(load_errors),
     cmocka_unit_test(load_refuses_nul_bytes),
+    cmocka_unit_test(load_error_quotes_control_characters),
     cmocka_unit_test(compare_checks_sections_completely),
     cmocka_unit_test(update_round_trips),
   };

@@ -24,3 +24,11 @@ until 10
 event
 info regs
 info shadow
+# what the last of event 8's shadow page faults left in the VMCS (SDM 27.2.2): vector 14, a hardware
+# exception with its error code (6: a user write to a not-present page), the faulting address
+policy shadowcache
+until 9
+event
+info vmcs VM_EXIT_INTR_INFO
+info vmcs VM_EXIT_INTR_ERROR_CODE
+info vmcs EXIT_QUALIFICATION

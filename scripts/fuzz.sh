@@ -1,0 +1,77 @@
+#!/bin/sh
+# Runs the libFuzzer harnesses built into BUILD/fuzz/ (make fuzz, make fuzz-long; docs/testing.md).
+#
+#   scripts/fuzz.sh BUILD [NAME...]     NAME: a harness without its fuzz_ prefix (trace, asm, ...)
+#
+# Environment: FUZZ_SECONDS (per harness; default 10), FUZZ_RUNS (executions per harness
+# instead of a time), FUZZ_JOBS (harnesses run at once; default 1), FUZZ_TIMEOUT (seconds one
+# input may take; default 30).  Each harness starts from its committed seeds
+# (tests/fuzz/corpus/NAME/, or the files tests/fuzz/NAME.seeds lists) and the inputs earlier runs found (BUILD/fuzz-corpus/NAME/, kept
+# between runs, never committed), with its dictionary (tests/fuzz/NAME.dict) when there is
+# one.  A crash, a leak, undefined behaviour, a timeout or an out-of-memory input is a finding:
+# the input is kept as BUILD/fuzz-findings/NAME-* and the run fails.  Prints one line per
+# harness (executions, speed, coverage, corpus) and ends with "fuzz: N passed, M failed".
+set -u
+build=${1:?usage: scripts/fuzz.sh BUILD [NAME...]}
+shift
+seconds=${FUZZ_SECONDS:-10}
+jobs=${FUZZ_JOBS:-1}
+timeout=${FUZZ_TIMEOUT:-30}
+here=$(cd "$(dirname "$0")/.." && pwd)
+logs="$build/fuzz-logs"
+mkdir -p "$logs" "$build/fuzz-findings" "$build/fuzz-corpus"
+
+if [ $# -eq 0 ]; then
+  set --
+  for b in "$build"/fuzz/fuzz_*; do [ -x "$b" ] && set -- "$@" "${b##*/fuzz_}"; done
+fi
+[ $# -gt 0 ] || { echo "scripts/fuzz.sh: no harnesses in $build/fuzz/ (make fuzz builds them)" >&2; exit 2; }
+
+# run_one NAME: one harness; its log in $logs/NAME.log, its status in $logs/NAME.rc
+run_one() {
+  name=$1 bin="$build/fuzz/fuzz_$1" seeds="$here/tests/fuzz/corpus/$1" work="$build/fuzz-corpus/$1"
+  if [ ! -x "$bin" ]; then echo "no harness $bin" > "$logs/$name.log"; echo 2 > "$logs/$name.rc"; return; fi
+  mkdir -p "$work"
+  if [ -f "$here/tests/fuzz/$name.seeds" ] && [ -z "$(ls -A "$work")" ]; then
+    grep -v '^#' "$here/tests/fuzz/$name.seeds" | while read -r f; do cp "$here/$f" "$work/"; done
+  fi
+  set -- -timeout="$timeout" -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1 \
+         -artifact_prefix="$build/fuzz-findings/$name-"
+  if [ -n "${FUZZ_RUNS:-}" ]; then set -- "$@" -runs="$FUZZ_RUNS"; else set -- "$@" -max_total_time="$seconds"; fi
+  [ -f "$here/tests/fuzz/$name.dict" ] && set -- "$@" -dict="$here/tests/fuzz/$name.dict"
+  [ -d "$seeds" ] || seeds=""
+  LSAN_OPTIONS="suppressions=$here/tests/lsan-suppressions.txt${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
+  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
+    "$bin" "$@" "$work" $seeds > "$logs/$name.log" 2>&1
+  echo $? > "$logs/$name.rc"
+}
+
+# stat NAME KEY: a final statistic libFuzzer printed
+stat() { sed -n "s/^stat::$2: *//p" "$logs/$1.log" | tail -1; }
+
+# in groups of $jobs at once
+i=0
+for n in "$@"; do
+  run_one "$n" &
+  i=$((i + 1))
+  [ $((i % jobs)) -ne 0 ] || wait
+done
+wait
+
+passed=0 failed=0
+for n in "$@"; do
+  rc=$(cat "$logs/$n.rc" 2>/dev/null || echo 2)
+  execs=$(stat "$n" number_of_executed_units) speed=$(stat "$n" average_exec_per_sec)
+  cov=$(grep -o 'cov: [0-9]*' "$logs/$n.log" | tail -1) corpus=$(grep -o 'corp: [0-9]*/[0-9a-zA-Z]*' "$logs/$n.log" | tail -1)
+  if [ "$rc" = 0 ]; then
+    passed=$((passed + 1))
+    printf '  ok    %-9s %10s executions, %6s/s, %s, %s\n' "$n" "${execs:-?}" "${speed:-?}" "${cov:-cov: ?}" "${corpus:-corp: ?}"
+  else
+    failed=$((failed + 1))
+    printf '  FAIL  %-9s exit %s after %s executions; the log, %s/%s.log, ends:\n' "$n" "$rc" "${execs:-?}" "$logs" "$n"
+    grep -v '^#[0-9]' "$logs/$n.log" | tail -25 | sed 's/^/        /'
+    ls "$build/fuzz-findings/$n-"* 2>/dev/null | sed 's/^/        finding: /'
+  fi
+done
+echo "fuzz: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,105 @@
+/* What every libFuzzer harness in tests/fuzz/ shares (docs/testing.md).
+**
+** libFuzzer hands a harness an exact-length buffer; the harnesses keep it so:
+** a parser that takes (buf, len) gets libFuzzer's own bytes, one that takes a
+** C string gets a copy of exactly len bytes plus its terminating NUL, and one
+** that reads a file gets a file of exactly those bytes.  Nothing is padded,
+** so a one-byte over-read is AddressSanitizer's to see.
+**
+** A harness aborts (a finding) when a parser breaks its own contract: an
+** accepted input whose result is inconsistent, or a refusal with an exit code
+** or message that the documentation does not allow. */
+#ifndef VMXSIM_FUZZ_H
+#define VMXSIM_FUZZ_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+/* A malloc'd copy of data with a NUL after its size bytes. */
+static inline char *fuzz_copy(const uint8_t *data, size_t size) {
+  char *s = malloc(size + 1);
+  if (!s) abort();
+  if (size) memcpy(s, data, size);
+  s[size] = '\0';
+  return s;
+}
+
+/* The directory the harnesses write their input files into: $TMPDIR, else
+** /dev/shm where it exists (memory, fast), else /tmp. */
+static inline const char *fuzz_dir(void) {
+  const char *t = getenv("TMPDIR");
+  if (t && *t) return t;
+  return access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+}
+
+/* The path of this process's file called name, in fuzz_dir() (static
+** storage, one slot per name); every such file is removed at exit. */
+#define FUZZ_FILES_MAX 8
+static char fuzz_paths[FUZZ_FILES_MAX][512];
+static inline void fuzz_remove_files(void) {
+  for (int i = 0; i < FUZZ_FILES_MAX; i++)
+    if (fuzz_paths[i][0]) unlink(fuzz_paths[i]);
+}
+static inline const char *fuzz_path(const char *name) {
+  char want[512];
+  snprintf(want, sizeof want, "%s/vmxsim-fuzz-%ld-%s", fuzz_dir(), (long)getpid(), name);
+  for (int i = 0; i < FUZZ_FILES_MAX; i++) {
+    if (!strcmp(fuzz_paths[i], want)) return fuzz_paths[i];
+    if (!fuzz_paths[i][0]) {
+      if (i == 0) atexit(fuzz_remove_files);
+      memcpy(fuzz_paths[i], want, sizeof want);
+      return fuzz_paths[i];
+    }
+  }
+  abort();
+}
+
+/* Writes data, exactly, to this process's file called name; returns its path. */
+static inline const char *fuzz_file(const uint8_t *data, size_t size, const char *name) {
+  const char *path = fuzz_path(name);
+  FILE *f = fopen(path, "wb");
+  if (!f) { perror(path); abort(); }
+  if ((size && fwrite(data, 1, size, f) != size) || fclose(f) != 0) { perror(path); abort(); }
+  return path;
+}
+
+/* A refusal must say where: the message starts with the input's name. */
+static inline void fuzz_check_message(int rc, const char *err, const char *name, int allowed1, int allowed2) {
+  if ((rc != allowed1 && rc != allowed2) || strncmp(err, name, strlen(name)) != 0) {
+    fprintf(stderr, "refused with exit code %d and message '%s' (expected code %d or %d and a message "
+                    "starting with '%s')\n", rc, err, allowed1, allowed2, name);
+    abort();
+  }
+}
+
+/* Inputs that name device and kernel files, which a parser would read whole
+** as policy, profile or trace files: an endless /dev/zero is no finding. */
+static inline int fuzz_names_special_files(const uint8_t *data, size_t size) {
+  static const char *const prefixes[] = { "/dev", "/proc", "/sys" };
+  for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+    if (memmem(data, size, prefixes[i], strlen(prefixes[i]))) return 1;
+  return 0;
+}
+
+/* Quiets standard output and error for harnesses whose code under test prints
+** (the REPL): libFuzzer's own reports go to the saved descriptor. */
+static inline void fuzz_quiet(void) {
+  if (getenv("FUZZ_VERBOSE")) return;
+  FILE *null = fopen("/dev/null", "w");
+  if (!null) return;
+  fflush(stdout);
+  dup2(fileno(null), STDOUT_FILENO);
+  fclose(null);
+}
+
+#endif

@@ -1,0 +1,98 @@
+/* libFuzzer harness: the text form of traces (sim/core/trace_text.c), as
+** `vmxsim trace asm` parses it.
+**
+** The input is split into lines as the assembler splits them, and each line
+** goes to the parser as a string of exactly its own length.  A refused text
+** must name the line (err_line within the text) and say what is wrong; an
+** accepted one is written as a binary trace, which the trace reader must then
+** read back record for record: what `trace asm` writes, `vmxsim` replays.
+** (A record with impossible operands, which `raw` can spell, ends the parse:
+** the assembler refuses it at its line, as tests/cli/t_trace.sh checks.) */
+#include "fuzz.h"
+#include "sim/core/trace.h"
+#include "sim/core/trace_text.h"
+#include "sim/core/util.h"
+
+#define RECORDS_MAX 4096
+
+struct records { struct trace_event ev[RECORDS_MAX]; size_t n; bool invalid; };
+static struct records recs;
+
+/* Keeps a record; one that `trace asm` refuses (impossible operands, spelt
+** with `raw`) ends the parse as it ends the assembly. */
+static int keep(void *ctx, const struct trace_event *ev) {
+  struct records *r = ctx;
+  if (r->n == RECORDS_MAX) return EXIT_USAGE;     /* the harness's own bound, not an error */
+  if (event_invalid(ev)) { r->invalid = true; return EXIT_USAGE; }
+  r->ev[r->n++] = *ev;
+  return 0;
+}
+
+static int parse_all(struct trace_text_parser *p, const uint8_t *data, size_t size, unsigned long *lines) {
+  size_t at = 0;
+  *lines = 0;
+  while (at < size) {
+    const uint8_t *nl = memchr(data + at, '\n', size - at);
+    size_t len = nl ? (size_t)(nl - (data + at)) + 1 : size - at;
+    if (memchr(data + at, 0, len)) return -1;    /* the assembler refuses NUL bytes before the parser */
+    char *line = fuzz_copy(data + at, len);
+    int rc = trace_text_parse_line(p, line, keep, &recs);
+    free(line);
+    ++*lines;
+    if (rc) return rc;
+    at += len;
+  }
+  return trace_text_parse_end(p);
+}
+
+/* What the assembler would write reads back as the same records. */
+static void write_and_read(const struct trace_text_parser *p) {
+  const char *path = fuzz_path("asm.bin");
+  struct trace_writer w;
+  if (trace_create(&w, path, p->workload, p->vcpus ? p->vcpus : 1, p->paging, p->metadata) != 0) {
+    fprintf(stderr, "writer refused the parsed header: %s\n", w.err);
+    abort();
+  }
+  for (size_t i = 0; i < recs.n; i++)
+    if (trace_write(&w, &recs.ev[i]) != 0) { fprintf(stderr, "writer: %s\n", w.err); abort(); }
+  if (trace_finish(&w) != 0) { fprintf(stderr, "writer: %s\n", w.err); abort(); }
+  struct trace_reader r;
+  if (trace_open(&r, path) != 0) { fprintf(stderr, "assembled trace refused: %s\n", r.err); abort(); }
+  size_t i = 0;
+  const struct trace_event *ev;
+  while ((ev = trace_next(&r))) {
+    if (i >= recs.n || memcmp(ev, &recs.ev[i], sizeof *ev) != 0) {
+      fprintf(stderr, "record %zu reads back different\n", i);
+      abort();
+    }
+    i++;
+  }
+  if (trace_failed(&r) || i != recs.n) {
+    fprintf(stderr, "assembled trace: %zu of %zu records read back: %s\n", i, recs.n, r.err);
+    abort();
+  }
+  trace_close(&r);
+  unlink(path);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  struct trace_text_parser p;
+  unsigned long lines;
+  trace_text_parser_init(&p);
+  recs.n = 0;
+  recs.invalid = false;
+  int rc = parse_all(&p, data, size, &lines);
+  if (rc == EXIT_BADINPUT) {
+    if (!p.err[0] || p.err_line == 0 || p.err_line > lines + 1) {
+      fprintf(stderr, "refused at line %lu of %lu with message '%s'\n", p.err_line, lines, p.err);
+      abort();
+    }
+  } else if (rc == 0) {
+    write_and_read(&p);
+  } else if (rc != -1 && rc != EXIT_USAGE) {
+    fprintf(stderr, "parser returned %d\n", rc);
+    abort();
+  }
+  trace_text_parser_free(&p);
+  return 0;
+}

@@ -1,0 +1,73 @@
+/* The body of the importer harnesses (fuzz_perf.c, fuzz_ftrace.c,
+** fuzz_xentrace.c): each defines IMPORTER, the function that reads its
+** format from a buffer, and includes this.
+**
+** The importer gets libFuzzer's own buffer, of exactly the input's length.
+** It either refuses the input with EXIT_BADINPUT and a message naming the
+** input (with a line or byte offset), or emits records the trace reader
+** would accept: a known type with valid operands, on a vCPU the import
+** counted.  A refused input is imported again with --skip-bad, as a user
+** would.  An accepted one then goes the whole way `vmxsim import` goes
+** (import_file: the input file, the spooled records, the header, metadata
+** and @init records written last) and the trace reader must read the trace
+** it writes to its end. */
+#include "fuzz_import_file.h"
+#include "sim/core/zin.h"
+
+#define INPUT_NAME "recording"
+
+struct seen { uint64_t n; unsigned max_vcpu; };
+
+static int check_event(void *ctx, const struct trace_event *ev) {
+  struct seen *s = ctx;
+  const char *why = ev->type < EV_COUNT ? event_invalid(ev) : "unknown type";
+  if (why || (ev->type == EV_TOUCH && (ev->b == 0 || ev->b > TOUCH_PAGES_MAX)) || ev->vcpu >= TRACE_VCPU_MAX) {
+    fprintf(stderr, "importer emitted record %llu (type %u aux %u vcpu %u a 0x%llx b 0x%llx): %s\n",
+            (unsigned long long)s->n, ev->type, ev->aux, ev->vcpu, (unsigned long long)ev->a,
+            (unsigned long long)ev->b, why ? why : "touch pages out of range");
+    abort();
+  }
+  if (ev->vcpu > s->max_vcpu) s->max_vcpu = ev->vcpu;
+  s->n++;
+  return 0;
+}
+
+/* Imports the buffer; *used: the units it understood (import_file refuses an input of none). */
+static int import_once(const uint8_t *data, size_t size, bool skip_bad, uint64_t *used) {
+  struct import_opts o = { .cpu_ghz = 2.4, .paging = PAGING_64, .skip_bad = skip_bad, .input = INPUT_NAME };
+  struct seen s = { 0, 0 };
+  struct import im;
+  import_init(&im, &o, check_event, &s);
+  int rc = IMPORTER(&im, (const void *)data, size);
+  if (rc == 0) {
+    import_coverage(&im, IMPORT_FORMAT);
+    if (s.n && s.max_vcpu >= im.nvcpus) {
+      fprintf(stderr, "record on vCPU %u, the import counted %u vCPUs\n", s.max_vcpu, im.nvcpus);
+      abort();
+    }
+  } else {
+    fuzz_check_message(rc, im.err, INPUT_NAME, EXIT_BADINPUT, EXIT_BADINPUT);
+  }
+  *used = im.used;
+  import_free(&im);
+  return rc;
+}
+
+/* The whole import, file to file, and the trace it writes read back. */
+static void import_whole(const uint8_t *data, size_t size) {
+  const char *in = fuzz_file(data, size, "recording");
+  char err[1024] = "";
+  int rc = fuzz_import_file(IMPORT_FORMAT, in, err, sizeof err);
+  if (rc != 0) {
+    fprintf(stderr, "the buffer import accepted what import_file refuses (%d): %s\n", rc, err);
+    abort();
+  }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  uint64_t used;
+  if (import_once(data, size, false, &used) != 0) import_once(data, size, true, &used);
+  /* import_file reads a compressed file's content, not its bytes: another input */
+  else if (used && zin_detect(data, size) == ZIN_PLAIN) import_whole(data, size);
+  return 0;
+}

@@ -1,0 +1,32 @@
+/* A whole import as `vmxsim import` runs it (import_file: the input file, the
+** spooled records, then header, metadata and @init records) into this
+** process's file import.bin, and the trace it writes read back to its end by
+** the trace reader: what an importer writes, vmxsim replays.  Shared by the
+** importer harnesses (fuzz_import.h) and the trace.dat one. */
+#ifndef VMXSIM_FUZZ_IMPORT_FILE_H
+#define VMXSIM_FUZZ_IMPORT_FILE_H
+
+#include "fuzz.h"
+#include "sim/core/trace.h"
+#include "sim/core/util.h"
+#include "sim/import/import.h"
+
+/* 0 with the trace read back, or import_file's exit code and message. */
+static inline int fuzz_import_file(const char *format, const char *in, char *err, size_t errlen) {
+  const char *out = fuzz_path("import.bin");
+  struct import_job job = { .format = import_format_find(format), .input = in, .output = out,
+                            .command = "fuzz", .opt = { .cpu_ghz = 2.4, .paging = PAGING_64 } };
+  struct import im;
+  int rc = import_file(&job, &im, err, errlen);
+  import_free(&im);
+  if (rc != 0) return rc;
+  struct trace_reader r;
+  if (trace_open(&r, out) != 0) { fprintf(stderr, "imported trace refused: %s\n", r.err); abort(); }
+  while (trace_next(&r)) {}
+  if (trace_failed(&r) || !trace_done(&r)) { fprintf(stderr, "imported trace: %s\n", r.err); abort(); }
+  trace_close(&r);
+  unlink(out);
+  return 0;
+}
+
+#endif
