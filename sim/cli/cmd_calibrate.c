@@ -96,6 +96,23 @@ static int parse_calibrate_args(int argc, char **argv, struct calibrate_args *a)
   return EXIT_OK;
 }
 
+/* A round trip fitted at under half the base profile's is below what the
+** hardware transitions alone take on any processor profiled: the recording's
+** spans most likely begin and end inside the host (xentrace's VMEXIT and
+** VMENTRY records, KVM's kvm_exit and kvm_entry tracepoints are written there),
+** so part of each transition lies outside what was measured. */
+static void warn_short_roundtrip(const struct calibrate_result *r) {
+  for (unsigned i = 0; i < r->nfits; i++) {
+    const struct calibrate_fit *f = &r->fits[i];
+    if (strcmp(f->param, "vm_roundtrip") || !f->fitted || 2 * f->value >= f->base) continue;
+    fprintf(stderr, "vmxsim: calibrate: the fitted round trip, %" PRIu64 " cycles, is under half the base "
+            "profile's %" PRIu64 ": the recording's exit spans probably start and end inside the host (as xentrace's "
+            "and KVM's tracepoints do), so part of each hardware transition is outside them; the profile reproduces "
+            "the exits as that tracer measured them, and the round trip it gives is no hardware figure\n",
+            f->value, f->base);
+  }
+}
+
 static void print_fits(const struct calibrate_args *a, const struct calibrate_result *r) {
   printf("profile %s fitted to %s (xxh64 %s, %s) under policy %s, from %s:\n\n", a->c.name,
          a->c.source ? a->c.source : a->c.recording,
@@ -108,6 +125,7 @@ static void print_fits(const struct calibrate_args *a, const struct calibrate_re
            !f->fitted ? "kept: too few exits" : f->clamped ? "measured (clamped at 0)" : "measured");
   }
   printf("\nwritten to %s; use it as --cpu %s\n", a->output, a->output);
+  warn_short_roundtrip(r);
 }
 
 int cmd_calibrate(int argc, char **argv) {
