@@ -48,3 +48,16 @@ fail() {
   for l in "$@"; do printf '          %s\n' "$l" | head -20; done
   return 0
 }
+
+child_of() { # PID: a child process of PID, from /proc (no procps on a minimal system)
+  _parent=$1
+  for _stat in /proc/[0-9]*/stat; do
+    _fields=$(sed 's/^.*) //' "$_stat" 2>/dev/null) || continue
+    # shellcheck disable=SC2086  # the fields of the stat line: state, ppid, ...
+    set -- $_fields
+    if [ "${2:-}" = "$_parent" ]; then
+      _child=${_stat#/proc/}; echo "${_child%/stat}"; return 0
+    fi
+  done
+  return 1
+}

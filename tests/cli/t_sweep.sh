@@ -109,7 +109,7 @@ printf '{"traces": [{"generator": "lat_ctx", "params": {"procs": 16, "iters": 50
 "$VMXSIM" sweep slow.json -j 2 --db workers.db > workers.out 2>&1 &
 pid=$!
 for _ in $(seq 100); do [ "$(q workers.db 'SELECT count(*) FROM runs' 2>/dev/null || echo 0)" -ge 1 ] && break; sleep 0.05; done
-kill -9 "$(pgrep -P "$pid" | head -1)"
+kill -9 "$(child_of "$pid")"
 wait "$pid"
 rc=$?
 check_eq "a worker killed: exit 70" "70" "$rc"
