@@ -140,12 +140,12 @@ static bool json_value_text(const cJSON *v, char *buf, size_t n) {
 static int apply_knobs(struct policy *p, const struct data_doc *d, const cJSON *ks, char *err, size_t errlen) {
   for (const cJSON *k = ks->child; k; k = k->next) {
     char text[128], sub[512];
-    const char *path[] = { "knobs", k->string, NULL };
-    int line = data_line(d, path);
     if (!json_value_text(k, text, sizeof text))
       snprintf(sub, sizeof sub, "knob %s: value must be a boolean, number or string", k->string);
     else if (!policy_set(p, k->string, text, sub, sizeof sub))
       continue;
+    const char *path[] = { "knobs", k->string, NULL };   /* found only for a message: it scans the text */
+    int line = data_line(d, path);
     snprintf(err, errlen, "%s:%d: %s", d->label, line ? line : 1, sub);
     return EXIT_BADINPUT;
   }
