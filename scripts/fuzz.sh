@@ -16,6 +16,7 @@ build=${1:?usage: scripts/fuzz.sh BUILD [NAME...]}
 shift
 seconds=${FUZZ_SECONDS:-10}
 jobs=${FUZZ_JOBS:-1}
+case $jobs in ''|*[!0-9]*|0) echo "scripts/fuzz.sh: FUZZ_JOBS=$jobs: a number of harnesses at once, 1 or more" >&2; exit 2 ;; esac
 timeout=${FUZZ_TIMEOUT:-30}
 here=$(cd "$(dirname "$0")/.." && pwd)
 logs="$build/fuzz-logs"
@@ -31,9 +32,13 @@ fi
 run_one() {
   name=$1 bin="$build/fuzz/fuzz_$1" seeds="$here/tests/fuzz/corpus/$1" work="$build/fuzz-corpus/$1"
   if [ ! -x "$bin" ]; then echo "no harness $bin" > "$logs/$name.log"; echo 2 > "$logs/$name.rc"; return; fi
+  rm -f "$logs/$name.rc"
+  : > "$logs/$name.start"            # findings newer than this are this run's
   mkdir -p "$work"
   if [ -f "$here/tests/fuzz/$name.seeds" ] && [ -z "$(ls -A "$work")" ]; then
-    grep -v '^#' "$here/tests/fuzz/$name.seeds" | while read -r f; do cp "$here/$f" "$work/"; done
+    grep -v '^#' "$here/tests/fuzz/$name.seeds" | while read -r f; do
+      cp "$here/$f" "$work/" || echo "scripts/fuzz.sh: seed $f of $name not copied" >&2
+    done
   fi
   set -- -timeout="$timeout" -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1 \
          -artifact_prefix="$build/fuzz-findings/$name-"
@@ -70,7 +75,7 @@ for n in "$@"; do
     failed=$((failed + 1))
     printf '  FAIL  %-9s exit %s after %s executions; the log, %s/%s.log, ends:\n' "$n" "$rc" "${execs:-?}" "$logs" "$n"
     grep -v '^#[0-9]' "$logs/$n.log" | tail -25 | sed 's/^/        /'
-    ls "$build/fuzz-findings/$n-"* 2>/dev/null | sed 's/^/        finding: /'
+    find "$build/fuzz-findings" -name "$n-*" -newer "$logs/$n.start" 2>/dev/null | sed 's/^/        finding: /'
   fi
 done
 echo "fuzz: $passed passed, $failed failed"

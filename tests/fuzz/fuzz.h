@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <cJSON.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -83,16 +84,35 @@ static inline void fuzz_check_message(int rc, const char *err, const char *name,
 }
 
 /* Inputs that name device and kernel files, which a parser would read whole
-** as policy, profile or trace files: an endless /dev/zero is no finding. */
-static inline int fuzz_names_special_files(const uint8_t *data, size_t size) {
+** as policy, profile or trace files: an endless /dev/zero is no finding.
+** Checked in the bytes and, for JSON text, in every string once its escapes
+** are decoded ("\u002fdev\u002fzero" is /dev/zero too). */
+static inline int fuzz_special_text(const char *s, size_t n) {
   static const char *const prefixes[] = { "/dev", "/proc", "/sys" };
   for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
-    if (memmem(data, size, prefixes[i], strlen(prefixes[i]))) return 1;
+    if (memmem(s, n, prefixes[i], strlen(prefixes[i]))) return 1;
   return 0;
 }
+static inline int fuzz_special_json(const cJSON *j) {
+  for (; j; j = j->next) {
+    if ((j->string && fuzz_special_text(j->string, strlen(j->string))) ||
+        (cJSON_IsString(j) && j->valuestring && fuzz_special_text(j->valuestring, strlen(j->valuestring))) ||
+        fuzz_special_json(j->child))
+      return 1;
+  }
+  return 0;
+}
+static inline int fuzz_names_special_files(const uint8_t *data, size_t size) {
+  if (fuzz_special_text((const char *)data, size)) return 1;
+  cJSON *j = cJSON_ParseWithLength((const char *)data, size);
+  int special = j && fuzz_special_json(j);
+  cJSON_Delete(j);
+  return special;
+}
 
-/* Quiets standard output and error for harnesses whose code under test prints
-** (the REPL): libFuzzer's own reports go to the saved descriptor. */
+/* Quiets standard output for harnesses whose code under test prints (the
+** REPL).  Standard error stays: libFuzzer and the sanitizers report there
+** (FUZZ_VERBOSE=1 keeps standard output too). */
 static inline void fuzz_quiet(void) {
   if (getenv("FUZZ_VERBOSE")) return;
   FILE *null = fopen("/dev/null", "w");

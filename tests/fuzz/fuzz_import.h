@@ -32,8 +32,9 @@ static int check_event(void *ctx, const struct trace_event *ev) {
   return 0;
 }
 
-/* Imports the buffer; *used: the units it understood (import_file refuses an input of none). */
-static int import_once(const uint8_t *data, size_t size, bool skip_bad, uint64_t *used) {
+/* Imports the buffer; *used: the units it understood (import_file refuses an
+** input of none); *bad: the units it could not parse. */
+static int import_once(const uint8_t *data, size_t size, bool skip_bad, uint64_t *used, uint64_t *bad) {
   struct import_opts o = { .cpu_ghz = 2.4, .paging = PAGING_64, .skip_bad = skip_bad, .input = INPUT_NAME };
   struct seen s = { 0, 0 };
   struct import im;
@@ -49,6 +50,7 @@ static int import_once(const uint8_t *data, size_t size, bool skip_bad, uint64_t
     fuzz_check_message(rc, im.err, INPUT_NAME, EXIT_BADINPUT, EXIT_BADINPUT);
   }
   *used = im.used;
+  *bad = im.bad;
   import_free(&im);
   return rc;
 }
@@ -65,8 +67,16 @@ static void import_whole(const uint8_t *data, size_t size) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  uint64_t used;
-  if (import_once(data, size, false, &used) != 0) import_once(data, size, true, &used);
+  uint64_t used, bad;
+  if (import_once(data, size, false, &used, &bad) != 0) {
+    /* refused for an unparseable unit: --skip-bad counts it and goes on */
+    uint64_t bad_first = bad;
+    int rc = import_once(data, size, true, &used, &bad);
+    if (bad_first && rc != 0) {
+      fprintf(stderr, "refused for an unparseable unit, and refused again with --skip-bad (%d)\n", rc);
+      abort();
+    }
+  }
   /* import_file reads a compressed file's content, not its bytes: another input */
   else if (used && zin_detect(data, size) == ZIN_PLAIN) import_whole(data, size);
   return 0;

@@ -6,12 +6,14 @@
 ** store's own tests cover: it is left out so that an execution stays cheap. */
 #include "fuzz_replay.h"
 #include "sim/repl/repl.h"
+#include <ctype.h>
 
 #define LINES_MAX 64
 
+/* The line's first word is `save` (blanks as the command splitter takes them: isspace). */
 static bool is_save(const char *line) {
-  while (*line == ' ' || *line == '\t') line++;
-  return !strncmp(line, "save", 4) && (!line[4] || line[4] == ' ' || line[4] == '\t' || line[4] == '\n');
+  while (*line && isspace((unsigned char)*line)) line++;
+  return !strncmp(line, "save", 4) && (!line[4] || isspace((unsigned char)line[4]));
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {

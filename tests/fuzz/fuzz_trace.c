@@ -22,6 +22,7 @@
 
 #define FILE_NAME "trace.bin"
 #define REPLAY_PAGES_MAX (1u << 12)
+#define RECORDS_MAX      (1u << 18)  /* a small compressed input can hold millions: read so far */
 
 struct one { unsigned n; struct trace_event ev; };
 
@@ -60,13 +61,18 @@ static bool read_all(const char *path, uint64_t *pages, uint64_t *guest) {
     trace_close(&r);
     return false;
   }
+  r.read_ahead = false;            /* one thread: a finding replays the same way */
   const struct trace_event *ev;
   uint64_t n = 0;
-  while ((ev = trace_next(&r))) {
+  while (n < RECORDS_MAX && (ev = trace_next(&r))) {
     if (ev->type == EV_TOUCH) *pages += ev->b;
     if (ev->type != EV_MEASURED) ++*guest;
     check_round_trip(ev);
     n++;
+  }
+  if (n == RECORDS_MAX) {          /* too long to replay in an execution: read this far */
+    trace_close(&r);
+    return false;
   }
   rc = trace_failed(&r);          /* true or false: the reader's failures are all bad input */
   if (rc) fuzz_check_message(EXIT_BADINPUT, r.err, path, EXIT_BADINPUT, EXIT_BADINPUT);
@@ -93,8 +99,10 @@ static void replay(const char *path, uint64_t guest) {
   memset(out, 0, sizeof out);
   char err[1024] = "";
   int rc = run_traces(&s, out, err, sizeof err);
-  /* a VM entry that fails is the trace's initial state, refused as the SDM says */
-  if (rc != 0 && rc != EXIT_VMENTRY) fuzz_check_message(rc, err, path, EXIT_BADINPUT, EXIT_BADINPUT);
+  /* a VM entry that fails is the trace's initial state, refused as the SDM says; a pool too
+  ** small for the pinned roots of many vCPUs (256 of them, or 64 with PAE) is refused up front */
+  if (rc != 0 && rc != EXIT_VMENTRY && !(rc == EXIT_USAGE && strstr(err, "is too small for")))
+    fuzz_check_message(rc, err, path, EXIT_BADINPUT, EXIT_BADINPUT);
   if (rc == 0)
     for (unsigned i = 0; i < N; i++)
       if (out[i].rep.events != guest) {
