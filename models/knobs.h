@@ -65,7 +65,7 @@ enum shadow_evict { EVICT_FIFO, EVICT_LRU };
   X(cr0_guest_host_mask, X, "0xffffffffffffffff", cr0_mask, 0, 0, "CR0 bits owned by the host (1 = guest writes that change it exit)") \
   X(cr4_guest_host_mask, X, "0xffffffffffffffff", cr4_mask, 0, 0, "CR4 bits owned by the host") \
   X(mov_dr_exiting,      B, "true",   mov_dr_exiting, 0, 0,     "MOV-DR exiting; with dr_switch=lazy it follows KVM's scheme (cleared after the first exit until the next one)") \
-  X(dr_switch,           E, "eager",  dr_switch, 0, 0,          "host debug registers: eager (saved/restored every round trip) or lazy (only when used)") \
+  X(dr_switch,           E, "eager",  dr_switch, 0, 0,          "how the host switches debug registers: a scheme of models/hv/dr.c (eager: every round trip; lazy: only when the guest uses them)") \
   X(host_debugged,       B, "false",  host_debugged, 0, 0,      "a host debugger has breakpoints on the vCPU thread (lazy switching must then restore)") \
   X(hlt_exiting,         B, "true",   hlt_exiting, 0, 0,        "HLT exiting") \
   X(rdtsc_exiting,       B, "false",  rdtsc_exiting, 0, 0,      "RDTSC exiting") \
