@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,7 +124,7 @@ bool parse_double(const char *s, double *out) {
   char *end;
   errno = 0;
   double v = strtod(s, &end);
-  if (errno || *end) return false;
+  if (errno || *end || !isfinite(v)) return false;
   *out = v;
   return true;
 }

@@ -34,7 +34,9 @@ void strbuf_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format
 void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 
-/* Strict number parsing: whole string, decimal or 0x hex; false on junk or overflow. */
+/* Strict number parsing: whole string, decimal or 0x hex; false on junk or
+** overflow.  parse_double takes only finite numbers: "nan" and "inf" are no
+** values any option means. */
 bool parse_u64(const char *s, uint64_t *out);
 bool parse_double(const char *s, double *out);
 

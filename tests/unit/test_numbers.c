@@ -49,11 +49,29 @@ static void nan_and_infinity(void **state) {
   assert_string_equal(num_shortest(buf, -INFINITY), "-inf");
 }
 
+/* A fuzz input: "nan" parsed as a number; every option that takes one then
+** relied on its own range check to refuse it. */
+static void parse_double_takes_only_finite_numbers(void **state) {
+  (void)state;
+  static const char *const refused[] = { "nan", "-nan", "NaN", "inf", "-inf", "infinity", "1e400", "", "2.4x" };
+  double d = 0;
+  for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+    bool ok = parse_double(refused[i], &d);
+    printf("parse_double(\"%s\"): %s (expected refused)\n", refused[i], ok ? "accepted" : "refused");
+    assert_false(ok);
+  }
+  assert_true(parse_double("2.4", &d));
+  assert_true(d == 2.4);
+  assert_true(parse_double("0x1p3", &d));
+  assert_true(d == 8.0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(shortest_reads_back_the_same_double),
     cmocka_unit_test(whole_numbers_have_no_exponent),
     cmocka_unit_test(nan_and_infinity),
+    cmocka_unit_test(parse_double_takes_only_finite_numbers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,56 @@
+/* libFuzzer harness: the option values several commands share
+** (sim/cli/options.c: --vcpu, --interval, --sort, --cpu-ghz, --format,
+** --input-format and the bounded counts) and the number parsers beneath them
+** (sim/core/util.c parse_u64, parse_double).  Each input line is given to
+** every parser as an exact copy; an accepted value must lie in the range the
+** option's --help gives, a refused one is a usage error. */
+#include "fuzz.h"
+#include "sim/cli/options.h"
+#include "sim/core/trace.h"
+#include "sim/core/util.h"
+#include <math.h>
+
+static void check(bool ok, const char *what, const char *line) {
+  if (ok) return;
+  fprintf(stderr, "'%s': %s\n", line, what);
+  abort();
+}
+
+static void one_line(const char *s) {
+  int vcpu = -1, format, rc;
+  struct interval_opt iv;
+  enum view_sort sort;
+  unsigned u;
+  double ghz, d;
+  uint64_t v;
+  rc = option_vcpu(s, &vcpu);
+  check(rc == EXIT_USAGE || (rc == 0 && vcpu >= 0 && vcpu < TRACE_VCPU_MAX), "--vcpu out of range", s);
+  rc = option_interval(s, &iv);
+  check(rc == EXIT_USAGE || (rc == 0 && iv.n > 0 && (iv.events || iv.us >= 1)), "--interval not positive", s);
+  rc = option_sort(s, &sort);
+  check(rc == EXIT_USAGE || rc == 0, "--sort", s);
+  rc = option_unsigned("--n", s, &u);
+  check(rc == EXIT_USAGE || (rc == 0 && u <= 1000000), "a count above 1000000", s);
+  rc = option_ghz(s, &ghz);
+  check(rc == EXIT_USAGE || (rc == 0 && isfinite(ghz) && ghz > 0 && ghz < 1000), "--cpu-ghz out of range", s);
+  rc = option_format(s, &format);
+  check(rc == EXIT_USAGE || (rc == 0 && format >= 0), "--format", s);
+  rc = option_input_format(s);
+  check(rc == EXIT_USAGE || rc == 0, "--input-format", s);
+  if (parse_double(s, &d)) check(!isnan(d), "parse_double gave NaN", s);
+  (void)parse_u64(s, &v);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  for (size_t at = 0; at < size;) {
+    const uint8_t *nl = memchr(data + at, '\n', size - at);
+    size_t len = nl ? (size_t)(nl - (data + at)) : size - at;
+    if (!memchr(data + at, 0, len)) {
+      char *line = fuzz_copy(data + at, len);
+      one_line(line);
+      free(line);
+    }
+    at += len + (nl != NULL);
+  }
+  return 0;
+}
