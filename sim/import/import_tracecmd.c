@@ -123,8 +123,9 @@ bool import_tracecmd_available(void) { return true; }
 int import_tracecmd(struct import *im, const char *path) {
   (void)path;
   snprintf(im->err, sizeof im->err, "%s: this vmxsim was built without trace.dat input (libtracecmd-dev, "
-           "libtraceevent-dev and libtracefs-dev were not found); convert it with 'trace-cmd report -t -i %s > report.txt' and "
-           "import that as kvm-ftrace (KVM host events)", im->opt.input, im->opt.input);
+           "libtraceevent-dev and libtracefs-dev were not found); convert it with "
+           "'trace-cmd report -t -i %s > report.txt' and import that as kvm-ftrace (KVM host events)",
+           im->opt.input, im->opt.input);
   return EXIT_BADINPUT;
 }
 
