@@ -204,6 +204,18 @@ static const char *find_duplicate(const cJSON *j) {
   return NULL;
 }
 
+/* A number too large for a double anywhere in the document (cJSON reads 1e999
+** as infinity, which no JSON text can hold, so --update could not write it
+** back): the key it is under, or "" at the top; NULL when there is none. */
+static const char *find_infinite(const cJSON *j, const char *key) {
+  if (cJSON_IsNumber(j) && !isfinite(j->valuedouble)) return key ? key : "";
+  for (const cJSON *c = j->child; c; c = c->next) {
+    const char *at = find_infinite(c, c->string ? c->string : key);
+    if (at) return at;
+  }
+  return NULL;
+}
+
 /* ---- loading ---- */
 
 static bool json_uint(const cJSON *v, uint64_t *out) {
@@ -408,6 +420,10 @@ static bool load_json(struct regress_case *c, char *err, size_t errlen) {
   if (!cJSON_IsObject(c->json)) return fail_at(c, NULL, err, errlen, "expected a JSON object at the top level");
   const char *dup = find_duplicate(c->json);
   if (dup) return fail_at(c, dup, err, errlen, "duplicate key '%s'", dup);
+  const char *inf = find_infinite(c->json, NULL);
+  if (inf)
+    return fail_at(c, *inf ? inf : NULL, err, errlen, "%s%s%sa number too large for a double (a JSON number "
+                   "vmxsim cannot write back)", *inf ? "'" : "", inf, *inf ? "': " : "");
   return true;
 }
 

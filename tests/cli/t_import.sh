@@ -287,6 +287,15 @@ else
   check_contains "trace-cmd: nothing unmapped" "$flat" '"exits_unmapped":{}'
   run "$VMXSIM" summary kvmdat.bin
   check_contains "trace-cmd: nanosecond costs survive" "$out" " CR_ACCESS                      166"
+  # a fuzz input: two bytes of the sched recording changed, one a size field; libtracecmd
+  # asks malloc for about 2^62 bytes, gets NULL (which a sanitizer build must return) and fails
+  cp "$REC/tracecmd-sched.dat" corrupt.dat
+  printf '4' | dd of=corrupt.dat bs=1 seek=82076 conv=notrunc 2>/dev/null
+  printf '_' | dd of=corrupt.dat bs=1 seek=143405 conv=notrunc 2>/dev/null
+  run env ASAN_OPTIONS=allocator_may_return_null=1 "$VMXSIM" import trace-cmd corrupt.dat -o corrupt.bin
+  check_rc "trace-cmd: a corrupt size field is bad input" 3
+  check_contains "trace-cmd: the corrupt file is named" "$err" "corrupt.dat: not a trace-cmd trace.dat file, or unreadable"
+  [ ! -e corrupt.bin ] && pass "trace-cmd: no trace from a corrupt file" || fail "trace-cmd: no trace from a corrupt file" "corrupt.bin exists"
 fi
 run "$VMXSIM" import trace-cmd "$REC/perf-pipe.txt.gz" -o no.bin
 check_rc "trace-cmd: another file is bad input" 3

@@ -88,6 +88,21 @@ static void load_error_quotes_control_characters(void **state) {
   assert_non_null(strstr(err, "unknown key 'x?y?'"));
 }
 
+/* A number that overflows a double (a fuzz input: 4793.e007199 in "generate")
+** is refused where it is: --update could not write it back as JSON. */
+static void load_refuses_numbers_too_large_for_a_double(void **state) {
+  (void)state;
+  struct regress_case c;
+  assert_false(load(&c, "{\"generate\": [\"cr4toggle\", \"--count\", 4793.e007199],\n \"policy\": \"ept\"}", false));
+  regress_case_free(&c);
+  printf("message: %s\n", err);
+  assert_non_null(strstr(err, ":1: 'generate': a number too large for a double"));
+  assert_false(load(&c, "{\"policy\": \"ept\", \"generate\": [\"lat_ctx\"], \"cycles_tolerance\": -1e400}", false));
+  regress_case_free(&c);
+  printf("message: %s\n", err);
+  assert_non_null(strstr(err, "'cycles_tolerance': a number too large for a double"));
+}
+
 static void canonical_sorts_and_indents(void **state) {
   (void)state;
   cJSON *j = cJSON_Parse("{\"b\": {\"y\": 2, \"x\": [1, \"two\", true, null]}, \"a\": 0.001, \"c\": [],"
@@ -328,6 +343,7 @@ int main(void) {
     cmocka_unit_test(load_errors),
     cmocka_unit_test(load_refuses_nul_bytes),
     cmocka_unit_test(load_error_quotes_control_characters),
+    cmocka_unit_test(load_refuses_numbers_too_large_for_a_double),
     cmocka_unit_test(compare_checks_sections_completely),
     cmocka_unit_test(update_round_trips),
   };
