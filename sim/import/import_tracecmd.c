@@ -24,7 +24,11 @@
 #include <trace-cmd.h>
 #include <event-parse.h>
 #include <trace-seq.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 struct text { char *buf; size_t len, cap; };
 
@@ -82,14 +86,13 @@ static int add_record(struct tracecmd_input *h, struct tep_record *rec, int cpu,
   return 0;
 }
 
-int import_tracecmd(struct import *im, const char *path) {
+/* The report text of the file at path (what `trace-cmd report` prints, one
+** record a line) into *out; *kvm: it holds KVM host events.  0, or 1 when
+** libtracecmd cannot open the file, 2 when it cannot open it again. */
+static int read_report(const char *path, struct text *out, bool *kvm) {
   tracecmd_set_loglevel(TEP_LOG_NONE);
   struct tracecmd_input *h = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
-  if (!h) {
-    snprintf(im->err, sizeof im->err, "%s: not a trace-cmd trace.dat file, or unreadable (libtracecmd could not "
-             "open it)", im->opt.input);
-    return EXIT_BADINPUT;
-  }
+  if (!h) return 1;
   struct reader R = { .tep = tracecmd_get_tep(h) };
   struct tep_event *kx = tep_find_event_by_name(R.tep, "kvm", "kvm_exit");
   R.kvm_exit_id = kx ? kx->id : -1;
@@ -97,22 +100,104 @@ int import_tracecmd(struct import *im, const char *path) {
     tracecmd_iterate_events(h, NULL, 0, find_kvm_exit, &R);
     tracecmd_close(h);                         /* iterating again needs a fresh handle */
     h = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
-    if (!h) {
-      snprintf(im->err, sizeof im->err, "%s: cannot read it again", im->opt.input);
-      return EXIT_BADINPUT;
-    }
+    if (!h) return 2;
     R.tep = tracecmd_get_tep(h);
   }
-  im->tids_only = true;                       /* trace.dat knows a task's pid, not its thread group */
   trace_seq_init(&R.info);
   tracecmd_iterate_events(h, NULL, 0, add_record, &R);
   trace_seq_destroy(&R.info);
   tracecmd_close(h);
-  cJSON_AddStringToObject(im->meta, "trace_dat", R.kvm ? "KVM host events, read as kvm-ftrace"
-                                                       : "native events, read as perf-script");
-  int rc = R.kvm ? import_kvm_ftrace(im, R.out.buf ? R.out.buf : "", R.out.len)
-                 : import_perf_script(im, R.out.buf ? R.out.buf : "", R.out.len);
-  free(R.out.buf);
+  *out = R.out;
+  *kvm = R.kvm;
+  return 0;
+}
+
+static bool write_all(int fd, const void *p, size_t n) {
+  for (const char *c = p; n;) {
+    ssize_t k = write(fd, c, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    c += k, n -= (size_t)k;
+  }
+  return true;
+}
+
+/* The child: the report, then a status byte and a kvm byte, through fd. */
+static void report_child(const char *path, int fd) {
+  signal(SIGPIPE, SIG_IGN);
+  struct text t = { 0 };
+  bool kvm = false;
+  unsigned char tail[2] = { (unsigned char)read_report(path, &t, &kvm), kvm };
+  bool ok = (!t.len || write_all(fd, t.buf, t.len)) && write_all(fd, tail, sizeof tail);
+  _exit(ok ? 0 : 1);                           /* no atexit work: the parent owns the process's files */
+}
+
+/* libtracecmd and libtraceevent trust what a file says (a corrupt event format
+** made libtraceevent divide by zero, a fuzz input), so the file is read in a
+** child process that hands the report text back through a pipe: a crash in
+** the libraries is then a refused file, not a crashed vmxsim. */
+static int report_in_child(struct import *im, const char *path, struct text *out, bool *kvm) {
+  int fd[2];
+  if (pipe(fd) != 0) {
+    snprintf(im->err, sizeof im->err, "%s: pipe: %s", im->opt.input, strerror(errno));
+    return EXIT_INTERNAL;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    report_child(path, fd[1]);
+  }
+  close(fd[1]);
+  if (pid < 0) {
+    close(fd[0]);
+    snprintf(im->err, sizeof im->err, "%s: fork: %s", im->opt.input, strerror(errno));
+    return EXIT_INTERNAL;
+  }
+  char buf[1 << 16];
+  ssize_t k;
+  while ((k = read(fd[0], buf, sizeof buf)) != 0) {
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) break;
+    text_add(out, buf, (size_t)k);
+  }
+  close(fd[0]);
+  int status;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  if (WIFSIGNALED(status)) {
+    snprintf(im->err, sizeof im->err, "%s: libtracecmd crashed reading it (signal %d, %s): a corrupt trace.dat file?",
+             im->opt.input, WTERMSIG(status), strsignal(WTERMSIG(status)));
+    return EXIT_BADINPUT;
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || out->len < 2) {
+    snprintf(im->err, sizeof im->err, "%s: the trace.dat reader stopped before its end", im->opt.input);
+    return EXIT_BADINPUT;
+  }
+  unsigned char st = (unsigned char)out->buf[out->len - 2];
+  *kvm = out->buf[out->len - 1] != 0;
+  out->len -= 2;
+  out->buf[out->len] = 0;
+  if (st == 1)
+    snprintf(im->err, sizeof im->err, "%s: not a trace-cmd trace.dat file, or unreadable (libtracecmd could not "
+             "open it)", im->opt.input);
+  else if (st)
+    snprintf(im->err, sizeof im->err, "%s: cannot read it again", im->opt.input);
+  return st ? EXIT_BADINPUT : 0;
+}
+
+int import_tracecmd(struct import *im, const char *path) {
+  struct text out = { 0 };
+  bool kvm = false;
+  int rc = report_in_child(im, path, &out, &kvm);
+  if (rc) {
+    free(out.buf);
+    return rc;
+  }
+  im->tids_only = true;                       /* trace.dat knows a task's pid, not its thread group */
+  cJSON_AddStringToObject(im->meta, "trace_dat", kvm ? "KVM host events, read as kvm-ftrace"
+                                                     : "native events, read as perf-script");
+  rc = kvm ? import_kvm_ftrace(im, out.buf ? out.buf : "", out.len) : import_perf_script(im, out.buf ? out.buf : "", out.len);
+  free(out.buf);
   return rc;
 }
 

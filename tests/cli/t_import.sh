@@ -296,6 +296,14 @@ else
   check_rc "trace-cmd: a corrupt size field is bad input" 3
   check_contains "trace-cmd: the corrupt file is named" "$err" "corrupt.dat: not a trace-cmd trace.dat file, or unreadable"
   [ ! -e corrupt.bin ] && pass "trace-cmd: no trace from a corrupt file" || fail "trace-cmd: no trace from a corrupt file" "corrupt.bin exists"
+  # another: an event format that makes libtraceevent divide by zero; vmxsim reads the file
+  # in a child process, so the crash is a refused file
+  cp "$REC/tracecmd-sched.dat" fpe.dat
+  printf '[' | dd of=fpe.dat bs=1 seek=12839 conv=notrunc 2>/dev/null
+  printf '(' | dd of=fpe.dat bs=1 seek=140003 conv=notrunc 2>/dev/null
+  run "$VMXSIM" import trace-cmd fpe.dat -o fpe.bin
+  check_rc "trace-cmd: a crash in the libraries is bad input" 3
+  check_contains "trace-cmd: and says so" "$err" "fpe.dat: libtracecmd crashed reading it (signal 8"
 fi
 run "$VMXSIM" import trace-cmd "$REC/perf-pipe.txt.gz" -o no.bin
 check_rc "trace-cmd: another file is bad input" 3
