@@ -125,6 +125,11 @@ static bool write_all(int fd, const void *p, size_t n) {
 /* The child: the report, then a status byte and a kvm byte, through fd. */
 static void report_child(const char *path, int fd) {
   signal(SIGPIPE, SIG_IGN);
+  /* a crash in the libraries ends the child by its signal, which the parent reports, in
+  ** every build: a sanitizer's or fuzzer's handler inherited from the parent would
+  ** otherwise take it for the parent's own */
+  static const int deadly[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+  for (size_t i = 0; i < sizeof deadly / sizeof *deadly; i++) signal(deadly[i], SIG_DFL);
   struct text t = { 0 };
   bool kvm = false;
   unsigned char tail[2] = { (unsigned char)read_report(path, &t, &kvm), kvm };
