@@ -38,19 +38,27 @@ void gen_layout_init(struct gen_layout *l, unsigned paging) {
   l->nr_exit_group = is64 ? 231 : 252;
   l->cr0 = 0x80050033;            /* PG|AM|WP|NE|ET|MP|PE */
   l->cr4 = paging == PAGING_64 ? 0x6f0 : paging == PAGING_PAE ? 0x6b0 : 0x690;
+  struct gen_span *u = l->user_loop;
+  *u++ = (struct gen_span){ l->user_code, 1, false };
+  *u++ = (struct gen_span){ l->user_pdata, 1, true };
+  *u++ = (struct gen_span){ l->libc_text, is64 ? 1 : 2, false };   /* i386 PIC: plus the thunk's page */
+  *u++ = (struct gen_span){ l->libc_data, 1, true };
+  *u++ = (struct gen_span){ l->tls, 1, false };
+  if (l->vdso) *u++ = (struct gen_span){ l->vdso, 1, false };
+  *u++ = (struct gen_span){ l->user_stack, 1, true };
+  l->nuser_loop = (unsigned)(u - l->user_loop);
 }
 
 void gen_touch_user_loop(struct gen *g, unsigned vcpu, const struct gen_layout *l) {
-  gen_touch(g, vcpu, l->user_code, 1, false);
-  gen_touch(g, vcpu, l->user_pdata, 1, true);
-  gen_touch(g, vcpu, l->libc_text, l->paging == PAGING_64 ? 1 : 2, false);   /* i386 PIC: plus the thunk's page */
-  gen_touch(g, vcpu, l->libc_data, 1, true);
-  gen_touch(g, vcpu, l->tls, 1, false);
-  if (l->vdso) gen_touch(g, vcpu, l->vdso, 1, false);
-  gen_touch(g, vcpu, l->user_stack, 1, true);
+  for (unsigned i = 0; i < l->nuser_loop; i++)
+    gen_touch(g, vcpu, l->user_loop[i].va, l->user_loop[i].pages, l->user_loop[i].write);
 }
 
-unsigned gen_user_loop_pages(const struct gen_layout *l) { return 6 + (l->paging != PAGING_64) + (l->vdso != 0); }
+unsigned gen_user_loop_pages(const struct gen_layout *l) {
+  unsigned n = 0;
+  for (unsigned i = 0; i < l->nuser_loop; i++) n += l->user_loop[i].pages;
+  return n;
+}
 
 uint64_t gen_buffer_addr(const struct gen_layout *l, uint64_t bytes) {
   return (bytes >= 128 * 1024 ? l->mmap_buf : l->user_data) + l->malloc_header;

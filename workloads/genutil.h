@@ -36,6 +36,10 @@ enum gen_ktext {
   KTEXT_UNIX  = 0x600000,   /* net/unix/af_unix.c and skb handling */
 };
 
+/* One run of pages a loop touches: its start, length and whether it is written. */
+struct gen_span { uint64_t va; unsigned pages; bool write; };
+#define GEN_USER_SPANS_MAX 8
+
 struct gen_layout {
   unsigned paging;          /* enum paging_mode */
   uint64_t user_code;       /* the workload's loop */
@@ -53,6 +57,10 @@ struct gen_layout {
   uint64_t kdirect;         /* kernel direct map base */
   uint64_t nr_read, nr_write, nr_getppid, nr_exit_group;   /* system call numbers */
   uint64_t cr0, cr4;        /* initial control registers */
+  /* the user pages a system-call loop touches per iteration besides its buffers, in order
+  ** (gen_touch_user_loop touches them; the touch-set metadata counts them) */
+  struct gen_span user_loop[GEN_USER_SPANS_MAX];
+  unsigned nuser_loop;
 };
 
 struct gen;

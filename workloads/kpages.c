@@ -91,14 +91,12 @@ static void regions_add(struct regions *r, uint64_t va, uint64_t pages) {
 void kpages_page_tables_meta(cJSON *meta, const struct gen_layout *l, uint64_t set, unsigned tasks, unsigned objs,
                              uint64_t buf, uint64_t buf_bytes) {
   struct regions user = { .n = 0 }, kernel = { .n = 0 };
-  regions_add(&user, l->user_code, 1);
-  regions_add(&user, l->user_pdata, 1);
-  regions_add(&user, l->libc_text, l->paging == PAGING_64 ? 1 : 2);
-  regions_add(&user, l->libc_data, 1);
-  regions_add(&user, l->tls, 1);
-  regions_add(&user, l->user_stack, 1);
+  for (unsigned i = 0; i < l->nuser_loop; i++) {
+    const struct gen_span *u = &l->user_loop[i];
+    /* the i386 system-call gate is a user page in the kernel half: its tables are shared */
+    regions_add(u->va == l->vdso ? &kernel : &user, u->va, u->pages);
+  }
   if (buf_bytes) regions_add(&user, buf, (buf_bytes + 4095) >> 12);
-  if (l->vdso) regions_add(&kernel, l->vdso, 1);       /* in the kernel half: shared tables */
   for (unsigned k = 0; k < KG_COUNT; k++) {
     if (!(set >> k & 1)) continue;
     unsigned n = group_scope[k] == KS_TASK ? tasks : group_scope[k] == KS_PIPE || group_scope[k] == KS_SOCKET ? objs : 1;
