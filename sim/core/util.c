@@ -148,16 +148,27 @@ char *read_file(const char *path, size_t *len) {
   return buf;
 }
 
+/* Room for n more bytes and the NUL: the capacity at least doubles, so appends are amortised O(1). */
+static void strbuf_reserve(struct strbuf *b, size_t n) {
+  if (b->len + n + 1 <= b->cap) return;
+  b->cap = (b->len + n + 1) * 2;
+  b->s = xrealloc(b->s, b->cap);
+}
+
+void strbuf_add(struct strbuf *b, const char *s, size_t n) {
+  strbuf_reserve(b, n);
+  if (n) memcpy(b->s + b->len, s, n);
+  b->len += n;
+  b->s[b->len] = 0;
+}
+
 void strbuf_printf(struct strbuf *b, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
   if (n < 0) return;
-  if (b->len + (size_t)n + 1 > b->cap) {
-    b->cap = (b->len + (size_t)n + 1) * 2;
-    b->s = xrealloc(b->s, b->cap);
-  }
+  strbuf_reserve(b, (size_t)n);
   va_start(ap, fmt);
   vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
   va_end(ap);

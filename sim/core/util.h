@@ -22,12 +22,13 @@ enum exit_code {
   EXIT_TERMINATED = 143,  /* stopped by SIGTERM (kill, Slurm's time limit): 128 + SIGTERM */
 };
 
-/* A growing text: strbuf_printf appends to s (NUL-terminated; NULL until the
-** first append); its owner frees s. */
+/* A growing text: strbuf_add and strbuf_printf append to s (NUL-terminated;
+** NULL until the first append); its owner frees s. */
 struct strbuf {
   char *s;
   size_t len, cap;
 };
+void strbuf_add(struct strbuf *b, const char *s, size_t n);
 void strbuf_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Prints "vmxsim: <message>\n" to stderr. */

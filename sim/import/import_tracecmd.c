@@ -30,23 +30,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-struct text { char *buf; size_t len, cap; };
-
-static void text_add(struct text *t, const char *s, size_t n) {
-  if (t->len + n + 1 > t->cap) {
-    while (t->len + n + 1 > t->cap) t->cap = t->cap ? 2 * t->cap : 1 << 20;
-    t->buf = xrealloc(t->buf, t->cap);
-  }
-  memcpy(t->buf + t->len, s, n);
-  t->len += n;
-  t->buf[t->len] = 0;
-}
-
 struct reader {
   struct tep_handle *tep;
   int kvm_exit_id;           /* the kvm_exit event's id, -1 when the file has no such format */
   bool kvm;                  /* KVM host events: ftrace lines; else perf script lines */
-  struct text out;
+  struct strbuf out;
   struct trace_seq info;
   uint64_t records;
 };
@@ -77,11 +65,11 @@ static int add_record(struct tracecmd_input *h, struct tep_record *rec, int cpu,
                             ev->name)
                  : snprintf(head, sizeof head, "%s %d [%03d] %llu.%09llu: %s:%s: ", comm ? comm : ":-", pid, cpu, s, ns,
                             ev->system, ev->name);
-  text_add(&R->out, head, (size_t)n < sizeof head ? (size_t)n : sizeof head - 1);
+  strbuf_add(&R->out, head, (size_t)n < sizeof head ? (size_t)n : sizeof head - 1);
   for (char *c = R->info.buffer; *c; c++)
     if (*c == '\n') *c = ' ';                  /* one record, one line */
-  text_add(&R->out, R->info.buffer, strlen(R->info.buffer));
-  text_add(&R->out, "\n", 1);
+  strbuf_add(&R->out, R->info.buffer, strlen(R->info.buffer));
+  strbuf_add(&R->out, "\n", 1);
   R->records++;
   return 0;
 }
@@ -89,7 +77,7 @@ static int add_record(struct tracecmd_input *h, struct tep_record *rec, int cpu,
 /* The report text of the file at path (what `trace-cmd report` prints, one
 ** record a line) into *out; *kvm: it holds KVM host events.  0, or 1 when
 ** libtracecmd cannot open the file, 2 when it cannot open it again. */
-static int read_report(const char *path, struct text *out, bool *kvm) {
+static int read_report(const char *path, struct strbuf *out, bool *kvm) {
   tracecmd_set_loglevel(TEP_LOG_NONE);
   struct tracecmd_input *h = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
   if (!h) return 1;
@@ -130,10 +118,10 @@ static void report_child(const char *path, int fd) {
   ** otherwise take it for the parent's own */
   static const int deadly[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
   for (size_t i = 0; i < sizeof deadly / sizeof *deadly; i++) signal(deadly[i], SIG_DFL);
-  struct text t = { 0 };
+  struct strbuf t = { 0 };
   bool kvm = false;
   unsigned char tail[2] = { (unsigned char)read_report(path, &t, &kvm), kvm };
-  bool ok = (!t.len || write_all(fd, t.buf, t.len)) && write_all(fd, tail, sizeof tail);
+  bool ok = (!t.len || write_all(fd, t.s, t.len)) && write_all(fd, tail, sizeof tail);
   _exit(ok ? 0 : 1);                           /* no atexit work: the parent owns the process's files */
 }
 
@@ -141,7 +129,7 @@ static void report_child(const char *path, int fd) {
 ** made libtraceevent divide by zero, a fuzz input), so the file is read in a
 ** child process that hands the report text back through a pipe: a crash in
 ** the libraries is then a refused file, not a crashed vmxsim. */
-static int report_in_child(struct import *im, const char *path, struct text *out, bool *kvm) {
+static int report_in_child(struct import *im, const char *path, struct strbuf *out, bool *kvm) {
   int fd[2];
   if (pipe(fd) != 0) {
     snprintf(im->err, sizeof im->err, "%s: pipe: %s", im->opt.input, strerror(errno));
@@ -164,7 +152,7 @@ static int report_in_child(struct import *im, const char *path, struct text *out
   while ((k = read(fd[0], buf, sizeof buf)) != 0) {
     if (k < 0 && errno == EINTR) continue;
     if (k < 0) break;
-    text_add(out, buf, (size_t)k);
+    strbuf_add(out, buf, (size_t)k);
   }
   close(fd[0]);
   int status;
@@ -178,10 +166,10 @@ static int report_in_child(struct import *im, const char *path, struct text *out
     snprintf(im->err, sizeof im->err, "%s: the trace.dat reader stopped before its end", im->opt.input);
     return EXIT_BADINPUT;
   }
-  unsigned char st = (unsigned char)out->buf[out->len - 2];
-  *kvm = out->buf[out->len - 1] != 0;
+  unsigned char st = (unsigned char)out->s[out->len - 2];
+  *kvm = out->s[out->len - 1] != 0;
   out->len -= 2;
-  out->buf[out->len] = 0;
+  out->s[out->len] = 0;
   if (st == 1)
     snprintf(im->err, sizeof im->err, "%s: not a trace-cmd trace.dat file, or unreadable (libtracecmd could not "
              "open it)", im->opt.input);
@@ -191,18 +179,18 @@ static int report_in_child(struct import *im, const char *path, struct text *out
 }
 
 int import_tracecmd(struct import *im, const char *path) {
-  struct text out = { 0 };
+  struct strbuf out = { 0 };
   bool kvm = false;
   int rc = report_in_child(im, path, &out, &kvm);
   if (rc) {
-    free(out.buf);
+    free(out.s);
     return rc;
   }
   im->tids_only = true;                       /* trace.dat knows a task's pid, not its thread group */
   cJSON_AddStringToObject(im->meta, "trace_dat", kvm ? "KVM host events, read as kvm-ftrace"
                                                      : "native events, read as perf-script");
-  rc = kvm ? import_kvm_ftrace(im, out.buf ? out.buf : "", out.len) : import_perf_script(im, out.buf ? out.buf : "", out.len);
-  free(out.buf);
+  rc = kvm ? import_kvm_ftrace(im, out.s ? out.s : "", out.len) : import_perf_script(im, out.s ? out.s : "", out.len);
+  free(out.s);
   return rc;
 }
 
