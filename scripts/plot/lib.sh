@@ -1,6 +1,7 @@
 # What the chart scripts (plot.sh, sweep.sh) share: reading the results database
 # read-only, and writing each chart through a temporary file so that nothing
-# partial is left behind.  Sourced after $db is set; needs $here.
+# partial is left behind, in PNG, SVG and PDF (draw).  Sourced after $db is set; needs
+# $here and gq (quoting a value for gnuplot).
 #
 # Read-only: the database is opened with sqlite3 -readonly and never changed
 # (nor migrated).  In a directory the user may not write, a WAL database without
@@ -40,3 +41,12 @@ begin_output() {
 }
 # finish_output OUT: renames the finished chart ($part) into place.
 finish_output() { mv -f "$part" "$1" && part=''; }
+
+# draw SCRIPT SETTINGS: runs gnuplot SCRIPT (beside this file) once per format into
+# $out.png, $out.svg and $out.pdf, with SETTINGS after dir, fmt and outfile.
+draw() {
+  for fmt in png svg pdf; do
+    begin_output "$out.$fmt"
+    gnuplot -e "dir=$(gq "$here/"); fmt='$fmt'; outfile=$(gq "$part"); $2" "$here/$1" && finish_output "$out.$fmt"
+  done
+}

@@ -69,7 +69,7 @@ command -v gnuplot >/dev/null || die "needs gnuplot (Debian package gnuplot-nox;
 sq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/''/g")"; }
 # gnuplot string literal of $1: double-quoted, \ and " escaped, newlines as \n.
 gq() { printf '"%s"' "$(printf '%s\n' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | awk '{ printf "%s%s", (NR > 1 ? "\\n" : ""), $0 }')"; }
-. "$here/lib.sh"     # query (read-only), $tmp, begin_output / finish_output
+. "$here/lib.sh"     # query (read-only), $tmp, begin_output / finish_output, draw
 
 # ---- bars: the latest run of one trace under each policy ----
 
@@ -115,7 +115,7 @@ plot_exits() {
   ncols=$(head -1 "$tmp/data.tsv" | awk -F '\t' '{ print NF }')
   [ "$ncols" -gt 1 ] || die "the selected runs have no VM exits"
   if [ "$per_op" = 1 ]; then head="VM exits per operation, by exit reason"; else head="VM exits by exit reason"; fi
-  draw exits.gp "ncols=$ncols; ylab=$(gq "$ylabel"); ttl=$(gq "$head
+  draw exits.gp "datafile=$(gq "$tmp/data.tsv"); ncols=$ncols; ylab=$(gq "$ylabel"); ttl=$(gq "$head
 $title")"
 }
 
@@ -126,7 +126,7 @@ plot_cycles() {
   { printf 'policy\tguest\thypervisor\n'
     query "SELECT policy, guest_cycles / $scale, vmm_cycles / $scale FROM run_summary r WHERE id IN ($ids) ORDER BY id"
   } > "$tmp/data.tsv"
-  draw cycles.gp "ylab=$(gq "$ylabel"); ttl=$(gq "Guest and hypervisor time per policy
+  draw cycles.gp "datafile=$(gq "$tmp/data.tsv"); ylab=$(gq "$ylabel"); ttl=$(gq "Guest and hypervisor time per policy
 $title")"
 }
 
@@ -167,18 +167,9 @@ plot_param() {
     groups) xlab="groups of processes ($param)" ;;
     *) xlab=$param ;;
   esac
-  draw param.gp "files=$(gq "$files"); titles=$(gq "$titles"); logx=$logx; logy=$logy; xlab=$(gq "$xlab");
+  draw param.gp "datafile=$(gq "$tmp/data.tsv"); files=$(gq "$files"); titles=$(gq "$titles"); logx=$logx; logy=$logy; xlab=$(gq "$xlab");
                  ttl=$(gq "Time per operation against $param
 workload $workload, CPU profile $cpu")"
-}
-
-# draw SCRIPT SETTINGS: runs SCRIPT once per format, OUT.png, OUT.svg and OUT.pdf.
-draw() {
-  for fmt in png svg pdf; do
-    begin_output "$out.$fmt"
-    gnuplot -e "dir=$(gq "$here/"); datafile=$(gq "$tmp/data.tsv"); fmt='$fmt'; outfile=$(gq "$part"); $2" \
-      "$here/$1" && finish_output "$out.$fmt"
-  done
 }
 
 case $kind in

@@ -58,7 +58,7 @@ command -v gnuplot >/dev/null || die "needs gnuplot (Debian package gnuplot-nox;
 
 sq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/''/g")"; }
 gq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/''/g")"; }
-. "$here/lib.sh"     # query (read-only), $tmp, begin_output / finish_output
+. "$here/lib.sh"     # query (read-only), $tmp, begin_output / finish_output, draw
 FROM="FROM runs r JOIN traces t ON t.id = r.trace_id"
 meta() { printf "CASE WHEN json_valid(t.metadata) THEN json_extract(t.metadata, '\$.%s') END" "$1"; }
 knob() { printf "json_extract(r.policy_json, '\$.%s')" "$1"; }
@@ -162,10 +162,6 @@ workload $workload, CPU profile $cpu"
 xs=$(cut -f1 "$tmp"/p*.tsv | sort -gu)
 integer=$(printf '%s\n' "$xs" | awk '$1 != int($1) { f = 1 } END { print f ? 0 : 1 }')
 xtics=$(printf '%s\n' "$xs" | paste -sd, -)
-for fmt in png svg pdf; do
-  begin_output "$out.$fmt"
-  gnuplot -e "dir=$(gq "$here/"); files=$(gq "$files"); titles=$(gq "$titles"); fmt='$fmt'; outfile=$(gq "$part");
-              logx=$logx; integer=$integer; xtics=$(gq "$xtics"); xlab=$(gq "$xname"); ylab=$(gq "$ylabel");
-              ttl=$(gq "$title")" "$here/sweep.gp" && finish_output "$out.$fmt"
-done
+draw sweep.gp "files=$(gq "$files"); titles=$(gq "$titles"); logx=$logx; integer=$integer; xtics=$(gq "$xtics");
+              xlab=$(gq "$xname"); ylab=$(gq "$ylabel"); ttl=$(gq "$title")"
 printf '%s\n' "$out.png" "$out.svg" "$out.pdf"
