@@ -214,16 +214,12 @@ FUZZ_MAKE   = $(MAKE) --no-print-directory CC=clang SANITIZER=address,undefined 
               CFLAGS=$(call shq,$(CFLAGS) -fsanitize=fuzzer-no-link) fuzz-bins
 
 ## fuzz: build the libFuzzer harnesses (clang, ASan+UBSan) and run each for FUZZ_SECONDS (default 10); fails on any finding
-fuzz:
-	$(Q)$(SETUP) --check fuzz
-	$(Q)$(FUZZ_MAKE)
-	$(Q)FUZZ_SECONDS=$(or $(FUZZ_SECONDS),10) FUZZ_JOBS=$(or $(FUZZ_JOBS),1) scripts/fuzz.sh build-fuzz $(FUZZ)
-
 ## fuzz-long: a longer campaign: every harness for FUZZ_SECONDS (default 3600), FUZZ_JOBS (default 2) at once
-fuzz-long:
+fuzz fuzz-long:
 	$(Q)$(SETUP) --check fuzz
 	$(Q)$(FUZZ_MAKE)
-	$(Q)FUZZ_SECONDS=$(or $(FUZZ_SECONDS),3600) FUZZ_JOBS=$(or $(FUZZ_JOBS),2) scripts/fuzz.sh build-fuzz $(FUZZ)
+	$(Q)FUZZ_SECONDS=$(or $(FUZZ_SECONDS),$(if $(filter fuzz-long,$@),3600,10)) \
+	  FUZZ_JOBS=$(or $(FUZZ_JOBS),$(if $(filter fuzz-long,$@),2,1)) scripts/fuzz.sh build-fuzz $(FUZZ)
 
 ## fuzz-bins: only build the harnesses (into BUILD/fuzz/; `make fuzz` builds them into build-fuzz/ with the flags they need)
 fuzz-bins: $(FUZZ_BINS)
