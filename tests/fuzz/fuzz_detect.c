@@ -5,24 +5,15 @@
 ** a scratch directory.  The file is either taken for a vmxsim trace (no
 ** import), or imported into a trace the reader reads to its end, or refused
 ** with an import's exit code; the scratch directory is always removed. */
-#include "fuzz.h"
+#include "fuzz_import_file.h"
 #include "sim/cli/options.h"
-#include "sim/core/trace.h"
-#include "sim/core/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *in = fuzz_file(data, size, "recording");
   char *trace, *dir;
   int rc = recording_import(in, "auto", &trace, &dir);
   if (rc != 0 && rc != EXIT_BADINPUT) { fprintf(stderr, "recording_import returned %d\n", rc); abort(); }
-  if (rc == 0 && trace) {
-    struct trace_reader r;
-    if (trace_open(&r, trace) != 0) { fprintf(stderr, "imported trace refused: %s\n", r.err); abort(); }
-    r.read_ahead = false;
-    while (trace_next(&r)) {}
-    if (trace_failed(&r) || !trace_done(&r)) { fprintf(stderr, "imported trace: %s\n", r.err); abort(); }
-    trace_close(&r);
-  }
+  if (rc == 0 && trace) fuzz_read_imported(trace);
   if ((trace || dir) && rc == 0 && !(trace && dir)) { fprintf(stderr, "a trace without its directory\n"); abort(); }
   char kept[4096] = "";
   if (dir) snprintf(kept, sizeof kept, "%s", dir);
