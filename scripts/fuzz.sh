@@ -12,7 +12,11 @@
 # the input is kept as BUILD/fuzz-findings/NAME-* and the run fails.  Prints one line per
 # harness (executions, speed, coverage, corpus) and ends with "fuzz: N passed, M failed".
 set -u
-build=${1:?usage: scripts/fuzz.sh BUILD [NAME...]}
+case ${1:-} in
+  -h|--help) sed -n '2,13s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  ''|-*) echo "usage: scripts/fuzz.sh BUILD [NAME...] (scripts/fuzz.sh --help; make fuzz runs it)" >&2; exit 2 ;;
+esac
+build=$1
 shift
 seconds=${FUZZ_SECONDS:-10}
 jobs=${FUZZ_JOBS:-1}
