@@ -261,9 +261,10 @@ static bool plain_file(struct trace_reader *r, struct stat *st) {
 ** The pipeline.  Chunk k holds records [k * CHUNK_RECORDS, ...) in buffer
 ** k % RING.  A producer reads a chunk and validates it: the read-ahead thread,
 ** or the replay's own thread when it needs the chunk.  A regular file is read
-** with pread (and, for trace_hash_start, hashed by a hasher thread on the same
-** chunks); a stream is read in order and hashed as it is read.  A buffer is
-** reused once both the replay and the hasher are done with its chunk, so the
+** with pread (and, for trace_hash_start, its chunks are hashed in order by
+** whichever thread would otherwise wait, or by a hasher thread when the
+** replay reads for itself); a stream is read in order and hashed as it is
+** read.  A buffer is reused once its chunk is released and hashed, so the
 ** file is read once whoever uses it.  A failure (a bad record, a read error,
 ** a truncated stream) ends its chunk's valid records: the replay gets every
 ** record before it, then the message.
@@ -294,8 +295,10 @@ struct trace_pipe {
   bool sync;                       /* mu and cv are initialised */
   pthread_t reader, hasher;
   bool reader_runs, hasher_runs;
-  /* a regular file's hash (trace_hash_start) */
+  /* a regular file's hash (trace_hash_start): by the hasher thread, or with
+  ** a read-ahead thread by whichever of the two threads would wait */
   bool hashing, hash_broken;
+  bool hash_busy;                  /* a thread is hashing chunk `hashed` */
   struct xxh64 state;
   /* the replay's side */
   uint64_t next;                   /* the next chunk to take */
@@ -441,11 +444,14 @@ static bool slot_free(const struct trace_pipe *p, uint64_t k) {
   return k < RING || (p->consumed > k - RING && (!p->hashing || p->hashed > k - RING));
 }
 
+static bool help_hash(struct trace_pipe *p);
+
 static void *read_ahead_main(void *arg) {
   struct trace_pipe *p = arg;
   for (uint64_t k = 0;; k++) {
     lock(p);
-    while (!p->quit && !slot_free(p, k)) wait_cv(p);
+    while (!p->quit && !slot_free(p, k))
+      if (!help_hash(p)) wait_cv(p);
     bool quit = p->quit;
     unlock(p);
     if (quit) break;
@@ -465,6 +471,23 @@ static void hash_chunk(struct trace_pipe *p, uint64_t k) {
   const struct chunk *c = &p->ring[k % RING];
   if (c->fail && !c->n) p->hash_broken = true;
   else if (!p->hash_broken) xxh64_update(&p->state, c->buf, c->n * sizeof *c->buf);
+}
+
+/* With the lock held, by a thread that would otherwise wait: hashes the
+** next chunk read, if no thread is hashing and there is one; true if it did.
+** On two processors this beats a third thread, which would take its time
+** from the replay or the read-ahead thread, however idle the other is. */
+static bool help_hash(struct trace_pipe *p) {
+  if (!p->hashing || p->hasher_runs || p->hash_busy || p->hashed >= p->produced) return false;
+  uint64_t k = p->hashed;
+  p->hash_busy = true;
+  unlock(p);
+  hash_chunk(p, k);
+  lock(p);
+  p->hashed = k + 1;
+  p->hash_busy = false;
+  wake(p);
+  return true;
 }
 
 static void *hasher_main(void *arg) {
@@ -491,16 +514,17 @@ static int online_cpus(void) {
   return n > 0 ? (int)n : 1;
 }
 
-/* Starts the threads the first chunk needs: the hasher when hashing, the
-** read-ahead thread for a stream or a file of several chunks on a multiprocessor. */
+/* Starts the threads the first chunk needs: the read-ahead thread for a
+** stream or a file of several chunks on a multiprocessor (it and the replay
+** then share the hashing), else the hasher when hashing. */
 static void start_threads(struct trace_reader *r, struct trace_pipe *p) {
   bool ahead = r->read_ahead && (r->z || p->nchunks >= READ_AHEAD_MIN_CHUNKS) && online_cpus() > 1;
   if (!ahead && !p->hashing) return;
   if (pthread_mutex_init(&p->mu, NULL) != 0) return;
   if (pthread_cond_init(&p->cv, NULL) != 0) { pthread_mutex_destroy(&p->mu); return; }
   p->sync = true;
-  if (p->hashing) p->hasher_runs = pthread_create(&p->hasher, NULL, hasher_main, p) == 0;
   if (ahead) p->reader_runs = pthread_create(&p->reader, NULL, read_ahead_main, p) == 0;
+  if (p->hashing && !p->reader_runs) p->hasher_runs = pthread_create(&p->hasher, NULL, hasher_main, p) == 0;
 }
 
 static void stop_threads(struct trace_pipe *p) {
@@ -521,7 +545,8 @@ static struct chunk *take(struct trace_reader *r, struct trace_pipe *p, uint64_t
   if (k == 0 && !p->sync) start_threads(r, p);
   lock(p);
   if (p->reader_runs) {
-    while (p->produced <= k) wait_cv(p);
+    while (p->produced <= k)
+      if (!help_hash(p)) wait_cv(p);
     unlock(p);
     return &p->ring[k % RING];
   }
@@ -530,7 +555,7 @@ static struct chunk *take(struct trace_reader *r, struct trace_pipe *p, uint64_t
   produce(p, k);
   lock(p);
   p->produced = k + 1;
-  if (p->hashing && !p->hasher_runs) {     /* no hasher thread: the producer hashes */
+  if (p->hashing && !p->hasher_runs) {     /* no other thread: the producer hashes */
     hash_chunk(p, k);
     p->hashed = k + 1;
   }
@@ -628,7 +653,8 @@ bool trace_hash_hex(struct trace_reader *r, char hex[HASH_HEX_LEN + 1]) {
   }
   if (!p->hashing) return false;
   lock(p);
-  while (p->hashed < p->nchunks) wait_cv(p);     /* every chunk was read, so each is hashed or being hashed */
+  while (p->hashed < p->nchunks)                 /* every chunk was read: hash those left */
+    if (!help_hash(p)) wait_cv(p);
   unlock(p);
   if (p->hash_broken) return false;
   snprintf(hex, HASH_HEX_LEN + 1, "%016llx", (unsigned long long)xxh64_final(&p->state));
@@ -640,7 +666,7 @@ static void reset_pipe(struct trace_reader *r) {
   struct trace_pipe *p = r->pipe;
   stop_threads(p);
   p->produced = p->consumed = p->hashed = p->next = 0;
-  p->quit = p->holding = p->fail_pending = p->done = p->failed = false;
+  p->quit = p->holding = p->fail_pending = p->done = p->failed = p->hash_busy = false;
   p->hashing = false;
   r->cur = r->end = NULL;
   r->end_index = 0;
