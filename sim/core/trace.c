@@ -276,10 +276,14 @@ static bool plain_file(struct trace_reader *r, struct stat *st) {
 struct chunk {
   struct trace_event *buf;
   size_t n;                        /* records read */
-  size_t valid;                    /* of which valid, from the first */
+  size_t valid;                    /* of which valid, from the first (once ready) */
   bool fail;                       /* after the valid records: a failure, err says it */
+  bool read_fail;                  /* the read itself failed (fail may also mean a bad record) */
   bool last;                       /* nothing follows (the end, or a failure) */
   uint64_t count;                  /* last: the trace's record count (a count-unknown stream learns it) */
+  /* the check of its records, a piece at a time, by either thread (under mu) */
+  size_t pieces, claimed, checked, first_bad;
+  bool ready;                      /* read and checked: the replay may take it */
   char err[512];
 };
 
@@ -288,7 +292,7 @@ struct trace_pipe {
   struct chunk ring[RING];
   uint64_t nchunks;                /* a regular file's chunks (at least 1); a stream's last chunk says */
   /* guarded by mu once a thread runs */
-  uint64_t produced, consumed, hashed;   /* chunks read and validated, released by the replay, hashed */
+  uint64_t produced, consumed, hashed;   /* chunks read, released by the replay, hashed */
   bool quit;
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -424,19 +428,60 @@ static void read_stream_chunk(struct trace_pipe *p, struct chunk *c, uint64_t k)
   c->fail = got != 0;
 }
 
-/* Reads and validates chunk k into its buffer (outside the lock). */
-static void produce(struct trace_pipe *p, uint64_t k) {
+/* Reads chunk k into its buffer (outside the lock); its records are checked
+** afterwards, a piece at a time (check_pieces). */
+#define CHECK_PIECE 1024                 /* records: 24 KiB, still in the cache after the read */
+static void read_chunk(struct trace_pipe *p, uint64_t k) {
   const struct trace_reader *r = p->r;
   struct chunk *c = &p->ring[k % RING];
   c->n = c->valid = 0;
-  c->fail = c->last = false;
+  c->fail = c->last = c->ready = false;
   if (r->z) read_stream_chunk(p, c, k);
   else read_file_chunk(p, c, k);
-  c->valid = valid_prefix(c->buf, c->n, r->hdr.vcpu_count, r->types);
-  if (c->valid < c->n) {              /* a bad record comes before any failure after it */
-    bad_record(r, &c->buf[c->valid], k * CHUNK_RECORDS + c->valid, c->err);
+  c->read_fail = c->fail;
+  c->pieces = (c->n + CHECK_PIECE - 1) / CHECK_PIECE;
+  c->claimed = c->checked = 0;
+  c->first_bad = c->n;
+}
+
+/* With the lock held, once chunk k's records are all checked: a bad record
+** comes before any failure after it. */
+static void finish_chunk(struct trace_pipe *p, struct chunk *c, uint64_t k) {
+  c->valid = c->first_bad;
+  if (c->valid < c->n) {
+    bad_record(p->r, &c->buf[c->valid], k * CHUNK_RECORDS + c->valid, c->err);
     c->fail = c->last = true;
   }
+  c->ready = true;
+  wake(p);
+}
+
+/* With the lock held (released while checking): checks the pieces of chunk
+** k that no thread has claimed yet; true if it checked any.  The read-ahead
+** thread checks what it read, and the replay, rather than wait for it,
+** takes pieces too, so the two share the check when the replay is the
+** faster (an EPT replay of system calls) and the replay checks nothing when
+** it is the slower. */
+static bool check_pieces(struct trace_pipe *p, struct chunk *c, uint64_t k) {
+  const struct trace_reader *r = p->r;
+  bool did = false;
+  while (c->claimed < c->pieces) {
+    size_t from = c->claimed++ * CHECK_PIECE, n = c->n - from < CHECK_PIECE ? c->n - from : CHECK_PIECE;
+    unlock(p);
+    size_t v = valid_prefix(c->buf + from, n, r->hdr.vcpu_count, r->types);
+    lock(p);
+    if (v < n && from + v < c->first_bad) c->first_bad = from + v;
+    if (++c->checked == c->pieces) finish_chunk(p, c, k);
+    did = true;
+  }
+  return did;
+}
+
+/* With the lock held: chunk k has been read; its check begins. */
+static void publish(struct trace_pipe *p, uint64_t k) {
+  p->produced = k + 1;
+  if (!p->ring[k % RING].pieces) finish_chunk(p, &p->ring[k % RING], k);
+  wake(p);
 }
 
 /* Whether chunk k's buffer is free: its previous chunk released and hashed. */
@@ -455,11 +500,12 @@ static void *read_ahead_main(void *arg) {
     bool quit = p->quit;
     unlock(p);
     if (quit) break;
-    produce(p, k);
-    bool last = p->ring[k % RING].last;   /* before the replay may release the buffer */
+    read_chunk(p, k);
+    struct chunk *c = &p->ring[k % RING];
     lock(p);
-    p->produced = k + 1;
-    wake(p);
+    publish(p, k);
+    check_pieces(p, c, k);
+    bool last = c->last;                  /* the buffer is not reused before this thread reads again */
     unlock(p);
     if (last) break;
   }
@@ -469,7 +515,7 @@ static void *read_ahead_main(void *arg) {
 /* A regular file's chunk into its hash. */
 static void hash_chunk(struct trace_pipe *p, uint64_t k) {
   const struct chunk *c = &p->ring[k % RING];
-  if (c->fail && !c->n) p->hash_broken = true;
+  if (c->read_fail && !c->n) p->hash_broken = true;
   else if (!p->hash_broken) xxh64_update(&p->state, c->buf, c->n * sizeof *c->buf);
 }
 
@@ -544,24 +590,26 @@ static void stop_threads(struct trace_pipe *p) {
 static struct chunk *take(struct trace_reader *r, struct trace_pipe *p, uint64_t k) {
   if (k == 0 && !p->sync) start_threads(r, p);
   lock(p);
+  struct chunk *c = &p->ring[k % RING];
   if (p->reader_runs) {
-    while (p->produced <= k)
-      if (!help_hash(p)) wait_cv(p);
+    while (p->produced <= k || !c->ready)
+      if (!(p->produced > k && check_pieces(p, c, k)) && !help_hash(p)) wait_cv(p);
     unlock(p);
-    return &p->ring[k % RING];
+    return c;
   }
   while (!slot_free(p, k)) wait_cv(p);
   unlock(p);
-  produce(p, k);
+  read_chunk(p, k);
   lock(p);
-  p->produced = k + 1;
+  publish(p, k);
+  check_pieces(p, c, k);
   if (p->hashing && !p->hasher_runs) {     /* no other thread: the producer hashes */
     hash_chunk(p, k);
     p->hashed = k + 1;
   }
   wake(p);
   unlock(p);
-  return &p->ring[k % RING];
+  return c;
 }
 
 static void release(struct trace_pipe *p) {

@@ -835,6 +835,34 @@ static void reader_fails_exactly_at_a_bad_record_inside_a_block(void **state) {
   free(path);
 }
 
+/* Records are checked a piece at a time by the read-ahead thread and by the
+** replay: with two bad records in a long trace, the replay gets every record
+** before the first, then that record's message, whoever checked it, and
+** whether the replay reads slowly (the read-ahead thread checks all) or not. */
+static void long_trace_fails_at_its_first_bad_record_whoever_checks(void **state) {
+  (void)state;
+  char *path = temp_path();
+  write_trace(path, 100000);
+  patch(path, 66 + 24 * 70001 + 2, "\x09\x00", 2);   /* record 70001's vCPU := 9 (chunk 4, piece 4) */
+  patch(path, 66 + 24 * 90000 + 2, "\x09\x00", 2);   /* and a later one */
+  for (int slow = 0; slow < 2; slow++) {
+    struct trace_reader r;
+    assert_int_equal(trace_open(&r, path), EXIT_OK);
+    const struct trace_event *evs;
+    size_t got, seen = 0;
+    while ((got = trace_next_block(&r, &evs, 4096)) > 0) {
+      seen += got;
+      if (slow) usleep(200);
+    }
+    assert_int_equal(seen, 70001);
+    assert_true(trace_failed(&r));
+    assert_contains(r.err, ": byte 1680090: record 70001: vCPU 9 beyond the header's count 2");
+    trace_close(&r);
+  }
+  unlink(path);
+  free(path);
+}
+
 /* The hash computed while reading is the file's hash, once all is read. */
 static void hash_while_reading(const char *path, bool ahead, const char *want) {
   char got[HASH_HEX_LEN + 1] = "";
@@ -935,6 +963,7 @@ int main(void) {
     cmocka_unit_test(reader_fails_exactly_at_a_bad_record_inside_a_block),
     cmocka_unit_test(reader_hashes_the_file_while_reading),
     cmocka_unit_test(reader_closes_in_the_middle_of_a_long_trace),
+    cmocka_unit_test(long_trace_fails_at_its_first_bad_record_whoever_checks),
     cmocka_unit_test(only_the_listed_types_have_operands_to_check),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
