@@ -52,7 +52,8 @@ struct trace_header {
 ** out a record is then a pointer bump (trace_next, inline), or a whole block
 ** at once (trace_next_block: the engine walks it).  On a machine with more
 ** than one processor a read-ahead thread reads and validates the next chunks
-** while the caller replays the current one.  A bad record ends the block
+** while the caller replays the current one (the caller, rather than wait for
+** a chunk, validates some of it itself).  A bad record ends the block
 ** before it, so every record before it is still handed out and the failure
 ** comes where the record is.  A regular uncompressed file is read with pread
 ** (the fast path); standard input ("-"), pipes and gzip, xz or zstd files are
@@ -108,8 +109,9 @@ int  trace_rewind(struct trace_reader *r);
 
 /* The content hash (XXH64, as hash_file gives for the file), once every
 ** record has been read: a stream is hashed as it is read; a regular file when
-** trace_hash_start was called after trace_open, by a helper thread on the
-** chunks the reader reads, so a stored run needs no second pass over the file.
+** trace_hash_start was called after trace_open, on the chunks the reader
+** reads (by whichever reading thread would wait, or a hasher thread when
+** there is no read-ahead thread), so a stored run needs no second pass.
 ** trace_hash_hex gives it in hex; false before the end, after a rewind of a
 ** regular file, or when a regular file's hashing was not started. */
 void trace_hash_start(struct trace_reader *r);
