@@ -174,6 +174,14 @@ import_figures() {
       XA="$(q "$XENALYZE") --summary --show-default-domain-summary $X 2>/dev/null"
       paired "xentrace file: import + replay / xenalyze --summary" "<=" 0.5 "$V $XEN_POLICY --no-db -q $X" "$XA"
       paired "xentrace file: replay of the imported trace / xenalyze" "<=" 0.2 "$V $XEN_POLICY --no-db -q $XBQ" "$XA"
+      # The same work on both sides: exit counts by reason (xenalyze's per vCPU, summed).
+      xc=$(sh -c "$XA" | awk '/^ [A-Z_]+ +[0-9]+ +[0-9.]+s / { c[$1] += $2 } END { for (k in c) print k, c[k] }' | sort)
+      vc=$(sh -c "$V $XEN_POLICY --no-db $X" 2>/dev/null | awk '/^ [A-Z_]+ +[0-9]+ +[0-9.]+ +[0-9.]+%/ { print $1, $2 }' | sort)
+      if [ -n "$xc" ] && [ "$xc" = "$vc" ]; then
+        echo "    exit counts by reason, vmxsim = xenalyze: $(echo "$xc" | tr '\n' ',' | sed 's/,$//; s/,/, /g')"
+      else
+        echo "    exit counts by reason DIFFER: vmxsim: $(echo "$vc" | tr '\n' ' '); xenalyze: $(echo "$xc" | tr '\n' ' ')"
+      fi
     else
       rm -f "$DIR/.a" "$DIR/.b"
       for i in $(seq "$RUNS"); do
