@@ -35,6 +35,22 @@ static inline char *fuzz_copy(const uint8_t *data, size_t size) {
   return s;
 }
 
+/* Calls fn on each line of the input (split at newlines, the newline
+** dropped), as an exact copy with its NUL; a line holding a NUL is passed
+** over (a C string cannot hold it). */
+static inline void fuzz_each_line(const uint8_t *data, size_t size, void (*fn)(const char *line)) {
+  for (size_t at = 0; at < size;) {
+    const uint8_t *nl = memchr(data + at, '\n', size - at);
+    size_t len = nl ? (size_t)(nl - (data + at)) : size - at;
+    if (!memchr(data + at, 0, len)) {
+      char *line = fuzz_copy(data + at, len);
+      fn(line);
+      free(line);
+    }
+    at += len + (nl != NULL);
+  }
+}
+
 /* The directory the harnesses write their input files into: $TMPDIR, else
 ** /dev/shm where it exists (memory, fast), else /tmp. */
 static inline const char *fuzz_dir(void) {

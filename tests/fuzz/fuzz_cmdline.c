@@ -63,7 +63,7 @@ static void shard_value(const char *v, const char *line) {
   if (rc == EXIT_OK) check(nshards >= 1 && nshards <= PLAN_SHARDS_MAX && shard < nshards, "--shard out of range", line);
 }
 
-static void one_line(char *line) {
+static void one_line(const char *line) {
   char *copy = strdup(line), *argv[WORDS_MAX + 1], *save = NULL;
   if (!copy) abort();
   int argc = 0;
@@ -78,15 +78,6 @@ static void one_line(char *line) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  for (size_t at = 0; at < size;) {
-    const uint8_t *nl = memchr(data + at, '\n', size - at);
-    size_t len = nl ? (size_t)(nl - (data + at)) : size - at;
-    if (!memchr(data + at, 0, len)) {
-      char *line = fuzz_copy(data + at, len);
-      one_line(line);
-      free(line);
-    }
-    at += len + (nl != NULL);
-  }
+  fuzz_each_line(data, size, one_line);
   return 0;
 }

@@ -42,15 +42,6 @@ static void one_line(const char *s) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  for (size_t at = 0; at < size;) {
-    const uint8_t *nl = memchr(data + at, '\n', size - at);
-    size_t len = nl ? (size_t)(nl - (data + at)) : size - at;
-    if (!memchr(data + at, 0, len)) {
-      char *line = fuzz_copy(data + at, len);
-      one_line(line);
-      free(line);
-    }
-    at += len + (nl != NULL);
-  }
+  fuzz_each_line(data, size, one_line);
   return 0;
 }
