@@ -259,8 +259,9 @@ static bool plain_file(struct trace_reader *r, struct stat *st) {
 
 /*
 ** The pipeline.  Chunk k holds records [k * CHUNK_RECORDS, ...) in buffer
-** k % RING.  A producer reads a chunk and validates it: the read-ahead thread,
-** or the replay's own thread when it needs the chunk.  A regular file is read
+** k % RING.  A producer reads a chunk: the read-ahead thread, or the replay's
+** own thread when it needs the chunk; the producer validates it, a piece at a
+** time, and the replay takes pieces too rather than wait.  A regular file is read
 ** with pread (and, for trace_hash_start, its chunks are hashed in order by
 ** whichever thread would otherwise wait, or by a hasher thread when the
 ** replay reads for itself); a stream is read in order and hashed as it is
@@ -276,14 +277,15 @@ static bool plain_file(struct trace_reader *r, struct stat *st) {
 struct chunk {
   struct trace_event *buf;
   size_t n;                        /* records read */
-  size_t valid;                    /* of which valid, from the first (once ready) */
+  size_t valid;                    /* of which valid, from the first (once checked) */
   bool fail;                       /* after the valid records: a failure, err says it */
-  bool read_fail;                  /* the read itself failed (fail may also mean a bad record) */
+  bool read_fail;                  /* the read itself failed: fixed when the chunk is published, so
+                                   ** the hash may read it outside the lock (fail may still change) */
   bool last;                       /* nothing follows (the end, or a failure) */
   uint64_t count;                  /* last: the trace's record count (a count-unknown stream learns it) */
-  /* the check of its records, a piece at a time, by either thread (under mu) */
+  /* the check of its records, a piece at a time, by either thread (under mu);
+  ** once published, checked == pieces says the replay may take it */
   size_t pieces, claimed, checked, first_bad;
-  bool ready;                      /* read and checked: the replay may take it */
   char err[512];
 };
 
@@ -435,7 +437,7 @@ static void read_chunk(struct trace_pipe *p, uint64_t k) {
   const struct trace_reader *r = p->r;
   struct chunk *c = &p->ring[k % RING];
   c->n = c->valid = 0;
-  c->fail = c->last = c->ready = false;
+  c->fail = c->last = false;
   if (r->z) read_stream_chunk(p, c, k);
   else read_file_chunk(p, c, k);
   c->read_fail = c->fail;
@@ -452,7 +454,6 @@ static void finish_chunk(struct trace_pipe *p, struct chunk *c, uint64_t k) {
     bad_record(p->r, &c->buf[c->valid], k * CHUNK_RECORDS + c->valid, c->err);
     c->fail = c->last = true;
   }
-  c->ready = true;
   wake(p);
 }
 
@@ -592,7 +593,7 @@ static struct chunk *take(struct trace_reader *r, struct trace_pipe *p, uint64_t
   lock(p);
   struct chunk *c = &p->ring[k % RING];
   if (p->reader_runs) {
-    while (p->produced <= k || !c->ready)
+    while (p->produced <= k || c->checked < c->pieces)
       if (!(p->produced > k && check_pieces(p, c, k)) && !help_hash(p)) wait_cv(p);
     unlock(p);
     return c;
