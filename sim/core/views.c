@@ -85,17 +85,29 @@ static struct view_row *row_of(struct views *w, unsigned dim, unsigned reason, u
   return r;
 }
 
-/* xenalyze's even sample: while the row has fewer exits than the sample
-** size every exit is kept; later laps overwrite a spread of slots. */
+/* xenalyze's even sample (update_summary): while the row has fewer exits than
+** the sample size every exit is kept; lap L (L = timed / VIEW_SAMPLE + 1) then
+** overwrites the slots i with (i - L/3) % L == 0, that is L/3, L/3 + L, ...
+** The next such timed value is kept in the row, so an exit that is not
+** sampled costs one comparison. */
+static uint64_t next_sample_after(uint64_t timed) {
+  uint64_t lap = timed / VIEW_SAMPLE + 1, index = timed % VIEW_SAMPLE;
+  if (index + lap < VIEW_SAMPLE) return timed + lap;
+  uint64_t next = lap + 1;                        /* the first slot of the next lap */
+  if (next / 3 >= VIEW_SAMPLE) return UINT64_MAX; /* none in this lap or any later one */
+  return lap * VIEW_SAMPLE + next / 3;
+}
+
 static void sample_add(struct view_row *r, uint64_t c) {
-  uint64_t lap = r->timed / VIEW_SAMPLE + 1, index = r->timed % VIEW_SAMPLE;
-  if (((int64_t)index - (int64_t)(lap / 3)) % (int64_t)lap != 0) return;
+  if (r->timed != r->next_sample) return;
+  uint64_t index = r->timed % VIEW_SAMPLE;
   if (index >= r->cap) {
     r->cap = r->cap ? (r->cap * 2 > VIEW_SAMPLE ? VIEW_SAMPLE : r->cap * 2) : 16;
     r->sample = xrealloc(r->sample, r->cap * sizeof *r->sample);
   }
   r->sample[index] = c;
   if (index >= r->nsample) r->nsample = (uint32_t)index + 1;
+  r->next_sample = next_sample_after(r->timed);
 }
 
 static void row_add(struct view_row *r, uint64_t c) {
@@ -106,7 +118,48 @@ static void row_add(struct view_row *r, uint64_t c) {
   if (c > r->max) r->max = c;
   r->timed++;
   r->cycles += c;
+  if (!r->sumsq_wide) {
+    uint64_t sq = c * c;
+    if (c <= UINT32_MAX && sq <= UINT64_MAX - r->sumsq_int) { r->sumsq_int += sq; return; }
+    r->sumsq_wide = true;
+    r->sumsq = (long double)r->sumsq_int;
+  }
   r->sumsq += (long double)c * (long double)c;
+}
+
+/* The rows an exit always adds to, through their direct tables. */
+static struct view_row *direct_row(struct views *w, uint32_t *slot, unsigned dim, unsigned reason, uint64_t key) {
+  if (*slot) {
+    struct view_row *r = &w->rows[*slot - 1];
+    if (r->key == key) return r;
+  }
+  struct view_row *r = row_of(w, dim, reason, key);
+  *slot = (uint32_t)(r - w->rows) + 1;
+  return r;
+}
+
+/* A reason's breakdown alternates between few keys (CR3 and CR4 writes, a few
+** MSRs): its two last rows are tried first, the older one replaced. */
+static struct view_row *breakdown_row(struct views *w, unsigned reason, unsigned dim, uint64_t key) {
+  if (reason >= VIEW_DIRECT_REASONS) return row_of(w, dim, reason, key);
+  uint32_t *last = w->breakdown_row[reason];
+  for (int i = 0; i < 2; i++) {
+    if (!last[i]) break;
+    struct view_row *r = &w->rows[last[i] - 1];
+    if (r->key == key && r->dim == dim) {
+      if (i) { uint32_t t = last[0]; last[0] = last[1]; last[1] = t; }
+      return r;
+    }
+  }
+  struct view_row *r = row_of(w, dim, reason, key);
+  last[1] = last[0];
+  last[0] = (uint32_t)(r - w->rows) + 1;
+  return r;
+}
+
+static struct view_row *reason_row(struct views *w, unsigned reason) {
+  if (reason >= VIEW_DIRECT_REASONS) return row_of(w, VD_REASON, reason, reason);
+  return direct_row(w, &w->reason_row[reason], VD_REASON, reason, reason);
 }
 
 /* ---- what an exit is broken down by ---- */
@@ -154,12 +207,17 @@ void views_add(struct views *w, unsigned vcpu, unsigned reason, const struct tra
   reason &= 0xffff;
   w->exits++;
   w->cycles += cycles;
-  row_add(row_of(w, VD_REASON, reason, reason), cycles);
+  row_add(reason_row(w, reason), cycles);
   unsigned dim;
   uint64_t key;
-  if (cause && breakdown_of(reason, cause, &dim, &key)) row_add(row_of(w, dim, reason, key), cycles);
-  row_add(row_of(w, VD_CR3, 0, cr3), cycles);
-  row_add(row_of(w, VD_VCPU, 0, vcpu), cycles);
+  if (cause && breakdown_of(reason, cause, &dim, &key)) row_add(breakdown_row(w, reason, dim, key), cycles);
+  if (vcpu < TRACE_VCPU_MAX) {
+    row_add(direct_row(w, &w->cr3_row[vcpu], VD_CR3, 0, cr3), cycles);
+    row_add(direct_row(w, &w->vcpu_row[vcpu], VD_VCPU, 0, vcpu), cycles);
+  } else {
+    row_add(row_of(w, VD_CR3, 0, cr3), cycles);
+    row_add(row_of(w, VD_VCPU, 0, vcpu), cycles);
+  }
   if (w->interval) bucket_add(w, w->interval_events ? w->events : clock, reason, cycles);
 }
 
@@ -217,9 +275,31 @@ static void row_name(const struct view_row *r, char *buf, size_t n) {
   }
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
+/* Moves the k-th smallest of v[0..n) to v[k], the smaller ones before it and
+** the others after (Hoare's FIND): the percentiles need three elements of
+** the sorted sample, not the whole sort.  Runs of equal costs, common in a
+** sample, split evenly. */
+static void select_nth(uint64_t *v, size_t n, size_t k) {
+  size_t lo = 0, hi = n - 1;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    uint64_t a = v[lo], b = v[mid], c = v[hi];      /* the median of three as the pivot */
+    uint64_t pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+    size_t i = lo, j = hi;
+    while (i <= j) {
+      while (v[i] < pivot) i++;
+      while (v[j] > pivot) j--;
+      if (i <= j) {
+        uint64_t t = v[i]; v[i] = v[j]; v[j] = t;
+        i++;
+        if (j == 0) break;
+        j--;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return;                                    /* v[j+1..i) all equal the pivot */
+  }
 }
 
 static void stat_of(const struct view_row *r, struct view_stat *s) {
@@ -236,17 +316,22 @@ static void stat_of(const struct view_row *r, struct view_stat *s) {
   s->max = r->max;
   if (r->timed > 1) {
     long double mean = (long double)r->cycles / (long double)r->timed;
-    long double var = r->sumsq / (long double)r->timed - mean * mean;
+    long double sumsq = r->sumsq_wide ? r->sumsq : (long double)r->sumsq_int;
+    long double var = sumsq / (long double)r->timed - mean * mean;
     s->stddev = var > 0 ? (double)sqrtl(var) : 0;
   }
   if (!r->nsample) return;
   uint64_t *v = xmalloc(r->nsample * sizeof *v);
   memcpy(v, r->sample, r->nsample * sizeof *v);
-  qsort(v, r->nsample, sizeof *v, cmp_u64);
-  /* xenalyze's percentile(): the element N * p / 100 of the sorted sample */
-  s->p5 = v[(uint64_t)r->nsample * 5 / 100];
-  s->p50 = v[(uint64_t)r->nsample * 50 / 100];
-  s->p95 = v[(uint64_t)r->nsample * 95 / 100];
+  /* xenalyze's percentile(): the element N * p / 100 of the sorted sample;
+  ** each selection leaves the larger elements after it for the next */
+  size_t n = r->nsample, k5 = n * 5 / 100, k50 = n * 50 / 100, k95 = n * 95 / 100;
+  select_nth(v, n, k5);
+  select_nth(v + k5, n - k5, k50 - k5);
+  select_nth(v + k50, n - k50, k95 - k50);
+  s->p5 = v[k5];
+  s->p50 = v[k50];
+  s->p95 = v[k95];
   free(v);
 }
 

@@ -39,10 +39,20 @@ struct view_row {
   uint64_t count;            /* exits */
   uint64_t timed;            /* exits with a nonzero cost (the average's denominator, as xenalyze's) */
   uint64_t cycles, min, max;
-  long double sumsq;         /* for the standard deviation */
+  /* The sum of the squares, for the standard deviation: kept as an integer
+  ** while it fits in 64 bits (there a long double sum is exact, so the two
+  ** agree), then in long double from the exit that would not fit on. */
+  uint64_t sumsq_int;
+  bool sumsq_wide;
+  long double sumsq;
+  uint64_t next_sample;      /* the value of timed at which the next exit is sampled */
   uint64_t *sample;          /* [nsample], grown up to VIEW_SAMPLE */
   uint32_t nsample, cap;
 };
+
+/* Rows found without the index: a reason's by its number, a vCPU's by its
+** index, and per vCPU the last CR3 row (CR3 changes on CR3 writes only). */
+#define VIEW_DIRECT_REASONS 128
 
 /* A row as printed: the statistics a report, the database and compare use. */
 enum view_source { VS_SIMULATED, VS_MEASURED };
@@ -72,6 +82,10 @@ struct views {
   uint32_t nrows, cap;
   uint32_t *index;           /* [icap] row + 1, 0 empty */
   uint32_t icap;
+  uint32_t reason_row[VIEW_DIRECT_REASONS];   /* row + 1, 0 not yet */
+  uint32_t vcpu_row[TRACE_VCPU_MAX];          /* row + 1, 0 not yet */
+  uint32_t cr3_row[TRACE_VCPU_MAX];           /* the vCPU's last CR3 row + 1, 0 none */
+  uint32_t breakdown_row[VIEW_DIRECT_REASONS][2];   /* a reason's two last breakdown rows + 1 */
   struct view_bucket *buckets;
   uint32_t nbuckets, bcap;
   uint32_t *bindex, bicap;

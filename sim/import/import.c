@@ -162,11 +162,15 @@ void import_tally_id(struct import_tally *t, uint64_t key) {
   t->count[tally_slot(t, key & ~IMPORT_TALLY_NAMED, &fresh)]++;
 }
 
-void import_tally_name(struct import_tally *t, const char *name, size_t len) {
+unsigned import_tally_name_slot(struct import_tally *t, const char *name, size_t len) {
   bool fresh;
   unsigned i = tally_slot(t, name_key(name, len), &fresh);
   if (fresh) snprintf(t->name[i], sizeof t->name[i], "%.*s", (int)(len < 47 ? len : 47), name);
-  t->count[i]++;
+  return i;
+}
+
+void import_tally_name(struct import_tally *t, const char *name, size_t len) {
+  t->count[import_tally_name_slot(t, name, len)]++;
 }
 
 void import_tally_name2(struct import_tally *t, const char *name, size_t len, const char *suffix) {

@@ -75,6 +75,10 @@ struct import_tally {
 typedef void (*import_namer_fn)(uint64_t key, char *buf, size_t n);
 void import_tally_id(struct import_tally *t, uint64_t key);        /* key < IMPORT_TALLY_NAMED */
 void import_tally_name(struct import_tally *t, const char *name, size_t len);
+/* The slot import_tally_name counts name in (IMPORT_NAMES_MAX: "(other)"), taken
+** when it is new: an importer that counts one name on most records keeps the
+** slot and adds to count[slot] itself, without hashing the name each time. */
+unsigned import_tally_name_slot(struct import_tally *t, const char *name, size_t len);
 /* The name `name` (len bytes) followed by suffix, without building it unless it is new. */
 void import_tally_name2(struct import_tally *t, const char *name, size_t len, const char *suffix);
 /* Adds {name: count, ...} as member `key` of obj; numbered keys are named by namer. */

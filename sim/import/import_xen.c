@@ -35,7 +35,18 @@ struct xen {
   struct import_exits exits;  /* one vCPU per pCPU */
   int vcpu;                   /* the current window's vCPU; -1 before the first CPU change */
   uint64_t cr_writes, io_size_assumed;
+  unsigned seen_slot[3];      /* enum seen: the name's slot in im->seen + 1, 0 before its first record */
 };
+
+/* The records counted as seen by name on nearly every record (import_saw). */
+enum seen { SEEN_CR_WRITE, SEEN_VMENTRY, SEEN_VMEXIT };
+
+static void saw(struct xen *X, enum seen kind) {
+  static const char *const names[] = { "HVM CR_WRITE", "HVM VMENTRY", "HVM VMEXIT" };
+  struct import_tally *t = &X->im->seen;
+  if (!X->seen_slot[kind]) X->seen_slot[kind] = import_tally_name_slot(t, names[kind], strlen(names[kind])) + 1;
+  t->count[X->seen_slot[kind] - 1]++;
+}
 
 /* One decoded record. */
 struct xrec {
@@ -199,11 +210,10 @@ static int on_record(struct xen *X, const struct xrec *r) {
   unsigned v = (unsigned)X->vcpu;
   if (h) {
     if (r->event == TRC_HVM_HANDLER + 0x009 || r->event == TRC_HVM_HANDLER + 0x109)
-      import_saw(im, "HVM CR_WRITE", strlen("HVM CR_WRITE"));
+      saw(X, SEEN_CR_WRITE);
     return on_handler(X, v, r, h);
   }
-  const char *seen = r->event == TRC_HVM_VMENTRY ? "HVM VMENTRY" : "HVM VMEXIT";
-  import_saw(im, seen, strlen(seen));
+  saw(X, r->event == TRC_HVM_VMENTRY ? SEEN_VMENTRY : SEEN_VMEXIT);
   if (r->event == TRC_HVM_VMENTRY) {
     im->used++;
     return import_exit_entry(&X->exits, v, r->has_tsc, r->tsc);

@@ -6,6 +6,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sim/core/views.h"
@@ -73,6 +75,108 @@ static void figures_match_xenalyze_above_its_sample_size(void **state) {
   free(w);
 }
 
+/* Forty laps: the sample's later laps keep every L-th slot from L/3 on, and a
+** sample of few distinct costs (long runs of equal values) still gives
+** xenalyze's percentiles. */
+static void figures_match_xenalyze_after_many_laps_of_few_costs(void **state) {
+  (void)state;
+  static struct xsum x;
+  memset(&x, 0, sizeof x);
+  struct views *w = calloc(1, sizeof *w);
+  views_init(w, -1, 0, false);
+  uint64_t seed = 11;
+  for (int i = 0; i < 40 * S + 5; i++) {
+    seed = seed * 6364136223846793005ull + 1;
+    long long c = 1000 + 100 * (long long)((seed >> 33) % 4) + (i > 20 * S ? 7 : 0);
+    x_update(&x, c);
+    views_add(w, 0, EXIT_REASON_HLT, NULL, 0x1000, 0, (uint64_t)c);
+  }
+  struct view_stat *s;
+  unsigned n = views_stats(w, VD_REASON, false, SORT_REASON, &s);
+  assert_int_equal(n, 1);
+  printf("p5/p50/p95: %llu/%llu/%llu, xenalyze's %lld/%lld/%lld\n", (unsigned long long)s[0].p5,
+         (unsigned long long)s[0].p50, (unsigned long long)s[0].p95, x_pct(&x, 5), x_pct(&x, 50), x_pct(&x, 95));
+  assert_int_equal(s[0].p5, (uint64_t)x_pct(&x, 5));
+  assert_int_equal(s[0].p50, (uint64_t)x_pct(&x, 50));
+  assert_int_equal(s[0].p95, (uint64_t)x_pct(&x, 95));
+  free(s);
+  views_free(w);
+  free(w);
+}
+
+/* The standard deviation is that of a long double sum of the squares, also
+** once the sum no longer fits in 64 bits and for costs of 2^32 and more. */
+static void stddev_of_a_long_double_sum_of_squares(void **state) {
+  (void)state;
+  /* the first two: squares that fit in 64 bits, whose sum does not */
+  static const uint64_t costs[] = { UINT32_MAX, UINT32_MAX, 3, 4000000000ull, 5000000000ull, 17, 1ull << 40,
+                                    4242, 999999999999ull };
+  enum { N = sizeof costs / sizeof *costs };
+  for (unsigned start = 0; start < N; start++) {
+    struct views *w = calloc(1, sizeof *w);
+    views_init(w, -1, 0, false);
+    long double sumsq = 0, sum = 0;
+    unsigned n = 0;
+    for (unsigned k = 0; k < 3; k++)
+      for (unsigned i = start; i < N; i++, n++) {
+        views_add(w, 0, EXIT_REASON_HLT, NULL, 0x1000, 0, costs[i]);
+        sumsq += (long double)costs[i] * (long double)costs[i];
+        sum += (long double)costs[i];
+      }
+    long double mean = sum / n, var = sumsq / n - mean * mean;
+    double want = var > 0 ? (double)sqrtl(var) : 0;
+    struct view_stat *s;
+    views_stats(w, VD_REASON, false, SORT_REASON, &s);
+    printf("costs from %u: stddev %.17g, expected %.17g\n", start, s[0].stddev, want);
+    assert_true(s[0].stddev == want);
+    free(s);
+    views_free(w);
+    free(w);
+  }
+}
+
+/* Rows are found the same through the shortcuts (a reason's row, a vCPU's,
+** its last CR3 and a reason's two last breakdown rows) as through the index:
+** three keys taking turns, CR3 changing per vCPU, a reason past the direct ones. */
+static void rows_count_the_same_whichever_way_they_are_found(void **state) {
+  (void)state;
+  struct views *w = calloc(1, sizeof *w);
+  views_init(w, -1, 0, false);
+  struct trace_event msr[3] = { { .type = EV_WRMSR, .a = 0x10 }, { .type = EV_WRMSR, .a = 0x6e0 },
+                                { .type = EV_WRMSR, .a = 0x830 } };
+  for (unsigned i = 0; i < 300; i++) {
+    unsigned vcpu = i % 3;
+    uint64_t cr3 = 0x1000 * (1 + (i / 7) % 4);
+    views_add(w, vcpu, EXIT_REASON_MSR_WRITE, &msr[(i / (1 + i % 2)) % 3], cr3, 0, 10);
+    views_add(w, vcpu, 0xfff0, NULL, cr3, 0, 1);
+  }
+  unsigned want[3] = { 0 }, cr3s[4] = { 0 };
+  for (unsigned i = 0; i < 300; i++) {
+    want[(i / (1 + i % 2)) % 3]++;
+    cr3s[(i / 7) % 4] += 2;
+  }
+  struct view_stat *s;
+  unsigned n = views_stats(w, VD_REASON, true, SORT_REASON, &s);
+  assert_int_equal(n, 5);                          /* 2 reasons, 3 MSRs */
+  for (unsigned k = 0; k < 3; k++) {
+    const struct view_stat *r = row(s, n, VD_MSR, msr[k].a);
+    printf("msr 0x%llx: %llu exits, expected %u\n", (unsigned long long)msr[k].a, (unsigned long long)r->count, want[k]);
+    assert_int_equal(r->count, want[k]);
+  }
+  assert_int_equal(row(s, n, VD_REASON, 0xfff0)->count, 300);
+  free(s);
+  n = views_stats(w, VD_CR3, false, SORT_REASON, &s);
+  assert_int_equal(n, 4);
+  for (unsigned k = 0; k < 4; k++) assert_int_equal(row(s, n, VD_CR3, 0x1000 * (k + 1))->count, cr3s[k]);
+  free(s);
+  n = views_stats(w, VD_VCPU, false, SORT_REASON, &s);
+  assert_int_equal(n, 3);
+  for (unsigned k = 0; k < 3; k++) assert_int_equal(row(s, n, VD_VCPU, k)->count, 200);
+  free(s);
+  views_free(w);
+  free(w);
+}
+
 static void breakdowns_by_register_port_and_vector(void **state) {
   (void)state;
   struct views *w = calloc(1, sizeof *w);
@@ -105,6 +209,9 @@ static void breakdowns_by_register_port_and_vector(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(figures_match_xenalyze_above_its_sample_size),
+    cmocka_unit_test(figures_match_xenalyze_after_many_laps_of_few_costs),
+    cmocka_unit_test(stddev_of_a_long_double_sum_of_squares),
+    cmocka_unit_test(rows_count_the_same_whichever_way_they_are_found),
     cmocka_unit_test(breakdowns_by_register_port_and_vector),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
