@@ -28,6 +28,7 @@ struct mmu *mmu_create(const struct policy *p, unsigned paging, unsigned nvcpu, 
            p->refill_low, p->refill_high, shadow_on_evict, m);
   hset_init(&m->ept_map);
   hset_init(&m->ept_tables);
+  if (!m->ept && nvcpu == 1) m->seg = seg_create(&m->v[0].tlb);
   return m;
 }
 
@@ -38,6 +39,8 @@ unsigned mmu_min_pool(const struct policy *p, unsigned paging, unsigned nvcpu) {
 }
 
 void mmu_destroy(struct mmu *m) {
+  if (m->seg) tlb_unshare(&m->v[0].tlb);
+  seg_destroy(m->seg);
   for (unsigned i = 0; i < m->nvcpu; i++) tlb_free(&m->v[i].tlb);
   free(m->v);
   free(m->present_memo);
@@ -63,6 +66,7 @@ static void touch_pages(struct mmu *m, const struct mmu_ctx *c, uint64_t va, uin
     else if (!shadow_known_present(m, c->vcpu, va)) shadow_access(m, c, va, write);
   }
   if (!virt && !native) return;
+  if (m->seg && m->seg->mode == SEG_RECORD) mmu_seg_count(m, virt, native);
   m->ctr[CTR_TLB_MISSES] += virt + native;
   m->ctr[CTR_TLB_MISSES_VIRT] += virt;
   /* only misses cost the guest */
@@ -82,6 +86,7 @@ static bool memo_hit(const struct touch_memo *tm, const struct trace_event *ev, 
 ** for one stays small enough to be inlined into the engine's loop. */
 static __attribute__((noinline)) void guest_event(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev) {
   if (ev->type == EV_PTWRITE) {
+    if (m->seg) mmu_seg_end(m);
     if (!mmu_ept(m)) shadow_pt_write(m, c, ev->a, ev->aux);
     return;
   }
@@ -97,9 +102,8 @@ static __attribute__((noinline)) void guest_event(struct mmu *m, const struct mm
   *w = (struct touch_memo){ ev->a, ev->b, c->cr3, vp };
 }
 
-/* always_inline: with link-time optimisation, into the engine's loop */
-__attribute__((always_inline)) inline void mmu_guest_event(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev) {
-  if (!mmu_ept(m)) roots_ensure(m, c);
+/* A touch as it is computed: the touch memo, then the TLB and the shadow tables. */
+static inline void touch_plain(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev) {
   /* A touch that hit on every page while the TLB was as it is: it does nothing again. */
   if (ev->type == EV_TOUCH) {
     struct mmu_vcpu *mv = &m->v[c->vcpu];
@@ -110,9 +114,52 @@ __attribute__((always_inline)) inline void mmu_guest_event(struct mmu *m, const 
   guest_event(m, c, ev);
 }
 
+void mmu_touch_plain(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev) { touch_plain(m, c, ev); }
+
+/* always_inline: with link-time optimisation, into the engine's loop */
+__attribute__((always_inline)) inline void mmu_guest_event(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev) {
+  struct seg_memo *s = m->seg;
+  if (s && ev->type == EV_TOUCH) {
+    /* the next touch of a record being compared: nothing else to do (the
+    ** roots cannot have changed since the segment started) */
+    if (s->mode == SEG_MATCH && s->i < s->cur->n) {
+      const struct seg_touch *t = &s->cur->t[s->i];
+      if (t->a == ev->a && t->b == ev->b && t->aux == ev->aux) {
+        s->i++;
+        return;
+      }
+    }
+    roots_ensure(m, c);
+    if (mmu_seg_touch(m, c, ev)) return;
+    touch_plain(m, c, ev);
+    return;
+  }
+  if (!mmu_ept(m)) roots_ensure(m, c);
+  touch_plain(m, c, ev);
+}
+
+void mmu_settle(struct mmu *m) {
+  if (m->seg) mmu_seg_end(m);
+}
+
+bool mmu_seg_stats(const struct mmu *m, uint64_t *applied, uint64_t *replayed) {
+  *applied = m->seg ? m->seg->applied : 0;
+  *replayed = m->seg ? m->seg->replayed : 0;
+  return m->seg != NULL;
+}
+
+void mmu_stepwise(struct mmu *m) {
+  if (!m->seg) return;
+  mmu_seg_end(m);
+  tlb_unshare(&m->v[0].tlb);
+  seg_destroy(m->seg);
+  m->seg = NULL;
+}
+
 void mmu_request(struct mmu *m, const struct mmu_ctx *c, enum mmu_request req, uint64_t arg, bool exited,
                  struct work *w) {
   struct mmu_vcpu *mv = &m->v[c->vcpu];
+  if (m->seg) mmu_seg_end(m);
   switch (req) {
   case MMU_CR3_SWITCH:
     tlb_flush_nonglobal(&mv->tlb);    /* MOV to CR3 without PCID */
@@ -141,13 +188,14 @@ struct mmu_fault mmu_mmio_fault(const struct mmu *m, uint64_t gla, uint64_t gpa,
 }
 
 void mmu_on_vm_transition(struct mmu *m, unsigned vcpu) {
+  if (m->seg) mmu_seg_end(m);
   if (m->pol->vpid) return;
   /* Without VPID, VM exits and entries flush all linear translations (SDM 28.3.3.1). */
   tlb_flush_vm(&m->v[vcpu].tlb);
   m->ctr[CTR_TLB_FLUSHES]++;
 }
 
-void mmu_print_shadow(const struct mmu *m, FILE *f) {
+void mmu_print_shadow(const struct mmu *m, FILE *f) {   /* the REPL steps: no segment is pending (mmu_stepwise) */
   if (mmu_ept(m)) {
     fprintf(f, "EPT: %llu guest frames mapped, %llu EPT paging-structure pages\n",
             (unsigned long long)m->ept_map.used, (unsigned long long)m->ept_tables.used);

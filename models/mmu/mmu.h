@@ -93,6 +93,16 @@ void mmu_request(struct mmu *m, const struct mmu_ctx *c, enum mmu_request req, u
 struct mmu_fault mmu_mmio_fault(const struct mmu *m, uint64_t gla, uint64_t gpa, bool write);
 /* A VM exit/entry happened on the vCPU (TLB flush unless VPID). */
 void mmu_on_vm_transition(struct mmu *m, unsigned vcpu);
+/* Brings every count, cycle and the TLB up to date with the touches so far:
+** the segment memo (seg.h) may hold back a segment's misses until it ends.
+** The engine calls it before an event that may change what touches do and
+** before anyone reads the counts; mmu_stepwise also turns the memo off, for
+** a replay one event at a time (the REPL shows each touch's own cost). */
+void mmu_settle(struct mmu *m);
+void mmu_stepwise(struct mmu *m);
+/* How much the segment memo did: segments taken whole from a record, and
+** segments compared with one and then replayed; false when it is off. */
+bool mmu_seg_stats(const struct mmu *m, uint64_t *applied, uint64_t *replayed);
 
 /* For the REPL: pool usage, roots and oldest pages; a vCPU's TLB. */
 void mmu_print_shadow(const struct mmu *m, FILE *f);

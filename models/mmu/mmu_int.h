@@ -7,6 +7,7 @@
 #include "hset.h"
 #include "spt.h"
 #include "tlb.h"
+#include "seg.h"
 
 #define MAX_ROOTS 4
 #define MAX_PREV KNOB_PREV_ROOTS_MAX   /* the prev_roots knob's maximum */
@@ -73,6 +74,7 @@ struct mmu {
   uint64_t *ctr;                   /* the engine's counters */
   struct mmu_sink *sink;
   struct work *evict_work;         /* where evictions during a handler are charged */
+  struct seg_memo *seg;            /* shadow paging with one vCPU (seg.h); NULL otherwise */
 };
 
 static inline bool mmu_ept(const struct mmu *m) { return m->ept; }
@@ -104,6 +106,15 @@ static inline void roots_ensure(struct mmu *m, const struct mmu_ctx *c) {
 }
 /* mmu_roots_prev.c: unpins and forgets a vCPU's previous roots. */
 void roots_drop_prev(struct mmu *m, struct mmu_vcpu *mv);
+
+/* mmu.c: a touch without the segment memo (it replays compared touches with it) */
+void mmu_touch_plain(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev);
+
+/* mmu_seg.c: the segment memo (seg.h).  mmu_seg_touch is true when the touch
+** was taken by a comparison with a record (nothing more to do for it). */
+bool mmu_seg_touch(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev);
+void mmu_seg_count(struct mmu *m, uint32_t virt, uint32_t native);
+void mmu_seg_end(struct mmu *m);
 
 /* mmu_shadow.c */
 /* Is va known to be mapped all the way down the current shadow tables? (a

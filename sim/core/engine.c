@@ -325,6 +325,7 @@ static void apic_mmio_event(struct engine *e, struct vcpu *v, const struct trace
 /* An instruction: the processor decides, then the exit or the native run.
 ** track: keep the decision for the REPL (e->last). */
 static __attribute__((noinline)) void instruction_event(struct engine *e, struct vcpu *v, const struct trace_event *ev, bool track) {
+  mmu_settle(e->mmu);               /* an instruction may change what touches do */
   struct trace_event op = vcpu_guest_op(v, ev);
   struct exit_decision d = vmx_decide(&v->vmx, &op);
   if (track) e->last.decision = d;
@@ -350,7 +351,7 @@ static __attribute__((always_inline)) inline void event(struct engine *e, const 
   switch (ev->type) {
   case EV_RUN: return;
   case EV_MARK: e->st.counter[CTR_MARKS]++; return;
-  case EV_INIT: vcpu_init_reg(v, ev->aux, ev->a); return;
+  case EV_INIT: mmu_settle(e->mmu); vcpu_init_reg(v, ev->aux, ev->a); return;
   /* SYSCALL/SYSRET never cause VM exits (SDM 25.1: not in the list of
   ** instructions that exit) and change nothing the models track. */
   case EV_SYSCALL: case EV_SYSRET: return;
@@ -359,6 +360,7 @@ static __attribute__((always_inline)) inline void event(struct engine *e, const 
 }
 
 void engine_step(struct engine *e, const struct trace_event *ev) {
+  mmu_stepwise(e->mmu);
   if (ev->type == EV_MEASURED) { measured_record(e); return; }
   e->index++;
   e->st.events++;
@@ -430,9 +432,14 @@ int engine_run(struct engine *e, struct trace_reader *r, bool (*progress)(struct
   /* blocks end at every multiple of ENGINE_PROGRESS_EVENTS, where progress is called */
   while ((n = trace_next_block(r, &evs, engine_block_limit(e))) > 0) {
     engine_run_block(e, evs, n);
-    if (progress && engine_at_progress_point(e) && !progress(e, arg)) return EXIT_OK;
+    if (!progress || !engine_at_progress_point(e)) continue;
+    engine_settle(e);
+    if (!progress(e, arg)) return EXIT_OK;
   }
+  engine_settle(e);
   return trace_failed(r) ? EXIT_BADINPUT : EXIT_OK;
 }
+
+void engine_settle(struct engine *e) { mmu_settle(e->mmu); }
 
 uint64_t engine_elapsed(const struct engine *e) { return engine_ledger_elapsed(e, 0); }

@@ -87,6 +87,9 @@ void engine_step(struct engine *e, const struct trace_event *ev);
 ** counted it; engine_run_block_stepwise replays as engine_step does (a run
 ** wakes it), as the replay of traces with measured exits always did. */
 void engine_run_block(struct engine *e, const struct trace_event *ev, size_t n);
+/* Brings the counts and cycles up to date after blocks (mmu_settle): call it
+** before reading them (engine_run does, before progress and at the end). */
+void engine_settle(struct engine *e);
 void engine_run_block_stepwise(struct engine *e, const struct trace_event *ev, size_t n);
 /* Replays the rest of the trace; progress(e, arg) is called every
 ** ENGINE_PROGRESS_EVENTS events when non-NULL and returns false to stop

@@ -197,11 +197,13 @@ static int replay_pass(struct pass *p, const struct run_set *s, struct trace_rea
   while ((n = trace_next_block(r, &evs, engine_block_limit(first))) > 0) {
     replay_block(p, evs, n);
     if (!engine_at_progress_point(first)) continue;
+    for (unsigned i = 0; i < p->n; i++) engine_settle(&p->e[i]);
     bool go = s->progress ? s->progress(first, r, s->progress_arg) : !interrupt_requested();
     if (!go) break;
   }
   if (trace_failed(r)) rc = EXIT_BADINPUT;
   stop_helpers(p);
+  for (unsigned i = 0; i < p->n; i++) engine_settle(&p->e[i]);
   return rc;
 }
 

@@ -1,0 +1,103 @@
+/* The segment memo in the MMU (models/mmu/seg.h): where segments start,
+** are compared, recorded and end. */
+#include "mmu_int.h"
+#include "models/counters.h"
+
+static uint64_t mix(uint64_t v) {
+  v ^= v >> 33;
+  v *= 0xff51afd7ed558ccdull;
+  v ^= v >> 33;
+  return v;
+}
+
+/* Everything a fault-free segment's outcome depends on besides its touches. */
+static uint64_t start_key(const struct mmu *m, const struct mmu_ctx *c) {
+  const struct mmu_vcpu *mv = &m->v[c->vcpu];
+  uint64_t h = mix(tlb_fingerprint(&mv->tlb) ^ c->cr3);
+  h = mix(h ^ (m->pool.gen << 1 | c->pge));
+  for (unsigned i = 0; i < m->nroots; i++) h = mix(h ^ mv->cur.slot[i]);
+  return h | 1;
+}
+
+static void start(struct mmu *m, const struct mmu_ctx *c) {
+  struct seg_memo *s = m->seg;
+  uint64_t key = start_key(m, c);
+  s->cr3 = c->cr3;
+  s->pge = c->pge;
+  if ((s->cur = seg_find(s, key))) {
+    s->mode = SEG_MATCH;
+    s->i = 0;
+  } else if (seg_seen_before(s, key)) {
+    s->mode = SEG_RECORD;
+    seg_record_start(s, key, m->pool.gen, m->ctr[CTR_SHADOW_FAULTS]);
+  } else {
+    s->mode = SEG_OFF;
+  }
+}
+
+/* The record's outcome, as its touches would have had it. */
+static void apply(struct mmu *m, unsigned vcpu, const struct seg *g) {
+  tlb_snap_restore(&m->v[vcpu].tlb, &g->end);
+  m->ctr[CTR_TLB_MISSES] += g->virt + g->native;
+  m->ctr[CTR_TLB_MISSES_VIRT] += g->virt;
+  if (g->virt) m->sink->guest_ops(m->sink, vcpu, PP_TLB_MISS_NATIVE, (uint32_t)g->virt);
+}
+
+/* Ends the comparison: the whole record applied, or the touches compared so
+** far replayed (the TLB is still as at the start, the pool unchanged). */
+static void settle_match(struct mmu *m, unsigned vcpu) {
+  struct seg_memo *s = m->seg;
+  const struct seg *g = s->cur;
+  s->mode = SEG_OFF;
+  if (s->i == g->n) {
+    apply(m, vcpu, g);
+    s->applied++;
+    return;
+  }
+  s->replayed++;
+  struct mmu_ctx c = { .vcpu = vcpu, .cr3 = s->cr3, .pge = s->pge };
+  for (uint32_t k = 0; k < s->i; k++) {
+    struct trace_event ev = { .type = EV_TOUCH, .vcpu = (uint16_t)vcpu, .aux = (uint8_t)g->t[k].aux,
+                              .a = g->t[k].a, .b = g->t[k].b };
+    mmu_touch_plain(m, &c, &ev);
+  }
+}
+
+bool mmu_seg_touch(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev) {
+  struct seg_memo *s = m->seg;
+  if (s->mode == SEG_IDLE) start(m, c);
+  switch (s->mode) {
+  case SEG_MATCH: {
+    const struct seg *g = s->cur;
+    if (s->i < g->n) {
+      const struct seg_touch *t = &g->t[s->i];
+      if (t->a == ev->a && t->b == ev->b && t->aux == ev->aux) {
+        s->i++;
+        return true;
+      }
+    }
+    settle_match(m, c->vcpu);
+    return false;
+  }
+  case SEG_RECORD:
+    if (!seg_record_touch(s, ev->a, (uint32_t)ev->b, ev->aux)) s->mode = SEG_OFF;
+    return false;
+  default:
+    return false;
+  }
+}
+
+void mmu_seg_count(struct mmu *m, uint32_t virt, uint32_t native) {
+  struct seg_memo *s = m->seg;
+  s->rec.virt += virt;
+  s->rec.native += native;
+  if (s->rec.virt + s->rec.native >= 1u << 31) s->mode = SEG_OFF;   /* charged at once as a 32-bit count */
+}
+
+void mmu_seg_end(struct mmu *m) {
+  struct seg_memo *s = m->seg;
+  if (s->mode == SEG_MATCH) settle_match(m, 0);
+  else if (s->mode == SEG_RECORD && s->rec.n && m->pool.gen == s->gen && m->ctr[CTR_SHADOW_FAULTS] == s->faults)
+    seg_record_keep(s, &m->v[0].tlb);
+  s->mode = SEG_IDLE;
+}

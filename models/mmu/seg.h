@@ -1,0 +1,83 @@
+/* The segment memo: whole passes of touches between two exits, remembered.
+**
+** Under shadow paging without VPID every VM exit drops the TLB's entries, so
+** a loop that exits once a pass (lat_ctx: a CR3 write per context switch)
+** refills the TLB the same way every pass.  A segment is the touches a vCPU
+** makes between two MMU events that are not touches (a VM transition, a
+** request such as a CR3 switch, a page-table write) or other events of the
+** vCPU that may change what a touch does (an instruction, an INIT record).
+** From the same start (the TLB's fingerprint, CR3, CR4.PGE, the shadow
+** pool's generation and the current roots) the same touches have the same
+** outcome: the misses they take (virtualization and native) and the TLB
+** they leave; nothing else changes when no touch faults.
+**
+** A segment seen a second time from the same start is recorded; later ones
+** are only compared with the record, touch by touch, and at the end its
+** misses are counted and charged at once and its TLB is put back.  A touch
+** that differs, or a segment that ends early, replays the touches already
+** compared, so every count and cycle is the plain computation's.  Used for
+** one-vCPU traces only: with more, another vCPU's fault could change the
+** pool in the middle of a compared segment.  Memory: at most SEG_BYTES_MAX
+** of TLB copies. */
+#ifndef VMXSIM_SEG_H
+#define VMXSIM_SEG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "tlb.h"
+
+#define SEG_SETS        128
+#define SEG_WAYS        4
+#define SEG_SEEN        4096          /* starts seen once, direct-mapped */
+#define SEG_TOUCHES_MAX 4096          /* longer segments are not remembered */
+#define SEG_BYTES_MAX   (8u << 20)
+
+struct seg_touch { uint64_t a; uint32_t b; uint32_t aux; };
+
+struct seg {
+  uint64_t key;                 /* the start; 0: an empty way */
+  uint64_t used;                /* when last matched or recorded (LRU within the set) */
+  struct seg_touch *t;
+  uint32_t n, cap;
+  uint64_t virt, native;        /* the TLB misses of its touches */
+  struct tlb_snap end;          /* the TLB after them */
+};
+
+enum seg_mode {
+  SEG_IDLE,                     /* at a boundary: the next touch starts a segment */
+  SEG_MATCH,                    /* comparing with cur; the TLB is still as at the start */
+  SEG_RECORD,                   /* replaying and recording into rec */
+  SEG_OFF                       /* replaying, not recording, until the next boundary */
+};
+
+struct seg_memo {
+  struct seg *way;              /* [SEG_SETS * SEG_WAYS] */
+  uint64_t *seen;               /* [SEG_SEEN] */
+  unsigned snaps, snaps_max;    /* TLB copies allocated, and the bound */
+  uint64_t clock;
+  enum seg_mode mode;
+  struct seg *cur;              /* SEG_MATCH: the record compared with */
+  uint32_t i;                   /* SEG_MATCH: touches compared */
+  struct seg rec;               /* SEG_RECORD: the segment so far */
+  uint64_t gen, faults;         /* SEG_RECORD: the pool's generation and the shadow faults at the start */
+  uint64_t applied, replayed;   /* segments taken whole from a record, and compared then replayed */
+  uint64_t cr3;                 /* the segment's address space and CR4.PGE (a boundary may have changed the vCPU's) */
+  bool pge;
+};
+
+/* NULL when a TLB this size would not fit SEG_BYTES_MAX a few times over. */
+struct seg_memo *seg_create(const struct tlb *t);
+void seg_destroy(struct seg_memo *s);
+/* The record of key, or NULL. */
+struct seg *seg_find(struct seg_memo *s, uint64_t key);
+/* Whether a segment from key should be recorded: true the second time a
+** start is seen (the first time it is only noted). */
+bool seg_seen_before(struct seg_memo *s, uint64_t key);
+/* Starts recording from key. */
+void seg_record_start(struct seg_memo *s, uint64_t key, uint64_t gen, uint64_t faults);
+/* Adds a touch to the recording; false when the segment is too long to keep. */
+bool seg_record_touch(struct seg_memo *s, uint64_t a, uint32_t b, uint32_t aux);
+/* Keeps the recording with the TLB as it is now (t stops sharing a record it replaces). */
+void seg_record_keep(struct seg_memo *s, struct tlb *t);
+
+#endif

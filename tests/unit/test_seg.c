@@ -1,0 +1,211 @@
+/* The segment memo (models/mmu/seg.h) changes no figure: a replay in blocks,
+** where the memo takes repeated passes whole, gives every count and cycle of a
+** replay one event at a time, where it is off; and the TLB fingerprint it
+** keys on tells states apart exactly when they behave differently. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/mmu/tlb.h"
+#include "sim/core/engine.h"
+
+#define KERNEL 0xffffffff81000000ull
+#define USER   0x400000ull
+
+/* ---- the fingerprint ---- */
+
+static void a_tlb_emptied_of_its_fills_has_the_fingerprint_of_a_new_one(void **state) {
+  (void)state;
+  struct tlb a, b;
+  tlb_init(&a, 64);
+  tlb_init(&b, 64);
+  assert_true(tlb_fingerprint(&a) == tlb_fingerprint(&b));
+  /* four fills of one set bring its round-robin way back to 0; a CR3 write then invalidates them */
+  for (uint64_t i = 0; i < 4; i++) tlb_access(&a, i * 16 << 12, 0x5000, false);   /* 16 sets: vpns 0, 16, 32, 48 share set 0 */
+  assert_true(tlb_fingerprint(&a) != tlb_fingerprint(&b));
+  tlb_flush_nonglobal(&a);
+  printf("after 4 fills of a set and a CR3 flush: %016llx, new TLB %016llx\n",
+         (unsigned long long)tlb_fingerprint(&a), (unsigned long long)tlb_fingerprint(&b));
+  assert_true(tlb_fingerprint(&a) == tlb_fingerprint(&b));
+  tlb_access(&a, 0, 0x5000, false);                 /* and they go on alike */
+  tlb_access(&b, 0, 0x5000, false);
+  assert_true(tlb_fingerprint(&a) == tlb_fingerprint(&b));
+  tlb_free(&a);
+  tlb_free(&b);
+}
+
+static void dropped_and_valid_entries_have_different_fingerprints(void **state) {
+  (void)state;
+  struct tlb a, b;
+  tlb_init(&a, 64);
+  tlb_init(&b, 64);
+  tlb_access(&a, KERNEL, 0, true);
+  tlb_access(&b, KERNEL, 0, true);
+  assert_true(tlb_fingerprint(&a) == tlb_fingerprint(&b));
+  tlb_flush_vm(&a);                                 /* a's entry is dropped, b's still valid */
+  assert_true(tlb_fingerprint(&a) != tlb_fingerprint(&b));
+  assert_int_equal(tlb_access(&a, KERNEL, 0, true), TLB_MISS_VIRT);
+  assert_true(tlb_fingerprint(&a) == tlb_fingerprint(&b));   /* valid again: the same state */
+  tlb_free(&a);
+  tlb_free(&b);
+}
+
+/* A TLB put back from a snapshot answers a long sequence of accesses and
+** flushes as the TLB it was taken of, and keeps its fingerprint in step. */
+static void a_restored_tlb_behaves_as_the_original(void **state) {
+  (void)state;
+  struct tlb a, b;
+  struct tlb_snap s = { 0 };
+  tlb_init(&a, 32);
+  tlb_init(&b, 32);
+  uint64_t seed = 3;
+  for (int i = 0; i < 500; i++) {
+    seed = seed * 6364136223846793005ull + 1;
+    tlb_access(&a, ((seed >> 33) % 200) << 12 | (seed >> 60 & 1 ? KERNEL : 0), 0x7000, seed >> 62 & 1);
+  }
+  tlb_snap_take(&a, &s);
+  tlb_access(&b, USER, 0x9000, false);              /* b is elsewhere, then gets a's state */
+  tlb_snap_restore(&b, &s);
+  assert_true(tlb_fingerprint(&a) == tlb_fingerprint(&b));
+  unsigned differ = 0;
+  for (int i = 0; i < 5000; i++) {
+    seed = seed * 6364136223846793005ull + 1;
+    unsigned op = (unsigned)(seed >> 58);
+    uint64_t va = ((seed >> 33) % 300) << 12 | (seed >> 57 & 1 ? KERNEL : 0);
+    if (op == 0) { tlb_flush_vm(&a); tlb_flush_vm(&b); }
+    else if (op == 1) { tlb_flush_nonglobal(&a); tlb_flush_nonglobal(&b); }
+    else if (op == 2) { tlb_invlpg(&a, va); tlb_invlpg(&b, va); }
+    else if (op == 3) { tlb_flush_all(&a); tlb_flush_all(&b); }
+    else differ += tlb_access(&a, va, 0x7000 + (seed >> 50 & 1) * 0x1000, seed >> 55 & 1) !=
+                   tlb_access(&b, va, 0x7000 + (seed >> 50 & 1) * 0x1000, seed >> 55 & 1);
+    if (tlb_fingerprint(&a) != tlb_fingerprint(&b) || tlb_fingerprint(&a) != tlb_fingerprint_scan(&a)) differ++;
+  }
+  printf("accesses or fingerprints that differ after the restore: %u, expected 0\n", differ);
+  assert_int_equal(differ, 0);
+  tlb_free(&a);
+  tlb_free(&b);
+  tlb_snap_free(&s);
+}
+
+/* ---- whole replays ---- */
+
+struct trace { struct trace_event *ev; size_t n, cap; };
+
+static void put(struct trace *t, unsigned type, unsigned aux, uint64_t a, uint64_t b, uint32_t cycles) {
+  if (t->n == t->cap) t->ev = realloc(t->ev, (t->cap = t->cap ? 2 * t->cap : 256) * sizeof *t->ev);
+  t->ev[t->n++] = (struct trace_event){ .type = (uint8_t)type, .aux = (uint8_t)aux, .cycles = cycles, .a = a, .b = b };
+}
+
+/* A context-switch loop over `procs` address spaces: each pass a CR3 write
+** (an exit under shadow paging), kernel and user touches and a system call.
+** Then passes that stop matching: one that differs half way, one cut short,
+** one longer, one with an INVLPG, a page-table write or a CR4 write in it. */
+static void make_loop(struct trace *t, unsigned procs, unsigned trips) {
+  put(t, EV_INIT, 0, 0x80050033, 0, 0);
+  put(t, EV_INIT, 4, 0x6f0, 0, 0);                  /* PAE, PGE: kernel entries global */
+  put(t, EV_INIT, 3, 0x10000000, 0, 0);
+  for (unsigned trip = 0; trip < trips; trip++)
+    for (unsigned p = 0; p < procs; p++) {
+      put(t, EV_CR_WRITE, 3, 0x10000000 + p * 0x100000, 0, 100);
+      /* from trip 100 on, every 20 trips, passes that stop matching a record */
+      bool vary = trip >= 100 && trip % 20 == 0, vary2 = trip >= 100 && trip % 20 == 10;
+      unsigned touches = 12;
+      if (vary && p == 0) touches = 5;                           /* cut short */
+      if (vary && p == 1) touches = 20;                          /* longer */
+      for (unsigned k = 0; k < touches; k++) {
+        uint64_t va = k % 3 == 0 ? USER + (p * 16 + k) * 0x1000 : KERNEL + (k % 5) * 0x3000;
+        if (vary && p == 2 && k == 6) va += 0x40000;             /* differs half way */
+        put(t, EV_TOUCH, k % 2, va, 1 + k % 3, 50);
+        if (k == 4) put(t, EV_SYSCALL, 0, 1, 0, 20);
+        if (k == 4) put(t, EV_SYSRET, 0, 0, 0, 20);
+        if (vary && p == 3 && k == 7) put(t, EV_INVLPG, 0, KERNEL, 0, 10);
+        if (vary2 && p == 0 && k == 3) put(t, EV_PTWRITE, 1, USER + p * 16 * 0x1000, 0, 10);
+        if (vary2 && p == 1 && k == 8) put(t, EV_CR_WRITE, 4, 0x670, 0, 10);   /* PGE off, then on */
+        if (vary2 && p == 2 && k == 2) put(t, EV_CR_WRITE, 4, 0x6f0, 0, 10);
+      }
+      put(t, EV_RUN, 0, 0, 0, 300);
+    }
+}
+
+struct vm { struct policy pol; struct profile prof; struct engine e; };
+
+static void vm_start(struct vm *vm, const char *policy) {
+  char err[512];
+  assert_int_equal(policy_resolve(&vm->pol, policy, NULL, 0, err, sizeof err), 0);
+  assert_int_equal(profile_load(&vm->prof, "core2-2007", err, sizeof err), 0);
+  assert_int_equal(engine_init(&vm->e, &vm->pol, &vm->prof, 1, PAGING_64, err, sizeof err), 0);
+}
+
+static void vm_stop(struct vm *vm) {
+  engine_free(&vm->e);
+  profile_free(&vm->prof);
+}
+
+static void same_figures(const struct engine *a, const struct engine *b) {
+  for (unsigned c = 0; c < CTR_COUNT; c++)
+    if (a->st.counter[c] != b->st.counter[c]) {
+      printf("counter %s: %llu in blocks, %llu one at a time\n", counter_name(c),
+             (unsigned long long)a->st.counter[c], (unsigned long long)b->st.counter[c]);
+      fail();
+    }
+  for (unsigned k = 0; k < STAT_KEYS; k++) {
+    assert_int_equal(a->st.row[k].count, b->st.row[k].count);
+    assert_int_equal(a->st.row[k].cycles, b->st.row[k].cycles);
+  }
+  printf("guest cycles %llu in blocks, %llu one at a time; hypervisor %llu, %llu\n",
+         (unsigned long long)a->st.guest_cycles, (unsigned long long)b->st.guest_cycles,
+         (unsigned long long)a->st.vmm_cycles, (unsigned long long)b->st.vmm_cycles);
+  assert_int_equal(a->st.guest_cycles, b->st.guest_cycles);
+  assert_int_equal(a->st.vmm_cycles, b->st.vmm_cycles);
+  assert_int_equal(a->st.total_exits, b->st.total_exits);
+  assert_int_equal(a->vcpu_cycles[0], b->vcpu_cycles[0]);
+}
+
+static void replay_in_blocks_as_one_at_a_time(const char *policy, size_t block, bool expect_memo) {
+  struct trace t = { 0 };
+  make_loop(&t, 4, 200);   /* the TLB comes back to a state within some trips */
+  struct vm a, b;
+  vm_start(&a, policy);
+  vm_start(&b, policy);
+  for (size_t i = 0; i < t.n; i += block) engine_run_block(&a.e, &t.ev[i], t.n - i < block ? t.n - i : block);
+  engine_settle(&a.e);
+  for (size_t i = 0; i < t.n; i++) engine_step(&b.e, &t.ev[i]);
+  uint64_t applied, replayed;
+  bool on = mmu_seg_stats(a.e.mmu, &applied, &replayed);
+  printf("%s, blocks of %zu: memo %s, %llu segments taken whole, %llu replayed\n", policy, block,
+         on ? "on" : "off", (unsigned long long)applied, (unsigned long long)replayed);
+  if (expect_memo) {
+    assert_true(applied > 20);                      /* it did take passes, so the comparison means something */
+    assert_true(replayed >= 1);                     /* and a pass that stopped matching was replayed */
+  }
+  same_figures(&a.e, &b.e);
+  vm_stop(&a);
+  vm_stop(&b);
+  free(t.ev);
+}
+
+static void shadow_paging_in_blocks_counts_as_one_event_at_a_time(void **state) {
+  (void)state;
+  replay_in_blocks_as_one_at_a_time("shadowcache", 100000, true);
+  replay_in_blocks_as_one_at_a_time("shadowcache", 7, true);
+  replay_in_blocks_as_one_at_a_time("shadowcache+lazydr", 64, true);
+  replay_in_blocks_as_one_at_a_time("nocache", 100000, false);
+  replay_in_blocks_as_one_at_a_time("cr3cache+cr4mask", 100000, false);
+  replay_in_blocks_as_one_at_a_time("prevroots", 3, false);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(a_tlb_emptied_of_its_fills_has_the_fingerprint_of_a_new_one),
+    cmocka_unit_test(dropped_and_valid_entries_have_different_fingerprints),
+    cmocka_unit_test(a_restored_tlb_behaves_as_the_original),
+    cmocka_unit_test(shadow_paging_in_blocks_counts_as_one_event_at_a_time),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
