@@ -282,6 +282,7 @@ struct chunk {
   bool read_fail;                  /* the read itself failed: fixed when the chunk is published, so
                                    ** the hash may read it outside the lock (fail may still change) */
   bool last;                       /* nothing follows (the end, or a failure) */
+  bool read_done;                  /* with a read-ahead thread: the read of the chunk claimed last is over */
   uint64_t count;                  /* last: the trace's record count (a count-unknown stream learns it) */
   /* the check of its records, a piece at a time, by either thread (under mu);
   ** once published, checked == pieces says the replay may take it */
@@ -294,7 +295,8 @@ struct trace_pipe {
   struct chunk ring[RING];
   uint64_t nchunks;                /* a regular file's chunks (at least 1); a stream's last chunk says */
   /* guarded by mu once a thread runs */
-  uint64_t produced, consumed, hashed;   /* chunks read, released by the replay, hashed */
+  uint64_t produced, consumed, hashed;   /* chunks read (all before too), released by the replay, hashed */
+  uint64_t claimed;                /* with a read-ahead thread: chunks a thread has begun to read */
   bool quit;
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -492,25 +494,59 @@ static bool slot_free(const struct trace_pipe *p, uint64_t k) {
 
 static bool help_hash(struct trace_pipe *p);
 
+/* With the lock held: claims the next chunk to read when its buffer is
+** free; its index, or UINT64_MAX.  Only the read-ahead thread reads a stream
+** (in order); both threads read a regular file's chunks, so that a replay
+** faster than the reading shares it (two preads from the page cache move
+** more than one). */
+static uint64_t claim_chunk(struct trace_pipe *p) {
+  uint64_t k = p->claimed;
+  if ((!p->r->z && k >= p->nchunks) || !slot_free(p, k)) return UINT64_MAX;
+  p->claimed = k + 1;
+  p->ring[k % RING].read_done = false;
+  return k;
+}
+
+/* With the lock held: chunk k has been read; the chunks read in a row from
+** `produced` on are published. */
+static void read_done(struct trace_pipe *p, uint64_t k) {
+  p->ring[k % RING].read_done = true;
+  while (p->produced < p->claimed && p->ring[p->produced % RING].read_done) publish(p, p->produced);
+}
+
 static void *read_ahead_main(void *arg) {
   struct trace_pipe *p = arg;
-  for (uint64_t k = 0;; k++) {
+  for (;;) {
     lock(p);
-    while (!p->quit && !slot_free(p, k))
+    uint64_t k = UINT64_MAX;
+    while (!p->quit && (p->r->z || p->claimed < p->nchunks) && (k = claim_chunk(p)) == UINT64_MAX)
       if (!help_hash(p)) wait_cv(p);
-    bool quit = p->quit;
     unlock(p);
-    if (quit) break;
+    if (k == UINT64_MAX) break;           /* told to stop, or every chunk is being read */
     read_chunk(p, k);
     struct chunk *c = &p->ring[k % RING];
     lock(p);
-    publish(p, k);
+    read_done(p, k);
     check_pieces(p, c, k);
     bool last = c->last;                  /* the buffer is not reused before this thread reads again */
     unlock(p);
     if (last) break;
   }
   return NULL;
+}
+
+/* With the lock held, by the replay when it would wait: reads the next
+** chunk of a regular file itself; true if it did. */
+static bool help_read(struct trace_pipe *p) {
+  if (p->r->z) return false;
+  uint64_t k = claim_chunk(p);
+  if (k == UINT64_MAX) return false;
+  unlock(p);
+  read_chunk(p, k);
+  lock(p);
+  read_done(p, k);
+  wake(p);
+  return true;
 }
 
 /* A regular file's chunk into its hash. */
@@ -594,7 +630,7 @@ static struct chunk *take(struct trace_reader *r, struct trace_pipe *p, uint64_t
   struct chunk *c = &p->ring[k % RING];
   if (p->reader_runs) {
     while (p->produced <= k || c->checked < c->pieces)
-      if (!(p->produced > k && check_pieces(p, c, k)) && !help_hash(p)) wait_cv(p);
+      if (!(p->produced > k && check_pieces(p, c, k)) && !help_hash(p) && !help_read(p)) wait_cv(p);
     unlock(p);
     return c;
   }
@@ -714,7 +750,7 @@ bool trace_hash_hex(struct trace_reader *r, char hex[HASH_HEX_LEN + 1]) {
 static void reset_pipe(struct trace_reader *r) {
   struct trace_pipe *p = r->pipe;
   stop_threads(p);
-  p->produced = p->consumed = p->hashed = p->next = 0;
+  p->produced = p->consumed = p->hashed = p->claimed = p->next = 0;
   p->quit = p->holding = p->fail_pending = p->done = p->failed = p->hash_busy = false;
   p->hashing = false;
   r->cur = r->end = NULL;
