@@ -16,7 +16,7 @@ static uint64_t start_key(const struct mmu *m, const struct mmu_ctx *c) {
   uint64_t h = mix(tlb_fingerprint(&mv->tlb) ^ c->cr3);
   h = mix(h ^ (m->pool.gen << 1 | c->pge));
   for (unsigned i = 0; i < m->nroots; i++) h = mix(h ^ mv->cur.slot[i]);
-  return h | 1;
+  return h ? h : 1;                                /* 0 marks an empty way */
 }
 
 static void start(struct mmu *m, const struct mmu_ctx *c) {

@@ -42,7 +42,7 @@ struct seg *seg_find(struct seg_memo *s, uint64_t key) {
 }
 
 bool seg_seen_before(struct seg_memo *s, uint64_t key) {
-  uint64_t *slot = &s->seen[key % SEG_SEEN];
+  uint64_t *slot = &s->seen[(key >> 20) % SEG_SEEN];
   if (*slot == key) return true;
   *slot = key;
   return false;
@@ -80,6 +80,8 @@ static struct seg *victim(struct seg_memo *s, uint64_t key) {
 void seg_record_keep(struct seg_memo *s, struct tlb *t) {
   struct seg *v = victim(s, s->rec.key);
   if (!v) return;                       /* every copy is taken and none is in this set */
+  if (s->touches - v->n + s->rec.n > SEG_TOUCHES_KEPT) return;   /* the touches' bound */
+  s->touches = s->touches - v->n + s->rec.n;
   if (t->shared == &v->end) tlb_unshare(t);
   if (!v->end.e) s->snaps++;
   struct seg_touch *spare = v->t;       /* the record's touches move in; the victim's array is reused */

@@ -18,7 +18,13 @@
 ** compared, so every count and cycle is the plain computation's.  Used for
 ** one-vCPU traces only: with more, another vCPU's fault could change the
 ** pool in the middle of a compared segment.  Memory: at most SEG_BYTES_MAX
-** of TLB copies. */
+** of TLB copies and SEG_TOUCHES_KEPT touches (4 MiB, in arrays with room
+** for up to twice as many) per engine.
+**
+** The start is trusted by its 64-bit hash: two starts that differ and hash
+** alike (about 2^-64 for a pair) would take each other's record.  The
+** fingerprint is an XOR of entry hashes, so a collision could be built on
+** purpose, but none comes by chance. */
 #ifndef VMXSIM_SEG_H
 #define VMXSIM_SEG_H
 
@@ -30,7 +36,8 @@
 #define SEG_WAYS        4
 #define SEG_SEEN        4096          /* starts seen once, direct-mapped */
 #define SEG_TOUCHES_MAX 4096          /* longer segments are not remembered */
-#define SEG_BYTES_MAX   (8u << 20)
+#define SEG_BYTES_MAX   (8u << 20)    /* of TLB copies */
+#define SEG_TOUCHES_KEPT (1u << 18)   /* touches in all the records (16 bytes each) */
 
 struct seg_touch { uint64_t a; uint32_t b; uint32_t aux; };
 
@@ -54,6 +61,7 @@ struct seg_memo {
   struct seg *way;              /* [SEG_SETS * SEG_WAYS] */
   uint64_t *seen;               /* [SEG_SEEN] */
   unsigned snaps, snaps_max;    /* TLB copies allocated, and the bound */
+  uint64_t touches;             /* touches in the records kept */
   uint64_t clock;
   enum seg_mode mode;
   struct seg *cur;              /* SEG_MATCH: the record compared with */

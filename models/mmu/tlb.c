@@ -60,8 +60,10 @@ static uint64_t mix64(uint64_t v) {
   return v ^ (v >> 33);
 }
 
+/* Position and page hashed apart: folded into one word they could cancel
+** (page V at position P against page V ^ d << 40 at P ^ d). */
 static uint64_t entry_hash(size_t pos, const struct tlb_entry *e) {
-  return mix64(mix64(mix64(e->vpn ^ (uint64_t)pos << 40) ^ e->space) ^ e->flags);
+  return mix64(mix64(mix64(mix64(e->vpn) ^ pos) ^ e->space) ^ e->flags);
 }
 
 static uint64_t next_hash(uint32_t set, unsigned way) { return mix64((uint64_t)set << 2 | way | 1ull << 62); }

@@ -97,6 +97,26 @@ static void a_restored_tlb_behaves_as_the_original(void **state) {
   tlb_snap_free(&s);
 }
 
+/* Two entries whose page numbers differ in bit 40 sit in ways 0 and 1 of a
+** set: once, their hashes cancelled and the TLB looked empty. */
+static void entries_whose_pages_differ_far_up_do_not_cancel(void **state) {
+  (void)state;
+  struct tlb a, b;
+  tlb_init(&a, 64);
+  tlb_init(&b, 64);
+  uint64_t va = 0x400000, far = va ^ 1ull << 52;    /* vpn ^ 1 << 40, the same set */
+  tlb_access(&a, va, 0x1000, false);
+  tlb_access(&a, far, 0x1000, false);
+  tlb_access(&b, va + (16ull << 12), 0x1000, false); /* b: two other pages of the same set */
+  tlb_access(&b, va + (32ull << 12), 0x1000, false);
+  tlb_flush_nonglobal(&b);                           /* b's are invalid, its next way the same as a's */
+  printf("two valid entries: %016llx, two invalid: %016llx\n", (unsigned long long)tlb_fingerprint(&a),
+         (unsigned long long)tlb_fingerprint(&b));
+  assert_true(tlb_fingerprint(&a) != tlb_fingerprint(&b));
+  tlb_free(&a);
+  tlb_free(&b);
+}
+
 /* ---- whole replays ---- */
 
 struct trace { struct trace_event *ev; size_t n, cap; };
@@ -194,6 +214,34 @@ static void replay_in_blocks_as_one_at_a_time(const char *policy, size_t block, 
   free(t.ev);
 }
 
+/* The trace that showed it: touches of 0x400000 and 0x10000000400000
+** around exits, three passes. */
+static void a_pass_through_far_pages_counts_as_one_event_at_a_time(void **state) {
+  (void)state;
+  struct trace t = { 0 };
+  put(&t, EV_INIT, 0, 0x80050033, 0, 0);
+  put(&t, EV_INIT, 4, 0x670, 0, 0);
+  put(&t, EV_INIT, 3, 0x10000000, 0, 0);
+  for (int i = 0; i < 3; i++) {
+    put(&t, EV_CR_WRITE, 3, 0x10000000, 0, 100);
+    put(&t, EV_TOUCH, 0, 0x400000, 1, 100);
+    put(&t, EV_RDTSC, 0, 0, 0, 10);
+    put(&t, EV_TOUCH, 0, 0x10000000400000ull, 1, 100);
+    put(&t, EV_CPUID, 0, 0, 0, 10);
+    put(&t, EV_TOUCH, 0, 0x400000, 1, 100);
+  }
+  struct vm a, b;
+  vm_start(&a, "shadowcache");
+  vm_start(&b, "shadowcache");
+  engine_run_block(&a.e, t.ev, t.n);
+  engine_settle(&a.e);
+  for (size_t i = 0; i < t.n; i++) engine_step(&b.e, &t.ev[i]);
+  same_figures(&a.e, &b.e);
+  vm_stop(&a);
+  vm_stop(&b);
+  free(t.ev);
+}
+
 static void shadow_paging_in_blocks_counts_as_one_event_at_a_time(void **state) {
   (void)state;
   replay_in_blocks_as_one_at_a_time("shadowcache", 100000, true);
@@ -254,6 +302,8 @@ int main(void) {
     cmocka_unit_test(a_tlb_emptied_of_its_fills_has_the_fingerprint_of_a_new_one),
     cmocka_unit_test(dropped_and_valid_entries_have_different_fingerprints),
     cmocka_unit_test(a_restored_tlb_behaves_as_the_original),
+    cmocka_unit_test(entries_whose_pages_differ_far_up_do_not_cancel),
+    cmocka_unit_test(a_pass_through_far_pages_counts_as_one_event_at_a_time),
     cmocka_unit_test(shadow_paging_in_blocks_counts_as_one_event_at_a_time),
     cmocka_unit_test(generated_lat_ctx_in_blocks_counts_as_one_event_at_a_time),
   };
