@@ -528,7 +528,6 @@ static void *read_ahead_main(void *arg) {
     lock(p);
     read_done(p, k);
     check_pieces(p, c, k);
-    if (p->hashed == k) help_hash(p);     /* next in order: hashed while it is still in the cache */
     bool last = c->last;                  /* the buffer is not reused before this thread reads again */
     unlock(p);
     if (last) break;
