@@ -38,9 +38,16 @@ unsigned mmu_min_pool(const struct policy *p, unsigned paging, unsigned nvcpu) {
   return (nvcpu * (1 + prev) + 1) * gpt_roots(paging);
 }
 
-void mmu_destroy(struct mmu *m) {
-  if (m->seg) tlb_unshare(&m->v[0].tlb);
+/* Frees the segment memo; the TLB stops reading a record's copy first. */
+static void seg_drop(struct mmu *m) {
+  if (!m->seg) return;
+  tlb_unshare(&m->v[0].tlb);
   seg_destroy(m->seg);
+  m->seg = NULL;
+}
+
+void mmu_destroy(struct mmu *m) {
+  seg_drop(m);
   for (unsigned i = 0; i < m->nvcpu; i++) tlb_free(&m->v[i].tlb);
   free(m->v);
   free(m->present_memo);
@@ -151,9 +158,7 @@ bool mmu_seg_stats(const struct mmu *m, uint64_t *applied, uint64_t *replayed) {
 void mmu_stepwise(struct mmu *m) {
   if (!m->seg) return;
   mmu_seg_end(m);
-  tlb_unshare(&m->v[0].tlb);
-  seg_destroy(m->seg);
-  m->seg = NULL;
+  seg_drop(m);
 }
 
 void mmu_request(struct mmu *m, const struct mmu_ctx *c, enum mmu_request req, uint64_t arg, bool exited,

@@ -68,11 +68,21 @@ static uint64_t entry_hash(size_t pos, const struct tlb_entry *e) {
 
 static uint64_t next_hash(uint32_t set, unsigned way) { return mix64((uint64_t)set << 2 | way | 1ull << 62); }
 
-/* Adds or removes (XOR) entry pos in the class it is in; an entry no longer valid is in none. */
-static void fp_toggle(struct tlb *t, size_t pos) {
+/* Adds or removes (XOR) t's entry pos in fp, in the class it is in; an entry
+** no longer valid is in none. */
+static void fp_xor(const struct tlb *t, struct tlb_fp *fp, size_t pos) {
   const struct tlb_entry *e = &t->e[pos];
   if (!natively_valid(t, e)) return;
-  t->fp.cls[(e->flags & TLB_GLOBAL) != 0][e->gen_vm != t->gen_vm] ^= entry_hash(pos, e);
+  fp->cls[(e->flags & TLB_GLOBAL) != 0][e->gen_vm != t->gen_vm] ^= entry_hash(pos, e);
+}
+
+static void fp_toggle(struct tlb *t, size_t pos) { fp_xor(t, &t->fp, pos); }
+
+static uint64_t fp_value(const struct tlb_fp *fp) {
+  uint64_t h = fp->next;
+  for (int g = 0; g < 2; g++)
+    for (int d = 0; d < 2; d++) h = mix64(h ^ fp->cls[g][d]);
+  return h;
 }
 
 /* The fingerprint from the entries themselves, for the tests of the one kept up to date. */
@@ -80,23 +90,12 @@ uint64_t tlb_fingerprint_scan(const struct tlb *t) {
   struct tlb_fp fp = { 0 };
   for (uint32_t set = 0; set < t->sets; set++) {
     fp.next ^= next_hash(set, t->next[set]);
-    for (unsigned w = 0; w < WAYS; w++) {
-      const struct tlb_entry *e = &t->e[(size_t)set * WAYS + w];
-      if (natively_valid(t, e)) fp.cls[(e->flags & TLB_GLOBAL) != 0][e->gen_vm != t->gen_vm] ^= entry_hash((size_t)set * WAYS + w, e);
-    }
+    for (unsigned w = 0; w < WAYS; w++) fp_xor(t, &fp, (size_t)set * WAYS + w);
   }
-  uint64_t h = fp.next;
-  for (int g = 0; g < 2; g++)
-    for (int d = 0; d < 2; d++) h = mix64(h ^ fp.cls[g][d]);
-  return h;
+  return fp_value(&fp);
 }
 
-uint64_t tlb_fingerprint(const struct tlb *t) {
-  uint64_t h = t->fp.next;
-  for (int g = 0; g < 2; g++)
-    for (int d = 0; d < 2; d++) h = mix64(h ^ t->fp.cls[g][d]);
-  return h;
-}
+uint64_t tlb_fingerprint(const struct tlb *t) { return fp_value(&t->fp); }
 
 size_t tlb_bytes(const struct tlb *t) { return (size_t)t->sets * (WAYS * sizeof *t->e + 1); }
 
@@ -131,6 +130,12 @@ void tlb_snap_free(struct tlb_snap *s) {
   s->next = NULL;
 }
 
+/* Set `set`'s ways, to be written: a TLB that reads a snapshot in place copies it first. */
+static struct tlb_entry *writable_set(struct tlb *t, uint32_t set) {
+  tlb_unshare(t);
+  return &t->e[(size_t)set * WAYS];
+}
+
 enum tlb_result tlb_access(struct tlb *t, uint64_t va, uint64_t space, bool global) {
   uint64_t vpn = va >> 12, tag = global ? 0 : space, mask = gens_mask(global), gens = gens_of(t) & mask;
   unsigned flags = TLB_VALID | (global ? TLB_GLOBAL : 0);
@@ -139,10 +144,7 @@ enum tlb_result tlb_access(struct tlb *t, uint64_t va, uint64_t space, bool glob
   for (unsigned w = 0; w < WAYS; w++) {
     if (e[w].vpn != vpn || e[w].space != tag || e[w].flags != flags || (e[w].gens & mask) != gens) continue;
     if (e[w].gen_vm == t->gen_vm) return TLB_HIT;
-    if (t->shared) {
-      tlb_unshare(t);
-      e = &t->e[(size_t)set * WAYS];
-    }
+    e = writable_set(t, set);
     uint64_t h = entry_hash((size_t)set * WAYS + w, &e[w]);
     t->fp.cls[global][1] ^= h;              /* from dropped to valid */
     t->fp.cls[global][0] ^= h;
@@ -151,10 +153,7 @@ enum tlb_result tlb_access(struct tlb *t, uint64_t va, uint64_t space, bool glob
     return TLB_MISS_VIRT;
   }
   t->version++;
-  if (t->shared) {
-    tlb_unshare(t);
-    e = &t->e[(size_t)set * WAYS];
-  }
+  e = writable_set(t, set);
   unsigned w = t->next[set];
   size_t pos = (size_t)set * WAYS + w;
   fp_toggle(t, pos);                        /* the entry replaced leaves its class */
@@ -166,10 +165,10 @@ enum tlb_result tlb_access(struct tlb *t, uint64_t va, uint64_t space, bool glob
 }
 
 void tlb_invlpg(struct tlb *t, uint64_t va) {
-  tlb_unshare(t);
   uint64_t vpn = va >> 12;
-  struct tlb_entry *e = &t->e[(size_t)set_of(t, vpn) * WAYS];
-  size_t base = (size_t)set_of(t, vpn) * WAYS;
+  uint32_t set = set_of(t, vpn);
+  struct tlb_entry *e = writable_set(t, set);
+  size_t base = (size_t)set * WAYS;
   for (unsigned w = 0; w < WAYS; w++)
     if (e[w].vpn == vpn) {
       fp_toggle(t, base + w);

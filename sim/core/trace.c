@@ -499,9 +499,11 @@ static bool help_hash(struct trace_pipe *p);
 ** (in order); both threads read a regular file's chunks, so that a replay
 ** faster than the reading shares it (two preads from the page cache move
 ** more than one). */
+static bool all_claimed(const struct trace_pipe *p) { return !p->r->z && p->claimed >= p->nchunks; }
+
 static uint64_t claim_chunk(struct trace_pipe *p) {
   uint64_t k = p->claimed;
-  if ((!p->r->z && k >= p->nchunks) || !slot_free(p, k)) return UINT64_MAX;
+  if (all_claimed(p) || !slot_free(p, k)) return UINT64_MAX;
   p->claimed = k + 1;
   p->ring[k % RING].read_done = false;
   return k;
@@ -519,7 +521,7 @@ static void *read_ahead_main(void *arg) {
   for (;;) {
     lock(p);
     uint64_t k = UINT64_MAX;
-    while (!p->quit && (p->r->z || p->claimed < p->nchunks) && (k = claim_chunk(p)) == UINT64_MAX)
+    while (!p->quit && !all_claimed(p) && (k = claim_chunk(p)) == UINT64_MAX)
       if (!help_hash(p)) wait_cv(p);
     unlock(p);
     if (k == UINT64_MAX) break;           /* told to stop, or every chunk is being read */

@@ -30,16 +30,16 @@
 #define TRC_HVM_VMEXIT64     0x00081102u   /* {exit reason, rip lo, rip hi} */
 #define TRC_HVM_HANDLER      0x00082000u   /* handler records: the details of the pending exit */
 
+/* The records counted as seen by name on nearly every record (import_saw). */
+enum seen { SEEN_CR_WRITE, SEEN_VMENTRY, SEEN_VMEXIT, SEEN_KINDS };
+
 struct xen {
   struct import *im;
   struct import_exits exits;  /* one vCPU per pCPU */
   int vcpu;                   /* the current window's vCPU; -1 before the first CPU change */
   uint64_t cr_writes, io_size_assumed;
-  unsigned seen_slot[3];      /* enum seen: the name's slot in im->seen + 1, 0 before its first record */
+  unsigned seen_slot[SEEN_KINDS];   /* the name's slot in im->seen + 1, 0 before its first record */
 };
-
-/* The records counted as seen by name on nearly every record (import_saw). */
-enum seen { SEEN_CR_WRITE, SEEN_VMENTRY, SEEN_VMEXIT };
 
 static void saw(struct xen *X, enum seen kind) {
   static const char *const names[] = { "HVM CR_WRITE", "HVM VMENTRY", "HVM VMEXIT" };

@@ -159,11 +159,11 @@ static void make_loop(struct trace *t, unsigned procs, unsigned trips) {
 
 struct vm { struct policy pol; struct profile prof; struct engine e; };
 
-static void vm_start(struct vm *vm, const char *policy) {
+static void vm_start(struct vm *vm, const char *policy, unsigned paging) {
   char err[512];
   assert_int_equal(policy_resolve(&vm->pol, policy, NULL, 0, err, sizeof err), 0);
   assert_int_equal(profile_load(&vm->prof, "core2-2007", err, sizeof err), 0);
-  assert_int_equal(engine_init(&vm->e, &vm->pol, &vm->prof, 1, PAGING_64, err, sizeof err), 0);
+  assert_int_equal(engine_init(&vm->e, &vm->pol, &vm->prof, 1, paging, err, sizeof err), 0);
 }
 
 static void vm_stop(struct vm *vm) {
@@ -191,26 +191,35 @@ static void same_figures(const struct engine *a, const struct engine *b) {
   assert_int_equal(a->vcpu_cycles[0], b->vcpu_cycles[0]);
 }
 
+/* Replays t in blocks of `block` records (the memo on) and one event at a
+** time (off) under policy, and compares every figure; *applied and *replayed
+** say what the memo did. */
+static bool replay_both(const struct trace *t, const char *policy, unsigned paging, size_t block,
+                        uint64_t *applied, uint64_t *replayed) {
+  struct vm a, b;
+  vm_start(&a, policy, paging);
+  vm_start(&b, policy, paging);
+  for (size_t i = 0; i < t->n; i += block) engine_run_block(&a.e, &t->ev[i], t->n - i < block ? t->n - i : block);
+  engine_settle(&a.e);
+  for (size_t i = 0; i < t->n; i++) engine_step(&b.e, &t->ev[i]);
+  bool on = mmu_seg_stats(a.e.mmu, applied, replayed);
+  same_figures(&a.e, &b.e);
+  vm_stop(&a);
+  vm_stop(&b);
+  return on;
+}
+
 static void replay_in_blocks_as_one_at_a_time(const char *policy, size_t block, bool expect_memo) {
   struct trace t = { 0 };
   make_loop(&t, 4, 200);   /* the TLB comes back to a state within some trips */
-  struct vm a, b;
-  vm_start(&a, policy);
-  vm_start(&b, policy);
-  for (size_t i = 0; i < t.n; i += block) engine_run_block(&a.e, &t.ev[i], t.n - i < block ? t.n - i : block);
-  engine_settle(&a.e);
-  for (size_t i = 0; i < t.n; i++) engine_step(&b.e, &t.ev[i]);
   uint64_t applied, replayed;
-  bool on = mmu_seg_stats(a.e.mmu, &applied, &replayed);
+  bool on = replay_both(&t, policy, PAGING_64, block, &applied, &replayed);
   printf("%s, blocks of %zu: memo %s, %llu segments taken whole, %llu replayed\n", policy, block,
          on ? "on" : "off", (unsigned long long)applied, (unsigned long long)replayed);
   if (expect_memo) {
     assert_true(applied > 20);                      /* it did take passes, so the comparison means something */
     assert_true(replayed >= 1);                     /* and a pass that stopped matching was replayed */
   }
-  same_figures(&a.e, &b.e);
-  vm_stop(&a);
-  vm_stop(&b);
   free(t.ev);
 }
 
@@ -230,15 +239,8 @@ static void a_pass_through_far_pages_counts_as_one_event_at_a_time(void **state)
     put(&t, EV_CPUID, 0, 0, 0, 10);
     put(&t, EV_TOUCH, 0, 0x400000, 1, 100);
   }
-  struct vm a, b;
-  vm_start(&a, "shadowcache");
-  vm_start(&b, "shadowcache");
-  engine_run_block(&a.e, t.ev, t.n);
-  engine_settle(&a.e);
-  for (size_t i = 0; i < t.n; i++) engine_step(&b.e, &t.ev[i]);
-  same_figures(&a.e, &b.e);
-  vm_stop(&a);
-  vm_stop(&b);
+  uint64_t applied, replayed;
+  replay_both(&t, "shadowcache", PAGING_64, t.n, &applied, &replayed);
   free(t.ev);
 }
 
@@ -274,25 +276,11 @@ static void generated_lat_ctx_in_blocks_counts_as_one_event_at_a_time(void **sta
     unsigned pmode = r.hdr.paging;
     trace_close(&r);
     unlink(path);
-    struct vm a, b;
-    char perr[512];
-    assert_int_equal(policy_resolve(&a.pol, "shadowcache", NULL, 0, perr, sizeof perr), 0);
-    assert_int_equal(profile_load(&a.prof, "core2-2007", perr, sizeof perr), 0);
-    assert_int_equal(engine_init(&a.e, &a.pol, &a.prof, 1, pmode, perr, sizeof perr), 0);
-    b.pol = a.pol;
-    assert_int_equal(profile_load(&b.prof, "core2-2007", perr, sizeof perr), 0);
-    assert_int_equal(engine_init(&b.e, &b.pol, &b.prof, 1, pmode, perr, sizeof perr), 0);
-    for (size_t j = 0; j < t.n; j += 4096) engine_run_block(&a.e, &t.ev[j], t.n - j < 4096 ? t.n - j : 4096);
-    engine_settle(&a.e);
-    for (size_t j = 0; j < t.n; j++) engine_step(&b.e, &t.ev[j]);
     uint64_t applied, replayed;
-    mmu_seg_stats(a.e.mmu, &applied, &replayed);
+    replay_both(&t, "shadowcache", pmode, 4096, &applied, &replayed);
     printf("lat_ctx, --paging %s, %zu records: %llu segments taken whole, %llu replayed\n", paging[pg], t.n,
            (unsigned long long)applied, (unsigned long long)replayed);
     assert_true(applied > 1000);
-    same_figures(&a.e, &b.e);
-    vm_stop(&a);
-    vm_stop(&b);
     free(t.ev);
   }
 }
