@@ -7,6 +7,7 @@
 #include "sim/core/report.h"
 #include "sim/store/store.h"
 #include "sim/core/util.h"
+#include "sim/import/import.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -239,15 +240,16 @@ int cmd_run(int argc, char **argv) {
   struct run_opts *o = xcalloc(1, sizeof *o);
   int rc = parse_run_opts(argc, argv, o);
   if (!rc) rc = make_configs(o);
-  char err[1024], *imported = NULL, *scratch = NULL;
-  if (!rc && (rc = recording_import(o->trace, o->input_format, &imported, &scratch)))
-    recording_remove(imported, scratch);
+  char err[1024];
+  struct import_stream *imported = NULL;
+  if (!rc) rc = recording_stream(o->trace, o->input_format, &imported);
   if (rc) {
     free(o->lists);
     free(o);
     return rc < 0 ? EXIT_OK : rc;
   }
-  struct run_set set = { .trace = imported ? imported : o->trace, .configs = o->configs, .nconfigs = o->nconfigs,
+  struct run_set set = { .trace = o->trace, .open = imported ? import_stream_open : NULL, .open_arg = imported,
+                         .configs = o->configs, .nconfigs = o->nconfigs,
                          .jobs = o->jobs, .hash_trace = !o->no_db,
                          .progress = o->quiet || !isatty(2) ? NULL : show_progress,
                          .views = { o->views, o->vcpu >= 0, o->vcpu >= 0 ? (unsigned)o->vcpu : 0, o->interval.n,
@@ -258,21 +260,27 @@ int cmd_run(int argc, char **argv) {
   rc = run_traces(&set, out, err, sizeof err);
   interrupt_release(&ic);
   if (set.progress == show_progress) fprintf(stderr, "\r%60s\r", "");
+  if (rc != EXIT_OK) errorf("%s", err);
+  char why[1024];
+  bool streamed = imported != NULL;
+  int irc = import_stream_finish(imported, why, sizeof why);   /* the import's own failure comes after */
+  if (irc) errorf("%s", why);
+  if (rc == EXIT_OK) rc = irc;
   if (rc != EXIT_OK) {
-    errorf("%s", err);
+    /* said above */
   } else if (out->interrupted) {
     errorf("interrupted after %" PRIu64 " of %" PRIu64 " events; nothing stored", out->rep.events, out->trace_events);
     rc = EXIT_INTERRUPTED;
   } else {
-    for (unsigned i = 0; i < o->nconfigs && imported; i++)   /* name the recording */
+    for (unsigned i = 0; i < o->nconfigs && streamed; i++)   /* name the recording */
       snprintf(out[i].rep.trace, sizeof out[i].rep.trace, "%s", o->trace);
     print_reports(o, out);
     fflush(stdout);   /* the results stay printed whatever happens to the database */
-    for (unsigned i = 0; i < o->nconfigs && !o->no_db && !rc; i++) rc = store_result(o, &out[i], imported ? imported : o->trace);
+    /* a recording's hash is the stream's, never its file's */
+    for (unsigned i = 0; i < o->nconfigs && !o->no_db && !rc; i++) rc = store_result(o, &out[i], streamed ? NULL : o->trace);
   }
   for (unsigned i = 0; i < o->nconfigs; i++) run_output_free(&out[i]);
   free(out);
-  recording_remove(imported, scratch);
   free(o->lists);
   free(o);
   return rc;

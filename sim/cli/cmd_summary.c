@@ -2,6 +2,7 @@
 ** xenalyze --summary and perf kvm stat report show them (sim/core/views.h). */
 #include "commands.h"
 #include "options.h"
+#include "sim/import/import.h"
 #include "sim/core/report.h"
 #include "sim/core/trace.h"
 #include "sim/core/util.h"
@@ -150,15 +151,12 @@ int cmd_summary(int argc, char **argv) {
   struct summary_opts o;
   int rc = parse_summary_opts(argc, argv, &o);
   if (rc) return rc < 0 ? EXIT_OK : rc;
-  char *imported = NULL, *scratch = NULL;
-  if ((rc = recording_import(o.trace, o.input_format, &imported, &scratch))) {
-    recording_remove(imported, scratch);
-    return rc;
-  }
+  struct import_stream *imported = NULL;
+  if ((rc = recording_stream(o.trace, o.input_format, &imported))) return rc;
   struct trace_reader r;
-  if ((rc = trace_open(&r, imported ? imported : o.trace))) {
+  if ((rc = imported ? import_stream_open(&r, imported) : trace_open(&r, o.trace))) {
     errorf("%s", r.err);
-    recording_remove(imported, scratch);
+    import_stream_finish(imported, r.err, sizeof r.err);   /* the open's message is the one to see */
     return rc;
   }
   struct views *w = xmalloc(sizeof *w);
@@ -167,7 +165,9 @@ int cmd_summary(int argc, char **argv) {
   if (!rc) print_summary(&o, &r, w, &p);
   views_free(w);
   free(w);
-  trace_close(&r);
-  recording_remove(imported, scratch);
-  return rc;
+  trace_close(&r);                    /* before the import's end: it may be waiting for the reader */
+  char err[1024];
+  int irc = import_stream_finish(imported, err, sizeof err);
+  if (irc) errorf("%s", err);
+  return rc ? rc : irc;
 }

@@ -83,13 +83,25 @@ int option_input_format(const char *s) {
   return EXIT_OK;
 }
 
+/* The recording format of path as the options say (NULL: a vmxsim trace). */
+static const struct import_format *recording_format(const char *path, const char *input_format) {
+  char err[1024];
+  if (!input_format || !strcmp(input_format, "auto")) return import_detect(path, err, sizeof err);
+  return strcmp(input_format, "vmxsim") ? import_format_find(input_format) : NULL;
+}
+
+/* The job of a recording imported to be replayed: the metadata's command says so. */
+static struct import_job recording_job(const struct import_format *f, const char *path, char *cmd, size_t n) {
+  snprintf(cmd, n, "vmxsim (%s %s, imported on the fly)", f->name, path);
+  return (struct import_job){ .format = f, .input = path, .command = cmd,
+                              .opt = { .cpu_ghz = IMPORT_GHZ_DEFAULT, .paging = PAGING_64 } };
+}
+
 int recording_import(const char *path, const char *input_format, char **trace, char **dir) {
   char err[1024];
   *dir = NULL;
   *trace = NULL;
-  const struct import_format *f = NULL;
-  if (!input_format || !strcmp(input_format, "auto")) f = import_detect(path, err, sizeof err);
-  else if (strcmp(input_format, "vmxsim")) f = import_format_find(input_format);
+  const struct import_format *f = recording_format(path, input_format);
   if (!f) return EXIT_OK;                     /* a vmxsim trace (or trace_open says what it is not) */
   int rc = outfile_tmpdir("vmxsim-import", dir, err, sizeof err);
   if (rc) { errorf("%s", err); return rc; }
@@ -97,12 +109,22 @@ int recording_import(const char *path, const char *input_format, char **trace, c
   *trace = xmalloc(n);
   snprintf(*trace, n, "%s/import.bin", *dir);
   char cmd[512];
-  snprintf(cmd, sizeof cmd, "vmxsim (%s %s, imported on the fly)", f->name, path);
-  struct import_job job = { .format = f, .input = path, .output = *trace, .command = cmd,
-                            .opt = { .cpu_ghz = IMPORT_GHZ_DEFAULT, .paging = PAGING_64 } };
+  struct import_job job = recording_job(f, path, cmd, sizeof cmd);
+  job.output = *trace;
   struct import im;
   rc = import_file(&job, &im, err, sizeof err);
   import_free(&im);
+  if (rc) errorf("%s", err);
+  return rc;
+}
+
+int recording_stream(const char *path, const char *input_format, struct import_stream **s) {
+  *s = NULL;
+  const struct import_format *f = recording_format(path, input_format);
+  if (!f) return EXIT_OK;
+  char cmd[512], err[1024];
+  struct import_job job = recording_job(f, path, cmd, sizeof cmd);
+  int rc = import_stream_start(&job, s, err, sizeof err);
   if (rc) errorf("%s", err);
   return rc;
 }

@@ -23,16 +23,19 @@ int option_input_format(const char *s);
 /*
 ** A recording given where a trace is expected (run, summary, calibrate): the
 ** format from --input-format or, for auto (or NULL), from the file's content
-** (sim/import/import.h: import_detect).  A recording is imported into a
-** scratch directory: *trace is the trace to read, *dir the directory; both
-** NULL when path is a trace already.  Returns 0 or the import's exit code
-** (printed).  recording_remove deletes them afterwards.
+** (sim/import/import.h: import_detect).
 **
-** This is an import then a replay, not one streaming pass: the engine needs
-** the vCPU count and each vCPU's @init registers before the first event,
-** which an importer knows only at its end.
+** recording_stream is for one pass over it (run, summary): *s is the
+** recording as it is imported, replayed through a pipe with no file between
+** (import_stream_open opens it; import_stream_finish ends it); NULL when path
+** is a trace already.  recording_import is for several passes (calibrate): it
+** imports into a scratch directory, *trace the trace to read, *dir the
+** directory (both NULL for a trace), deleted afterwards by recording_remove.
+** Both return 0 or the import's exit code, after printing its message.
 */
 int recording_import(const char *path, const char *input_format, char **trace, char **dir);
+struct import_stream;
+int recording_stream(const char *path, const char *input_format, struct import_stream **s);
 void recording_remove(char *trace, char *dir);
 
 #endif

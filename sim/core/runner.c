@@ -283,7 +283,7 @@ static int init_engines(struct pass *p, struct config *cfg, const struct run_set
 static int replay_configs(const struct run_set *s, struct run_output *out, struct config *cfg, char *err, size_t errlen) {
   unsigned n = s->nconfigs;
   struct trace_reader r;
-  int rc = trace_open(&r, s->trace);
+  int rc = s->open ? s->open(&r, s->open_arg) : trace_open(&r, s->trace);
   if (rc) {
     snprintf(err, errlen, "%s", r.err);
     return rc;

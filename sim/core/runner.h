@@ -56,6 +56,10 @@ struct run_spec {
 ** and overrides, which come from configs. */
 struct run_set {
   const char *trace;
+  /* Opens the trace instead of trace_open(trace) when set: a recording
+  ** replayed as it is imported (sim/import/import.h, import_stream_open). */
+  int (*open)(struct trace_reader *r, void *arg);
+  void *open_arg;
   const struct run_config *configs;
   unsigned nconfigs;
   unsigned jobs;              /* threads sharing the engines (0 or 1: the caller's only) */

@@ -216,7 +216,9 @@ static ssize_t stream_read(struct trace_reader *r, void *buf, size_t n) {
 /* Opens the stream and reads its header and metadata. */
 static int stream_start(struct trace_reader *r) {
   unsigned char hb[TRACE_HEADER_SIZE];
-  if (zin_open(r->z, r->from_stdin ? "-" : r->path) != EXIT_OK) return fail(r->err, EXIT_BADINPUT, "%s", r->z->err);
+  int zrc = r->stream_fd >= 0 ? zin_open_fd(r->z, r->stream_fd, r->path) : zin_open(r->z, r->from_stdin ? "-" : r->path);
+  r->stream_fd = -1;                                /* the stream owns it now */
+  if (zrc != EXIT_OK) return fail(r->err, EXIT_BADINPUT, "%s", r->z->err);
   r->compression = zin_kind_name(r->z->kind);
   xxh64_init(&r->hash);
   ssize_t got = stream_read(r, hb, sizeof hb);
@@ -766,6 +768,9 @@ int trace_rewind(struct trace_reader *r) {
   if (!r->z) return EXIT_OK;
   if (r->from_stdin)
     return fail(r->err, EXIT_BADINPUT, "%s: standard input cannot be read twice; give a file", r->path);
+  if (r->read_once)
+    return fail(r->err, EXIT_BADINPUT, "%s: a recording replayed as it is imported is read once; "
+                "'vmxsim import' writes a trace that can be read again", r->path);
   zin_close(r->z);
   bool known = r->count_known;
   uint64_t count = r->hdr.event_count;
@@ -791,8 +796,34 @@ static int open_pipe(struct trace_reader *r) {
   return EXIT_OK;
 }
 
+/* After a failed open: the reader closed, its message kept. */
+static int open_failed(struct trace_reader *r, int rc) {
+  char keep[sizeof r->err];
+  memcpy(keep, r->err, sizeof keep);
+  trace_close(r);
+  memcpy(r->err, keep, sizeof keep);
+  return rc;
+}
+
+int trace_open_fd(struct trace_reader *r, int fd, const char *name) {
+  memset(r, 0, sizeof *r);
+  r->read_ahead = true;
+  r->read_once = true;
+  r->path = name;
+  r->compression = "";
+  r->fd = -1;
+  r->stream_fd = fd;
+  r->z = calloc(1, sizeof *r->z);
+  int rc = r->z ? stream_start(r) : fail(r->err, EXIT_INTERNAL, "%s: out of memory", name);
+  if (rc == EXIT_OK) rc = open_pipe(r);
+  if (r->stream_fd >= 0) close(r->stream_fd);      /* not handed to the stream (out of memory) */
+  r->stream_fd = -1;
+  return rc == EXIT_OK ? rc : open_failed(r, rc);
+}
+
 int trace_open(struct trace_reader *r, const char *path) {
   memset(r, 0, sizeof *r);
+  r->stream_fd = -1;
   r->read_ahead = true;
   r->from_stdin = !strcmp(path, "-");
   r->path = r->from_stdin ? "<stdin>" : path;
@@ -819,13 +850,7 @@ int trace_open(struct trace_reader *r, const char *path) {
     rc = r->z ? stream_start(r) : fail(r->err, EXIT_INTERNAL, "%s: out of memory", path);
   }
   if (rc == EXIT_OK) rc = open_pipe(r);
-  if (rc != EXIT_OK) {
-    char keep[sizeof r->err];
-    memcpy(keep, r->err, sizeof keep);
-    trace_close(r);
-    memcpy(r->err, keep, sizeof keep);
-  }
-  return rc;
+  return rc == EXIT_OK ? rc : open_failed(r, rc);
 }
 
 void trace_close(struct trace_reader *r) {
@@ -942,19 +967,38 @@ static int flush_buf(struct trace_writer *w) {
   return EXIT_OK;
 }
 
-int trace_write(struct trace_writer *w, const struct trace_event *ev) {
-  if (ev->vcpu >= w->hdr.vcpu_count) {
+void trace_header_reserved(struct trace_header *h) {
+  memset(h, 0, sizeof *h);
+  h->version = TRACE_VERSION_BASE;
+  h->vcpu_count = 1;
+  h->paging = PAGING_64;
+}
+
+int trace_header_count(struct trace_header *h, const struct trace_event *ev, char *err) {
+  if (ev->vcpu >= h->vcpu_count) {
     if (ev->vcpu >= TRACE_VCPU_MAX)
-      return fail(w->err, EXIT_BADINPUT, "vCPU %u beyond the limit of %d", ev->vcpu, TRACE_VCPU_MAX);
-    if (w->stream)                                   /* the header is out already */
-      return fail(w->err, EXIT_BADINPUT, "vCPU %u beyond the header's count %u, which went to standard output "
-                  "first (declare the vCPUs up front, e.g. @vcpus in a text trace)", ev->vcpu, w->hdr.vcpu_count);
-    w->hdr.vcpu_count = (uint16_t)(ev->vcpu + 1);   /* the header grows to cover it */
+      return fail(err, EXIT_BADINPUT, "vCPU %u beyond the limit of %d", ev->vcpu, TRACE_VCPU_MAX);
+    h->vcpu_count = (uint16_t)(ev->vcpu + 1);       /* the header grows to cover it */
   }
-  if (ev->type >= TRACE_V1_TYPES) w->hdr.version = TRACE_VERSION;
+  if (ev->type >= TRACE_V1_TYPES) h->version = TRACE_VERSION;
+  h->event_count++;
+  return EXIT_OK;
+}
+
+int trace_write(struct trace_writer *w, const struct trace_event *ev) {
+  if (w->stream) {
+    if (ev->vcpu >= w->hdr.vcpu_count)               /* the header is out already */
+      return fail(w->err, EXIT_BADINPUT, ev->vcpu >= TRACE_VCPU_MAX ? "vCPU %u beyond the limit of %d" :
+                  "vCPU %u beyond the header's count %u, which went to standard output first (declare the "
+                  "vCPUs up front, e.g. @vcpus in a text trace)", ev->vcpu,
+                  ev->vcpu >= TRACE_VCPU_MAX ? TRACE_VCPU_MAX : w->hdr.vcpu_count);
+    if (ev->type >= TRACE_V1_TYPES) w->hdr.version = TRACE_VERSION;
+    w->written++;
+  } else {
+    int rc = trace_header_count(&w->hdr, ev, w->err);
+    if (rc) return rc;
+  }
   w->buf[w->nbuf++] = *ev;
-  if (w->stream) w->written++;
-  else w->hdr.event_count++;
   return w->nbuf == WRITE_BUF_RECORDS ? flush_buf(w) : EXIT_OK;
 }
 
@@ -1014,21 +1058,48 @@ int trace_create_reserved(struct trace_writer *w, const char *path, size_t reser
   return rc;
 }
 
+/* The header of a reserved trace once its records are written: h holds
+** what the records made of it (trace_header_count). */
+static int finish_reserved_header(struct trace_header *h, size_t reserve, const char *workload, unsigned vcpu_count,
+                                  unsigned paging, size_t mlen, size_t nhead, const char *name, char *err) {
+  size_t used = TRACE_HEADER_SIZE + mlen + nhead * sizeof(struct trace_event);
+  if (used > reserve || vcpu_count == 0 || vcpu_count > TRACE_VCPU_MAX || !paging_name(paging))
+    return fail(err, EXIT_INTERNAL, "%s: %zu bytes of header, metadata and initial records do not fit the %zu "
+                "reserved (or a bad vCPU count or paging mode)", name, used, reserve);
+  if (vcpu_count > h->vcpu_count) h->vcpu_count = (uint16_t)vcpu_count;
+  h->paging = (uint8_t)paging;
+  h->metadata_len = (uint32_t)mlen;
+  h->pad = (uint32_t)(reserve - used);
+  if (h->pad) h->version = TRACE_VERSION;             /* the pad field is version 2's */
+  h->event_count += nhead;
+  snprintf(h->workload, sizeof h->workload, "%s", workload ? workload : "");
+  return EXIT_OK;
+}
+
+int trace_reserved_prefix(const struct trace_header *counted, size_t reserve, const char *workload,
+                          unsigned vcpu_count, unsigned paging, const char *metadata,
+                          const struct trace_event *head, size_t nhead, unsigned char **out, char *err) {
+  struct trace_header h = *counted;
+  size_t mlen = metadata ? strlen(metadata) : 0;
+  *out = NULL;
+  int rc = finish_reserved_header(&h, reserve, workload, vcpu_count, paging, mlen, nhead, "trace", err);
+  if (rc) return rc;
+  unsigned char *p = calloc(1, reserve);              /* the pad is zeros, as a file's unwritten bytes */
+  if (!p) return fail(err, EXIT_INTERNAL, "out of memory");
+  encode_header(&h, p);
+  memcpy(p + TRACE_HEADER_SIZE, metadata, mlen);
+  memcpy(p + reserve - nhead * sizeof *head, head, nhead * sizeof *head);
+  *out = p;
+  return EXIT_OK;
+}
+
 int trace_finish_reserved(struct trace_writer *w, const char *workload, unsigned vcpu_count, unsigned paging,
                           const char *metadata, const struct trace_event *head, size_t nhead) {
-  size_t mlen = metadata ? strlen(metadata) : 0, used = TRACE_HEADER_SIZE + mlen + nhead * sizeof *head;
+  size_t mlen = metadata ? strlen(metadata) : 0;
   int rc = flush_buf(w);
-  if (rc == EXIT_OK && (used > w->reserve || vcpu_count == 0 || vcpu_count > TRACE_VCPU_MAX || !paging_name(paging)))
-    rc = fail(w->err, EXIT_INTERNAL, "%s: %zu bytes of header, metadata and initial records do not fit the %zu "
-              "reserved (or a bad vCPU count or paging mode)", w->path, used, w->reserve);
+  if (rc == EXIT_OK)
+    rc = finish_reserved_header(&w->hdr, w->reserve, workload, vcpu_count, paging, mlen, nhead, w->path, w->err);
   if (rc == EXIT_OK) {
-    if (vcpu_count > w->hdr.vcpu_count) w->hdr.vcpu_count = (uint16_t)vcpu_count;
-    w->hdr.paging = (uint8_t)paging;
-    w->hdr.metadata_len = (uint32_t)mlen;
-    w->hdr.pad = (uint32_t)(w->reserve - used);
-    if (w->hdr.pad) w->hdr.version = TRACE_VERSION;    /* the pad field is version 2's */
-    w->hdr.event_count += nhead;
-    snprintf(w->hdr.workload, sizeof w->hdr.workload, "%s", workload ? workload : "");
     if (fseeko(w->f, (off_t)(w->reserve - nhead * sizeof *head), SEEK_SET) != 0 ||
         fwrite(head, sizeof *head, nhead, w->f) != nhead ||
         fseeko(w->f, TRACE_HEADER_SIZE, SEEK_SET) != 0 || (mlen && fwrite(metadata, 1, mlen, w->f) != mlen))

@@ -76,6 +76,8 @@ struct trace_reader {
   bool count_known;                /* hdr.event_count is the count (not yet for a count-unknown stream) */
   struct zin *z;                   /* a stream; NULL for a plain regular file */
   bool from_stdin;                 /* path "-" */
+  bool read_once;                  /* a descriptor given to trace_open_fd: cannot be rewound */
+  int stream_fd;                   /* that descriptor until the stream takes it, else -1 */
   const char *compression;         /* "gzip", "xz", "zstd" or "" */
   struct xxh64 hash;               /* a stream's content so far */
   bool read_ahead;                 /* may use a read-ahead thread (default true; set before reading) */
@@ -85,6 +87,11 @@ struct trace_reader {
 
 int  trace_open(struct trace_reader *r, const char *path);      /* 0 or EXIT_BADINPUT, r->err */
 void trace_close(struct trace_reader *r);
+/* The same for a trace arriving on an open descriptor (a pipe from an
+** importer: sim/import/import.h, import_stream_start): read once, as a stream,
+** hashed as it is read.  The reader owns fd from the call on, and closes it
+** even when the open fails; name is used in messages and must outlive r. */
+int  trace_open_fd(struct trace_reader *r, int fd, const char *name);
 /* Makes the next block current; NULL at the end or on a bad record (trace_failed). */
 const struct trace_event *trace_next_slow(struct trace_reader *r);
 /* Next record, or NULL at the end.  Validates type, vCPU and operands; on a
@@ -158,6 +165,19 @@ int  trace_create_reserved(struct trace_writer *w, const char *path, size_t rese
 int  trace_finish_reserved(struct trace_writer *w, const char *workload, unsigned vcpu_count, unsigned paging,
                            const char *metadata, const struct trace_event *head, size_t nhead);
 void trace_abort(struct trace_writer *w);   /* close and remove the file */
+/*
+** The same trace without the file (an import streamed into a replay): the
+** header a reserved trace starts from (trace_header_reserved), each record
+** counted into it as trace_write counts it (0, or EXIT_BADINPUT with the
+** message in err), then the `reserve` bytes trace_finish_reserved would put
+** before the records, in *out (malloc'd; the caller frees): a stream of these
+** bytes and then the records is byte for byte the file.
+*/
+void trace_header_reserved(struct trace_header *h);
+int  trace_header_count(struct trace_header *h, const struct trace_event *ev, char *err);
+int  trace_reserved_prefix(const struct trace_header *counted, size_t reserve, const char *workload,
+                           unsigned vcpu_count, unsigned paging, const char *metadata,
+                           const struct trace_event *head, size_t nhead, unsigned char **out, char *err);
 
 const char *event_mnemonic(unsigned type);          /* "?" when unknown */
 /* Why a record's operands are impossible (a CR other than 0/3/4/8, DR > 7,

@@ -61,6 +61,8 @@ static bool fill(struct zin *z) {
   return true;
 }
 
+static int start(struct zin *z);
+
 int zin_open(struct zin *z, const char *path) {
   memset(z, 0, sizeof *z);
   z->fd = -1;
@@ -77,6 +79,19 @@ int zin_open(struct zin *z, const char *path) {
     snprintf(z->err, sizeof z->err, "%s: is a directory", path);
     return EXIT_BADINPUT;
   }
+  return start(z);
+}
+
+int zin_open_fd(struct zin *z, int fd, const char *name) {
+  memset(z, 0, sizeof *z);
+  z->fd = fd;
+  z->own_fd = true;
+  z->name = name;
+  return start(z);
+}
+
+/* Reads the first bytes of z->fd and sets up their decoder. */
+static int start(struct zin *z) {
   z->in = xmalloc(ZIN_BUF);
   while (z->in_len < ZIN_MAGIC_MAX && !z->in_eof) {   /* a pipe may deliver the magic in pieces */
     ssize_t got = read(z->fd, z->in + z->in_len, ZIN_MAGIC_MAX - z->in_len);

@@ -48,6 +48,9 @@ const char *zin_kind_name(enum zin_kind k);
 ** or EXIT_BADINPUT (cannot open, a directory) with the message in z->err;
 ** z needs zin_close either way. */
 int zin_open(struct zin *z, const char *path);
+/* The same on an open descriptor (a pipe), which z then owns and closes;
+** name is used in messages and must outlive z. */
+int zin_open_fd(struct zin *z, int fd, const char *name);
 /* Reads up to n bytes of the (decompressed) content into buf; fewer only at
 ** the end.  Returns the count (0 at the end), or -1 with the message in z->err
 ** (a read error, corrupt or truncated compressed data). */

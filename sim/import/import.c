@@ -2,6 +2,7 @@
 ** helpers, maps, and a whole import from input file to trace file.  The
 ** formats themselves are import_perf.c, import_ftrace.c and import_xen.c. */
 #include "import.h"
+#include "import_int.h"
 #include "sim/core/outfile.h"
 #include "sim/core/zin.h"
 #include "sim/core/util.h"
@@ -386,8 +387,6 @@ void import_map_free(struct import_map *m) {
 
 /* ---- input ---- */
 
-struct input { const char *data; size_t len; bool mapped; };
-
 /* Reads all of a stream (standard input, a pipe, a compressed file) into memory. */
 static int input_slurp(struct input *in, const char *path, char *err, size_t errlen) {
   struct zin z;
@@ -411,7 +410,7 @@ static int input_slurp(struct input *in, const char *path, char *err, size_t err
 
 /* Maps a regular uncompressed file; reads anything else (standard input "-",
 ** a pipe, a gzip, xz or zstd file, recognised by its first bytes) into memory. */
-static int input_open(struct input *in, const char *path, char *err, size_t errlen) {
+int import_input_open(struct input *in, const char *path, char *err, size_t errlen) {
   memset(in, 0, sizeof *in);
   if (!strcmp(path, "-")) return input_slurp(in, path, err, errlen);
   int fd = open(path, O_RDONLY);
@@ -441,7 +440,7 @@ static int input_open(struct input *in, const char *path, char *err, size_t errl
   return input_slurp(in, path, err, errlen);
 }
 
-static void input_close(struct input *in) {
+void import_input_close(struct input *in) {
   if (!in->data) return;
   if (in->mapped) munmap((void *)in->data, in->len);
   else free((void *)in->data);
@@ -451,8 +450,6 @@ static void input_close(struct input *in) {
 
 /* Room before the records for the header, the metadata and the @init records:
 ** the importer writes its events first and these at the end (trace_create_reserved). */
-#define META_MAX (64u << 10)
-#define RESERVE  (TRACE_HEADER_SIZE + META_MAX + 3 * TRACE_VCPU_MAX * sizeof(struct trace_event))
 
 static int writer_emit(void *ctx, const struct trace_event *ev) { return trace_write(ctx, ev); }
 
@@ -473,7 +470,7 @@ static size_t init_records(const struct import *im, struct trace_event *evs) {
 static char *bounded_metadata(const struct import *im, const char *source, const char *command) {
   static const char *const drop[] = { "recording", "unparseable", "command", "skipped_events", "input" };
   char *meta = import_metadata(im, source, command);
-  for (size_t i = 0; strlen(meta) > META_MAX && i < sizeof drop / sizeof *drop; i++) {
+  for (size_t i = 0; strlen(meta) > IMPORT_META_MAX && i < sizeof drop / sizeof *drop; i++) {
     cJSON *j = cJSON_Parse(meta);
     free(meta);
     cJSON_DeleteItemFromObjectCaseSensitive(j, drop[i]);
@@ -542,14 +539,12 @@ const struct import_format *import_detect(const char *path, char *err, size_t er
   return NULL;
 }
 
-/* Converts the input, then completes the trace: header, metadata, @init records. */
-static int convert(const struct import_job *job, struct import *im, struct trace_writer *w, const struct input *in,
-                   char *err, size_t errlen) {
-  int rc = job->format->run_path ? job->format->run_path(im, job->input) : job->format->run(im, in->data, in->len);
-  if (rc) {
-    snprintf(err, errlen, "%s", w->err[0] ? w->err : im->err);
-    return rc;
-  }
+int import_convert(const struct import_job *job, struct import *im, const struct input *in) {
+  return job->format->run_path ? job->format->run_path(im, job->input) : job->format->run(im, in->data, in->len);
+}
+
+int import_head_of(const struct import_job *job, struct import *im, struct import_head *h, char *err, size_t errlen) {
+  memset(h, 0, sizeof *h);
   import_coverage(im, job->format->name);
   if (im->used == 0) {
     /* Nothing recognised: most likely another format, or the wrong events recorded. */
@@ -558,17 +553,35 @@ static int convert(const struct import_job *job, struct import *im, struct trace
              im->opt.input, f, f, f);
     return EXIT_BADINPUT;
   }
-  char workload[TRACE_WORKLOAD_MAX + 1];
-  if (job->workload) snprintf(workload, sizeof workload, "%s", job->workload);
-  else default_workload(job->input, workload, sizeof workload);
+  if (job->workload) snprintf(h->workload, sizeof h->workload, "%s", job->workload);
+  else default_workload(job->input, h->workload, sizeof h->workload);
   if (!im->nvcpus) im->nvcpus = 1;
-  struct trace_event *inits = xmalloc(3 * TRACE_VCPU_MAX * sizeof *inits);
-  size_t ninits = init_records(im, inits);
-  char *meta = bounded_metadata(im, job->format->name, job->command);
-  rc = trace_finish_reserved(w, workload, im->nvcpus, im->opt.paging, meta, inits, ninits);
+  h->inits = xmalloc(3 * TRACE_VCPU_MAX * sizeof *h->inits);
+  h->ninits = init_records(im, h->inits);
+  h->meta = bounded_metadata(im, job->format->name, job->command);
+  return EXIT_OK;
+}
+
+void import_head_free(struct import_head *h) {
+  free(h->meta);
+  free(h->inits);
+  h->meta = NULL;
+  h->inits = NULL;
+}
+
+/* Converts the input, then completes the trace: header, metadata, @init records. */
+static int convert(const struct import_job *job, struct import *im, struct trace_writer *w, const struct input *in,
+                   char *err, size_t errlen) {
+  int rc = import_convert(job, im, in);
+  if (rc) {
+    snprintf(err, errlen, "%s", w->err[0] ? w->err : im->err);
+    return rc;
+  }
+  struct import_head h;
+  if ((rc = import_head_of(job, im, &h, err, errlen))) return rc;
+  rc = trace_finish_reserved(w, h.workload, im->nvcpus, im->opt.paging, h.meta, h.inits, h.ninits);
   if (rc) snprintf(err, errlen, "%s: %s", job->output, w->err);
-  free(meta);
-  free(inits);
+  import_head_free(&h);
   return rc;
 }
 
@@ -585,13 +598,13 @@ static int import_to_file(const struct import_job *job, struct import *im, char 
     snprintf(err, errlen, "%s input cannot be standard input: give the file", job->format->name);
     return EXIT_USAGE;
   }
-  if (!job->format->run_path && (rc = input_open(&in, job->input, err, errlen))) return rc;
+  if (!job->format->run_path && (rc = import_input_open(&in, job->input, err, errlen))) return rc;
   if (in.mapped) im->map_base = in.data;
   if ((rc = outfile_begin(&o, job->output, OUTFILE_REGULAR, err, errlen))) {
-    input_close(&in);
+    import_input_close(&in);
     return rc;
   }
-  if ((rc = trace_create_reserved(&w, outfile_path(&o), RESERVE))) {
+  if ((rc = trace_create_reserved(&w, outfile_path(&o), IMPORT_RESERVE))) {
     snprintf(err, errlen, "%s", w.err);
   } else {
     rc = convert(job, im, &w, &in, err, errlen);   /* finishes w, or leaves it open on failure */
@@ -599,7 +612,7 @@ static int import_to_file(const struct import_job *job, struct import *im, char 
   }
   if (!rc) rc = outfile_commit(&o, err, errlen);
   else outfile_discard(&o);
-  input_close(&in);
+  import_input_close(&in);
   im->emit = NULL;                   /* the writer is gone */
   im->emit_ctx = NULL;
   im->map_base = NULL;

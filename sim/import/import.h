@@ -253,4 +253,29 @@ struct import_job {
 ** caller to report); free it with import_free whatever the result. */
 int import_file(const struct import_job *job, struct import *im, char *err, size_t errlen);
 
+/*
+** A recording replayed as it is imported, with no file between the two
+** (import_stream.c).  The header comes before the records, and an importer
+** knows the vCPUs, their initial registers and its metadata only at its end,
+** so the recording is converted twice: a first run counts, and builds the
+** bytes that go before the records; a second, on a thread, sends those bytes
+** and then the records down a pipe, which the replay reads as a stream
+** (trace_open_fd).  What the pipe carries is byte for byte the trace that
+** import_file would write for the same job, so the results and the trace
+** hash are the same.
+**
+** import_stream_start runs the first conversion (its errors are import_file's),
+** then starts the second; import_stream_open is the replay's open (a struct
+** run_set's): it hands the pipe's reading end to the reader, once.
+** import_stream_finish waits for the thread and frees everything: 0, or an
+** exit code with the message in err when the second conversion failed (the
+** recording changed while it was read, or its output could not be sent).  A
+** replay that stops reading early (interrupted, a bad record) is not the
+** stream's failure.
+*/
+struct import_stream;
+int import_stream_start(const struct import_job *job, struct import_stream **out, char *err, size_t errlen);
+int import_stream_open(struct trace_reader *r, void *stream);
+int import_stream_finish(struct import_stream *s, char *err, size_t errlen);
+
 #endif

@@ -103,7 +103,14 @@ run "$VMXSIM" compare --db v.db --format json 1 2
 flat=$(printf '%s' "$out" | tr -d ' \t\n')
 check_contains "compare: JSON carries the measured exits" "$flat" '"measured":{"CPUID":{"count":202,"avg":895,"simulated_avg":[{"avg":2148},{"avg":2148}]}'
 
-# recordings are read where traces are: imported on the fly (into a scratch directory in $TMPDIR)
+# recordings are read where traces are: run and summary import them as they replay them, through
+# a pipe, with no file between (sim/import/import_stream.c), so no temporary directory is needed
+TMPDIR=$PWD/no-such-dir; export TMPDIR
+run "$VMXSIM" --no-db --policy shadowcache -q "$XS/sample.xentrace"
+check_rc "run: a recording needs no temporary file (TMPDIR missing)" 0
+check_contains "run: ... and replays it" "$out" "Total exits: 2000,"
+run "$VMXSIM" summary "$XS/sample.xentrace"
+check_rc "summary: a recording needs no temporary file (TMPDIR missing)" 0
 mkdir scratch
 TMPDIR=$PWD/scratch; export TMPDIR
 run "$VMXSIM" summary --format csv "$XS/sample.xentrace"

@@ -1,23 +1,59 @@
 /* libFuzzer harness: a recording given where a trace is expected (`vmxsim
-** run|summary|calibrate FILE`, sim/cli/options.c recording_import): the
-** format found from the content (sim/import/import.c import_detect, through
-** the decompressing reader for gzip, xz and zstd input), then the import into
-** a scratch directory.  The file is either taken for a vmxsim trace (no
-** import), or imported into a trace the reader reads to its end, or refused
-** with an import's exit code; the scratch directory is always removed. */
+** run|summary|calibrate FILE`, sim/cli/options.c): the format found from the
+** content (sim/import/import.c import_detect, through the decompressing reader
+** for gzip, xz and zstd input), then both ways of reading it:
+**   - recording_import (calibrate): the import into a scratch directory.  The
+**     file is either taken for a vmxsim trace (no import), or imported into a
+**     trace the reader reads to its end, or refused with an import's exit
+**     code; the scratch directory is always removed;
+**   - recording_stream (run, summary): the import piped into the reader
+**     (sim/import/import_stream.c).  It refuses what the first refuses, with
+**     the same exit code, and otherwise delivers the same trace: the same
+**     records and the same hash as the scratch file, and it ends cleanly. */
 #include "fuzz_import_file.h"
 #include "sim/cli/options.h"
+#include "sim/core/hash.h"
+
+/* The stream read to its end; its hash into hex. */
+static void read_stream(struct import_stream *s, char hex[HASH_HEX_LEN + 1]) {
+  struct trace_reader r;
+  if (import_stream_open(&r, s) != 0) { fprintf(stderr, "streamed trace refused: %s\n", r.err); abort(); }
+  r.read_ahead = false;                  /* one reading thread besides the importing one */
+  while (trace_next(&r)) {}
+  if (trace_failed(&r) || !trace_done(&r)) { fprintf(stderr, "streamed trace: %s\n", r.err); abort(); }
+  if (!trace_hash_hex(&r, hex)) { fprintf(stderr, "streamed trace: no hash\n"); abort(); }
+  trace_close(&r);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *in = fuzz_file(data, size, "recording");
   char *trace, *dir;
   int rc = recording_import(in, "auto", &trace, &dir);
   if (rc != 0 && rc != EXIT_BADINPUT) { fprintf(stderr, "recording_import returned %d\n", rc); abort(); }
-  if (rc == 0 && trace) fuzz_read_imported(trace);
+  char file_hash[HASH_HEX_LEN + 1] = "", err[1024];
+  if (rc == 0 && trace) {
+    fuzz_read_imported(trace);
+    if (hash_file(trace, file_hash, err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); abort(); }
+  }
   if ((trace || dir) && rc == 0 && !(trace && dir)) { fprintf(stderr, "a trace without its directory\n"); abort(); }
   char kept[4096] = "";
   if (dir) snprintf(kept, sizeof kept, "%s", dir);
   recording_remove(trace, dir);
   if (kept[0] && access(kept, F_OK) == 0) { fprintf(stderr, "scratch directory %s left behind\n", kept); abort(); }
+
+  struct import_stream *s;
+  int src = recording_stream(in, "auto", &s);
+  if (src != rc) { fprintf(stderr, "recording_stream returned %d, recording_import %d\n", src, rc); abort(); }
+  if (!!s != !!file_hash[0]) { fprintf(stderr, "a stream %s, a scratch trace %s\n", s ? "made" : "not made",
+                                       file_hash[0] ? "made" : "not made"); abort(); }
+  if (s) {
+    char stream_hash[HASH_HEX_LEN + 1];
+    read_stream(s, stream_hash);
+    if (import_stream_finish(s, err, sizeof err) != 0) { fprintf(stderr, "stream: %s\n", err); abort(); }
+    if (strcmp(stream_hash, file_hash)) {
+      fprintf(stderr, "stream hash %s, scratch trace hash %s\n", stream_hash, file_hash);
+      abort();
+    }
+  }
   return 0;
 }

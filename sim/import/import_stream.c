@@ -1,0 +1,218 @@
+/* A recording replayed as it is imported: two conversions, the second down a
+** pipe into the replay (import.h, "A recording replayed as it is imported"). */
+#define _GNU_SOURCE   /* pipe2, F_SETPIPE_SZ */
+#include "import.h"
+#include "import_int.h"
+#include "sim/core/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SEND_RECORDS 4096            /* records per write into the pipe: 96 KiB */
+#define PIPE_BYTES   (1 << 20)       /* the pipe's capacity asked for (Linux caps it at pipe-max-size) */
+
+struct import_stream {
+  struct import_job job;             /* its strings are the copies below */
+  char *input, *workload, *command, *name;
+  int rfd, wfd;                      /* the pipe's ends; -1 once handed over or closed */
+  unsigned char *prefix;             /* IMPORT_RESERVE bytes: header, metadata, pad, @init records */
+  uint64_t records;                  /* the first conversion's records (without @init) */
+  pthread_t thread;
+  bool running;
+  /* the second conversion's */
+  struct trace_event buf[SEND_RECORDS];
+  size_t nbuf;
+  uint64_t sent;
+  bool reader_gone;                  /* the replay stopped reading: not a failure */
+  int rc;
+  char err[1024];
+};
+
+/* ---- the first conversion: counts ---- */
+
+struct counting { struct trace_header h; char err[512]; };
+
+static int count_emit(void *ctx, const struct trace_event *ev) {
+  struct counting *c = ctx;
+  return trace_header_count(&c->h, ev, c->err);
+}
+
+/* One conversion of the job's input, every record to emit(ctx); with head,
+** also what goes before the records.  0, or an exit code with the message in err. */
+static int convert_once(const struct import_job *job, import_emit_fn emit, void *ctx, const char *emit_err,
+                        struct import_head *head, unsigned *nvcpus, char *err, size_t errlen) {
+  struct import_opts opt = job->opt;
+  opt.input = job->input;
+  struct import im;
+  import_init(&im, &opt, emit, ctx);
+  im.binary = job->format->binary;
+  struct input in = { .data = NULL };
+  int rc = job->format->run_path ? 0 : import_input_open(&in, job->input, err, errlen);
+  if (!rc) {
+    if (in.mapped) im.map_base = in.data;
+    rc = import_convert(job, &im, &in);
+    if (rc) snprintf(err, errlen, "%s", emit_err[0] ? emit_err : im.err);
+    else if (head) rc = import_head_of(job, &im, head, err, errlen);
+    if (nvcpus) *nvcpus = im.nvcpus;
+    im.map_base = NULL;
+  }
+  import_input_close(&in);
+  im.emit = NULL;
+  import_free(&im);
+  return rc;
+}
+
+static int first_conversion(struct import_stream *s, char *err, size_t errlen) {
+  struct counting c = { .err = "" };
+  trace_header_reserved(&c.h);
+  struct import_head head = { .meta = NULL };
+  unsigned nvcpus = 1;
+  int rc = convert_once(&s->job, count_emit, &c, c.err, &head, &nvcpus, err, errlen);
+  if (!rc) {
+    char why[512];
+    rc = trace_reserved_prefix(&c.h, IMPORT_RESERVE, head.workload, nvcpus, s->job.opt.paging, head.meta,
+                               head.inits, head.ninits, &s->prefix, why);
+    if (rc) snprintf(err, errlen, "%s: %s", s->job.input, why);
+  }
+  s->records = c.h.event_count;
+  import_head_free(&head);
+  return rc;
+}
+
+/* ---- the second conversion: down the pipe ---- */
+
+static int send_all(struct import_stream *s, const void *data, size_t n) {
+  const char *p = data;
+  while (n) {
+    ssize_t k = write(s->wfd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) {
+      if (errno == EPIPE) s->reader_gone = true;
+      else snprintf(s->err, sizeof s->err, "%s: sending the imported records to the replay: %s", s->job.input,
+                    strerror(errno));
+      return EXIT_BADINPUT;
+    }
+    p += k;
+    n -= (size_t)k;
+  }
+  return EXIT_OK;
+}
+
+static int send_buffered(struct import_stream *s) {
+  int rc = send_all(s, s->buf, s->nbuf * sizeof *s->buf);
+  s->nbuf = 0;
+  return rc;
+}
+
+static int send_emit(void *ctx, const struct trace_event *ev) {
+  struct import_stream *s = ctx;
+  s->buf[s->nbuf++] = *ev;
+  s->sent++;
+  return s->nbuf == SEND_RECORDS ? send_buffered(s) : EXIT_OK;
+}
+
+static void *second_conversion(void *arg) {
+  struct import_stream *s = arg;
+  sigset_t all;                        /* signals are the main thread's; a write to a closed pipe is EPIPE */
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL);
+  char err[1024] = "";
+  int rc = send_all(s, s->prefix, IMPORT_RESERVE);
+  if (!rc) rc = convert_once(&s->job, send_emit, s, s->err, NULL, NULL, err, sizeof err);
+  if (!rc && s->nbuf) rc = send_buffered(s);
+  if (!rc && s->sent != s->records) {
+    snprintf(s->err, sizeof s->err, "%s: changed while it was replayed: %llu records the first time it was read, "
+             "%llu the second", s->job.input, (unsigned long long)s->records, (unsigned long long)s->sent);
+    rc = EXIT_BADINPUT;
+  } else if (rc && !s->err[0]) {
+    snprintf(s->err, sizeof s->err, "%s", err);
+  }
+  close(s->wfd);
+  s->wfd = -1;
+  s->rc = s->reader_gone ? EXIT_OK : rc;
+  return NULL;
+}
+
+/* ---- the stream ---- */
+
+static void stream_free(struct import_stream *s) {
+  if (s->rfd >= 0) close(s->rfd);
+  if (s->wfd >= 0) close(s->wfd);
+  free(s->input);
+  free(s->workload);
+  free(s->command);
+  free(s->name);
+  free(s->prefix);
+  free(s);
+}
+
+int import_stream_start(const struct import_job *job, struct import_stream **out, char *err, size_t errlen) {
+  *out = NULL;
+  if (job->format->run_path ? !strcmp(job->input, "-") : 0) {
+    snprintf(err, errlen, "%s input cannot be standard input: give the file", job->format->name);
+    return EXIT_USAGE;
+  }
+  struct import_stream *s = xcalloc(1, sizeof *s);
+  s->rfd = s->wfd = -1;
+  s->job = *job;
+  s->job.input = s->input = xstrdup(job->input);
+  s->job.workload = s->workload = job->workload ? xstrdup(job->workload) : NULL;
+  s->job.command = s->command = job->command ? xstrdup(job->command) : NULL;
+  s->job.output = NULL;
+  size_t n = strlen(job->input) + sizeof " (as imported)";
+  s->name = xmalloc(n);
+  snprintf(s->name, n, "%s (as imported)", job->input);
+  int rc = first_conversion(s, err, errlen);
+  int fds[2];
+  if (!rc && pipe2(fds, O_CLOEXEC) != 0) {
+    snprintf(err, errlen, "%s: cannot make a pipe to replay it through: %s", job->input, strerror(errno));
+    rc = EXIT_INTERNAL;
+  }
+  if (!rc) {
+    s->rfd = fds[0];
+    s->wfd = fds[1];
+    (void)fcntl(s->wfd, F_SETPIPE_SZ, PIPE_BYTES);      /* fewer switches between the threads; optional */
+    s->running = pthread_create(&s->thread, NULL, second_conversion, s) == 0;
+    if (!s->running) {
+      snprintf(err, errlen, "%s: cannot start the thread that imports it", job->input);
+      rc = EXIT_INTERNAL;
+    }
+  }
+  if (rc) stream_free(s);
+  else *out = s;
+  return rc;
+}
+
+int import_stream_open(struct trace_reader *r, void *stream) {
+  struct import_stream *s = stream;
+  int fd = s->rfd;
+  s->rfd = -1;
+  if (fd < 0) {
+    memset(r, 0, sizeof *r);
+    r->fd = r->stream_fd = -1;
+    snprintf(r->err, sizeof r->err, "%s: a recording replayed as it is imported is read once; 'vmxsim import' "
+             "writes a trace that can be read again", s->name);
+    return EXIT_BADINPUT;
+  }
+  return trace_open_fd(r, fd, s->name);
+}
+
+int import_stream_finish(struct import_stream *s, char *err, size_t errlen) {
+  if (!s) return EXIT_OK;
+  if (s->rfd >= 0) close(s->rfd);     /* never opened: the thread's next write fails, and it ends */
+  s->rfd = -1;
+  int rc = EXIT_OK;
+  if (s->running) {
+    pthread_join(s->thread, NULL);
+    rc = s->rc;
+    if (rc) snprintf(err, errlen, "%s", s->err);
+  }
+  stream_free(s);
+  return rc;
+}
