@@ -143,22 +143,18 @@ static struct view_row *direct_row(struct views *w, uint32_t *slot, unsigned dim
   return r;
 }
 
-/* A reason's breakdown alternates between few keys (CR3 and CR4 writes, a few
-** MSRs): its two last rows are tried first, the older one replaced. */
-static struct view_row *breakdown_row(struct views *w, unsigned reason, unsigned dim, uint64_t key) {
-  if (reason >= VIEW_DIRECT_REASONS) return row_of(w, dim, reason, key);
-  uint32_t *last = w->breakdown_row[reason];
-  for (int i = 0; i < 2; i++) {
-    if (!last[i]) break;
-    struct view_row *r = &w->rows[last[i] - 1];
-    if (r->key == key && r->dim == dim) {
-      if (i) { uint32_t t = last[0]; last[0] = last[1]; last[1] = t; }
-      return r;
-    }
+/* Breakdown and CR3 rows: a reason's breakdown cycles through a few keys
+** (CR3 and CR4 writes, three MSRs, four CPUID leaves), and the address spaces
+** through a few CR3 values, so a small table keyed by hash holds them nearly
+** always; a miss, or a slot another row took, goes through the index. */
+static struct view_row *hot_row(struct views *w, unsigned dim, unsigned reason, uint64_t key) {
+  uint32_t *slot = &w->hot[row_hash(dim, reason, key) & (VIEW_HOT - 1)];
+  if (*slot) {
+    struct view_row *r = &w->rows[*slot - 1];
+    if (r->key == key && r->dim == dim && r->reason == reason) return r;
   }
   struct view_row *r = row_of(w, dim, reason, key);
-  last[1] = last[0];
-  last[0] = (uint32_t)(r - w->rows) + 1;
+  *slot = (uint32_t)(r - w->rows) + 1;
   return r;
 }
 
@@ -215,14 +211,10 @@ void views_add(struct views *w, unsigned vcpu, unsigned reason, const struct tra
   row_add(reason_row(w, reason), cycles);
   unsigned dim;
   uint64_t key;
-  if (cause && breakdown_of(reason, cause, &dim, &key)) row_add(breakdown_row(w, reason, dim, key), cycles);
-  if (vcpu < TRACE_VCPU_MAX) {
-    row_add(direct_row(w, &w->cr3_row[vcpu], VD_CR3, 0, cr3), cycles);
-    row_add(direct_row(w, &w->vcpu_row[vcpu], VD_VCPU, 0, vcpu), cycles);
-  } else {
-    row_add(row_of(w, VD_CR3, 0, cr3), cycles);
-    row_add(row_of(w, VD_VCPU, 0, vcpu), cycles);
-  }
+  if (cause && breakdown_of(reason, cause, &dim, &key)) row_add(hot_row(w, dim, reason, key), cycles);
+  row_add(hot_row(w, VD_CR3, 0, cr3), cycles);
+  row_add(vcpu < TRACE_VCPU_MAX ? direct_row(w, &w->vcpu_row[vcpu], VD_VCPU, 0, vcpu) : row_of(w, VD_VCPU, 0, vcpu),
+          cycles);
   if (w->interval) bucket_add(w, w->interval_events ? w->events : clock, reason, cycles);
 }
 

@@ -51,8 +51,9 @@ struct view_row {
 };
 
 /* Rows found without the index: a reason's by its number, a vCPU's by its
-** index, and per vCPU the last CR3 row (CR3 changes on CR3 writes only). */
+** index, and breakdown and CR3 rows in a small table by hash. */
 #define VIEW_DIRECT_REASONS 128
+#define VIEW_HOT 256
 
 /* A row as printed: the statistics a report, the database and compare use. */
 enum view_source { VS_SIMULATED, VS_MEASURED };
@@ -84,8 +85,7 @@ struct views {
   uint32_t icap;
   uint32_t reason_row[VIEW_DIRECT_REASONS];   /* row + 1, 0 not yet */
   uint32_t vcpu_row[TRACE_VCPU_MAX];          /* row + 1, 0 not yet */
-  uint32_t cr3_row[TRACE_VCPU_MAX];           /* the vCPU's last CR3 row + 1, 0 none */
-  uint32_t breakdown_row[VIEW_DIRECT_REASONS][2];   /* a reason's two last breakdown rows + 1 */
+  uint32_t hot[VIEW_HOT];                     /* breakdown and CR3 rows by hash: row + 1, 0 none */
   struct view_bucket *buckets;
   uint32_t nbuckets, bcap;
   uint32_t *bindex, bicap;
