@@ -53,7 +53,12 @@ struct work {
   uint32_t n[PP_COUNT];     /* how many of each priced operation (index = enum profile_param) */
 };
 
-static inline void work_clear(struct work *w) { memset(w, 0, sizeof *w); }
+/* A copy of zeros, not memset: GCC clears a struct this size with `rep stos`,
+** whose start-up cost was a third of the engine's time on an exit. */
+static inline void work_clear(struct work *w) {
+  static const struct work zero;
+  *w = zero;
+}
 static inline void work_add(struct work *w, enum profile_param p, uint32_t count) { w->n[p] += count; }
 
 #endif
