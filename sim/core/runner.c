@@ -1,5 +1,6 @@
 /* Replays from names to reports (see runner.h). */
 #include "runner.h"
+#include "feeder.h"
 #include "util.h"
 
 #include <pthread.h>
@@ -80,6 +81,7 @@ struct pass {
   bool stepwise;              /* replay as engine_step does (a trace with measured exits) */
   struct views **measured;    /* [nmeasured]: fed every record */
   unsigned nmeasured;
+  struct feeder *feeder;      /* feeds them on its thread, or NULL: the replay's thread does */
   /* the block every thread replays on its engines; guarded by mu */
   const struct trace_event *evs;
   size_t nevs;
@@ -167,10 +169,13 @@ static void stop_helpers(struct pass *p) {
 
 /* Every engine replays the block; the helpers take their shares. */
 static void replay_block(struct pass *p, const struct trace_event *evs, size_t n) {
-  for (unsigned m = 0; m < p->nmeasured; m++)      /* the recorded side */
-    for (size_t i = 0; i < n; i++) views_feed(p->measured[m], &evs[i]);
+  if (p->feeder) feeder_give(p->feeder, evs, n);   /* the recorded side */
+  else
+    for (unsigned m = 0; m < p->nmeasured; m++)
+      for (size_t i = 0; i < n; i++) views_feed(p->measured[m], &evs[i]);
   if (p->jobs <= 1) {
     replay_share(p, 0, evs, n);
+    if (p->feeder) feeder_wait(p->feeder);
     return;
   }
   pthread_mutex_lock(&p->mu);
@@ -184,6 +189,7 @@ static void replay_block(struct pass *p, const struct trace_event *evs, size_t n
   pthread_mutex_lock(&p->mu);
   while (p->busy) pthread_cond_wait(&p->cv, &p->mu);
   pthread_mutex_unlock(&p->mu);
+  if (p->feeder) feeder_wait(p->feeder);
 }
 
 /* Replays the trace on every engine; false from progress stops it.  0 or
@@ -194,6 +200,7 @@ static int replay_pass(struct pass *p, const struct run_set *s, struct trace_rea
   struct engine *first = &p->e[0];
   int rc = EXIT_OK;
   start_helpers(p);
+  p->feeder = feeder_start(p->measured, p->nmeasured);
   while ((n = trace_next_block(r, &evs, engine_block_limit(first))) > 0) {
     replay_block(p, evs, n);
     if (!engine_at_progress_point(first)) continue;
@@ -202,6 +209,8 @@ static int replay_pass(struct pass *p, const struct run_set *s, struct trace_rea
     if (!go) break;
   }
   if (trace_failed(r)) rc = EXIT_BADINPUT;
+  feeder_stop(p->feeder);
+  p->feeder = NULL;
   stop_helpers(p);
   for (unsigned i = 0; i < p->n; i++) engine_settle(&p->e[i]);
   return rc;

@@ -1,0 +1,81 @@
+/* The recorded side fed on a thread of its own (sim/core/feeder.h) gives the
+** views the replay's thread gives feeding the same blocks itself: every row,
+** percentile and interval of a recording's measured exits. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/core/feeder.h"
+#include "sim/core/trace.h"
+#include "sim/core/views.h"
+#include "sim/import/import.h"
+
+static char *views_text(const struct views *w) {
+  struct views_print p = { .ghz = 2.4, .total_cycles = 1 };
+  cJSON *j = views_json(w, &p);
+  char *s = cJSON_PrintUnformatted(j);
+  cJSON_Delete(j);
+  return s;
+}
+
+static void fed_on_a_thread_the_views_are_those_fed_in_place(void **state) {
+  (void)state;
+  char dir[] = "/tmp/vmxsim-test-feeder-XXXXXX", path[64];
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/t.bin", dir);
+  struct import_job job = { .format = import_format_find("xentrace"), .input = "tests/data/xentrace-sample/sample.xentrace",
+                            .output = path, .command = "test", .opt = { .cpu_ghz = 2.4, .paging = PAGING_64 } };
+  struct import im;
+  char err[1024];
+  int rc = import_file(&job, &im, err, sizeof err);
+  import_free(&im);
+  if (rc) fail_msg("%s", err);
+  struct views a[2], b[2], *fed[2] = { &b[0], &b[1] };
+  views_init(&a[0], -1, 0, false);
+  views_init(&b[0], -1, 0, false);
+  views_init(&a[1], 0, 100000, false);         /* one vCPU's, over time: another row set */
+  views_init(&b[1], 0, 100000, false);
+  struct feeder *f = feeder_start(fed, 2);
+  if (!f) skip();                               /* one processor: the replay's thread feeds them */
+  struct trace_reader r;
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
+  const struct trace_event *evs;
+  size_t n, blocks = 0;
+  while ((n = trace_next_block(&r, &evs, 777)) > 0) {   /* blocks of an odd size, as the runner's vary */
+    feeder_give(f, evs, n);
+    for (size_t i = 0; i < n; i++) { views_feed(&a[0], &evs[i]); views_feed(&a[1], &evs[i]); }
+    feeder_wait(f);
+    blocks++;
+  }
+  feeder_stop(f);
+  assert_false(trace_failed(&r));
+  trace_close(&r);
+  unlink(path);
+  rmdir(dir);
+  for (int k = 0; k < 2; k++) {
+    char *x = views_text(&a[k]), *y = views_text(&b[k]);
+    printf("  views %d over %zu blocks: %llu exits in place, %llu on the thread; %zu bytes of JSON each\n", k, blocks,
+           (unsigned long long)a[k].exits, (unsigned long long)b[k].exits, strlen(x));
+    assert_true(a[k].exits > 0);
+    assert_string_equal(x, y);
+    free(x);
+    free(y);
+    views_free(&a[k]);
+    views_free(&b[k]);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(fed_on_a_thread_the_views_are_those_fed_in_place),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
