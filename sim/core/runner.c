@@ -37,6 +37,14 @@ static void observe_exit(void *ctx, const struct engine *e, const struct engine_
   views_add(w, x->vcpu, x->reason, x->cause, e->vcpu[x->vcpu].guest_cr3, e->vcpu_cycles[x->vcpu], x->cycles);
 }
 
+/* The same through the feeder: the exit noted, to be fed on the feeder's thread. */
+struct noted { struct feeder *f; unsigned sink; struct views *w; };
+static void observe_exit_noted(void *ctx, const struct engine *e, const struct engine_exit_info *x) {
+  const struct noted *n = ctx;
+  feeder_note(n->f, n->sink, e->st.events, x->vcpu, x->reason, x->cause, e->vcpu[x->vcpu].guest_cr3,
+              e->vcpu_cycles[x->vcpu], x->cycles);
+}
+
 /* The views a run keeps: the measured ones only when the recording has exits. */
 #define RUN_VIEWS_CR3_ROWS 64
 static void keep_views(struct run_output *o, bool asked) {
@@ -81,7 +89,8 @@ struct pass {
   bool stepwise;              /* replay as engine_step does (a trace with measured exits) */
   struct views **measured;    /* [nmeasured]: fed every record */
   unsigned nmeasured;
-  struct feeder *feeder;      /* feeds them on its thread, or NULL: the replay's thread does */
+  struct feeder *feeder;      /* feeds the views on its thread, or NULL: the replay's threads do */
+  struct noted *noted;        /* [n]: an engine's simulated view as the feeder's sink */
   /* the block every thread replays on its engines; guarded by mu */
   const struct trace_event *evs;
   size_t nevs;
@@ -192,6 +201,38 @@ static void replay_block(struct pass *p, const struct trace_event *evs, size_t n
   if (p->feeder) feeder_wait(p->feeder);
 }
 
+/* The feeder, when there are views to feed and it can start: the engines'
+** observers then note their exits for it. */
+static void start_feeder(struct pass *p) {
+  bool simulated = false;
+  for (unsigned i = 0; i < p->n; i++) simulated |= p->e[i].obs.exit == observe_exit;
+  if (!p->nmeasured && !simulated) return;
+  if (!(p->feeder = feeder_start(p->measured, p->nmeasured))) return;
+  p->noted = xcalloc(p->n, sizeof *p->noted);
+  for (unsigned i = 0; i < p->n; i++) {
+    struct engine *e = &p->e[i];
+    if (e->obs.exit != observe_exit) continue;
+    p->noted[i] = (struct noted){ p->feeder, feeder_add_sink(p->feeder, e->obs.ctx), e->obs.ctx };
+    e->obs = (struct engine_observer){ .exit = observe_exit_noted, .ctx = &p->noted[i] };
+  }
+}
+
+/* Feeds the exits noted last, stops the feeder, and gives the views back to the observers. */
+static void stop_feeder(struct pass *p) {
+  if (!p->feeder) return;
+  feeder_give(p->feeder, NULL, 0);
+  feeder_wait(p->feeder);
+  feeder_stop(p->feeder);
+  p->feeder = NULL;
+  for (unsigned i = 0; i < p->n; i++) {
+    struct engine *e = &p->e[i];
+    if (e->obs.exit != observe_exit_noted) continue;
+    e->obs = (struct engine_observer){ .exit = observe_exit, .ctx = p->noted[i].w };
+  }
+  free(p->noted);
+  p->noted = NULL;
+}
+
 /* Replays the trace on every engine; false from progress stops it.  0 or
 ** EXIT_BADINPUT (a bad record: message in r->err). */
 static int replay_pass(struct pass *p, const struct run_set *s, struct trace_reader *r) {
@@ -200,7 +241,7 @@ static int replay_pass(struct pass *p, const struct run_set *s, struct trace_rea
   struct engine *first = &p->e[0];
   int rc = EXIT_OK;
   start_helpers(p);
-  p->feeder = feeder_start(p->measured, p->nmeasured);
+  start_feeder(p);
   while ((n = trace_next_block(r, &evs, engine_block_limit(first))) > 0) {
     replay_block(p, evs, n);
     if (!engine_at_progress_point(first)) continue;
@@ -209,8 +250,7 @@ static int replay_pass(struct pass *p, const struct run_set *s, struct trace_rea
     if (!go) break;
   }
   if (trace_failed(r)) rc = EXIT_BADINPUT;
-  feeder_stop(p->feeder);
-  p->feeder = NULL;
+  stop_feeder(p);
   stop_helpers(p);
   for (unsigned i = 0; i < p->n; i++) engine_settle(&p->e[i]);
   return rc;

@@ -1,6 +1,7 @@
-/* The recorded side fed on a thread of its own (sim/core/feeder.h) gives the
-** views the replay's thread gives feeding the same blocks itself: every row,
-** percentile and interval of a recording's measured exits. */
+/* The views fed on a thread of its own (sim/core/feeder.h) are those the
+** replay's thread makes feeding them itself: every row, percentile and
+** interval of a recording's measured exits, and of simulated exits noted a
+** block ahead. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -73,9 +74,50 @@ static void fed_on_a_thread_the_views_are_those_fed_in_place(void **state) {
   }
 }
 
+/* Exits noted during a block are fed while the next one is given: the views
+** equal views_add called at once, exit by exit, including the event counts
+** of a time series in events. */
+static void exits_noted_for_a_sink_give_the_views_added_in_place(void **state) {
+  (void)state;
+  struct views a, b;
+  views_init(&a, -1, 50, true);
+  views_init(&b, -1, 50, true);
+  struct feeder *f = feeder_start(NULL, 0);
+  if (!f) skip();
+  unsigned sink = feeder_add_sink(f, &b);
+  uint64_t seed = 1;
+  for (unsigned block = 0; block < 40; block++) {
+    feeder_give(f, NULL, 0);                    /* the previous block's exits, fed now */
+    for (unsigned i = 0; i < 300; i++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      struct trace_event cause = { .type = (seed >> 60) & 1 ? EV_WRMSR : EV_CPUID, .a = (seed >> 40) & 7 };
+      unsigned reason = cause.type == EV_WRMSR ? 32 : 10, vcpu = (seed >> 50) & 1;
+      uint64_t events = block * 300 + i, cr3 = 0x1000 * ((seed >> 20) & 3), clock = events * 1000;
+      uint64_t cycles = (seed >> 33) % 5000;
+      a.events = events;
+      views_add(&a, vcpu, reason, (seed >> 10) & 1 ? &cause : NULL, cr3, clock, cycles);
+      feeder_note(f, sink, events, vcpu, reason, (seed >> 10) & 1 ? &cause : NULL, cr3, clock, cycles);
+    }
+    feeder_wait(f);
+  }
+  feeder_give(f, NULL, 0);
+  feeder_wait(f);
+  feeder_stop(f);
+  char *x = views_text(&a), *y = views_text(&b);
+  printf("  %llu exits added in place, %llu fed through the feeder\n", (unsigned long long)a.exits,
+         (unsigned long long)b.exits);
+  assert_int_equal(a.exits, 12000);
+  assert_string_equal(x, y);
+  free(x);
+  free(y);
+  views_free(&a);
+  views_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(fed_on_a_thread_the_views_are_those_fed_in_place),
+    cmocka_unit_test(exits_noted_for_a_sink_give_the_views_added_in_place),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
