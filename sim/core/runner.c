@@ -346,11 +346,17 @@ static int replay_configs(const struct run_set *s, struct run_output *out, struc
   if (!rc) {
     for (unsigned i = 0; i < n && views; i++) {     /* one engine per configuration then */
       start_views(&s->views, &r.hdr, &cfg[i].prof, &p.e[cfg[i].engine], &out[i]);
-      if (out[i].measured) p.measured[p.nmeasured++] = out[i].measured;
+      /* every configuration's measured views are the same: one is fed, the others copy it */
+      if (out[i].measured && !p.nmeasured) p.measured[p.nmeasured++] = out[i].measured;
     }
     if (s->hash_trace) trace_hash_start(&r);
     double t0 = monotonic_seconds();
     rc = replay_pass(&p, s, &r);
+    for (unsigned i = 0; i < n && p.nmeasured; i++)
+      if (out[i].measured && out[i].measured != p.measured[0]) {
+        views_free(out[i].measured);
+        views_copy(out[i].measured, p.measured[0]);
+      }
     seconds = monotonic_seconds() - t0;
     if (rc) snprintf(err, errlen, "%s", r.err);
   }

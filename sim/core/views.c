@@ -43,6 +43,23 @@ void views_free(struct views *w) {
   memset(w, 0, sizeof *w);
 }
 
+static void *copy_of(const void *p, size_t n) {
+  if (!p || !n) return NULL;
+  void *q = xmalloc(n);
+  memcpy(q, p, n);
+  return q;
+}
+
+void views_copy(struct views *to, const struct views *from) {
+  *to = *from;
+  to->rows = copy_of(from->rows, from->cap * sizeof *from->rows);
+  to->index = copy_of(from->index, from->icap * sizeof *from->index);
+  to->buckets = copy_of(from->buckets, from->bcap * sizeof *from->buckets);
+  to->bindex = copy_of(from->bindex, from->bicap * sizeof *from->bindex);
+  for (uint32_t i = 0; i < to->nrows; i++)
+    to->rows[i].sample = copy_of(from->rows[i].sample, from->rows[i].cap * sizeof *from->rows[i].sample);
+}
+
 /* ---- the row index ---- */
 
 static uint64_t mix(uint64_t v) {

@@ -99,6 +99,8 @@ struct views {
 
 void views_init(struct views *w, int vcpu, uint64_t interval, bool interval_events);
 void views_free(struct views *w);
+/* A copy of from that owns its own memory (views_free each). */
+void views_copy(struct views *to, const struct views *from);
 /* One exit: reason, what caused it (NULL: nothing the trace expresses), the
 ** vCPU's CR3 and clock (cycles) at the exit, its cost. */
 void views_add(struct views *w, unsigned vcpu, unsigned reason, const struct trace_event *cause,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sim/core/views.h"
+#include <cJSON.h>
 #include "models/vmx/exit_reason.h"
 
 /* xenalyze's update_summary and percentile(), written out again (tools/xentrace/xenalyze.c):
@@ -206,6 +207,40 @@ static void breakdowns_by_register_port_and_vector(void **state) {
   free(w);
 }
 
+static char *json_text(const struct views *w) {
+  struct views_print p = { .ghz = 2.4, .total_cycles = 1 };
+  struct cJSON *j = views_json(w, &p);
+  char *t = cJSON_PrintUnformatted(j);
+  cJSON_Delete(j);
+  return t;
+}
+
+/* A copy prints as the original (rows past the sample size, breakdowns,
+** intervals), and grows on its own: the original is unchanged by it. */
+static void a_copy_is_the_views_and_owns_its_memory(void **state) {
+  (void)state;
+  struct views a, b;
+  views_init(&a, -1, 1000, true);
+  for (unsigned i = 0; i < 30000; i++) {
+    struct trace_event cause = { .type = EV_WRMSR, .a = 0x6e0 + i % 3 };
+    a.events = i;
+    views_add(&a, i % 2, 32, &cause, 0x1000 * (i % 5), i * 100, 1000 + i % 977);
+  }
+  views_copy(&b, &a);
+  char *x = json_text(&a), *y = json_text(&b);
+  printf("  %u rows, %zu bytes of JSON, copied alike: %s\n", a.nrows, strlen(x), strcmp(x, y) ? "no" : "yes");
+  assert_string_equal(x, y);
+  for (unsigned i = 0; i < 5000; i++) views_add(&b, 3, 10, NULL, 0x9000, 1, 5);
+  char *z = json_text(&a);
+  assert_string_equal(x, z);
+  assert_int_not_equal(a.exits, b.exits);
+  free(x);
+  free(y);
+  free(z);
+  views_free(&a);
+  views_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(figures_match_xenalyze_above_its_sample_size),
@@ -213,6 +248,7 @@ int main(void) {
     cmocka_unit_test(stddev_of_a_long_double_sum_of_squares),
     cmocka_unit_test(rows_count_the_same_whichever_way_they_are_found),
     cmocka_unit_test(breakdowns_by_register_port_and_vector),
+    cmocka_unit_test(a_copy_is_the_views_and_owns_its_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
