@@ -4,6 +4,7 @@
 #ifndef VMXSIM_WORK_H
 #define VMXSIM_WORK_H
 
+#include <assert.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -51,7 +52,9 @@ enum profile_param {
 
 struct work {
   uint32_t n[PP_COUNT];     /* how many of each priced operation (index = enum profile_param) */
+  uint32_t used;            /* bit p: n[p] may be nonzero (an exit adds to a few of them) */
 };
+static_assert(PP_COUNT <= 32, "struct work's used is a 32-bit set");
 
 /* A copy of zeros, not memset: GCC clears a struct this size with `rep stos`,
 ** whose start-up cost was a third of the engine's time on an exit. */
@@ -59,6 +62,9 @@ static inline void work_clear(struct work *w) {
   static const struct work zero;
   *w = zero;
 }
-static inline void work_add(struct work *w, enum profile_param p, uint32_t count) { w->n[p] += count; }
+static inline void work_add(struct work *w, enum profile_param p, uint32_t count) {
+  w->n[p] += count;
+  w->used |= 1u << p;
+}
 
 #endif
