@@ -242,13 +242,16 @@ int cmd_run(int argc, char **argv) {
   if (!rc) rc = make_configs(o);
   char err[1024];
   struct import_stream *imported = NULL;
-  if (!rc) rc = recording_stream(o->trace, o->input_format, &imported);
+  char *spooled = NULL, *scratch = NULL;              /* a recording read from a pipe */
+  if (!rc && (rc = recording_stream(o->trace, o->input_format, &imported, &spooled, &scratch)))
+    recording_remove(spooled, scratch);
   if (rc) {
     free(o->lists);
     free(o);
     return rc < 0 ? EXIT_OK : rc;
   }
-  struct run_set set = { .trace = o->trace, .open = imported ? import_stream_open : NULL, .open_arg = imported,
+  struct run_set set = { .trace = spooled ? spooled : o->trace, .open = imported ? import_stream_open : NULL,
+                         .open_arg = imported,
                          .configs = o->configs, .nconfigs = o->nconfigs,
                          .jobs = o->jobs, .hash_trace = !o->no_db,
                          .progress = o->quiet || !isatty(2) ? NULL : show_progress,
@@ -260,12 +263,17 @@ int cmd_run(int argc, char **argv) {
   rc = run_traces(&set, out, err, sizeof err);
   interrupt_release(&ic);
   if (set.progress == show_progress) fprintf(stderr, "\r%60s\r", "");
-  if (rc != EXIT_OK) errorf("%s", err);
   char why[1024];
-  bool streamed = imported != NULL;
-  int irc = import_stream_finish(imported, why, sizeof why);   /* the import's own failure comes after */
-  if (irc) errorf("%s", why);
-  if (rc == EXIT_OK) rc = irc;
+  bool streamed = imported != NULL || spooled != NULL;
+  int irc = import_stream_finish(imported, why, sizeof why);
+  if ((rc || irc) && interrupt_requested()) {       /* the interrupt cut the import's stream short */
+    errorf("interrupted; nothing stored");
+    rc = EXIT_INTERRUPTED;
+  } else {
+    if (rc != EXIT_OK) errorf("%s", err);
+    if (irc) errorf("%s", why);                     /* the import's own failure comes after */
+    if (rc == EXIT_OK) rc = irc;
+  }
   if (rc != EXIT_OK) {
     /* said above */
   } else if (out->interrupted) {
@@ -277,10 +285,12 @@ int cmd_run(int argc, char **argv) {
     print_reports(o, out);
     fflush(stdout);   /* the results stay printed whatever happens to the database */
     /* a recording's hash is the stream's, never its file's */
-    for (unsigned i = 0; i < o->nconfigs && !o->no_db && !rc; i++) rc = store_result(o, &out[i], streamed ? NULL : o->trace);
+    for (unsigned i = 0; i < o->nconfigs && !o->no_db && !rc; i++)
+      rc = store_result(o, &out[i], spooled ? spooled : imported ? NULL : o->trace);
   }
   for (unsigned i = 0; i < o->nconfigs; i++) run_output_free(&out[i]);
   free(out);
+  recording_remove(spooled, scratch);
   free(o->lists);
   free(o);
   return rc;

@@ -152,11 +152,16 @@ int cmd_summary(int argc, char **argv) {
   int rc = parse_summary_opts(argc, argv, &o);
   if (rc) return rc < 0 ? EXIT_OK : rc;
   struct import_stream *imported = NULL;
-  if ((rc = recording_stream(o.trace, o.input_format, &imported))) return rc;
+  char *spooled = NULL, *scratch = NULL;              /* a recording read from a pipe */
+  if ((rc = recording_stream(o.trace, o.input_format, &imported, &spooled, &scratch))) {
+    recording_remove(spooled, scratch);
+    return rc;
+  }
   struct trace_reader r;
-  if ((rc = imported ? import_stream_open(&r, imported) : trace_open(&r, o.trace))) {
+  if ((rc = imported ? import_stream_open(&r, imported) : trace_open(&r, spooled ? spooled : o.trace))) {
     errorf("%s", r.err);
     import_stream_finish(imported, r.err, sizeof r.err);   /* the open's message is the one to see */
+    recording_remove(spooled, scratch);
     return rc;
   }
   struct views *w = xmalloc(sizeof *w);
@@ -169,5 +174,6 @@ int cmd_summary(int argc, char **argv) {
   char err[1024];
   int irc = import_stream_finish(imported, err, sizeof err);
   if (irc) errorf("%s", err);
+  recording_remove(spooled, scratch);
   return rc ? rc : irc;
 }

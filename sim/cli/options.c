@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int option_vcpu(const char *s, int *vcpu) {
@@ -118,8 +119,13 @@ int recording_import(const char *path, const char *input_format, char **trace, c
   return rc;
 }
 
-int recording_stream(const char *path, const char *input_format, struct import_stream **s) {
+int recording_stream(const char *path, const char *input_format, struct import_stream **s, char **trace,
+                     char **dir) {
   *s = NULL;
+  *trace = *dir = NULL;
+  struct stat st;
+  if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISREG(st.st_mode))   /* read once: imported first */
+    return recording_import(path, input_format, trace, dir);
   const struct import_format *f = recording_format(path, input_format);
   if (!f) return EXIT_OK;
   char cmd[512], err[1024];

@@ -25,17 +25,20 @@ int option_input_format(const char *s);
 ** format from --input-format or, for auto (or NULL), from the file's content
 ** (sim/import/import.h: import_detect).
 **
-** recording_stream is for one pass over it (run, summary): *s is the
-** recording as it is imported, replayed through a pipe with no file between
-** (import_stream_open opens it; import_stream_finish ends it); NULL when path
-** is a trace already.  recording_import is for several passes (calibrate): it
-** imports into a scratch directory, *trace the trace to read, *dir the
-** directory (both NULL for a trace), deleted afterwards by recording_remove.
+** recording_import is for several passes (calibrate): it imports into a
+** scratch directory, *trace the trace to read, *dir the directory (both NULL
+** for a trace), deleted afterwards by recording_remove.  recording_stream is
+** for one pass (run, summary): a recording in a regular file is imported as
+** it is replayed, through a pipe, with no file between (*s: import_stream_open
+** opens it, import_stream_finish ends it); one on standard input or a pipe,
+** which can be read once while the stream reads it twice, goes through
+** recording_import (*trace, *dir).  All NULL when path is a trace already.
 ** Both return 0 or the import's exit code, after printing its message.
 */
 int recording_import(const char *path, const char *input_format, char **trace, char **dir);
 struct import_stream;
-int recording_stream(const char *path, const char *input_format, struct import_stream **s);
+int recording_stream(const char *path, const char *input_format, struct import_stream **s, char **trace,
+                     char **dir);
 void recording_remove(char *trace, char *dir);
 
 #endif

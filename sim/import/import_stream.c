@@ -3,6 +3,7 @@
 #define _GNU_SOURCE   /* pipe2, F_SETPIPE_SZ */
 #include "import.h"
 #include "import_int.h"
+#include "sim/core/hash.h"
 #include "sim/core/util.h"
 
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define SEND_RECORDS 4096            /* records per write into the pipe: 96 KiB */
@@ -23,23 +25,39 @@ struct import_stream {
   int rfd, wfd;                      /* the pipe's ends; -1 once handed over or closed */
   unsigned char *prefix;             /* IMPORT_RESERVE bytes: header, metadata, pad, @init records */
   uint64_t records;                  /* the first conversion's records (without @init) */
+  uint64_t records_hash;             /* and the XXH64 of them */
   pthread_t thread;
   bool running;
   /* the second conversion's */
   struct trace_event buf[SEND_RECORDS];
   size_t nbuf;
   uint64_t sent;
+  struct xxh64 sent_hash;
   bool reader_gone;                  /* the replay stopped reading: not a failure */
+  bool changed;                      /* the recording gave more records the second time */
   int rc;
   char err[1024];
 };
 
 /* ---- the first conversion: counts ---- */
 
-struct counting { struct trace_header h; char err[512]; };
+/* The records are hashed too, a buffer at a time, so that the second
+** conversion can tell that it gave the same records. */
+struct counting {
+  struct trace_header h;
+  struct xxh64 hash;
+  struct trace_event buf[SEND_RECORDS];
+  size_t n;
+  char err[512];
+};
 
 static int count_emit(void *ctx, const struct trace_event *ev) {
   struct counting *c = ctx;
+  c->buf[c->n++] = *ev;
+  if (c->n == SEND_RECORDS) {
+    xxh64_update(&c->hash, c->buf, sizeof c->buf);
+    c->n = 0;
+  }
   return trace_header_count(&c->h, ev, c->err);
 }
 
@@ -48,7 +66,7 @@ static int count_emit(void *ctx, const struct trace_event *ev) {
 static int convert_once(const struct import_job *job, import_emit_fn emit, void *ctx, const char *emit_err,
                         struct import_head *head, unsigned *nvcpus, char *err, size_t errlen) {
   struct import_opts opt = job->opt;
-  opt.input = job->input;
+  opt.input = strcmp(job->input, "-") ? job->input : "<stdin>";   /* as import_file names it */
   struct import im;
   import_init(&im, &opt, emit, ctx);
   im.binary = job->format->binary;
@@ -69,19 +87,23 @@ static int convert_once(const struct import_job *job, import_emit_fn emit, void 
 }
 
 static int first_conversion(struct import_stream *s, char *err, size_t errlen) {
-  struct counting c = { .err = "" };
-  trace_header_reserved(&c.h);
+  struct counting *c = xcalloc(1, sizeof *c);
+  trace_header_reserved(&c->h);
+  xxh64_init(&c->hash);
   struct import_head head = { .meta = NULL };
   unsigned nvcpus = 1;
-  int rc = convert_once(&s->job, count_emit, &c, c.err, &head, &nvcpus, err, errlen);
+  int rc = convert_once(&s->job, count_emit, c, c->err, &head, &nvcpus, err, errlen);
   if (!rc) {
     char why[512];
-    rc = trace_reserved_prefix(&c.h, IMPORT_RESERVE, head.workload, nvcpus, s->job.opt.paging, head.meta,
+    rc = trace_reserved_prefix(&c->h, IMPORT_RESERVE, head.workload, nvcpus, s->job.opt.paging, head.meta,
                                head.inits, head.ninits, &s->prefix, why);
     if (rc) snprintf(err, errlen, "%s: %s", s->job.input, why);
   }
-  s->records = c.h.event_count;
+  xxh64_update(&c->hash, c->buf, c->n * sizeof *c->buf);
+  s->records = c->h.event_count;
+  s->records_hash = xxh64_final(&c->hash);
   import_head_free(&head);
+  free(c);
   return rc;
 }
 
@@ -105,13 +127,25 @@ static int send_all(struct import_stream *s, const void *data, size_t n) {
 }
 
 static int send_buffered(struct import_stream *s) {
+  xxh64_update(&s->sent_hash, s->buf, s->nbuf * sizeof *s->buf);
   int rc = send_all(s, s->buf, s->nbuf * sizeof *s->buf);
   s->nbuf = 0;
   return rc;
 }
 
+/* "changed while it was replayed" (the records differ from the first conversion's). */
+static void changed(struct import_stream *s, const char *how) {
+  s->changed = true;
+  snprintf(s->err, sizeof s->err, "%s: changed while it was replayed (%s); nothing of it is kept: replay it "
+           "again, or import it first ('vmxsim import')", s->job.input, how);
+}
+
 static int send_emit(void *ctx, const struct trace_event *ev) {
   struct import_stream *s = ctx;
+  if (s->sent == s->records) {           /* one more than the header announces: none of it is sent */
+    changed(s, "it holds more records than when it was first read");
+    return EXIT_BADINPUT;
+  }
   s->buf[s->nbuf++] = *ev;
   s->sent++;
   return s->nbuf == SEND_RECORDS ? send_buffered(s) : EXIT_OK;
@@ -123,19 +157,22 @@ static void *second_conversion(void *arg) {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
   char err[1024] = "";
+  xxh64_init(&s->sent_hash);
   int rc = send_all(s, s->prefix, IMPORT_RESERVE);
   if (!rc) rc = convert_once(&s->job, send_emit, s, s->err, NULL, NULL, err, sizeof err);
   if (!rc && s->nbuf) rc = send_buffered(s);
   if (!rc && s->sent != s->records) {
-    snprintf(s->err, sizeof s->err, "%s: changed while it was replayed: %llu records the first time it was read, "
-             "%llu the second", s->job.input, (unsigned long long)s->records, (unsigned long long)s->sent);
+    changed(s, "it holds fewer records than when it was first read");
+    rc = EXIT_BADINPUT;
+  } else if (!rc && xxh64_final(&s->sent_hash) != s->records_hash) {
+    changed(s, "its records differ from those first read");
     rc = EXIT_BADINPUT;
   } else if (rc && !s->err[0]) {
     snprintf(s->err, sizeof s->err, "%s", err);
   }
   close(s->wfd);
   s->wfd = -1;
-  s->rc = s->reader_gone ? EXIT_OK : rc;
+  s->rc = s->reader_gone && !s->changed ? EXIT_OK : rc;
   return NULL;
 }
 
@@ -154,8 +191,14 @@ static void stream_free(struct import_stream *s) {
 
 int import_stream_start(const struct import_job *job, struct import_stream **out, char *err, size_t errlen) {
   *out = NULL;
-  if (job->format->run_path ? !strcmp(job->input, "-") : 0) {
-    snprintf(err, errlen, "%s input cannot be standard input: give the file", job->format->name);
+  struct stat st;
+  if (strcmp(job->input, "-") && stat(job->input, &st) != 0) {
+    snprintf(err, errlen, "%s: %s", job->input, strerror(errno));
+    return EXIT_BADINPUT;
+  }
+  if (!strcmp(job->input, "-") || !S_ISREG(st.st_mode)) {   /* a pipe cannot be read twice */
+    snprintf(err, errlen, "%s: not a regular file: a recording replayed as it is imported is read twice "
+             "(a pipe or standard input can be read once: import it first)", job->input);
     return EXIT_USAGE;
   }
   struct import_stream *s = xcalloc(1, sizeof *s);

@@ -112,6 +112,13 @@ static bool write_all(int fd, const void *p, size_t n) {
 
 /* The child: the report, then a status byte and a kvm byte, through fd. */
 static void report_child(const char *path, int fd) {
+  /* the parent's interrupt handler and its importing thread's blocked signals
+  ** (sim/import/import_stream.c) are not the child's: Ctrl-C and kill end it */
+  static const int stop[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+  for (size_t i = 0; i < sizeof stop / sizeof *stop; i++) signal(stop[i], SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
   signal(SIGPIPE, SIG_IGN);
   /* a crash in the libraries ends the child by its signal, which the parent reports, in
   ** every build: a sanitizer's or fuzzer's handler inherited from the parent would

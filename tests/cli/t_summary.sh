@@ -111,6 +111,13 @@ check_rc "run: a recording needs no temporary file (TMPDIR missing)" 0
 check_contains "run: ... and replays it" "$out" "Total exits: 2000,"
 run "$VMXSIM" summary "$XS/sample.xentrace"
 check_rc "summary: a recording needs no temporary file (TMPDIR missing)" 0
+unset TMPDIR
+# ... but one on standard input or a pipe can be read once, and is imported first
+run sh -c "'$VMXSIM' --no-db -q --policy shadowcache --input-format kvm-ftrace - < '$ROOT/traces/recorded/kvm-ftrace-shadow.txt'"
+check_contains "run: a recording on standard input" "$out" "400 VM exits"
+run sh -c "cat '$ROOT/traces/recorded/kvm-ftrace-shadow.txt' | '$VMXSIM' summary --input-format kvm-ftrace -"
+check_rc "summary: a recording through a pipe" 0
+check_contains "summary: ... read whole" "$out" "400 measured VM exits"
 mkdir scratch
 TMPDIR=$PWD/scratch; export TMPDIR
 run "$VMXSIM" summary --format csv "$XS/sample.xentrace"

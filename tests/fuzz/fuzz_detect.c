@@ -42,8 +42,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (kept[0] && access(kept, F_OK) == 0) { fprintf(stderr, "scratch directory %s left behind\n", kept); abort(); }
 
   struct import_stream *s;
-  int src = recording_stream(in, "auto", &s);
+  char *spooled, *scratch;                 /* for a pipe only: the input is a regular file */
+  int src = recording_stream(in, "auto", &s, &spooled, &scratch);
   if (src != rc) { fprintf(stderr, "recording_stream returned %d, recording_import %d\n", src, rc); abort(); }
+  if (spooled || scratch) { fprintf(stderr, "a regular file spooled\n"); abort(); }
   if (!!s != !!file_hash[0]) { fprintf(stderr, "a stream %s, a scratch trace %s\n", s ? "made" : "not made",
                                        file_hash[0] ? "made" : "not made"); abort(); }
   if (s) {

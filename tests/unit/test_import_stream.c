@@ -172,6 +172,40 @@ static void a_stream_stopped_early_or_never_opened_ends_without_a_failure(void *
   assert_int_equal(import_stream_finish(s, err, sizeof err), EXIT_OK);   /* a replay that never began */
 }
 
+/* The second conversion reads the file again: a recording changed in between
+** (here in place, its last CR3 write's value, while the importing thread
+** waits on the full pipe) is refused at the end, not replayed as if whole. */
+static void a_recording_changed_while_it_is_replayed_is_refused(void **state) {
+  (void)state;
+  const char *input = write_long_recording(100000);   /* 7 MB of records: the pipe holds 1 */
+  struct import_job job = job_of("kvm-ftrace", input);
+  char err[1024];
+  struct import_stream *s;
+  assert_int_equal(import_stream_start(&job, &s, err, sizeof err), EXIT_OK);
+  struct trace_reader r;
+  assert_int_equal(import_stream_open(&r, s), EXIT_OK);
+  assert_non_null(trace_next(&r));
+  sleep(1);                                     /* the importing thread fills the pipe and waits */
+  FILE *f = fopen(input, "r+");
+  assert_non_null(f);
+  assert_int_equal(fseek(f, 0, SEEK_END), 0);
+  long end = ftell(f);
+  char tail[512];
+  assert_int_equal(fseek(f, end - (long)sizeof tail, SEEK_SET), 0);
+  assert_int_equal(fread(tail, 1, sizeof tail, f), sizeof tail);
+  char *w = strstr(tail, "cr_write 3 = 0x1");
+  assert_non_null(w);
+  assert_int_equal(fseek(f, end - (long)sizeof tail + (w - tail) + (long)strlen("cr_write 3 = 0x"), SEEK_SET), 0);
+  fputc('7', f);                                /* another address space, the same length */
+  assert_int_equal(fclose(f), 0);
+  while (trace_next(&r)) {}
+  trace_close(&r);
+  int rc = import_stream_finish(s, err, sizeof err);
+  printf("  rc %d (expected %d): %s\n", rc, EXIT_BADINPUT, err);
+  assert_int_equal(rc, EXIT_BADINPUT);
+  assert_non_null(strstr(err, "changed while it was replayed (its records differ from those first read)"));
+}
+
 static void a_recording_the_importer_refuses_starts_no_stream(void **state) {
   (void)state;
   char path[128], err[1024] = "";
@@ -189,6 +223,20 @@ static void a_recording_the_importer_refuses_starts_no_stream(void **state) {
   assert_non_null(strstr(err, path));
 }
 
+/* Standard input and pipes can be read once: the stream, which reads its
+** input twice, refuses them (the front ends import those first). */
+static void a_pipe_is_not_streamed(void **state) {
+  (void)state;
+  struct import_job job = job_of("kvm-ftrace", "-");
+  char err[1024];
+  struct import_stream *s = (struct import_stream *)&job;
+  int rc = import_stream_start(&job, &s, err, sizeof err);
+  printf("  rc %d (expected %d): %s\n", rc, EXIT_USAGE, err);
+  assert_int_equal(rc, EXIT_USAGE);
+  assert_null(s);
+  assert_non_null(strstr(err, "not a regular file"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(a_streamed_xentrace_recording_is_the_imported_trace),
@@ -197,7 +245,9 @@ int main(void) {
     cmocka_unit_test(a_long_streamed_recording_is_the_imported_trace),
     cmocka_unit_test(a_stream_is_read_once),
     cmocka_unit_test(a_stream_stopped_early_or_never_opened_ends_without_a_failure),
+    cmocka_unit_test(a_recording_changed_while_it_is_replayed_is_refused),
     cmocka_unit_test(a_recording_the_importer_refuses_starts_no_stream),
+    cmocka_unit_test(a_pipe_is_not_streamed),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
