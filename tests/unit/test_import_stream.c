@@ -155,19 +155,28 @@ static void a_stream_is_read_once(void **state) {
   assert_int_equal(import_stream_finish(s, err, sizeof err), EXIT_OK);
 }
 
+/* A long recording's stream, opened by r and read for one record. */
+static struct import_stream *long_stream_begun(unsigned exits, struct trace_reader *r, const char **input) {
+  *input = write_long_recording(exits);
+  struct import_job job = job_of("kvm-ftrace", *input);
+  char err[1024];
+  struct import_stream *s;
+  if (import_stream_start(&job, &s, err, sizeof err)) fail_msg("%s", err);
+  assert_int_equal(import_stream_open(r, s), EXIT_OK);
+  assert_non_null(trace_next(r));
+  return s;
+}
+
 /* The pipe fills, so the importing thread waits on it: finishing must end it, not wait for it. */
 static void a_stream_stopped_early_or_never_opened_ends_without_a_failure(void **state) {
   (void)state;
-  const char *input = write_long_recording(40000);
-  struct import_job job = job_of("kvm-ftrace", input);
-  char err[1024];
-  struct import_stream *s;
-  assert_int_equal(import_stream_start(&job, &s, err, sizeof err), EXIT_OK);
   struct trace_reader r;
-  assert_int_equal(import_stream_open(&r, s), EXIT_OK);
-  assert_non_null(trace_next(&r));
+  const char *input;
+  struct import_stream *s = long_stream_begun(40000, &r, &input);
   trace_close(&r);                       /* a replay interrupted after one record */
+  char err[1024];
   assert_int_equal(import_stream_finish(s, err, sizeof err), EXIT_OK);
+  struct import_job job = job_of("kvm-ftrace", input);
   assert_int_equal(import_stream_start(&job, &s, err, sizeof err), EXIT_OK);
   assert_int_equal(import_stream_finish(s, err, sizeof err), EXIT_OK);   /* a replay that never began */
 }
@@ -177,14 +186,10 @@ static void a_stream_stopped_early_or_never_opened_ends_without_a_failure(void *
 ** waits on the full pipe) is refused at the end, not replayed as if whole. */
 static void a_recording_changed_while_it_is_replayed_is_refused(void **state) {
   (void)state;
-  const char *input = write_long_recording(100000);   /* 7 MB of records: the pipe holds 1 */
-  struct import_job job = job_of("kvm-ftrace", input);
-  char err[1024];
-  struct import_stream *s;
-  assert_int_equal(import_stream_start(&job, &s, err, sizeof err), EXIT_OK);
   struct trace_reader r;
-  assert_int_equal(import_stream_open(&r, s), EXIT_OK);
-  assert_non_null(trace_next(&r));
+  const char *input;
+  struct import_stream *s = long_stream_begun(100000, &r, &input);   /* 7 MB of records: the pipe holds 1 */
+  char err[1024];
   sleep(1);                                     /* the importing thread fills the pipe and waits */
   FILE *f = fopen(input, "r+");
   assert_non_null(f);
