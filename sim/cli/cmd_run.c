@@ -278,7 +278,7 @@ int cmd_run(int argc, char **argv) {
   }
   if (rc != EXIT_OK) {
     /* said above */
-  } else if (out->interrupted) {
+  } else if (out->interrupted || interrupt_requested()) {   /* also after the last progress point */
     errorf("interrupted after %" PRIu64 " of %" PRIu64 " events; nothing stored", out->rep.events, out->trace_events);
     rc = EXIT_INTERRUPTED;
   } else {

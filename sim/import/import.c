@@ -513,6 +513,8 @@ const struct import_format *import_detect(const char *path, char *err, size_t er
   unsigned char head[65536];
   err[0] = 0;
   if (!strcmp(path, "-")) return NULL;       /* standard input is read once: taken for a trace */
+  struct stat st;                            /* so is a pipe (a FIFO, <(zcat ...)): reading its head here */
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return NULL;   /* would lose it */
   struct zin z;                              /* the head of the content, decompressed */
   int zrc = zin_open(&z, path);
   ssize_t got = zrc ? -1 : zin_read(&z, head, sizeof head - 1);

@@ -234,7 +234,9 @@ struct import_format {
 const struct import_format *import_format_find(const char *name);
 /* The recording format of the file at path, from its first bytes: trace-cmd's
 ** magic, a xentrace CPU-change record, KVM ftrace or perf script text; NULL for
-** a vmxsim trace or what none of these is (err says which: "" for a vmxsim trace). */
+** a vmxsim trace or what none of these is (err says which: "" for a vmxsim trace).
+** Standard input ("-") and pipes can be read once, so they are not looked at:
+** they are taken for vmxsim traces (--input-format names a recording's format). */
 const struct import_format *import_detect(const char *path, char *err, size_t errlen);
 
 struct import_job {

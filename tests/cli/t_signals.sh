@@ -128,3 +128,21 @@ run "$VMXSIM" --help
 check_contains "--help documents 130" "$out" "130  interrupted (SIGINT"
 check_contains "--help documents 143" "$out" "143  terminated (SIGTERM"
 check_eq "TMPDIR is empty at the end" "" "$(ls -A tmp)"
+
+# ---- run: an interrupt after the last progress point still means nothing is stored ----
+# The trace comes through a FIFO that stays open after its last record: the replay has read
+# every record and waits for the end of the input when the signal comes.
+"$VMXSIM" gen lat_ctx --procs 2 --iters 50 -o fifo-src.bin > /dev/null
+mkfifo feed
+{ cat fifo-src.bin; : > written; exec sleep 30; } > feed &
+writer=$!
+"$VMXSIM" --policy shadowcache -q --db sig.db feed > run.out 2> run.err &
+pid=$!
+wait_for written || echo "  (the writer did not finish)"
+kill -INT "$pid"
+kill "$writer"                       # the end of the input: the replay can end
+finish "$pid"
+check_eq "run, SIGINT after the last record: exit code" "130" "$rc"
+check_contains "run, SIGINT after the last record: says so" "$(cat run.err)" "nothing stored"
+check_eq "run, SIGINT after the last record: nothing stored" "0" \
+  "$("$VMXSIM" runs --db sig.db --format csv 2>/dev/null | tail -n +2 | wc -l | tr -d ' ')"
