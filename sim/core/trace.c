@@ -99,7 +99,8 @@ static int parse_header(struct trace_reader *r, const unsigned char *p, size_t g
   struct trace_header *h = &r->hdr;
   if (got < 8 || memcmp(p, TRACE_MAGIC, 8) != 0)
     return fail(r->err, EXIT_BADINPUT, "%s: byte 0: not a vmxsim trace (bad magic; "
-                "text traces must first be assembled with 'vmxsim trace asm')", r->path);
+                "text traces must first be assembled with 'vmxsim trace asm'%s)", r->path,
+                r->piped ? "; a recording on standard input or a pipe needs --input-format" : "");
   if (got < TRACE_HEADER_SIZE)
     return fail(r->err, EXIT_BADINPUT, "%s: byte %zu: truncated header (%d bytes needed)",
                 r->path, got, TRACE_HEADER_SIZE);
@@ -829,7 +830,7 @@ int trace_open(struct trace_reader *r, const char *path) {
   r->path = r->from_stdin ? "<stdin>" : path;
   r->compression = "";
   r->fd = strcmp(path, "-") ? open(path, O_RDONLY) : -1;
-  struct stat st;
+  struct stat st = { .st_mode = 0 };
   int rc = EXIT_OK;
   if (strcmp(path, "-") && (r->fd < 0 || fstat(r->fd, &st) != 0)) {
     rc = fail(r->err, EXIT_BADINPUT, "%s: %s", path, strerror(errno));
@@ -844,6 +845,7 @@ int trace_open(struct trace_reader *r, const char *path) {
       rc = read_header(r);
     }
   } else {
+    r->piped = r->from_stdin || !S_ISREG(st.st_mode);   /* read once: not looked at for a recording */
     if (r->fd >= 0) close(r->fd);
     r->fd = -1;
     r->z = calloc(1, sizeof *r->z);

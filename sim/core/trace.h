@@ -76,6 +76,7 @@ struct trace_reader {
   bool count_known;                /* hdr.event_count is the count (not yet for a count-unknown stream) */
   struct zin *z;                   /* a stream; NULL for a plain regular file */
   bool from_stdin;                 /* path "-" */
+  bool piped;                      /* standard input or a pipe (not a regular file) */
   bool read_once;                  /* a descriptor given to trace_open_fd: cannot be rewound */
   int stream_fd;                   /* that descriptor until the stream takes it, else -1 */
   const char *compression;         /* "gzip", "xz", "zstd" or "" */

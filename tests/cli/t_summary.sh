@@ -118,6 +118,9 @@ check_contains "run: a recording on standard input" "$out" "400 VM exits"
 run sh -c "cat '$ROOT/traces/recorded/kvm-ftrace-shadow.txt' | '$VMXSIM' summary --input-format kvm-ftrace -"
 check_rc "summary: a recording through a pipe" 0
 check_contains "summary: ... read whole" "$out" "400 measured VM exits"
+run sh -c "'$VMXSIM' --no-db -q --policy shadowcache - < '$ROOT/traces/recorded/kvm-ftrace-shadow.txt'"
+check_rc "run: a recording on standard input without --input-format is bad input" 3
+check_contains "run: ... and the message says what to give" "$err" "a recording on standard input or a pipe needs --input-format"
 # a vmxsim trace through a FIFO (as <(zcat trace.bin.gz) gives one) is not looked at for a
 # recording's format first: that would take its head away from the replay
 mkfifo trace-fifo
