@@ -128,6 +128,11 @@ int recording_stream(const char *path, const char *input_format, struct import_s
     return recording_import(path, input_format, trace, dir);
   const struct import_format *f = recording_format(path, input_format);
   if (!f) return EXIT_OK;
+  /* trace.dat is read in a child process (import_tracecmd.c), which the importing
+  ** thread would fork while the replay's threads run: an allocator lock another
+  ** thread holds then (seen under ThreadSanitizer) hangs the child, so it is
+  ** imported first, before any other thread starts */
+  if (f->run_path) return recording_import(path, input_format, trace, dir);
   char cmd[512], err[1024];
   struct import_job job = recording_job(f, path, cmd, sizeof cmd);
   int rc = import_stream_start(&job, s, err, sizeof err);

@@ -31,8 +31,9 @@ int option_input_format(const char *s);
 ** for one pass (run, summary): a recording in a regular file is imported as
 ** it is replayed, through a pipe, with no file between (*s: import_stream_open
 ** opens it, import_stream_finish ends it); one on standard input or a pipe,
-** which can be read once while the stream reads it twice, goes through
-** recording_import (*trace, *dir).  All NULL when path is a trace already.
+** which can be read once while the stream reads it twice, and a trace.dat,
+** whose reader is a child process better not forked while other threads run,
+** go through recording_import (*trace, *dir).  All NULL when path is a trace already.
 ** Both return 0 or the import's exit code, after printing its message.
 */
 int recording_import(const char *path, const char *input_format, char **trace, char **dir);

@@ -135,10 +135,10 @@ static void report_child(const char *path, int fd) {
 /* libtracecmd and libtraceevent trust what a file says (a corrupt event format
 ** made libtraceevent divide by zero, a fuzz input), so the file is read in a
 ** child process that hands the report text back through a pipe: a crash in
-** the libraries is then a refused file, not a crashed vmxsim.  When the
-** recording is replayed as it is imported (import_stream.c) the fork is made
-** by the importing thread while the replay's threads run: glibc keeps malloc
-** and stdio usable in the child, and the child takes no other lock of ours. */
+** the libraries is then a refused file, not a crashed vmxsim.  The fork must
+** come before any other thread starts (a lock another thread holds would stay
+** held in the child): `run` and `summary` import a trace.dat before replaying
+** it, not as they replay it (sim/cli/options.c, recording_stream). */
 static int report_in_child(struct import *im, const char *path, struct strbuf *out, bool *kvm) {
   int fd[2];
   if (pipe(fd) != 0) {

@@ -7,9 +7,10 @@
 **     trace the reader reads to its end, or refused with an import's exit
 **     code; the scratch directory is always removed;
 **   - recording_stream (run, summary): the import piped into the reader
-**     (sim/import/import_stream.c).  It refuses what the first refuses, with
-**     the same exit code, and otherwise delivers the same trace: the same
-**     records and the same hash as the scratch file, and it ends cleanly. */
+**     (sim/import/import_stream.c), or for a trace.dat imported first.  It
+**     refuses what the first refuses, with the same exit code, and otherwise
+**     delivers the same trace: the same records and the same hash as the
+**     scratch file, and it ends cleanly. */
 #include "fuzz_import_file.h"
 #include "sim/cli/options.h"
 #include "sim/core/hash.h"
@@ -42,10 +43,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (kept[0] && access(kept, F_OK) == 0) { fprintf(stderr, "scratch directory %s left behind\n", kept); abort(); }
 
   struct import_stream *s;
-  char *spooled, *scratch;                 /* for a pipe only: the input is a regular file */
+  char *spooled, *scratch;                 /* a trace.dat is imported first (its reader forks) */
   int src = recording_stream(in, "auto", &s, &spooled, &scratch);
   if (src != rc) { fprintf(stderr, "recording_stream returned %d, recording_import %d\n", src, rc); abort(); }
-  if (spooled || scratch) { fprintf(stderr, "a regular file spooled\n"); abort(); }
+  if (src) recording_remove(spooled, scratch);       /* both refused it */
+  else if (spooled) {
+    char spooled_hash[HASH_HEX_LEN + 1];
+    fuzz_read_imported(spooled);
+    if (hash_file(spooled, spooled_hash, err, sizeof err) != 0 || strcmp(spooled_hash, file_hash)) {
+      fprintf(stderr, "the trace imported first differs from the scratch trace\n");
+      abort();
+    }
+    recording_remove(spooled, scratch);
+    return 0;
+  }
+  if (src) return 0;
   if (!!s != !!file_hash[0]) { fprintf(stderr, "a stream %s, a scratch trace %s\n", s ? "made" : "not made",
                                        file_hash[0] ? "made" : "not made"); abort(); }
   if (s) {
