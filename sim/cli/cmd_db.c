@@ -5,6 +5,7 @@
 #include "sim/core/profile.h"
 #include "sim/core/report.h"
 #include "sim/core/runner.h"
+#include "sim/store/known.h"
 #include "sim/store/store.h"
 #include "sim/core/texttable.h"
 #include "sim/core/util.h"
@@ -272,7 +273,11 @@ static int make_filter(struct filter *fl, const struct db_opts *o, const char *p
   fl->older = o->older[0] ? o->older : NULL;
   if (o->trace && stat(o->trace, &sb) == 0 && S_ISREG(sb.st_mode)) {
     char err[600];
-    if (hash_file(o->trace, fl->hash, err, sizeof err) != EXIT_OK) {
+    struct file_seen seen;
+    file_seen_take(o->trace, &seen);
+    bool known = store_known_hash(o->db, &seen, fl->hash);   /* a file stored before need not be hashed */
+    file_seen_free(&seen);
+    if (!known && hash_file(o->trace, fl->hash, err, sizeof err) != EXIT_OK) {
       errorf("%s", err);
       return EXIT_BADINPUT;
     }

@@ -5,6 +5,7 @@
 #include "sim/core/policy.h"
 #include "sim/core/runner.h"
 #include "sim/core/report.h"
+#include "sim/store/known.h"
 #include "sim/store/store.h"
 #include "sim/core/util.h"
 #include "sim/import/import.h"
@@ -205,9 +206,11 @@ static int make_configs(struct run_opts *o) {
 }
 
 /* Stores the printed result unless --no-db; EXIT_DB (with a message) on failure. */
-static int store_result(const struct run_opts *o, const struct run_output *out, const char *trace_file) {
+static int store_result(const struct run_opts *o, const struct run_output *out, const char *trace_file,
+                        const struct file_seen *seen) {
   char err[1024];
   struct store_run run = store_run_of(out, trace_file);
+  run.seen = seen;
   int64_t id = 0;
   int rc = store_save(o->db, &run, &id, err, sizeof err);
   if (rc) errorf("%s", err);
@@ -238,6 +241,35 @@ static void print_reports(const struct run_opts *o, const struct run_output *out
   free(reps);
 }
 
+/* A trace file to be stored: how it looked before the replay, and the hash the
+** database remembers for it then, so that the replay need not take it. */
+struct trace_known {
+  struct file_seen seen;
+  bool known;
+  char hash[HASH_HEX_LEN + 1];
+};
+
+static void look_up_trace(const struct run_opts *o, bool streamed, struct trace_known *k) {
+  memset(k, 0, sizeof *k);
+  if (o->no_db || streamed || strcmp(o->trace, "-") == 0) return;
+  if (file_seen_take(o->trace, &k->seen)) k->known = store_known_hash(o->db, &k->seen, k->hash);
+}
+
+/* A remembered hash holds for the content only if the file did not change
+** while it was replayed; then every run gets it. */
+static int give_known_hash(const struct trace_known *k, const char *trace, struct run_output *out, unsigned n) {
+  if (!k->known) return EXIT_OK;
+  struct file_seen after;
+  bool same = file_seen_take(trace, &after) && file_seen_same(&k->seen, &after);
+  file_seen_free(&after);
+  if (!same) {
+    errorf("%s: changed while it was replayed; nothing stored", trace);
+    return EXIT_BADINPUT;
+  }
+  for (unsigned i = 0; i < n; i++) snprintf(out[i].rep.trace_hash, sizeof out[i].rep.trace_hash, "%s", k->hash);
+  return EXIT_OK;
+}
+
 int cmd_run(int argc, char **argv) {
   struct run_opts *o = xcalloc(1, sizeof *o);
   int rc = parse_run_opts(argc, argv, o);
@@ -252,10 +284,13 @@ int cmd_run(int argc, char **argv) {
     free(o);
     return rc < 0 ? EXIT_OK : rc;
   }
+  bool streamed = imported != NULL || spooled != NULL;
+  struct trace_known known;
+  look_up_trace(o, streamed, &known);
   struct run_set set = { .trace = spooled ? spooled : o->trace, .open = imported ? import_stream_open : NULL,
                          .open_arg = imported,
                          .configs = o->configs, .nconfigs = o->nconfigs,
-                         .jobs = o->jobs, .hash_trace = !o->no_db,
+                         .jobs = o->jobs, .hash_trace = !o->no_db && !known.known,
                          .progress = o->quiet || !isatty(2) ? NULL : show_progress,
                          .views = { o->views, o->vcpu >= 0, o->vcpu >= 0 ? (unsigned)o->vcpu : 0, o->interval.n,
                                     o->interval.events, o->interval.us } };
@@ -266,7 +301,6 @@ int cmd_run(int argc, char **argv) {
   interrupt_release(&ic);
   if (set.progress == show_progress) fprintf(stderr, "\r%60s\r", "");
   char why[1024];
-  bool streamed = imported != NULL || spooled != NULL;
   int irc = import_stream_finish(imported, why, sizeof why);
   if ((rc || irc) && interrupt_requested()) {       /* the interrupt cut the import's stream short */
     errorf("interrupted; nothing stored");
@@ -281,6 +315,8 @@ int cmd_run(int argc, char **argv) {
   } else if (out->interrupted || interrupt_requested()) {   /* also after the last progress point */
     errorf("interrupted after %" PRIu64 " of %" PRIu64 " events; nothing stored", out->rep.events, out->trace_events);
     rc = EXIT_INTERRUPTED;
+  } else if ((rc = give_known_hash(&known, o->trace, out, o->nconfigs)) != EXIT_OK) {
+    /* said there */
   } else {
     for (unsigned i = 0; i < o->nconfigs && streamed; i++)   /* name the recording */
       snprintf(out[i].rep.trace, sizeof out[i].rep.trace, "%s", o->trace);
@@ -288,8 +324,9 @@ int cmd_run(int argc, char **argv) {
     fflush(stdout);   /* the results stay printed whatever happens to the database */
     /* a recording's hash is the stream's, never its file's */
     for (unsigned i = 0; i < o->nconfigs && !o->no_db && !rc; i++)
-      rc = store_result(o, &out[i], spooled ? spooled : imported ? NULL : o->trace);
+      rc = store_result(o, &out[i], spooled ? spooled : imported ? NULL : o->trace, streamed ? NULL : &known.seen);
   }
+  file_seen_free(&known.seen);
   for (unsigned i = 0; i < o->nconfigs; i++) run_output_free(&out[i]);
   free(out);
   recording_remove(spooled, scratch);

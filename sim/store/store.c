@@ -135,11 +135,26 @@ static const char schema_v3[] =
   "  UNIQUE (plan_hash, shard, nshards)\n"
   ");\n";
 
+/* Version 4: the content hashes of trace files, remembered so that the next
+** stored run of an unchanged file need not hash it (sim/store/known.h). */
+static const char schema_v4[] =
+  "CREATE TABLE trace_files (\n"
+  "  path      TEXT PRIMARY KEY,  -- absolute path of a trace file, symbolic links resolved\n"
+  "  device    INTEGER NOT NULL,  -- st_dev and st_ino: the file itself\n"
+  "  inode     INTEGER NOT NULL,\n"
+  "  size      INTEGER NOT NULL,  -- bytes\n"
+  "  mtime_ns  INTEGER NOT NULL,  -- modification and status-change times, ns since 1970\n"
+  "  ctime_ns  INTEGER NOT NULL,\n"
+  "  hash      TEXT NOT NULL,     -- traces.hash of its content while it had these\n"
+  "  hashed_at TEXT NOT NULL      -- UTC, when the hash began to be taken\n"
+  ") WITHOUT ROWID;\n";
+
 const struct store_migration store_migrations[] = {
   { 1, schema_v1 },
   { 2, schema_v2 },
   { 3, schema_v3 },
-  /* { 4, "ALTER TABLE runs ADD COLUMN ...;" }: append, never edit a released step. */
+  { 4, schema_v4 },
+  /* { 5, "ALTER TABLE runs ADD COLUMN ...;" }: append, never edit a released step. */
 };
 const size_t store_nmigrations = sizeof store_migrations / sizeof *store_migrations;
 
@@ -575,6 +590,7 @@ static int save_all(struct saver *s, const char *path, char *err, size_t errlen)
   if (rc == SQLITE_OK) { test_delay(s); rc = save_exits(s); }
   if (rc == SQLITE_OK) rc = save_counters(s);
   if (rc == SQLITE_OK) rc = save_views(s);
+  if (rc == SQLITE_OK) rc = store_remember_hash(s->db, s->run->seen, s->hash);
   if (rc == SQLITE_OK) rc = exec(s->db, "COMMIT");
   if (rc == SQLITE_OK) return 0;
   store_db_error(s->db, path, "cannot store the run", err, errlen);
@@ -642,6 +658,7 @@ int store_delete_runs(sqlite3 *db, const char *path, const int64_t *ids, size_t 
   if (rc == SQLITE_OK) rc = for_each_id(db, "DELETE FROM views WHERE run_id = ?1", ids, n, NULL);
   if (rc == SQLITE_OK) rc = for_each_id(db, "DELETE FROM runs WHERE id = ?1", ids, n, &count);
   if (rc == SQLITE_OK) rc = exec(db, "DELETE FROM traces WHERE id NOT IN (SELECT trace_id FROM runs)");
+  if (rc == SQLITE_OK) rc = exec(db, "DELETE FROM trace_files WHERE hash NOT IN (SELECT hash FROM traces)");
   if (rc == SQLITE_OK) rc = exec(db, "COMMIT");
   if (rc != SQLITE_OK) {
     store_db_error(db, path, "cannot delete runs", err, errlen);

@@ -13,7 +13,7 @@
 #include "sim/core/report.h"
 
 #define STORE_DEFAULT_PATH "vmxsim.db"
-#define STORE_SCHEMA_VERSION 3            /* PRAGMA user_version of a current database */
+#define STORE_SCHEMA_VERSION 4            /* PRAGMA user_version of a current database */
 #define STORE_APPLICATION_ID 0x766d7873   /* PRAGMA application_id: "vmxs" */
 
 /* Test hook: when set, store_save sleeps this many milliseconds after each
@@ -34,6 +34,8 @@ struct store_run {
   double wall_seconds;           /* replay wall time */
   bool partial;                  /* REPL: stored before the end of the trace */
   int64_t started_unix;          /* replay start (0: now minus wall_seconds) */
+  const struct file_seen *seen;  /* the trace file as seen before it was read (sim/store/known.h):
+                                    its hash is remembered when settled and unchanged; NULL: not */
 };
 
 /* The store_run of a finished replay (sim/core/runner.h) of the trace file

@@ -21,6 +21,11 @@ int store_check_path(const char *path, bool create, char *err, size_t errlen);
 int store_newer_error(const char *path, int64_t version, int known, char *err, size_t errlen);
 /* A version-0 file with tables, or another application's id, is someone else's database. */
 int store_check_ours(sqlite3 *db, const char *path, int64_t version, char *err, size_t errlen);
+/* Remembers hash as the content of the file `before` saw (known.h), inside the
+** caller's transaction, when the file is settled and unchanged since; an
+** SQLite result code (SQLITE_OK also when it is not remembered). */
+struct file_seen;
+int store_remember_hash(sqlite3 *db, const struct file_seen *before, const char *hash);
 /* A one-integer query; -1 on error (sqlite's message stays on db). */
 int64_t store_query_int(sqlite3 *db, const char *sql);
 

@@ -76,7 +76,7 @@ for cmd in "runs" "report --last" "compare 1 2"; do
   run "$VMXSIM" $cmd --db old.db
   check_rc "older schema, $cmd: exit 5" 5
   check_contains "older schema, $cmd: names the command that migrates it" "$err" \
-    "results database old.db: schema version 2, this vmxsim needs 3; run 'vmxsim migrate --db old.db' to upgrade it"
+    "results database old.db: schema version 2, this vmxsim needs 4; run 'vmxsim migrate --db old.db' to upgrade it"
 done
 check_eq "older schema: the file is not migrated by the readers" "$before" "$(sum old.db)"
 check_eq "older schema: still version 2" "2" "$(q old.db 'PRAGMA user_version')"

@@ -23,7 +23,7 @@ batch_csv=$out
 run "$VMXSIM" report --format csv
 check_eq "report (default: last) --format csv equals the batch csv" "$batch_csv" "$out"
 
-check_eq "schema version" "3" "$(q 'PRAGMA user_version')"
+check_eq "schema version" "4" "$(q 'PRAGMA user_version')"
 check_eq "journal mode" "wal" "$(q 'PRAGMA journal_mode')"
 check_eq "one trace row for three runs" "1" "$(q 'SELECT count(*) FROM traces')"
 check_eq "trace hash is xxh64 of the file" "16" "$(q 'SELECT length(hash) FROM traces')"
@@ -41,6 +41,35 @@ check_rc "--no-db run succeeds" 0
 check_eq "--no-db stores nothing" "3" "$(q 'SELECT count(*) FROM runs')"
 run "$VMXSIM" --policy nocache --db other.db basic.bin
 check_eq "--db chooses the file" "1" "$(DB=other.db q 'SELECT count(*) FROM runs')"
+
+# ---- the hash of a trace file is remembered, and the next stored run takes it ----
+
+cp basic.bin fresh.bin                    # changed a moment ago: it may change again unseen
+run "$VMXSIM" --policy nocache --db fresh.db fresh.bin
+check_eq "a file changed in the last 3 s: its hash is not remembered" "1|0" \
+  "$(DB=fresh.db q 'SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM trace_files)')"
+settled="$ROOT/tests/fuzz/corpus/trace/lat_ctx-2p.bin"   # as checked out: not written since
+if [ $(($(date +%s) - $(stat -c %Z "$settled"))) -gt 4 ]; then
+  run "$VMXSIM" --policy shadowcache --db known.db "$settled"
+  check_rc "a run of a settled file is stored" 0
+  check_eq "its hash is remembered under its real path" "$(realpath "$settled")|$(DB=known.db q 'SELECT hash FROM traces')" \
+    "$(DB=known.db q 'SELECT path, hash FROM trace_files')"
+  # Proof that the next run takes the remembered hash rather than hashing: it stores what the
+  # database says, here a hash no file has.
+  DB=known.db q "UPDATE trace_files SET hash = '00000000000000ff'"
+  run "$VMXSIM" --policy shadowcache --db known.db "$settled"
+  check_eq "the next run of the unchanged file takes the remembered hash" "00000000000000ff" \
+    "$(DB=known.db q 'SELECT t.hash FROM runs r JOIN traces t ON t.id = r.trace_id WHERE r.id = 2')"
+  run "$VMXSIM" --policy shadowcache --db known.db --no-db "$settled"
+  check_eq "--no-db: nothing looked up or stored" "2" "$(DB=known.db q 'SELECT count(*) FROM runs')"
+  chmod a-w known.db
+  run "$VMXSIM" runs --db known.db --trace "$settled" --format csv
+  chmod u+w known.db
+  check_eq "runs --trace FILE of a read-only database takes the remembered hash too" "2" \
+    "$(printf '%s\n' "$out" | sed 1d | cut -d, -f1)"
+else
+  skip "the checked-out trace was written less than 5 s ago"
+fi
 
 # ---- runs ----
 
@@ -206,16 +235,16 @@ sqlite3 older.db 'PRAGMA application_id = 1986885747'
 run "$VMXSIM" runs --db older.db
 check_rc "an older (version 0) database: runs only reads it, exit 5" 5
 check_contains "an older database: runs names the command that migrates it" "$err" \
-  "results database older.db: schema version 0, this vmxsim needs 3; run 'vmxsim migrate --db older.db'"
+  "results database older.db: schema version 0, this vmxsim needs 4; run 'vmxsim migrate --db older.db'"
 check_eq "an older database: runs leaves it as it was" "0" "$(DB=older.db q 'PRAGMA user_version')"
 run "$VMXSIM" migrate --db older.db
 check_rc "migrate: exit 0" 0
-check_contains "migrate: says what it did" "$err" "results database older.db: schema version 0 upgraded to 3"
-check_eq "migrate: the database is migrated" "3" "$(DB=older.db q 'PRAGMA user_version')"
+check_contains "migrate: says what it did" "$err" "results database older.db: schema version 0 upgraded to 4"
+check_eq "migrate: the database is migrated" "4" "$(DB=older.db q 'PRAGMA user_version')"
 run "$VMXSIM" runs --db older.db
 check_rc "a migrated database: runs exits 0" 0
 run "$VMXSIM" migrate --db older.db
-check_contains "migrate on a current database" "$err" "schema version 3, already current"
+check_contains "migrate on a current database" "$err" "schema version 4, already current"
 run "$VMXSIM" migrate --db missing.db
 check_rc "migrate on a missing file: exit 5" 5
 

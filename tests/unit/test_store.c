@@ -186,7 +186,7 @@ static void test_migration_to_pretend_v2(void **state) {
   int64_t id;
   assert_int_equal(store_save(f->db, &run, &id, f->err, sizeof f->err), 0);
 
-  struct store_migration steps[4];
+  struct store_migration steps[STORE_SCHEMA_VERSION + 1];
   memcpy(steps, store_migrations, store_nmigrations * sizeof *steps);
   steps[store_nmigrations] = (struct store_migration){ STORE_SCHEMA_VERSION + 1,
     "ALTER TABLE runs ADD COLUMN note TEXT NOT NULL DEFAULT 'migrated';"
