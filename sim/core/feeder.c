@@ -40,8 +40,7 @@ struct feeder {
 };
 
 static void feed(struct feeder *f, const struct trace_event *evs, size_t n) {
-  for (unsigned m = 0; m < f->n; m++)
-    for (size_t i = 0; i < n; i++) views_feed(f->views[m], &evs[i]);
+  views_feed_block(f->views, f->n, evs, n);
   for (unsigned k = 0; k < f->nsinks; k++) {
     struct sink *s = &f->sinks[k];
     for (size_t i = 0; i < s->feeding.n; i++) {

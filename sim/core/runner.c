@@ -179,9 +179,7 @@ static void stop_helpers(struct pass *p) {
 /* Every engine replays the block; the helpers take their shares. */
 static void replay_block(struct pass *p, const struct trace_event *evs, size_t n) {
   if (p->feeder) feeder_give(p->feeder, evs, n);   /* the recorded side */
-  else
-    for (unsigned m = 0; m < p->nmeasured; m++)
-      for (size_t i = 0; i < n; i++) views_feed(p->measured[m], &evs[i]);
+  else views_feed_block(p->measured, p->nmeasured, evs, n);
   if (p->jobs <= 1) {
     replay_share(p, 0, evs, n);
     if (p->feeder) feeder_wait(p->feeder);

@@ -255,6 +255,11 @@ void views_feed(struct views *w, const struct trace_event *ev) {
   w->events++;
 }
 
+void views_feed_block(struct views *const *w, unsigned nw, const struct trace_event *evs, size_t n) {
+  for (unsigned m = 0; m < nw; m++)
+    for (size_t i = 0; i < n; i++) views_feed(w[m], &evs[i]);
+}
+
 uint64_t views_elapsed(const struct views *w) {
   uint64_t m = 0;
   for (unsigned v = 0; v < w->nvcpus; v++)

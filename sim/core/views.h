@@ -108,6 +108,8 @@ void views_add(struct views *w, unsigned vcpu, unsigned reason, const struct tra
 /* The recorded side: every record of a trace in order; EV_MEASURED records
 ** become exits, caused by their vCPU's preceding event unless alone. */
 void views_feed(struct views *w, const struct trace_event *ev);
+/* views_feed of each of a block's n records into each of the nw views. */
+void views_feed_block(struct views *const *w, unsigned nw, const struct trace_event *evs, size_t n);
 /* Is there any exit? */
 static inline bool views_any(const struct views *w) { return w->exits != 0; }
 
