@@ -117,7 +117,7 @@ replay_figures() {
   DB=$(q "$DIR/b.db")
   rm -f "$DIR/b.db" "$DIR/b.db-wal" "$DIR/b.db-shm"
   "$VMXSIM" --policy shadowcache -q --db "$DIR/b.db" "$DIR/lat_ctx.bin" > /dev/null
-  "$VMXSIM" --policy ept -q --db "$DIR/b.db" "$DIR/syscalls.bin" > /dev/null
+  "$VMXSIM" --policy ept --cpu nehalem-2009 -q --db "$DIR/b.db" "$DIR/syscalls.bin" > /dev/null
   paired "shadowcache on lat_ctx, stored / --no-db" "<" 1.05 \
     "$V --policy shadowcache -q --db $DB $L" "$V --policy shadowcache --no-db -q $L"
   paired "ept on the system-call trace, stored / --no-db" "<" 1.05 \
