@@ -4,7 +4,6 @@
 #include "store_int.h"
 #include "sim/core/util.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -52,18 +51,16 @@ static void bind_identity(sqlite3_stmt *st, const struct file_seen *f) {
   sqlite3_bind_int64(st, 6, f->ctime_ns);
 }
 
-/* Whatever fails here only means the hash is taken again, so every error is a "no". */
+/* Whatever fails here only means the hash is taken again, so every error is a
+** "no": a missing database, another application's, or one of another schema
+** (store_open_readonly refuses it) included. */
 bool store_known_hash(const char *db_path, const struct file_seen *f, char hex[HASH_HEX_LEN + 1]) {
-  struct stat st;
-  if (!f->ok || !db_path || stat(db_path, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  char err[1024];
   sqlite3 *db = NULL;
+  if (!f->ok || !db_path || store_open_readonly(db_path, &db, err, sizeof err) != 0) return false;
   bool found = false;
   sqlite3_stmt *q = NULL;
-  if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-      sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS) == SQLITE_OK &&
-      store_query_int(db, "PRAGMA application_id") == STORE_APPLICATION_ID &&
-      store_query_int(db, "PRAGMA user_version") >= 4 &&
-      sqlite3_prepare_v2(db, "SELECT hash FROM trace_files WHERE path = ?1 AND device = ?2 AND inode = ?3"
+  if (sqlite3_prepare_v2(db, "SELECT hash FROM trace_files WHERE path = ?1 AND device = ?2 AND inode = ?3"
                          " AND size = ?4 AND mtime_ns = ?5 AND ctime_ns = ?6", -1, &q, NULL) == SQLITE_OK) {
     bind_identity(q, f);
     const unsigned char *h = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_text(q, 0) : NULL;
@@ -73,7 +70,7 @@ bool store_known_hash(const char *db_path, const struct file_seen *f, char hex[H
     }
   }
   sqlite3_finalize(q);
-  sqlite3_close(db);
+  store_close(db);
   return found;
 }
 

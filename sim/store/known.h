@@ -43,7 +43,8 @@ bool file_seen_settled(const struct file_seen *f);
 /* The hash the database at db_path remembers for the file as seen: true and
 ** hex set, or false when it remembers none for it (or the database, its
 ** table or the file is missing, or anything fails: the caller then hashes).
-** Opens the database read-only and never changes it. */
+** Opens the database as the read-only commands do (store_open_readonly), so
+** a database of another schema knows nothing, and never changes it. */
 bool store_known_hash(const char *db_path, const struct file_seen *f, char hex[HASH_HEX_LEN + 1]);
 
 #endif
