@@ -322,9 +322,10 @@ int cmd_run(int argc, char **argv) {
       snprintf(out[i].rep.trace, sizeof out[i].rep.trace, "%s", o->trace);
     print_reports(o, out);
     fflush(stdout);   /* the results stay printed whatever happens to the database */
-    /* a recording's hash is the stream's, never its file's */
+    /* a recording's hash is the stream's, never its file's; a hash the database gave is there already */
+    const struct file_seen *remember = streamed || known.known ? NULL : &known.seen;
     for (unsigned i = 0; i < o->nconfigs && !o->no_db && !rc; i++)
-      rc = store_result(o, &out[i], spooled ? spooled : imported ? NULL : o->trace, streamed ? NULL : &known.seen);
+      rc = store_result(o, &out[i], spooled ? spooled : imported ? NULL : o->trace, remember);
   }
   file_seen_free(&known.seen);
   for (unsigned i = 0; i < o->nconfigs; i++) run_output_free(&out[i]);
