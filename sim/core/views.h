@@ -86,6 +86,7 @@ struct views {
   uint32_t reason_row[VIEW_DIRECT_REASONS];   /* row + 1, 0 not yet */
   uint32_t vcpu_row[TRACE_VCPU_MAX];          /* row + 1, 0 not yet */
   uint32_t hot[VIEW_HOT];                     /* breakdown and CR3 rows by hash: row + 1, 0 none */
+  uint32_t cr3_row[TRACE_VCPU_MAX];           /* each vCPU's row of its last CR3: row + 1, 0 not yet */
   struct view_bucket *buckets;
   uint32_t nbuckets, bcap;
   uint32_t *bindex, bicap;
