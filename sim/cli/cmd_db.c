@@ -590,7 +590,9 @@ static int replay_missing(const struct db_opts *o, const char *const *policy, un
     cfg[i] = (struct run_config){ spec[i], cpu, sets[i], nsets };
   }
   char err[1024];
-  struct run_set set = { .trace = o->trace, .configs = cfg, .nconfigs = n, .hash_trace = true };
+  struct trace_known known;            /* a file the database remembers is not hashed again */
+  trace_known_look_up(o->db, o->trace, &known);
+  struct run_set set = { .trace = o->trace, .configs = cfg, .nconfigs = n, .hash_trace = !known.known };
   struct run_output *out = xcalloc(n, sizeof *out);
   struct interrupt_catch ic;
   interrupt_catch(&ic, false);
@@ -600,13 +602,20 @@ static int replay_missing(const struct db_opts *o, const char *const *policy, un
     snprintf(err, sizeof err, "interrupted while replaying %s; nothing stored", o->trace);
     rc = EXIT_INTERRUPTED;
   }
+  if (rc == EXIT_OK && !trace_known_holds(&known, o->trace)) {
+    snprintf(err, sizeof err, "%s: changed while it was replayed; nothing stored", o->trace);
+    rc = EXIT_BADINPUT;
+  }
   for (unsigned i = 0; i < n && rc == EXIT_OK; i++) {
+    if (known.known) snprintf(out[i].rep.trace_hash, sizeof out[i].rep.trace_hash, "%s", known.hash);
     struct store_run sr = store_run_of(&out[i], o->trace);
+    sr.seen = trace_known_to_remember(&known);
     if ((rc = store_save(o->db, &sr, &ids[i], err, sizeof err))) break;
     fprintf(stderr, "vmxsim: compare: replayed %s under %s on %s (run %lld stored in %s)\n", o->trace, policy[i],
             cpu, (long long)ids[i], o->db);
   }
   if (rc) errorf("%s", err);
+  trace_known_free(&known);
   for (unsigned i = 0; i < n; i++) {
     run_output_free(&out[i]);
     free(spec[i]);

@@ -241,28 +241,17 @@ static void print_reports(const struct run_opts *o, const struct run_output *out
   free(reps);
 }
 
-/* A trace file to be stored: how it looked before the replay, and the hash the
-** database remembers for it then, so that the replay need not take it. */
-struct trace_known {
-  struct file_seen seen;
-  bool known;
-  char hash[HASH_HEX_LEN + 1];
-};
-
+/* A stored run of a trace file the database remembers needs no hash of its own. */
 static void look_up_trace(const struct run_opts *o, bool streamed, struct trace_known *k) {
-  memset(k, 0, sizeof *k);
-  if (o->no_db || streamed || strcmp(o->trace, "-") == 0) return;
-  if (file_seen_take(o->trace, &k->seen)) k->known = store_known_hash(o->db, &k->seen, k->hash);
+  bool stored = !o->no_db && !streamed && strcmp(o->trace, "-") != 0;
+  trace_known_look_up(stored ? o->db : NULL, o->trace, k);
 }
 
 /* A remembered hash holds for the content only if the file did not change
 ** while it was replayed; then every run gets it. */
 static int give_known_hash(const struct trace_known *k, const char *trace, struct run_output *out, unsigned n) {
   if (!k->known) return EXIT_OK;
-  struct file_seen after;
-  bool same = file_seen_take(trace, &after) && file_seen_same(&k->seen, &after);
-  file_seen_free(&after);
-  if (!same) {
+  if (!trace_known_holds(k, trace)) {
     errorf("%s: changed while it was replayed; nothing stored", trace);
     return EXIT_BADINPUT;
   }
@@ -323,11 +312,11 @@ int cmd_run(int argc, char **argv) {
     print_reports(o, out);
     fflush(stdout);   /* the results stay printed whatever happens to the database */
     /* a recording's hash is the stream's, never its file's; a hash the database gave is there already */
-    const struct file_seen *remember = streamed || known.known ? NULL : &known.seen;
+    const struct file_seen *remember = streamed ? NULL : trace_known_to_remember(&known);
     for (unsigned i = 0; i < o->nconfigs && !o->no_db && !rc; i++)
       rc = store_result(o, &out[i], spooled ? spooled : imported ? NULL : o->trace, remember);
   }
-  file_seen_free(&known.seen);
+  trace_known_free(&known);
   for (unsigned i = 0; i < o->nconfigs; i++) run_output_free(&out[i]);
   free(out);
   recording_remove(spooled, scratch);

@@ -93,3 +93,18 @@ int store_remember_hash(sqlite3 *db, const struct file_seen *before, const char 
   sqlite3_finalize(st);
   return rc;
 }
+
+void trace_known_look_up(const char *db_path, const char *trace, struct trace_known *k) {
+  memset(k, 0, sizeof *k);
+  if (db_path && file_seen_take(trace, &k->seen)) k->known = store_known_hash(db_path, &k->seen, k->hash);
+}
+
+void trace_known_free(struct trace_known *k) { file_seen_free(&k->seen); }
+
+bool trace_known_holds(const struct trace_known *k, const char *trace) {
+  if (!k->known) return true;
+  struct file_seen after;
+  bool same = file_seen_take(trace, &after) && file_seen_same(&k->seen, &after);
+  file_seen_free(&after);
+  return same;
+}

@@ -47,4 +47,26 @@ bool file_seen_settled(const struct file_seen *f);
 ** a database of another schema knows nothing, and never changes it. */
 bool store_known_hash(const char *db_path, const struct file_seen *f, char hex[HASH_HEX_LEN + 1]);
 
+/* A trace file about to be replayed and stored, as the commands that store use
+** the remembered hashes (run, compare --run, sweep): the look before the
+** replay, and the hash the database gave for it then, if any. */
+struct trace_known {
+  struct file_seen seen;
+  bool known;                       /* hash holds the remembered hash */
+  char hash[HASH_HEX_LEN + 1];
+};
+
+/* Looks at trace and asks the database at db_path for its hash; with db_path
+** NULL only clears k.  trace_known_free(k) either way. */
+void trace_known_look_up(const char *db_path, const char *trace, struct trace_known *k);
+void trace_known_free(struct trace_known *k);
+/* After the replay: whether the remembered hash still holds (trace looks as it
+** did before; true also when no hash was remembered: nothing to hold). */
+bool trace_known_holds(const struct trace_known *k, const char *trace);
+/* What a store should remember the hash it took against: the look before the
+** replay, or NULL when the database gave the hash (it has it already). */
+static inline const struct file_seen *trace_known_to_remember(const struct trace_known *k) {
+  return k->known ? NULL : &k->seen;
+}
+
 #endif

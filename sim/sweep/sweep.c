@@ -135,7 +135,10 @@ int sweep_init(struct sweep *s, struct plan *plan, const struct sweep_opts *o, c
 }
 
 void sweep_free(struct sweep *s) {
-  for (size_t i = 0; i < s->ntraces; i++) free(s->traces[i].path), free(s->traces[i].label), free(s->traces[i].err);
+  for (size_t i = 0; i < s->ntraces; i++) {
+    free(s->traces[i].path), free(s->traces[i].label), free(s->traces[i].err);
+    file_seen_free(&s->traces[i].seen);
+  }
   for (size_t i = 0; i < s->nitems; i++) free(s->items[i].err);
   free(s->traces), free(s->items), free(s->cache_dir);
   if (s->db) store_close(s->db);
@@ -338,7 +341,8 @@ static int store_reply(struct run_ctx *c, struct sweep_item *it, struct run_repl
   struct store_run run = { .rep = &r->rep, .trace_path = s->traces[it->trace].path, .trace_metadata = meta,
                            .trace_events = r->trace_events, .policy_json = policy_json,
                            .profile_json = profile_json, .wall_seconds = r->wall_seconds,
-                           .started_unix = r->started_unix };
+                           .started_unix = r->started_unix,
+                           .seen = s->traces[it->trace].seen.ok ? &s->traces[it->trace].seen : NULL };
   int rc = store_save_db(s->db, s->opts.db, &run, &it->run_id, c->err, c->errlen);
   if (rc) return rc;
   it->state = SWEEP_RAN;
@@ -377,11 +381,29 @@ static int run_done(void *ctx, uint32_t task, const void *reply, size_t len, int
 
 /* ---- the steps ---- */
 
+/* A file there before the sweep: its hash from the database when it remembers
+** one (true), else the look at it before a worker hashes it, for the stores to
+** remember the hash against. */
+static bool known_trace(struct sweep *s, struct sweep_trace *t) {
+  struct trace_known k;
+  trace_known_look_up(s->opts.db, t->path, &k);
+  file_seen_free(&t->seen);
+  if (!k.known) {
+    t->seen = k.seen;                 /* owned by t from here */
+    return false;
+  }
+  memcpy(t->hash, k.hash, sizeof t->hash);
+  t->hash[STORE_KEY_LEN] = 0;
+  trace_known_free(&k);
+  return true;
+}
+
 static int prepare_traces(struct sweep *s, struct pool *pool, char *err, size_t errlen) {
   uint32_t *tasks = xcalloc(s->ntraces + 1, sizeof *tasks);
   size_t n = 0;
   bool any_generated = false;
   for (size_t i = 0; i < s->ntraces; i++) {
+    if (!s->traces[i].generate && known_trace(s, &s->traces[i])) continue;
     tasks[n++] = (uint32_t)i;
     any_generated |= s->traces[i].generate;
   }
@@ -515,7 +537,7 @@ int sweep_lookup(struct sweep *s, char *err, size_t errlen) {
     struct sweep_trace *t = &s->traces[i];
     if (t->generate) continue;
     char why[1024];
-    if (hash_file(t->path, t->hash, why, sizeof why)) {
+    if (!known_trace(s, t) && hash_file(t->path, t->hash, why, sizeof why)) {
       t->rc = EXIT_BADINPUT;
       t->err = xstrdup(why);
     }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "plan.h"
+#include "sim/store/known.h"
 #include "sim/store/store.h"
 
 struct sweep;
@@ -56,6 +57,9 @@ struct sweep_trace {
   char *label;                    /* plan_trace_label */
   bool generate;                  /* generated, and not in the cache when the sweep started */
   char hash[STORE_KEY_LEN + 1];   /* its content hash, once known ("" before) */
+  struct file_seen seen;          /* a given file as seen before it was hashed: its hash is remembered
+                                     against this when a run is stored (sim/store/known.h); ok false
+                                     when the database gave the hash or the file was generated */
   int rc;                         /* preparing it failed: enum exit_code ... */
   char *err;                      /* ... and message (malloc'd) */
 };

@@ -67,6 +67,25 @@ if [ $(($(date +%s) - $(stat -c %Z "$settled"))) -gt 4 ]; then
   chmod u+w known.db
   check_eq "runs --trace FILE of a read-only database takes the remembered hash too" "2" \
     "$(printf '%s\n' "$out" | sed 1d | cut -d, -f1)"
+  # compare --run and sweep take the remembered hash too, and remember the one they take
+  run "$VMXSIM" compare --db known.db --trace "$settled" --policy shadowcache,nocache --run
+  check_rc "compare --run of the remembered file succeeds" 0
+  check_eq "compare --run takes the remembered hash for the run it replays" "nocache|00000000000000ff" \
+    "$(DB=known.db q 'SELECT r.policy, t.hash FROM runs r JOIN traces t ON t.id = r.trace_id WHERE r.id = 3')"
+  printf '{"name": "known", "traces": ["%s"], "policies": ["prevroots"], "cpus": ["core2-2007"]}\n' "$settled" > known.json
+  run "$VMXSIM" sweep known.json --db known.db
+  check_rc "a sweep of the remembered file succeeds" 0
+  check_eq "a sweep takes the remembered hash too" "prevroots|00000000000000ff" \
+    "$(DB=known.db q 'SELECT r.policy, t.hash FROM runs r JOIN traces t ON t.id = r.trace_id WHERE r.id = 4')"
+  real="$(realpath "$settled")|$(DB=known.db q "SELECT hash FROM traces WHERE hash != '00000000000000ff'")"
+  DB=known.db q "DELETE FROM trace_files"
+  run "$VMXSIM" compare --db known.db --trace "$settled" --policy lazydr --run
+  check_eq "compare --run remembers the hash it took" "$real" "$(DB=known.db q 'SELECT path, hash FROM trace_files')"
+  DB=known.db q "DELETE FROM trace_files"
+  printf '{"name": "known2", "traces": ["%s"], "policies": ["lazydr"], "cpus": ["nehalem-2009"]}\n' "$settled" > known2.json
+  run "$VMXSIM" sweep known2.json --db known.db
+  check_rc "a sweep that hashes the file succeeds" 0
+  check_eq "a sweep remembers the hash it took" "$real" "$(DB=known.db q 'SELECT path, hash FROM trace_files')"
 else
   skip "the checked-out trace was written less than 5 s ago"
 fi
