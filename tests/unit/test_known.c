@@ -17,6 +17,7 @@
 #include "sim/core/report.h"
 #include "sim/store/known.h"
 #include "sim/store/store.h"
+#include "db_fixture.h"
 
 struct fx {
   char dir[64], db[96], trace[96], other[96];
@@ -33,8 +34,7 @@ static void write_file(const char *path, const char *text) {
 
 static int setup(void **state) {
   struct fx *f = calloc(1, sizeof *f);
-  snprintf(f->dir, sizeof f->dir, "/tmp/vmxsim-known-XXXXXX");
-  if (!mkdtemp(f->dir)) return -1;
+  if (!scratch_dir_make(f->dir, sizeof f->dir, "known")) return -1;
   snprintf(f->db, sizeof f->db, "%s/r.db", f->dir);
   snprintf(f->trace, sizeof f->trace, "%s/t.bin", f->dir);
   snprintf(f->other, sizeof f->other, "%s/u.bin", f->dir);
@@ -51,23 +51,9 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   struct fx *f = *state;
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-  int rc = system(cmd);
+  int rc = scratch_dir_remove(f->dir);
   free(f);
-  return rc == 0 ? 0 : -1;
-}
-
-static int64_t sql_int(const char *path, const char *sql) {
-  sqlite3 *db = NULL;
-  sqlite3_stmt *st = NULL;
-  int64_t v = -1;
-  if (sqlite3_open(path, &db) == SQLITE_OK && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW)
-    v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return v;
+  return rc;
 }
 
 /* The file as looked at `later` seconds after its last change: a test cannot

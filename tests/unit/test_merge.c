@@ -15,6 +15,7 @@
 #include "sim/core/version.h"
 #include "sim/store/store.h"
 #include "sim/core/util.h"
+#include "db_fixture.h"
 
 #define assert_contains(hay, needle) do { \
     const char *h_ = (hay), *n_ = (needle); \
@@ -28,19 +29,16 @@ struct fx {
 
 static int setup(void **state) {
   struct fx *f = calloc(1, sizeof *f);
-  snprintf(f->dir, sizeof f->dir, "/tmp/vmxsim-merge-XXXXXX");
-  if (!mkdtemp(f->dir)) return -1;
+  if (!scratch_dir_make(f->dir, sizeof f->dir, "merge")) return -1;
   *state = f;
   return 0;
 }
 
 static int teardown(void **state) {
   struct fx *f = *state;
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-  int rc = system(cmd);
+  int rc = scratch_dir_remove(f->dir);
   free(f);
-  return rc == 0 ? 0 : -1;
+  return rc;
 }
 
 static const char *path_in(const struct fx *f, const char *name) {
@@ -49,18 +47,6 @@ static const char *path_in(const struct fx *f, const char *name) {
   char *p = buf[next++ % 4];
   snprintf(p, sizeof buf[0], "%s/%s", f->dir, name);
   return p;
-}
-
-static int64_t sql_int(const char *path, const char *sql) {
-  sqlite3 *db = NULL;
-  sqlite3_stmt *st = NULL;
-  int64_t v = -1;
-  if (sqlite3_open(path, &db) == SQLITE_OK && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW)
-    v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return v;
 }
 
 /* The rows of sql, one line each with '|' between columns (malloc'd). */

@@ -16,6 +16,7 @@
 #include "sim/store/store.h"
 #include "sim/core/util.h"
 #include "faulty_vfs.h"
+#include "db_fixture.h"
 
 #define assert_contains(hay, needle) do { \
     const char *h_ = (hay), *n_ = (needle); \
@@ -31,8 +32,7 @@ struct fx {
 
 static int setup(void **state) {
   struct fx *f = calloc(1, sizeof *f);
-  snprintf(f->dir, sizeof f->dir, "/tmp/vmxsim-store-XXXXXX");
-  if (!mkdtemp(f->dir)) return -1;
+  if (!scratch_dir_make(f->dir, sizeof f->dir, "store")) return -1;
   snprintf(f->db, sizeof f->db, "%s/r.db", f->dir);
   snprintf(f->trace, sizeof f->trace, "%s/t.bin", f->dir);
   FILE *t = fopen(f->trace, "wb");
@@ -45,11 +45,9 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   struct fx *f = *state;
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-  int rc = system(cmd);
+  int rc = scratch_dir_remove(f->dir);
   free(f);
-  return rc == 0 ? 0 : -1;
+  return rc;
 }
 
 /* A report with every kind of field set, including values above INT64_MAX. */
@@ -92,18 +90,6 @@ static char *print_to_string(const struct report *rep, enum report_format fmt) {
   report_print(m, rep, fmt);
   fclose(m);
   return buf;
-}
-
-static int64_t sql_int(const char *path, const char *sql) {
-  sqlite3 *db = NULL;
-  sqlite3_stmt *st = NULL;
-  int64_t v = -1;
-  if (sqlite3_open(path, &db) == SQLITE_OK && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW)
-    v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return v;
 }
 
 static void sql_exec(const char *path, const char *sql) {
