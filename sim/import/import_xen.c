@@ -33,12 +33,18 @@
 /* The records counted as seen by name on nearly every record (import_saw). */
 enum seen { SEEN_CR_WRITE, SEEN_VMENTRY, SEEN_VMEXIT, SEEN_KINDS };
 
+/* Handlers found are kept by the low bits of their event (direct-mapped), so
+** that the table is searched once per kind of record, not once per record. */
+#define HANDLER_RECENT 32
+struct handler;
+
 struct xen {
   struct import *im;
   struct import_exits exits;  /* one vCPU per pCPU */
   int vcpu;                   /* the current window's vCPU; -1 before the first CPU change */
   uint64_t cr_writes, io_size_assumed;
   unsigned seen_slot[SEEN_KINDS];   /* the name's slot in im->seen + 1, 0 before its first record */
+  const struct handler *recent[HANDLER_RECENT];   /* handlers found, by the event's low bits */
 };
 
 static void saw(struct xen *X, enum seen kind) {
@@ -162,10 +168,12 @@ static const struct handler { uint32_t event; unsigned words; handler_fn fn; } h
   { TRC_HVM_HANDLER + 0x127, 3, h_xcr_write },  /* XCR_WRITE64 */
 };
 
-static const struct handler *handler_of(uint32_t event) {
+static const struct handler *handler_of(struct xen *X, uint32_t event) {
   if ((event & 0xfffff000u) != TRC_HVM_HANDLER) return NULL;
+  const struct handler **slot = &X->recent[event % HANDLER_RECENT];
+  if (*slot && (*slot)->event == event) return *slot;
   for (size_t i = 0; i < sizeof handlers / sizeof *handlers; i++)
-    if (handlers[i].event == event) return &handlers[i];
+    if (handlers[i].event == event) return *slot = &handlers[i];
   return NULL;
 }
 
@@ -190,7 +198,7 @@ static unsigned words_needed(uint32_t event, const struct handler *h) {
 
 static int on_record(struct xen *X, const struct xrec *r) {
   struct import *im = X->im;
-  const struct handler *h = handler_of(r->event);
+  const struct handler *h = handler_of(X, r->event);
   if (r->has_tsc) import_exits_saw_time(&X->exits, r->tsc);
   if (r->nextra < words_needed(r->event, h)) {
     char why[96];
@@ -236,7 +244,11 @@ static size_t decode(const unsigned char *buf, size_t len, size_t off, struct xr
   const unsigned char *p = buf + off + 4;
   r->tsc = r->has_tsc ? get32(p) | (uint64_t)get32(p + 4) << 32 : 0;
   p += r->has_tsc ? 8 : 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(r->extra, p, 4 * (size_t)r->nextra);     /* the file's words are little-endian, as the host's */
+#else
   for (unsigned i = 0; i < r->nextra; i++) r->extra[i] = get32(p + 4 * i);
+#endif
   return size;
 }
 
