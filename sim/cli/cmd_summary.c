@@ -11,6 +11,7 @@
 #include <cJSON.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +31,8 @@ static const char summary_usage[] =
   "\n"
   "  -v, --vcpu N        only vCPU N's exits (default: all)\n"
   "  -i, --interval N    also a time series of exits per reason: N microseconds (us,\n"
-  "                      ms, s suffixes) of each vCPU's recorded time, or N events (ev)\n"
+  "                      ms, s suffixes; at most 10^12 us) of each vCPU's recorded time,\n"
+  "                      or N events (ev)\n"
   "  -s, --sort K        order of reasons and rows: reason (default), count, time, avg\n"
   "      --top N         rows of the CR3 and vCPU views (default 10; 0: all)\n"
   "      --cpu-ghz G     cycles to seconds (default: the recording's, else 2.4 as xenalyze)\n"
@@ -91,18 +93,45 @@ static int parse_summary_opts(int argc, char **argv, struct summary_opts *o) {
   return EXIT_OK;
 }
 
-/* A number member of the trace's metadata JSON, or def. */
-static double meta_number(const char *meta, const char *key, double def) {
-  cJSON *j = cJSON_Parse(meta ? meta : "");
+/* A number member of the trace's metadata JSON (which starts at byte 64): *out
+** is def when it is absent; one that is not a number in [lo, hi] (a whole one
+** when whole) is refused with a message naming the file, the member and the
+** range, as a value an importer writes cannot be outside it. */
+static int meta_number(const struct trace_reader *r, const char *key, double lo, double hi, bool whole,
+                       const char *range, double def, double *out) {
+  cJSON *j = cJSON_Parse(r->hdr.metadata ? r->hdr.metadata : "");
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
-  double d = cJSON_IsNumber(v) ? v->valuedouble : def;
+  int rc = EXIT_OK;
+  *out = def;
+  if (v && (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi) ||
+            (whole && v->valuedouble != floor(v->valuedouble)))) {
+    char *text = cJSON_PrintUnformatted(v);
+    errorf("%s: byte %u: metadata \"%s\": %.40s is not %s", r->path, TRACE_HEADER_SIZE, key,
+           text ? text : "?", range);
+    free(text);
+    rc = EXIT_BADINPUT;
+  } else if (v) {
+    *out = v->valuedouble;
+  }
   cJSON_Delete(j);
-  return d;
+  return rc;
 }
 
 static int read_views(const struct summary_opts *o, struct trace_reader *r, struct views *w, struct views_print *p) {
-  p->ghz = o->ghz ? o->ghz : meta_number(r->hdr.metadata, "cpu_ghz", 2.4);
+  p->ghz = o->ghz;
+  if (!o->ghz && (meta_number(r, "cpu_ghz", 0, 1000, false, "a clock above 0 and below 1000 GHz (or give --cpu-ghz)",
+                              2.4, &p->ghz) || p->ghz == 0 || p->ghz == 1000)) {
+    if (p->ghz == 0 || p->ghz == 1000)
+      errorf("%s: byte %u: metadata \"cpu_ghz\": %g is not a clock above 0 and below 1000 GHz (or give "
+             "--cpu-ghz)", r->path, TRACE_HEADER_SIZE, p->ghz);
+    return EXIT_BADINPUT;
+  }
+  /* --interval's width is at most 10^12 us, so below 2^63 cycles at any such clock */
   uint64_t width = o->interval.events ? o->interval.n : (uint64_t)(o->interval.us * p->ghz * 1e3 + 0.5);
+  if (o->interval.n && width == 0) {
+    errorf("--interval %.0fus at %g GHz is less than one cycle: give a longer interval", o->interval.us, p->ghz);
+    return EXIT_USAGE;
+  }
   views_init(w, o->vcpu, width, o->interval.events);
   const struct trace_event *ev;
   while ((ev = trace_next(r))) views_feed(w, ev);
@@ -113,7 +142,11 @@ static int read_views(const struct summary_opts *o, struct trace_reader *r, stru
     return EXIT_BADINPUT;
   }
   /* xenalyze's share of time is of the recording's whole span, when the importer kept it */
-  p->total_cycles = (uint64_t)meta_number(r->hdr.metadata, "span_cycles", (double)views_elapsed(w));
+  double span;
+  if (meta_number(r, "span_cycles", 0, 9223372036854775807.0, true, "a whole number of cycles, 0 to 2^63",
+                  (double)views_elapsed(w), &span))
+    return EXIT_BADINPUT;
+  p->total_cycles = (uint64_t)span;
   p->sort = o->sort;
   p->top = o->top;
   return EXIT_OK;
@@ -164,7 +197,7 @@ int cmd_summary(int argc, char **argv) {
     recording_remove(spooled, scratch);
     return rc;
   }
-  struct views *w = xmalloc(sizeof *w);
+  struct views *w = xcalloc(1, sizeof *w);     /* views_free of one read_views refused before its init */
   struct views_print p = { 0 };
   rc = read_views(&o, &r, w, &p);
   if (!rc) print_summary(&o, &r, w, &p);

@@ -7,7 +7,8 @@
 #include <stdint.h>
 #include "sim/core/views.h"
 
-/* --interval N[us|ms|s|ev]: a width in microseconds or in events. */
+/* --interval N[us|ms|s|ev]: a width in microseconds (1 us .. INTERVAL_US_MAX) or in events (1 .. 2^64 - 1). */
+#define INTERVAL_US_MAX 1e12
 struct interval_opt { double us; uint64_t n; bool events; };
 
 int option_vcpu(const char *s, int *vcpu);

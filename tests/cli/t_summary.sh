@@ -143,3 +143,33 @@ run "$VMXSIM" --no-db --policy shadowcache --input-format pcap "$XS/sample.xentr
 check_rc "run: bad --input-format is a usage error" 2
 check_eq "run: no scratch directory left behind" "" "$(ls scratch)"
 unset TMPDIR
+
+# ---- the metadata's numbers are read in their range, never cast out of it ----
+"$VMXSIM" trace dump sample.trace -o sample.txt
+for m in '"span_cycles":-5|"span_cycles": -5 is not a whole number of cycles, 0 to 2^63' \
+         '"span_cycles":1e300|"span_cycles": 1e+300 is not a whole number of cycles' \
+         '"span_cycles":"long"|"span_cycles": "long" is not a whole number' \
+         '"cpu_ghz":-1,"span_cycles":1|"cpu_ghz": -1 is not a clock above 0 and below 1000 GHz (or give --cpu-ghz)' \
+         '"cpu_ghz":0,"span_cycles":1|"cpu_ghz": 0 is not a clock above 0 and below 1000 GHz' \
+         '"cpu_ghz":1e300,"span_cycles":1|"cpu_ghz": 1e+300 is not a clock'; do
+  member=${m%%|*} want=${m#*|}
+  sed "/^@meta/s/\"span_cycles\":[0-9]*/$member/" sample.txt > bad-meta.txt
+  "$VMXSIM" trace asm bad-meta.txt -o bad-meta.trace
+  run "$VMXSIM" summary bad-meta.trace
+  check_rc "summary: metadata $member is refused as bad input" 3
+  check_contains "summary: metadata $member: file, byte, member and range" "$err" "bad-meta.trace: byte 64: metadata $want"
+done
+sed '/^@meta/s/"span_cycles":[0-9]*/"cpu_ghz":-1,"span_cycles":1/' sample.txt > ghz-meta.txt
+"$VMXSIM" trace asm ghz-meta.txt -o ghz-meta.trace
+run "$VMXSIM" summary --cpu-ghz 3 ghz-meta.trace
+check_rc "summary: --cpu-ghz overrides the metadata's clock, not read then" 0
+sed '/^@meta/s/"span_cycles":[0-9]*/"cpu_ghz":1e-9,"span_cycles":1/' sample.txt > slow-meta.txt
+"$VMXSIM" trace asm slow-meta.txt -o slow-meta.trace
+run "$VMXSIM" summary --interval 10us slow-meta.trace
+check_rc "summary: an interval of less than one cycle is refused" 2
+check_contains "summary: less than one cycle: says so" "$err" "--interval 10us at 1e-09 GHz is less than one cycle"
+run "$VMXSIM" summary --interval 18446744073709551615s sample.trace
+check_rc "summary: an interval above 10^12 us is refused" 2
+check_contains "summary: --interval's range" "$err" "more than 1000000000000 us (11.6 days): expected 1us..1000000s, or N ev"
+run "$VMXSIM" --policy nocache --interval 1000001s --no-db sample.trace
+check_rc "run: --interval's range too" 2
