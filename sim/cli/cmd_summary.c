@@ -5,6 +5,7 @@
 #include "sim/import/import.h"
 #include "sim/core/report.h"
 #include "sim/core/trace.h"
+#include "sim/core/trace_meta.h"
 #include "sim/core/util.h"
 #include "sim/core/views.h"
 
@@ -93,39 +94,17 @@ static int parse_summary_opts(int argc, char **argv, struct summary_opts *o) {
   return EXIT_OK;
 }
 
-/* A number member of the trace's metadata JSON (which starts at byte 64): *out
-** is def when it is absent; one that is not a number in [lo, hi] (a whole one
-** when whole) is refused with a message naming the file, the member and the
-** range, as a value an importer writes cannot be outside it. */
-static int meta_number(const struct trace_reader *r, const char *key, double lo, double hi, bool whole,
-                       const char *range, double def, double *out) {
-  cJSON *j = cJSON_Parse(r->hdr.metadata ? r->hdr.metadata : "");
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
-  int rc = EXIT_OK;
-  *out = def;
-  if (v && (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi) ||
-            (whole && v->valuedouble != floor(v->valuedouble)))) {
-    char *text = cJSON_PrintUnformatted(v);
-    errorf("%s: byte %u: metadata \"%s\": %.40s is not %s", r->path, TRACE_HEADER_SIZE, key,
-           text ? text : "?", range);
-    free(text);
-    rc = EXIT_BADINPUT;
-  } else if (v) {
-    *out = v->valuedouble;
-  }
-  cJSON_Delete(j);
+static int meta_number(const struct trace_reader *r, const char *key, const struct meta_range *want, double def,
+                       double *out) {
+  char err[512];
+  int rc = trace_meta_number(r->hdr.metadata, r->path, key, want, def, out, err, sizeof err);
+  if (rc) errorf("%s", err);
   return rc;
 }
 
 static int read_views(const struct summary_opts *o, struct trace_reader *r, struct views *w, struct views_print *p) {
   p->ghz = o->ghz;
-  if (!o->ghz && (meta_number(r, "cpu_ghz", 0, 1000, false, "a clock above 0 and below 1000 GHz (or give --cpu-ghz)",
-                              2.4, &p->ghz) || p->ghz == 0 || p->ghz == 1000)) {
-    if (p->ghz == 0 || p->ghz == 1000)
-      errorf("%s: byte %u: metadata \"cpu_ghz\": %g is not a clock above 0 and below 1000 GHz (or give "
-             "--cpu-ghz)", r->path, TRACE_HEADER_SIZE, p->ghz);
-    return EXIT_BADINPUT;
-  }
+  if (!o->ghz && meta_number(r, "cpu_ghz", &trace_meta_cpu_ghz, 2.4, &p->ghz)) return EXIT_BADINPUT;
   /* --interval's width is at most 10^12 us, so below 2^63 cycles at any such clock */
   uint64_t width = o->interval.events ? o->interval.n : (uint64_t)(o->interval.us * p->ghz * 1e3 + 0.5);
   if (o->interval.n && width == 0) {
@@ -143,9 +122,7 @@ static int read_views(const struct summary_opts *o, struct trace_reader *r, stru
   }
   /* xenalyze's share of time is of the recording's whole span, when the importer kept it */
   double span;
-  if (meta_number(r, "span_cycles", 0, 9223372036854775807.0, true, "a whole number of cycles, 0 to 2^63",
-                  (double)views_elapsed(w), &span))
-    return EXIT_BADINPUT;
+  if (meta_number(r, "span_cycles", &trace_meta_span_cycles, (double)views_elapsed(w), &span)) return EXIT_BADINPUT;
   p->total_cycles = (uint64_t)span;
   p->sort = o->sort;
   p->top = o->top;

@@ -1,0 +1,31 @@
+/* The members of a trace's metadata that vmxsim reads (traces/FORMAT.md,
+** "metadata"): each in its documented range, so that a hand-edited or hostile
+** trace cannot put a value out of it into a computation. */
+#ifndef VMXSIM_TRACE_META_H
+#define VMXSIM_TRACE_META_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* What a number member must be: in [lo, hi] ((lo, hi) when open), whole when
+** whole; range says so in words for the message ("a whole number of cycles, 0
+** to 2^63"). */
+struct meta_range {
+  double lo, hi;
+  bool open, whole;
+  const char *range;
+};
+
+/* The members read, and their ranges: cpu_ghz, the clock that turns cycles
+** into seconds (the importers' --cpu-ghz range), and span_cycles, a
+** recording's whole span (at most 2^63, so that it converts to uint64_t). */
+extern const struct meta_range trace_meta_cpu_ghz, trace_meta_span_cycles;
+
+/* The member key of the metadata JSON text meta (NULL or "" or not JSON: no
+** member): 0 with *out set to it, or to def when it is absent; EXIT_BADINPUT
+** when it is there but not a number in range, with the message in err
+** ("PATH: byte 64: metadata "cpu_ghz": -1 is not a clock ..."). */
+int trace_meta_number(const char *meta, const char *path, const char *key, const struct meta_range *want,
+                      double def, double *out, char *err, size_t errlen);
+
+#endif

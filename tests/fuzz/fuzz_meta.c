@@ -1,0 +1,40 @@
+/* libFuzzer harness: the members of a trace's metadata that vmxsim reads
+** (sim/core/trace_meta.c, used by `vmxsim summary`).  The input is the
+** metadata text, as a copy of exactly its bytes with a NUL (the reader gives
+** the metadata so).  Each member is read with its own range: accepted, the
+** value is the default or a number in that range (whole when it must be);
+** refused, the exit code is EXIT_BADINPUT and the message names the file,
+** byte 64, the member and its range. */
+#include "fuzz.h"
+#include "sim/core/trace_meta.h"
+#include "sim/core/util.h"
+#include <math.h>
+
+static void read_member(const char *meta, const char *key, const struct meta_range *want) {
+  const double def = 12345;
+  double v = -1;
+  char err[512] = "";
+  int rc = trace_meta_number(meta, "t.bin", key, want, def, &v, err, sizeof err);
+  if (rc == EXIT_OK) {
+    bool inside = want->open ? v > want->lo && v < want->hi : v >= want->lo && v <= want->hi;
+    if (v != def && (!inside || (want->whole && v != floor(v)))) {
+      fprintf(stderr, "metadata \"%s\": %g accepted outside its range\n", key, v);
+      abort();
+    }
+    return;
+  }
+  char want_start[128];
+  snprintf(want_start, sizeof want_start, "t.bin: byte 64: metadata \"%s\": ", key);
+  if (rc != EXIT_BADINPUT || strncmp(err, want_start, strlen(want_start)) != 0 || !strstr(err, want->range)) {
+    fprintf(stderr, "metadata \"%s\": refused with %d and '%s'\n", key, rc, err);
+    abort();
+  }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  char *meta = fuzz_copy(data, size);
+  read_member(meta, "cpu_ghz", &trace_meta_cpu_ghz);
+  read_member(meta, "span_cycles", &trace_meta_span_cycles);
+  free(meta);
+  return 0;
+}
