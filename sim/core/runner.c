@@ -66,10 +66,16 @@ static void keep_views(struct run_output *o, bool asked) {
 
 /* Sets up the views of a configuration: simulated ones when asked or when the
 ** trace can carry measured exits (version 2), measured ones then too. */
+/* The time series' width in cycles at the profile's clock: the options bound
+** interval_us to 10^12 and profiles the clock to 10 GHz, so it fits. */
+static uint64_t interval_width(const struct run_views *v, const struct profile *prof) {
+  return v->interval_events ? v->interval : (uint64_t)(v->interval_us * prof->clock_ghz * 1e3 + 0.5);
+}
+
 static void start_views(const struct run_views *v, const struct trace_header *hdr, const struct profile *prof,
                         struct engine *e, struct run_output *o) {
   int vcpu = v->one_vcpu ? (int)v->vcpu : -1;
-  uint64_t width = v->interval_events ? v->interval : (uint64_t)(v->interval_us * prof->clock_ghz * 1e3 + 0.5);
+  uint64_t width = interval_width(v, prof);
   if (v->views || hdr->version >= 2) {
     o->simulated = xmalloc(sizeof *o->simulated);
     views_init(o->simulated, vcpu, width, v->interval_events);
@@ -263,6 +269,18 @@ struct config {
   unsigned engine, ledger;    /* where it is replayed: configurations of one policy share an engine */
 };
 
+/* A time series asked for in microseconds must be at least one cycle wide at
+** each profile's clock, not dropped. */
+static int check_interval(const struct run_views *v, const struct config *cfg, unsigned n, char *err, size_t errlen) {
+  for (unsigned i = 0; i < n && v->interval_us > 0 && !v->interval_events; i++)
+    if (interval_width(v, &cfg[i].prof) == 0) {
+      snprintf(err, errlen, "--interval %gus is less than one cycle at CPU profile %s's clock (%g GHz): give a "
+               "longer interval", v->interval_us, cfg[i].prof.name, cfg[i].prof.clock_ghz);
+      return EXIT_USAGE;
+    }
+  return EXIT_OK;
+}
+
 static bool same_policy(const struct run_config *a, const struct run_config *b) {
   if (strcmp(a->policy, b->policy) != 0 || a->nsets != b->nsets) return false;
   for (int i = 0; i < a->nsets; i++)
@@ -340,7 +358,8 @@ static int replay_configs(const struct run_set *s, struct run_output *out, struc
   struct pass p = { .e = xcalloc(nengines, sizeof *p.e), .n = nengines, .jobs = s->jobs,
                     .stepwise = r.hdr.version >= 2, .measured = xcalloc(n, sizeof *p.measured) };
   double seconds = 0;
-  rc = init_engines(&p, cfg, s, &r, err, errlen);
+  rc = check_interval(&s->views, cfg, n, err, errlen);
+  if (!rc) rc = init_engines(&p, cfg, s, &r, err, errlen);
   if (!rc) {
     for (unsigned i = 0; i < n && views; i++) {     /* one engine per configuration then */
       start_views(&s->views, &r.hdr, &cfg[i].prof, &p.e[cfg[i].engine], &out[i]);

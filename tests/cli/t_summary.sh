@@ -173,3 +173,8 @@ check_rc "summary: an interval above 10^12 us is refused" 2
 check_contains "summary: --interval's range" "$err" "more than 1000000000000 us (11.6 days): expected 1us..1000000s, or N ev"
 run "$VMXSIM" --policy nocache --interval 1000001s --no-db sample.trace
 check_rc "run: --interval's range too" 2
+# a replay's time series at a profile's clock: one of less than a cycle is refused, not dropped
+sed 's/"value": 2.4,/"value": 1e-9,/' "$ROOT/models/cpus/core2-2007.json" > slow-clock.json
+run "$VMXSIM" --policy nocache --cpu ./slow-clock.json --interval 10us --no-db sample.trace
+check_rc "run: an interval of less than one cycle at the profile's clock is refused" 2
+check_contains "run: less than one cycle: names the profile and its clock" "$err" "--interval 10us is less than one cycle at CPU profile"
