@@ -12,7 +12,6 @@
 #include <cJSON.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,9 +120,9 @@ static int read_views(const struct summary_opts *o, struct trace_reader *r, stru
     return EXIT_BADINPUT;
   }
   /* xenalyze's share of time is of the recording's whole span, when the importer kept it */
-  double span;
-  if (meta_number(r, "span_cycles", &trace_meta_span_cycles, (double)views_elapsed(w), &span)) return EXIT_BADINPUT;
-  p->total_cycles = (uint64_t)span;
+  double span;                       /* -1: absent (the range starts at 0) */
+  if (meta_number(r, "span_cycles", &trace_meta_span_cycles, -1, &span)) return EXIT_BADINPUT;
+  p->total_cycles = span >= 0 ? (uint64_t)span : views_elapsed(w);
   p->sort = o->sort;
   p->top = o->top;
   return EXIT_OK;
