@@ -3,6 +3,7 @@
 #include "repl.h"
 #include "sim/core/report.h"
 #include "sim/core/runner.h"
+#include "sim/store/known.h"
 #include "sim/store/store.h"
 #include "sim/core/trace_text.h"
 #include "sim/core/util.h"
@@ -657,12 +658,16 @@ static int do_save(struct repl *s, int argc, char **argv) {
   int64_t id = 0;
   struct report *rep = make_report(s);
   char *pj = policy_to_json(s->pol);
+  struct trace_known known;            /* the store hashes the file unless the database remembers it */
+  trace_known_look_up(s->db, s->trace_path, &known);
+  if (known.known) snprintf(rep->trace_hash, sizeof rep->trace_hash, "%s", known.hash);
   struct store_run run = {
     .rep = rep, .trace_path = s->trace_path, .trace_metadata = s->r.hdr.metadata ? s->r.hdr.metadata : "",
     .trace_events = s->r.hdr.event_count, .policy_json = pj, .profile_json = s->prof.json,
-    .wall_seconds = s->wall, .partial = true,
+    .wall_seconds = s->wall, .partial = true, .seen = trace_known_to_remember(&known),
   };
   int rc = store_save(s->db, &run, &id, err, sizeof err);
+  trace_known_free(&known);
   free(pj);
   free(rep);
   if (rc) {

@@ -86,6 +86,14 @@ if [ $(($(date +%s) - $(stat -c %Z "$settled"))) -gt 4 ]; then
   run "$VMXSIM" sweep known2.json --db known.db
   check_rc "a sweep that hashes the file succeeds" 0
   check_eq "a sweep remembers the hash it took" "$real" "$(DB=known.db q 'SELECT path, hash FROM trace_files')"
+  DB=known.db q "UPDATE trace_files SET hash = '00000000000000ff'"
+  run sh -c "printf 'until 5\nsave\n' | \"$VMXSIM\" repl \"$settled\" --db known.db --policy nocache"
+  check_rc "the REPL saves a run of the remembered file" 0
+  check_eq "the REPL's save takes the remembered hash" "00000000000000ff" \
+    "$(DB=known.db q 'SELECT t.hash FROM runs r JOIN traces t ON t.id = r.trace_id ORDER BY r.id DESC LIMIT 1')"
+  DB=known.db q "DELETE FROM trace_files"
+  run sh -c "printf 'until 5\nsave\n' | \"$VMXSIM\" repl \"$settled\" --db known.db --policy nocache"
+  check_eq "the REPL's save remembers the hash the store took" "$real" "$(DB=known.db q 'SELECT path, hash FROM trace_files')"
 else
   skip "the checked-out trace was written less than 5 s ago"
 fi
