@@ -26,7 +26,8 @@ static void one_line(const char *s) {
   rc = option_vcpu(s, &vcpu);
   check(rc == EXIT_USAGE || (rc == 0 && vcpu >= 0 && vcpu < TRACE_VCPU_MAX), "--vcpu out of range", s);
   rc = option_interval(s, &iv);
-  check(rc == EXIT_USAGE || (rc == 0 && iv.n > 0 && (iv.events || iv.us >= 1)), "--interval not positive", s);
+  check(rc == EXIT_USAGE || (rc == 0 && iv.n > 0 && (iv.events || (iv.us >= 1 && iv.us <= INTERVAL_US_MAX))),
+        "--interval not positive, or above 10^12 us", s);
   rc = option_sort(s, &sort);
   check(rc == EXIT_USAGE || rc == 0, "--sort", s);
   rc = option_unsigned("--n", s, &u);
