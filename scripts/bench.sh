@@ -7,7 +7,8 @@
 #   N configurations replayed in one pass / N separate replays (well under 1);
 #   replay memory (max RSS) at 10^6, 10^7 and 10^8 events (flat);
 #   a synthetic xentrace file: import + replay and replay of the imported trace against
-#     xenalyze --summary (XENALYZE=path; not in Debian), import peak memory at 52 and 520 MB;
+#     xenalyze --summary (XENALYZE=path; not in Debian), and vmxsim summary (its views alone)
+#     against it with no goal; import peak memory at 52 and 520 MB;
 #   a 500-run sweep with -j 1 and with -j 2, and the ratio of their speeds (close to 2).
 # Usage: scripts/bench.sh [VMXSIM [SECTION...]]   SECTION: replay, import, sweep (default: all)
 #   BENCH_DIR=dir      where the traces go (default bench/; about 6 GB, removed at the end)
@@ -186,6 +187,9 @@ import_figures() {
       XA="$(q "$XENALYZE") --summary --show-default-domain-summary $X 2>/dev/null"
       paired "xentrace file: import + replay / xenalyze --summary" "<=" 0.5 "$V $XEN_POLICY --no-db -q $X" "$XA"
       paired "xentrace file: replay of the imported trace / xenalyze" "<=" 0.2 "$V $XEN_POLICY --no-db -q $XBQ" "$XA"
+      # xenalyze's own job (no replay): the measured exits' views of the same file
+      paired "xentrace file: vmxsim summary of the imported trace / xenalyze" "" "" "$V summary $XBQ" "$XA"
+      paired "xentrace file: vmxsim summary of the recording / xenalyze" "" "" "$V summary $X" "$XA"
       # The same work on both sides: exit counts by reason (xenalyze's per vCPU, summed).
       xc=$(sh -c "$XA" | awk '/^ [A-Z_]+ +[0-9]+ +[0-9.]+s / { c[$1] += $2 } END { for (k in c) print k, c[k] }' | sort)
       vc=$(sh -c "$V $XEN_POLICY --no-db $X" 2>/dev/null | awk '/^ [A-Z_]+ +[0-9]+ +[0-9.]+ +[0-9.]+%/ { print $1, $2 }' | sort)
