@@ -104,8 +104,7 @@ static int meta_number(const struct trace_reader *r, const char *key, const stru
 static int read_views(const struct summary_opts *o, struct trace_reader *r, struct views *w, struct views_print *p) {
   p->ghz = o->ghz;
   if (!o->ghz && meta_number(r, "cpu_ghz", &trace_meta_cpu_ghz, 2.4, &p->ghz)) return EXIT_BADINPUT;
-  /* --interval's width is at most 10^12 us, so below 2^63 cycles at any such clock */
-  uint64_t width = o->interval.events ? o->interval.n : (uint64_t)(o->interval.us * p->ghz * 1e3 + 0.5);
+  uint64_t width = o->interval.events ? o->interval.n : views_interval_cycles(o->interval.us, p->ghz);
   if (o->interval.n && width == 0) {
     errorf("--interval %.0fus at %g GHz is less than one cycle: give a longer interval", o->interval.us, p->ghz);
     return EXIT_USAGE;

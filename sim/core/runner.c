@@ -64,14 +64,13 @@ static void keep_views(struct run_output *o, bool asked) {
   if (o->simulated) views_append_all(o->simulated, VS_SIMULATED, RUN_VIEWS_CR3_ROWS, &o->rep.vrows, &o->rep.nvrows);
 }
 
-/* Sets up the views of a configuration: simulated ones when asked or when the
-** trace can carry measured exits (version 2), measured ones then too. */
-/* The time series' width in cycles at the profile's clock: the options bound
-** interval_us to 10^12 and profiles the clock to 10 GHz, so it fits. */
+/* The time series' width in cycles at the profile's clock, or in events. */
 static uint64_t interval_width(const struct run_views *v, const struct profile *prof) {
-  return v->interval_events ? v->interval : (uint64_t)(v->interval_us * prof->clock_ghz * 1e3 + 0.5);
+  return v->interval_events ? v->interval : views_interval_cycles(v->interval_us, prof->clock_ghz);
 }
 
+/* Sets up the views of a configuration: simulated ones when asked or when the
+** trace can carry measured exits (version 2), measured ones then too. */
 static void start_views(const struct run_views *v, const struct trace_header *hdr, const struct profile *prof,
                         struct engine *e, struct run_output *o) {
   int vcpu = v->one_vcpu ? (int)v->vcpu : -1;

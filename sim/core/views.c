@@ -115,8 +115,9 @@ static uint64_t next_sample_after(uint64_t timed) {
   return lap * VIEW_SAMPLE + next / 3;
 }
 
-/* Called only when the exit is sampled (7 % of a long row's exits): kept out
-** of line so that row_add, inlined at each of views_add's rows, stays short. */
+/* Called only when the exit is sampled (past the first lap, a small share of
+** a row's exits): kept out of line so that row_add, inlined at each of
+** views_add's rows, stays short. */
 __attribute__((noinline)) static void sample_store(struct view_row *r, uint64_t c) {
   uint64_t index = r->timed % VIEW_SAMPLE;
   if (index >= r->cap) {
@@ -161,10 +162,6 @@ static struct view_row *direct_row(struct views *w, uint32_t *slot, unsigned dim
   return r;
 }
 
-/* Breakdown and CR3 rows: a reason's breakdown cycles through a few keys
-** (CR3 and CR4 writes, three MSRs, four CPUID leaves), and the address spaces
-** through a few CR3 values, so a small table keyed by hash holds them nearly
-** always; a miss, or a slot another row took, goes through the index. */
 /* The hot table's slot: one multiply, its top bits (Fibonacci hashing), as the
 ** table is looked up on every exit and row_hash's two rounds showed in profiles;
 ** the keys (CR3 pages, MSR indexes, ports, leaves) differ in middle bits, which
@@ -174,6 +171,10 @@ static unsigned hot_slot(unsigned dim, unsigned reason, uint64_t key) {
   return (unsigned)(h >> 56) & (VIEW_HOT - 1);
 }
 
+/* Breakdown and CR3 rows: a reason's breakdown cycles through a few keys
+** (CR3 and CR4 writes, three MSRs, four CPUID leaves), and the address spaces
+** through a few CR3 values, so a small table keyed by hash holds them nearly
+** always; a miss, or a slot another row took, goes through the index. */
 static struct view_row *hot_row(struct views *w, unsigned dim, unsigned reason, uint64_t key) {
   uint32_t *slot = &w->hot[hot_slot(dim, reason, key)];
   if (*slot) {
