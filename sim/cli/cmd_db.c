@@ -602,10 +602,7 @@ static int replay_missing(const struct db_opts *o, const char *const *policy, un
     snprintf(err, sizeof err, "interrupted while replaying %s; nothing stored", o->trace);
     rc = EXIT_INTERRUPTED;
   }
-  if (rc == EXIT_OK && !trace_known_holds(&known, o->trace)) {
-    snprintf(err, sizeof err, "%s: changed while it was replayed; nothing stored", o->trace);
-    rc = EXIT_BADINPUT;
-  }
+  if (rc == EXIT_OK) rc = trace_known_check(&known, o->trace, err, sizeof err);
   for (unsigned i = 0; i < n && rc == EXIT_OK; i++) {
     if (known.known) snprintf(out[i].rep.trace_hash, sizeof out[i].rep.trace_hash, "%s", known.hash);
     struct store_run sr = store_run_of(&out[i], o->trace);

@@ -252,8 +252,9 @@ static void look_up_trace(const struct run_opts *o, bool streamed, struct trace_
 ** while it was replayed; then every run gets it. */
 static int give_known_hash(const struct trace_known *k, const char *trace, struct run_output *out, unsigned n) {
   if (!k->known) return EXIT_OK;
-  if (!trace_known_holds(k, trace)) {
-    errorf("%s: changed while it was replayed; nothing stored", trace);
+  char err[1100];
+  if (trace_known_check(k, trace, err, sizeof err)) {
+    errorf("%s", err);
     return EXIT_BADINPUT;
   }
   for (unsigned i = 0; i < n; i++) snprintf(out[i].rep.trace_hash, sizeof out[i].rep.trace_hash, "%s", k->hash);

@@ -4,6 +4,7 @@
 #include "store_int.h"
 #include "sim/core/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -101,10 +102,12 @@ void trace_known_look_up(const char *db_path, const char *trace, struct trace_kn
 
 void trace_known_free(struct trace_known *k) { file_seen_free(&k->seen); }
 
-bool trace_known_holds(const struct trace_known *k, const char *trace) {
-  if (!k->known) return true;
+int trace_known_check(const struct trace_known *k, const char *trace, char *err, size_t errlen) {
+  if (!k->known) return EXIT_OK;
   struct file_seen after;
   bool same = file_seen_take(trace, &after) && file_seen_same(&k->seen, &after);
   file_seen_free(&after);
-  return same;
+  if (same) return EXIT_OK;
+  snprintf(err, errlen, "%s: changed while it was replayed; nothing stored", trace);
+  return EXIT_BADINPUT;
 }

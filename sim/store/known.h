@@ -60,9 +60,10 @@ struct trace_known {
 ** NULL only clears k.  trace_known_free(k) either way. */
 void trace_known_look_up(const char *db_path, const char *trace, struct trace_known *k);
 void trace_known_free(struct trace_known *k);
-/* After the replay: whether the remembered hash still holds (trace looks as it
-** did before; true also when no hash was remembered: nothing to hold). */
-bool trace_known_holds(const struct trace_known *k, const char *trace);
+/* After the replay: 0 when the remembered hash still holds (trace looks as it
+** did before; also when no hash was remembered: nothing to hold), else
+** EXIT_BADINPUT with "TRACE: changed while it was replayed; nothing stored". */
+int trace_known_check(const struct trace_known *k, const char *trace, char *err, size_t errlen);
 /* What a store should remember the hash it took against: the look before the
 ** replay, or NULL when the database gave the hash (it has it already). */
 static inline const struct file_seen *trace_known_to_remember(const struct trace_known *k) {
