@@ -81,8 +81,8 @@ bool gen_check_range(char *err, size_t errlen, const char *opt, uint64_t v, uint
 }
 
 bool gen_check_ghz(char *err, size_t errlen, double ghz) {
-  if (ghz > 0 && ghz <= GEN_MAX_GHZ) return true;
-  gen_errf(err, errlen, "--cpu-ghz must be above 0 and at most %g (got %g)", GEN_MAX_GHZ, ghz);
+  if (clock_ghz_in_range(ghz)) return true;
+  gen_errf(err, errlen, "--cpu-ghz must be above 0 and at most %g (got %g)", CLOCK_GHZ_MAX, ghz);
   return false;
 }
 

@@ -23,7 +23,6 @@
 ** never overlap and 32-bit CR3 values stay below 4 GiB. */
 #define GEN_TASKS_MAX    4096u
 #define GEN_DEFAULT_GHZ  2.4
-#define GEN_MAX_GHZ      10.0
 
 /* ---- guest address layout (workloads/README.md, "Address-space conventions") ---- */
 

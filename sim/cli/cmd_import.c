@@ -22,7 +22,8 @@ static const char import_usage[] =
   "                kvm-ftrace, native sched/syscall/fault events as perf-script\n"
   "options:\n"
   "  -o, --output OUT.bin   the trace to write (required; - for standard output)\n"
-  "      --cpu-ghz G        recorded seconds -> guest cycles (default 2.4; text formats)\n"
+  "      --cpu-ghz G        recorded seconds -> guest cycles (above 0, at most 10;\n"
+  "                         default 2.4; text formats)\n"
   "      --paging 32|pae|64 guest paging mode (default 64)\n"
   "      --workload NAME    workload name in the header (default: IN's base name)\n"
   "      --skip-bad         count unparseable lines instead of failing (exit code 3)\n"
@@ -158,8 +159,8 @@ static int parse_option(int argc, char **argv, int *i, struct import_args *a) {
   if ((v = opt_val(argc, argv, i, "-o", "--output", &missing))) { a->out = v; return 1; }
   if ((v = opt_val(argc, argv, i, NULL, "--workload", &missing))) { a->workload = v; return 1; }
   if ((v = opt_val(argc, argv, i, NULL, "--cpu-ghz", &missing))) {
-    if (!parse_double(v, &a->opt.cpu_ghz) || !(a->opt.cpu_ghz > 0 && a->opt.cpu_ghz < 1000)) {
-      errorf("import: --cpu-ghz '%s' is not a number of GHz above 0 and below 1000", v);
+    if (!parse_double(v, &a->opt.cpu_ghz) || !clock_ghz_in_range(a->opt.cpu_ghz)) {
+      errorf("import: --cpu-ghz '%s' is not a number of GHz above 0 and at most %g", v, CLOCK_GHZ_MAX);
       return -1;
     }
     return 1;

@@ -31,7 +31,7 @@ int option_interval(const char *s, struct interval_opt *o) {
   for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
     if (strcmp(s + n, units[i].suffix) != 0) continue;
     if (!parse_u64(num, &v) || v == 0) break;
-    /* A width of time becomes cycles at up to 1000 GHz: 10^12 us is 10^18 cycles, below 2^63 */
+    /* A width of time becomes cycles at up to 10 GHz (CLOCK_GHZ_MAX): 10^12 us is 10^16 cycles, below 2^63 */
     if (units[i].us != 0 && (double)v * units[i].us > INTERVAL_US_MAX) {
       errorf("--interval %s: more than %.0f us (11.6 days): expected 1us..1000000s, or N ev", s, INTERVAL_US_MAX);
       return EXIT_USAGE;
@@ -66,8 +66,8 @@ int option_unsigned(const char *name, const char *s, unsigned *v) {
 }
 
 int option_ghz(const char *s, double *ghz) {
-  if (!parse_double(s, ghz) || !(*ghz > 0 && *ghz < 1000)) {
-    errorf("--cpu-ghz %s: expected a number of GHz above 0 and below 1000", s);
+  if (!parse_double(s, ghz) || !clock_ghz_in_range(*ghz)) {
+    errorf("--cpu-ghz %s: expected a number of GHz above 0 and at most %g", s, CLOCK_GHZ_MAX);
     return EXIT_USAGE;
   }
   return EXIT_OK;

@@ -26,12 +26,10 @@ static const char *const param_descs[] = {
 ** non-negative number.  Prices are whole cycles up to 2^32 - 1, so that a
 ** price times a 32-bit count of work items (models/work.h) never overflows
 ** 64 bits; no VT-x operation comes near 4 billion cycles.  clock_ghz is in
-** (0, 10], the range of the generators' --cpu-ghz: no x86 core clocks above
-** 6 GHz.  cr3_targets_supported is IA32_VMX_MISC[24:16], 9 bits: 0..511
+** (0, 10], the range of every clock (CLOCK_GHZ_MAX, util.h).  cr3_targets_supported is IA32_VMX_MISC[24:16], 9 bits: 0..511
 ** (SDM A.6).  A capability is 0 or 1.
 */
 #define PRICE_MAX   4294967295.0
-#define CLOCK_MAX   10.0
 #define CR3_TARGETS_MAX 511.0
 
 /* "FILE:LINE: params.KEY" for messages (the line of the entry's "value" when found). */
@@ -166,9 +164,9 @@ static bool read_param(struct profile *pr, const struct data_doc *d, unsigned i,
   char at[600], num[NUM_TEXT_MAX];
   if (i == PP_CLOCK_GHZ) {
     if (!read_entry(d, param_names[i], e, &pr->clock_ghz, err, errlen)) return false;
-    if (pr->clock_ghz > 0 && pr->clock_ghz <= CLOCK_MAX) return true;
+    if (clock_ghz_in_range(pr->clock_ghz)) return true;
     snprintf(err, errlen, "%s: value %s is outside the range (0, %g] GHz", where(d, param_names[i], at, sizeof at),
-             num_shortest(num, pr->clock_ghz), CLOCK_MAX);
+             num_shortest(num, pr->clock_ghz), CLOCK_GHZ_MAX);
     return false;
   }
   double max = is_capability(i) ? 1 : i == PP_CR3_TARGETS ? CR3_TARGETS_MAX : PRICE_MAX;

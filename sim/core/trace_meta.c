@@ -8,16 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-const struct meta_range trace_meta_cpu_ghz = { 0, 1000, true, false,
-                                               "a clock above 0 and below 1000 GHz (or give --cpu-ghz)" };
-const struct meta_range trace_meta_span_cycles = { 0, 9223372036854775808.0, false, true,
+const struct meta_range trace_meta_cpu_ghz = { 0, CLOCK_GHZ_MAX, true, false, false,
+                                               "a clock above 0 and at most 10 GHz (or give --cpu-ghz)" };
+const struct meta_range trace_meta_span_cycles = { 0, 9223372036854775808.0, false, false, true,
                                                    "a whole number of cycles, 0 to 2^63" };
 
 static bool in_range(const cJSON *v, const struct meta_range *want) {
   if (!cJSON_IsNumber(v)) return false;
   double d = v->valuedouble;
-  bool inside = want->open ? d > want->lo && d < want->hi : d >= want->lo && d <= want->hi;
-  return inside && (!want->whole || d == floor(d));
+  return meta_range_holds(want, d) && (!want->whole || d == floor(d));
 }
 
 int trace_meta_number(const char *meta, const char *path, const char *key, const struct meta_range *want,

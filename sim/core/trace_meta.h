@@ -7,17 +7,22 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* What a number member must be: in [lo, hi] ((lo, hi) when open), whole when
-** whole; range says so in words for the message ("a whole number of cycles, 0
-** to 2^63"). */
+/* What a number member must be: between lo and hi, each end excluded when
+** its *_open is set, whole when whole; range says so in words for the message
+** ("a whole number of cycles, 0 to 2^63"). */
 struct meta_range {
   double lo, hi;
-  bool open, whole;
+  bool lo_open, hi_open, whole;
   const char *range;
 };
 
+/* Is d inside want's ends? (not whether it is whole) */
+static inline bool meta_range_holds(const struct meta_range *want, double d) {
+  return (want->lo_open ? d > want->lo : d >= want->lo) && (want->hi_open ? d < want->hi : d <= want->hi);
+}
+
 /* The members read, and their ranges: cpu_ghz, the clock that turns cycles
-** into seconds (the importers' --cpu-ghz range), and span_cycles, a
+** into seconds (every clock's range: CLOCK_GHZ_MAX, util.h), and span_cycles, a
 ** recording's whole span (at most 2^63, so that it converts to uint64_t). */
 extern const struct meta_range trace_meta_cpu_ghz, trace_meta_span_cycles;
 

@@ -41,6 +41,13 @@ void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 bool parse_u64(const char *s, uint64_t *out);
 bool parse_double(const char *s, double *out);
 
+/* A clock in GHz, wherever one is given: a CPU profile's clock_ghz, the
+** --cpu-ghz of the generators, the importers and summary, and a trace's
+** metadata cpu_ghz.  (0, 10]: no x86 core clock or TSC runs above 6 GHz, and
+** a time of up to 10^12 us (--interval's bound) stays below 2^63 cycles. */
+#define CLOCK_GHZ_MAX 10.0
+static inline bool clock_ghz_in_range(double ghz) { return ghz > 0 && ghz <= CLOCK_GHZ_MAX; }
+
 /* The shortest decimal text that strtod reads back as exactly v (at most 17
 ** significant digits: "9.92236109375", not "9.9223610937500002"; "3", "1e+20";
 ** "nan", "inf" and "-inf" as printf writes them).  Returns buf. */

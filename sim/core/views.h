@@ -99,8 +99,8 @@ struct views {
 };
 
 /* A time series' width of us microseconds in cycles at ghz, rounded (0: less
-** than half a cycle).  The options bound us to 10^12 and the clocks to below
-** 1000 GHz, so it stays below 2^63. */
+** than half a cycle).  The options bound us to 10^12 and the clocks to at
+** most 10 GHz (CLOCK_GHZ_MAX), so it stays below 2^63. */
 static inline uint64_t views_interval_cycles(double us, double ghz) { return (uint64_t)(us * ghz * 1e3 + 0.5); }
 void views_init(struct views *w, int vcpu, uint64_t interval, bool interval_events);
 void views_free(struct views *w);

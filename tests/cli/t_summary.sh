@@ -149,8 +149,9 @@ unset TMPDIR
 for m in '"span_cycles":-5|"span_cycles": -5 is not a whole number of cycles, 0 to 2^63' \
          '"span_cycles":1e300|"span_cycles": 1e+300 is not a whole number of cycles' \
          '"span_cycles":"long"|"span_cycles": "long" is not a whole number' \
-         '"cpu_ghz":-1,"span_cycles":1|"cpu_ghz": -1 is not a clock above 0 and below 1000 GHz (or give --cpu-ghz)' \
-         '"cpu_ghz":0,"span_cycles":1|"cpu_ghz": 0 is not a clock above 0 and below 1000 GHz' \
+         '"cpu_ghz":-1,"span_cycles":1|"cpu_ghz": -1 is not a clock above 0 and at most 10 GHz (or give --cpu-ghz)' \
+         '"cpu_ghz":0,"span_cycles":1|"cpu_ghz": 0 is not a clock above 0 and at most 10 GHz' \
+         '"cpu_ghz":10.5,"span_cycles":1|"cpu_ghz": 10.5 is not a clock above 0 and at most 10 GHz' \
          '"cpu_ghz":1e300,"span_cycles":1|"cpu_ghz": 1e+300 is not a clock'; do
   member=${m%%|*} want=${m#*|}
   sed "/^@meta/s/\"span_cycles\":[0-9]*/$member/" sample.txt > bad-meta.txt
@@ -163,6 +164,22 @@ sed '/^@meta/s/"span_cycles":[0-9]*/"cpu_ghz":-1,"span_cycles":1/' sample.txt > 
 "$VMXSIM" trace asm ghz-meta.txt -o ghz-meta.trace
 run "$VMXSIM" summary --cpu-ghz 3 ghz-meta.trace
 check_rc "summary: --cpu-ghz overrides the metadata's clock, not read then" 0
+# every clock has one range, (0, 10] GHz: the metadata's, summary's and the importers' --cpu-ghz
+sed '/^@meta/s/"span_cycles"/"cpu_ghz":10,"span_cycles"/' sample.txt > top-meta.txt
+"$VMXSIM" trace asm top-meta.txt -o top-meta.trace
+run "$VMXSIM" summary top-meta.trace
+check_rc "summary: metadata cpu_ghz 10, the top of the range, is read" 0
+check_contains "summary: metadata cpu_ghz 10 is the clock" "$out" "at 10.00 GHz)"
+run "$VMXSIM" summary --cpu-ghz 10.5 sample.trace
+check_rc "summary: --cpu-ghz 10.5 is refused" 2
+check_contains "summary: --cpu-ghz 10.5: option and range" "$err" "--cpu-ghz 10.5: expected a number of GHz above 0 and at most 10"
+run "$VMXSIM" import kvm-ftrace "$ROOT/traces/recorded/kvm-ftrace-shadow.txt" --cpu-ghz 11 -o ghz.bin
+check_rc "import: --cpu-ghz 11 is refused" 2
+check_contains "import: --cpu-ghz 11: option and range" "$err" "import: --cpu-ghz '11' is not a number of GHz above 0 and at most 10"
+check_eq "import: a refused --cpu-ghz writes nothing" "" "$(ls ghz.bin 2>/dev/null)"
+run "$VMXSIM" import kvm-ftrace "$ROOT/traces/recorded/kvm-ftrace-shadow.txt" --cpu-ghz 10 -o ghz.bin
+check_rc "import: --cpu-ghz 10 is taken" 0
+check_contains "import: --cpu-ghz 10 is recorded in the metadata" "$("$VMXSIM" trace info ghz.bin)" '"cpu_ghz": 10'
 sed '/^@meta/s/"span_cycles":[0-9]*/"cpu_ghz":1e-9,"span_cycles":1/' sample.txt > slow-meta.txt
 "$VMXSIM" trace asm slow-meta.txt -o slow-meta.trace
 run "$VMXSIM" summary --interval 10us slow-meta.trace

@@ -51,7 +51,7 @@ static void generator_line(char **argv, int argc, const char *line) {
   bool in = gen_check_range(err, sizeof err, "--count", count, 1, 1u << 30);
   check(in == (count >= 1 && count <= 1u << 30) && (in || strstr(err, "--count")), "gen_check_range", line);
   in = gen_check_ghz(err, sizeof err, ghz);
-  check(in == (ghz > 0 && ghz <= GEN_MAX_GHZ) && (in || strstr(err, "--cpu-ghz")), "gen_check_ghz", line);
+  check(in == (ghz > 0 && ghz <= CLOCK_GHZ_MAX) && (in || strstr(err, "--cpu-ghz")), "gen_check_ghz", line);
   check(gen_check_paging(err, sizeof err, paging), "gen_check_paging refused a parsed mode", line);
 }
 

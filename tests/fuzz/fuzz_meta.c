@@ -16,7 +16,7 @@ static void read_member(const char *meta, const char *key, const struct meta_ran
   char err[512] = "";
   int rc = trace_meta_number(meta, "t.bin", key, want, def, &v, err, sizeof err);
   if (rc == EXIT_OK) {
-    bool inside = want->open ? v > want->lo && v < want->hi : v >= want->lo && v <= want->hi;
+    bool inside = (want->lo_open ? v > want->lo : v >= want->lo) && (want->hi_open ? v < want->hi : v <= want->hi);
     if (v != def && (!inside || (want->whole && v != floor(v)))) {
       fprintf(stderr, "metadata \"%s\": %g accepted outside its range\n", key, v);
       abort();

@@ -33,7 +33,7 @@ static void one_line(const char *s) {
   rc = option_unsigned("--n", s, &u);
   check(rc == EXIT_USAGE || (rc == 0 && u <= 1000000), "a count above 1000000", s);
   rc = option_ghz(s, &ghz);
-  check(rc == EXIT_USAGE || (rc == 0 && isfinite(ghz) && ghz > 0 && ghz < 1000), "--cpu-ghz out of range", s);
+  check(rc == EXIT_USAGE || (rc == 0 && isfinite(ghz) && ghz > 0 && ghz <= CLOCK_GHZ_MAX), "--cpu-ghz out of range", s);
   rc = option_format(s, &format);
   check(rc == EXIT_USAGE || (rc == 0 && format >= 0), "--format", s);
   rc = option_input_format(s);
