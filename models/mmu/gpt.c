@@ -65,11 +65,16 @@ void gpt_walk(unsigned paging, uint64_t cr3, uint64_t va, struct gpt_step *s) {
   s[1].entry = (uint16_t)((c >> 12) & 511);
 }
 
+/* The first step of gpt_walk's path, alone: a root switch needs no more, and
+** the whole walk was a quarter of a switch's instructions.  test_mmu.c checks
+** it against the walk for every paging mode. */
 void gpt_root(unsigned paging, uint64_t cr3, unsigned i, struct gpt_step *step) {
-  struct gpt_step path[GPT_MAX_LEVELS];
-  uint64_t va = paging == PAGING_64 ? 0 : (uint64_t)i << 30;
-  gpt_walk(paging, cr3, va, path);
-  *step = path[0];
+  uint64_t va = paging == PAGING_64 ? 0 : (uint64_t)i << 30, c = canon(paging, va);
+  unsigned level = paging == PAGING_64 ? 4 : 2;
+  step->gkey = gpt_table_of(paging, cr3, va, level);
+  step->level = (uint8_t)level;
+  step->quadrant = paging == PAGING_32 ? (uint8_t)((c >> 30) & 3) : 0;
+  step->entry = (uint16_t)((c >> (12 + 9 * (level - 1))) & 511);
 }
 
 uint64_t gpt_key_hash(const struct gpt_key *k) {

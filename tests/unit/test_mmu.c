@@ -88,6 +88,34 @@ static void paging_modes_have_their_levels_and_roots(void **state) {
   assert_int_equal(hi[1].quadrant, 1);
 }
 
+/* gpt_root gives the first step of the walk of the root's first address,
+** computed alone (a root switch needs no more). */
+static void root_step_is_the_walks_first_step(void **state) {
+  (void)state;
+  const unsigned modes[] = { PAGING_64, PAGING_PAE, PAGING_32 };
+  const uint64_t cr3s[] = { 0, 0x1000, 0x1436000, 0xfffff000, 0x7ffffffff000ull };
+  unsigned compared = 0;
+  for (unsigned m = 0; m < 3; m++)
+    for (unsigned c = 0; c < 5; c++)
+      for (unsigned i = 0; i < gpt_roots(modes[m]); i++) {
+        struct gpt_step path[GPT_MAX_LEVELS], root;
+        gpt_walk(modes[m], cr3s[c], modes[m] == PAGING_64 ? 0 : (uint64_t)i << 30, path);
+        gpt_root(modes[m], cr3s[c], i, &root);
+        bool same = gpt_key_eq(&root.gkey, &path[0].gkey) && root.level == path[0].level &&
+                    root.quadrant == path[0].quadrant && root.entry == path[0].entry;
+        if (!same)
+          print_message("paging %u cr3 0x%llx root %u: root step level %u quadrant %u entry %u index 0x%llx, "
+                        "walk's first (expected) level %u quadrant %u entry %u index 0x%llx\n",
+                        modes[m], (unsigned long long)cr3s[c], i, root.level, root.quadrant, root.entry,
+                        (unsigned long long)root.gkey.index, path[0].level, path[0].quadrant, path[0].entry,
+                        (unsigned long long)path[0].gkey.index);
+        assert_true(same);
+        compared++;
+      }
+  print_message("%u root steps equal the walk's first step (expected 45)\n", compared);
+  assert_int_equal(compared, 45);
+}
+
 /* ---- the pool ---- */
 
 static struct gpt_key key(uint64_t i) { return (struct gpt_key){ .owner = 1, .index = i, .level = 1 }; }
@@ -709,6 +737,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(kernel_tables_are_shared_and_user_tables_private),
     cmocka_unit_test(paging_modes_have_their_levels_and_roots),
+    cmocka_unit_test(root_step_is_the_walks_first_step),
     cmocka_unit_test(pool_evicts_oldest_allocation_first),
     cmocka_unit_test(lru_pool_keeps_recently_used_pages),
     cmocka_unit_test(pinned_pages_are_never_evicted),
