@@ -333,16 +333,35 @@ struct run_ctx {
   size_t errlen;
 };
 
+/* A given file that no longer looks as it did when its hash was taken or
+** looked up: a run of it may have replayed other content than the hash names,
+** so it is not stored (a sweep takes each file's hash once, at its start). */
+static bool trace_changed(const struct sweep_trace *t) {
+  if (!t->seen.ok) return false;
+  struct file_seen now;
+  bool same = file_seen_take(t->path, &now) && file_seen_same(&t->seen, &now);
+  file_seen_free(&now);
+  return !same;
+}
+
 /* Stores a finished replay; EXIT_DB stops the sweep. */
 static int store_reply(struct run_ctx *c, struct sweep_item *it, struct run_reply *r, const char *meta,
                        const char *policy_json, const char *profile_json) {
   struct sweep *s = c->s;
-  memcpy(r->rep.trace_hash, s->traces[it->trace].hash, sizeof s->traces[it->trace].hash);
-  struct store_run run = { .rep = &r->rep, .trace_path = s->traces[it->trace].path, .trace_metadata = meta,
+  const struct sweep_trace *t = &s->traces[it->trace];
+  if (trace_changed(t)) {
+    char why[1200];
+    snprintf(why, sizeof why, "%s: changed during the sweep (its hash was taken at the start); this run is "
+             "not stored: run the sweep again", t->path);
+    item_fail(s, it, EXIT_BADINPUT, why);
+    return 0;
+  }
+  memcpy(r->rep.trace_hash, t->hash, sizeof t->hash);
+  struct store_run run = { .rep = &r->rep, .trace_path = t->path, .trace_metadata = meta,
                            .trace_events = r->trace_events, .policy_json = policy_json,
                            .profile_json = profile_json, .wall_seconds = r->wall_seconds,
                            .started_unix = r->started_unix,
-                           .seen = s->traces[it->trace].seen.ok ? &s->traces[it->trace].seen : NULL };
+                           .seen = t->seen.ok && !t->remembered ? &t->seen : NULL };
   int rc = store_save_db(s->db, s->opts.db, &run, &it->run_id, c->err, c->errlen);
   if (rc) return rc;
   it->state = SWEEP_RAN;
@@ -383,19 +402,19 @@ static int run_done(void *ctx, uint32_t task, const void *reply, size_t len, int
 
 /* A file there before the sweep: its hash from the database when it remembers
 ** one (true), else the look at it before a worker hashes it, for the stores to
-** remember the hash against. */
+** remember the hash against.  Either way the look is kept: each store checks
+** that the file still looks so (trace_changed). */
 static bool known_trace(struct sweep *s, struct sweep_trace *t) {
   struct trace_known k;
   trace_known_look_up(s->opts.db, t->path, &k);
   file_seen_free(&t->seen);
-  if (!k.known) {
-    t->seen = k.seen;                 /* owned by t from here */
-    return false;
+  t->seen = k.seen;                   /* owned by t from here */
+  t->remembered = k.known;
+  if (k.known) {
+    memcpy(t->hash, k.hash, sizeof t->hash);
+    t->hash[STORE_KEY_LEN] = 0;
   }
-  memcpy(t->hash, k.hash, sizeof t->hash);
-  t->hash[STORE_KEY_LEN] = 0;
-  trace_known_free(&k);
-  return true;
+  return k.known;
 }
 
 static int prepare_traces(struct sweep *s, struct pool *pool, char *err, size_t errlen) {

@@ -57,9 +57,10 @@ struct sweep_trace {
   char *label;                    /* plan_trace_label */
   bool generate;                  /* generated, and not in the cache when the sweep started */
   char hash[STORE_KEY_LEN + 1];   /* its content hash, once known ("" before) */
-  struct file_seen seen;          /* a given file as seen before it was hashed: its hash is remembered
-                                     against this when a run is stored (sim/store/known.h); ok false
-                                     when the database gave the hash or the file was generated */
+  struct file_seen seen;          /* a given file as seen before it was hashed, or when the database gave
+                                     its hash (sim/store/known.h): a run is stored only while the file
+                                     still looks so; ok false for a generated file */
+  bool remembered;                /* the database gave the hash: not remembered again */
   int rc;                         /* preparing it failed: enum exit_code ... */
   char *err;                      /* ... and message (malloc'd) */
 };

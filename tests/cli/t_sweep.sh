@@ -91,6 +91,29 @@ check_eq "after resuming: integrity" "ok" "$(q resume.db 'PRAGMA integrity_check
 "$VMXSIM" sweep big.json -j 1 --db straight.db -q > /dev/null
 check_eq "a resumed sweep has the numbers of one that ran straight through" "$(q straight.db "$DUMP")" "$(q resume.db "$DUMP")"
 
+# A given trace changed during the sweep: its hash was taken at the start, so the runs
+# stored after the change would name content they may not have replayed; they are refused.
+"$VMXSIM" gen lat_ctx --procs 2 --iters 20 -o given.bin > /dev/null
+touch -d '1 minute ago' given.bin
+cat > given.json <<'EOF'
+{"traces": ["given.bin"], "policies": ["nocache", "shadowcache", "cr3cache", "prevroots", "ept"], "cpus": ["nehalem-2009"]}
+EOF
+VMXSIM_TEST_STORE_DELAY_MS=150 "$VMXSIM" sweep given.json -j 1 --db changed.db >changed.out 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ "$(q changed.db 'SELECT count(*) FROM runs' 2>/dev/null || echo 0)" -ge 1 ] && break; sleep 0.05; done
+touch given.bin                     # a new modification time: the file is not as it was hashed
+wait "$pid"
+rc=$?
+stored=$(q changed.db 'SELECT count(*) FROM runs')
+[ "$stored" -ge 1 ] && [ "$stored" -lt 5 ] && pass "a trace changed mid-sweep: the runs stored before the change stay ($stored of 5)" ||
+  fail "a trace changed mid-sweep: runs stored before the change" "expected: 1..4" "actual:   $stored" "$(cat changed.out)"
+check_eq "a trace changed mid-sweep: exit 3" "3" "$rc"
+check_contains "a trace changed mid-sweep: the file and what to do" "$(cat changed.out)" \
+  "given.bin: changed during the sweep (its hash was taken at the start); this run is not stored: run the sweep again"
+run "$VMXSIM" sweep given.json -j 1 --db changed.db
+check_rc "a trace changed mid-sweep: the sweep again stores the rest" 0
+check_eq "a trace changed mid-sweep: then every run once" "5|5" "$(q changed.db 'SELECT count(*), count(DISTINCT run_key) FROM runs')"
+
 # Ctrl-C (SIGINT) stops it cleanly.
 VMXSIM_TEST_STORE_DELAY_MS=3 "$VMXSIM" sweep big.json -j 1 --db int.db >int.out 2>&1 &
 pid=$!
