@@ -292,7 +292,7 @@ int cmd_run(int argc, char **argv) {
   interrupt_release(&ic);
   if (set.progress == show_progress) fprintf(stderr, "\r%60s\r", "");
   char why[1024];
-  int irc = import_stream_finish(imported, why, sizeof why);
+  int irc = recording_stream_finish(imported, why, sizeof why);
   if ((rc || irc) && interrupt_requested()) {       /* the interrupt cut the import's stream short */
     errorf("interrupted; nothing stored");
     rc = EXIT_INTERRUPTED;

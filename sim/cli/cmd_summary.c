@@ -169,7 +169,7 @@ int cmd_summary(int argc, char **argv) {
   struct trace_reader r;
   if ((rc = imported ? import_stream_open(&r, imported) : trace_open(&r, spooled ? spooled : o.trace))) {
     errorf("%s", r.err);
-    import_stream_finish(imported, r.err, sizeof r.err);   /* the open's message is the one to see */
+    recording_stream_finish(imported, r.err, sizeof r.err);   /* the open's message is the one to see */
     recording_remove(spooled, scratch);
     return rc;
   }
@@ -181,7 +181,7 @@ int cmd_summary(int argc, char **argv) {
   free(w);
   trace_close(&r);                    /* before the import's end: it may be waiting for the reader */
   char err[1024];
-  int irc = import_stream_finish(imported, err, sizeof err);
+  int irc = recording_stream_finish(imported, err, sizeof err);
   if (irc) errorf("%s", err);
   recording_remove(spooled, scratch);
   return rc ? rc : irc;

@@ -5,6 +5,7 @@
 #include "sim/core/util.h"
 #include "sim/core/outfile.h"
 #include "sim/import/import.h"
+#include "stream_memo.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,10 @@ int recording_import(const char *path, const char *input_format, char **trace, c
   return rc;
 }
 
+/* The remembered entry the running stream began from (one stream at a time:
+** run and summary replay one recording): forgotten if the stream fails. */
+static char *memo_begun;
+
 int recording_stream(const char *path, const char *input_format, struct import_stream **s, char **trace,
                      char **dir) {
   *s = NULL;
@@ -140,8 +145,21 @@ int recording_stream(const char *path, const char *input_format, struct import_s
   if (f->run_path) return recording_import(path, input_format, trace, dir);
   char cmd[512], err[1024];
   struct import_job job = recording_job(f, path, cmd, sizeof cmd);
-  int rc = import_stream_start(&job, s, err, sizeof err);
+  struct stream_memo m;
+  stream_memo_look_up(&m, &job);
+  int rc = import_stream_start(&job, m.found ? &m.known : NULL, s, err, sizeof err);
   if (rc) errorf("%s", err);
+  else if (m.found) memo_begun = xstrdup(m.path);
+  else stream_memo_keep(&m, *s);
+  stream_memo_free(&m);
+  return rc;
+}
+
+int recording_stream_finish(struct import_stream *s, char *err, size_t errlen) {
+  int rc = import_stream_finish(s, err, errlen);
+  if (rc && memo_begun) unlink(memo_begun);    /* its entry did not hold: the next replay converts twice */
+  free(memo_begun);
+  memo_begun = NULL;
   return rc;
 }
 

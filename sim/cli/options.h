@@ -31,16 +31,22 @@ int option_input_format(const char *s);
 ** for a trace), deleted afterwards by recording_remove.  recording_stream is
 ** for one pass (run, summary): a recording in a regular file is imported as
 ** it is replayed, through a pipe, with no file between (*s: import_stream_open
-** opens it, import_stream_finish ends it); one on standard input or a pipe,
+** opens it, recording_stream_finish ends it); one on standard input or a pipe,
 ** which can be read once while the stream reads it twice, and a trace.dat,
 ** whose reader is a child process better not forked while other threads run,
 ** go through recording_import (*trace, *dir).  All NULL when path is a trace already.
+** A recording replayed before is read once: its first conversion is
+** remembered in the user's cache directory (sim/cli/stream_memo.h).
 ** Both return 0 or the import's exit code, after printing its message.
 */
 int recording_import(const char *path, const char *input_format, char **trace, char **dir);
 struct import_stream;
 int recording_stream(const char *path, const char *input_format, struct import_stream **s, char **trace,
                      char **dir);
+/* Ends a stream of recording_stream (import_stream_finish); a first conversion
+** remembered from an earlier replay (sim/cli/stream_memo.h) that the stream
+** found wrong is forgotten. */
+int recording_stream_finish(struct import_stream *s, char *err, size_t errlen);
 void recording_remove(char *trace, char *dir);
 
 #endif

@@ -267,7 +267,7 @@ int import_file(const struct import_job *job, struct import *im, char *err, size
 ** hash are the same.
 **
 ** import_stream_start runs the first conversion (its errors are import_file's),
-** then starts the second; import_stream_open is the replay's open (a struct
+** unless it is given what one found, then starts the second; import_stream_open is the replay's open (a struct
 ** run_set's): it hands the pipe's reading end to the reader, once.
 ** import_stream_finish waits for the thread and frees everything: 0, or an
 ** exit code with the message in err when the second conversion failed (the
@@ -276,7 +276,21 @@ int import_file(const struct import_job *job, struct import *im, char *err, size
 ** stream's failure.
 */
 struct import_stream;
-int import_stream_start(const struct import_job *job, struct import_stream **out, char *err, size_t errlen);
+/* What the first conversion learns: the bytes before the records
+** (import_stream_prefix_size of them), the records' count and their XXH64.
+** Given to import_stream_start (as remembered from an earlier stream of the
+** same file, job and build), it stands for the first conversion: the second
+** still checks its records against the count and hash, so a wrong one makes
+** the stream fail as a changed recording does, never a different replay. */
+struct import_stream_known {
+  const unsigned char *prefix;
+  uint64_t records, records_hash;
+};
+size_t import_stream_prefix_size(void);
+int import_stream_start(const struct import_job *job, const struct import_stream_known *known,
+                        struct import_stream **out, char *err, size_t errlen);
+/* The stream's own (pointers valid while s is). */
+void import_stream_head(const struct import_stream *s, struct import_stream_known *k);
 int import_stream_open(struct trace_reader *r, void *stream);
 int import_stream_finish(struct import_stream *s, char *err, size_t errlen);
 

@@ -189,7 +189,22 @@ static void stream_free(struct import_stream *s) {
   free(s);
 }
 
-int import_stream_start(const struct import_job *job, struct import_stream **out, char *err, size_t errlen) {
+size_t import_stream_prefix_size(void) { return IMPORT_RESERVE; }
+
+void import_stream_head(const struct import_stream *s, struct import_stream_known *k) {
+  *k = (struct import_stream_known){ .prefix = s->prefix, .records = s->records, .records_hash = s->records_hash };
+}
+
+/* A first conversion remembered from an earlier replay of the same file. */
+static void take_known(struct import_stream *s, const struct import_stream_known *k) {
+  s->prefix = xmalloc(IMPORT_RESERVE);
+  memcpy(s->prefix, k->prefix, IMPORT_RESERVE);
+  s->records = k->records;
+  s->records_hash = k->records_hash;
+}
+
+int import_stream_start(const struct import_job *job, const struct import_stream_known *known,
+                        struct import_stream **out, char *err, size_t errlen) {
   *out = NULL;
   struct stat st;
   if (strcmp(job->input, "-") && stat(job->input, &st) != 0) {
@@ -211,7 +226,9 @@ int import_stream_start(const struct import_job *job, struct import_stream **out
   size_t n = strlen(job->input) + sizeof " (as imported)";
   s->name = xmalloc(n);
   snprintf(s->name, n, "%s (as imported)", job->input);
-  int rc = first_conversion(s, err, errlen);
+  int rc = 0;
+  if (known) take_known(s, known);
+  else rc = first_conversion(s, err, errlen);
   int fds[2];
   if (!rc && pipe2(fds, O_CLOEXEC) != 0) {
     snprintf(err, errlen, "%s: cannot make a pipe to replay it through: %s", job->input, strerror(errno));

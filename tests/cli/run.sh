@@ -17,7 +17,7 @@ for f in $files; do
   CASE=$(basename "$f" .sh)
   T=$(mktemp -d)
   p0=$PASSED; f0=$FAILED; s0=$SKIPPED
-  ( cd "$T" && . "$f"; echo "$PASSED $FAILED $SKIPPED" > "$T/.counts" )
+  ( cd "$T" && XDG_CACHE_HOME="$T/.cache" && export XDG_CACHE_HOME && . "$f"; echo "$PASSED $FAILED $SKIPPED" > "$T/.counts" )
   if ! read -r PASSED FAILED SKIPPED 2>/dev/null < "$T/.counts"; then
     PASSED=$p0; FAILED=$((f0 + 1)); SKIPPED=$s0
     echo "  FAIL  $CASE: aborted (the file exited before its end)"

@@ -1,0 +1,152 @@
+/* Remembered first conversions of recordings (stream_memo.h). */
+#include "stream_memo.h"
+#include "sim/core/hash.h"
+#include "sim/core/outfile.h"
+#include "sim/core/util.h"
+#include "sim/core/version.h"
+#include "sim/sweep/sweep.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* An entry: magic, identity and prefix lengths, the records' count and hash,
+** the identity, the prefix, then the XXH64 of everything before it. */
+#define HEAD_BYTES 32
+#define SUM_BYTES  8
+
+static void put64(unsigned char *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint64_t get64(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+  return v;
+}
+
+unsigned char *stream_memo_build(const char *identity, const struct import_stream_known *k, size_t prefix_size,
+                                 size_t *n) {
+  size_t idn = strlen(identity);
+  *n = HEAD_BYTES + idn + prefix_size + SUM_BYTES;
+  unsigned char *b = xmalloc(*n);
+  memcpy(b, STREAM_MEMO_MAGIC, 8);
+  put64(b + 8, (uint64_t)idn | (uint64_t)prefix_size << 32);
+  put64(b + 16, k->records);
+  put64(b + 24, k->records_hash);
+  memcpy(b + HEAD_BYTES, identity, idn);
+  memcpy(b + HEAD_BYTES + idn, k->prefix, prefix_size);
+  put64(b + *n - SUM_BYTES, xxh64(b, *n - SUM_BYTES));
+  return b;
+}
+
+bool stream_memo_parse(const unsigned char *buf, size_t n, const char *identity, size_t prefix_size,
+                       struct import_stream_known *known) {
+  size_t idn = strlen(identity);
+  if (n != HEAD_BYTES + idn + prefix_size + SUM_BYTES || memcmp(buf, STREAM_MEMO_MAGIC, 8)) return false;
+  uint64_t lens = get64(buf + 8);
+  if ((lens & 0xffffffffu) != idn || lens >> 32 != prefix_size) return false;
+  if (memcmp(buf + HEAD_BYTES, identity, idn) || get64(buf + n - SUM_BYTES) != xxh64(buf, n - SUM_BYTES))
+    return false;
+  *known = (struct import_stream_known){ .prefix = buf + HEAD_BYTES + idn, .records = get64(buf + 16),
+                                         .records_hash = get64(buf + 24) };
+  return true;
+}
+
+/* $XDG_CACHE_HOME/vmxsim/recordings (or ~/.cache/...): the traces' cache's sibling. */
+static char *memo_dir(void) {
+  char *traces = sweep_default_cache();
+  char *slash = strrchr(traces, '/');
+  size_t n = (size_t)(slash - traces) + sizeof "/recordings";
+  char *dir = xmalloc(n);
+  snprintf(dir, n, "%.*s/recordings", (int)(slash - traces), traces);
+  free(traces);
+  return dir;
+}
+
+/* The build, the format, the file and the job's options, one per line. */
+static char *identity_of(const struct import_job *job, const struct file_seen *f) {
+  struct stat exe;
+  if (stat("/proc/self/exe", &exe) != 0) return NULL;
+  const struct import_opts *o = &job->opt;
+  struct strbuf b = { 0 };
+  strbuf_printf(&b, "vmxsim %s, executable of %lld bytes modified at %lld.%09ld\n", VMXSIM_VERSION,
+                (long long)exe.st_size, (long long)exe.st_mtim.tv_sec, exe.st_mtim.tv_nsec);
+  strbuf_printf(&b, "format %s\nrecording %s\nfile %lld %lld %lld %lld %lld\n", job->format->name, f->path,
+                (long long)f->dev, (long long)f->ino, (long long)f->size, (long long)f->mtime_ns,
+                (long long)f->ctime_ns);
+  strbuf_printf(&b, "workload %s%s\ncommand %s\ncpu_ghz %a paging %u skip_bad %d\n", job->workload ? "=" : "-",
+                job->workload ? job->workload : "", job->command ? job->command : "", o->cpu_ghz, o->paging,
+                (int)o->skip_bad);
+  if (b.len > STREAM_MEMO_ID_MAX) { free(b.s); return NULL; }
+  return b.s;
+}
+
+static void read_entry(struct stream_memo *m) {
+  struct stat st;
+  size_t want = HEAD_BYTES + strlen(m->identity) + import_stream_prefix_size() + SUM_BYTES;
+  if (stat(m->path, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != want) return;
+  size_t n;
+  unsigned char *buf = (unsigned char *)read_file(m->path, &n);
+  if (!buf) return;
+  struct import_stream_known k;
+  if (stream_memo_parse(buf, n, m->identity, import_stream_prefix_size(), &k)) {
+    m->prefix = xmalloc(import_stream_prefix_size());
+    memcpy(m->prefix, k.prefix, import_stream_prefix_size());
+    m->known = k;
+    m->known.prefix = m->prefix;
+    m->found = true;
+  }
+  free(buf);
+}
+
+void stream_memo_look_up(struct stream_memo *m, const struct import_job *job) {
+  memset(m, 0, sizeof *m);
+  const char *off = getenv(STREAM_MEMO_OFF_ENV);
+  if ((off && *off && strcmp(off, "0")) || !strcmp(job->input, "-")) return;
+  if (!file_seen_take(job->input, &m->seen) || !(m->identity = identity_of(job, &m->seen))) return;
+  char *dir = memo_dir();
+  size_t n = strlen(dir) + 32;
+  m->path = xmalloc(n);
+  snprintf(m->path, n, "%s/%016llx.head", dir,
+           (unsigned long long)xxh64(m->identity, strlen(m->identity)));
+  free(dir);
+  read_entry(m);
+}
+
+void stream_memo_keep(struct stream_memo *m, const struct import_stream *s) {
+  if (!m->path || m->found || !file_seen_settled(&m->seen)) return;
+  struct file_seen after;
+  bool same = file_seen_take(m->seen.path, &after) && file_seen_same(&m->seen, &after);
+  file_seen_free(&after);
+  if (!same) return;
+  char err[1024], *dir = memo_dir();
+  int rc = sweep_make_dirs(dir, err, sizeof err);
+  free(dir);
+  struct outfile o;
+  if (rc || outfile_begin(&o, m->path, OUTFILE_REGULAR, err, sizeof err)) return;
+  struct import_stream_known k;
+  import_stream_head(s, &k);
+  size_t n;
+  unsigned char *b = stream_memo_build(m->identity, &k, import_stream_prefix_size(), &n);
+  FILE *f = fopen(outfile_path(&o), "wb");
+  bool ok = f && fwrite(b, 1, n, f) == n;
+  if (f && fclose(f) != 0) ok = false;
+  free(b);
+  if (ok) (void)outfile_commit(&o, err, sizeof err);   /* not kept: the next replay converts twice */
+  else outfile_discard(&o);
+}
+
+void stream_memo_forget(struct stream_memo *m) {
+  if (m->path && m->found) unlink(m->path);
+}
+
+void stream_memo_free(struct stream_memo *m) {
+  free(m->path);
+  free(m->identity);
+  free(m->prefix);
+  file_seen_free(&m->seen);
+  memset(m, 0, sizeof *m);
+}

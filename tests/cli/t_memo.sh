@@ -1,0 +1,50 @@
+# CLI tests for a recording replayed again (sim/cli/stream_memo.h): its first conversion is
+# remembered under the cache directory, and the next replay of the same file reads it once,
+# with the same report, the same stored trace hash and the same summary; a damaged entry is
+# ignored and written again; VMXSIM_NO_CACHE=1 keeps nothing.
+# Sourced by tests/cli/run.sh in a scratch directory; $VMXSIM is the program, $ROOT the repo.
+
+XS="$ROOT/tests/data/xentrace-sample/sample.xentrace"
+export XDG_CACHE_HOME="$PWD/cache"
+entries() { ls cache/vmxsim/recordings/*.head 2>/dev/null | wc -l | tr -d ' '; }
+P="--policy shadowcache --cpu skylake-xen-2018"
+
+# Only a file unchanged for a few seconds is remembered (its ctime, which nobody can set back):
+# the checked-out fixture, unless it was checked out just now.
+if [ $(($(date +%s) - $(stat -c %Z "$XS"))) -le 4 ]; then
+  skip "a recording replayed again: $XS was checked out less than 5 s ago"
+else
+  run "$VMXSIM" $P --no-db "$XS"
+  check_rc "memo: the first replay of the recording" 0
+  first=$out
+  check_eq "memo: its first conversion is remembered (one entry)" "1" "$(entries)"
+  entry=$(ls cache/vmxsim/recordings/*.head)
+  run "$VMXSIM" $P --no-db "$XS"
+  check_eq "memo: the replay from the entry prints the same report" "$first" "$out"
+
+  "$VMXSIM" $P -q --db memo.db "$XS" > /dev/null
+  VMXSIM_NO_CACHE=1 "$VMXSIM" $P -q --db twice.db "$XS" > /dev/null
+  check_eq "memo: the stored trace (hash, records, vCPUs, metadata) is the one of two conversions" \
+    "$(sqlite3 twice.db 'SELECT hash, events, vcpus, metadata FROM traces')" \
+    "$(sqlite3 memo.db 'SELECT hash, events, vcpus, metadata FROM traces')"
+
+  VMXSIM_NO_CACHE=1 "$VMXSIM" summary "$XS" > summary-twice.txt
+  "$VMXSIM" summary "$XS" > summary-memo.txt
+  check_eq "memo: summary of the recording from the entry is the same" "$(cat summary-twice.txt)" "$(cat summary-memo.txt)"
+
+  size=$(stat -c %s "$entry")
+  head -c 100 "$entry" > cut && mv cut "$entry"
+  run "$VMXSIM" $P --no-db "$XS"
+  check_eq "memo: a damaged entry is ignored (the same report)" "$first" "$out"
+  check_eq "memo: and written again whole" "$size" "$(stat -c %s "$entry")"
+
+  rm -rf cache
+  VMXSIM_NO_CACHE=1 "$VMXSIM" $P --no-db -q "$XS" > /dev/null
+  check_eq "memo: VMXSIM_NO_CACHE=1 keeps nothing" "0" "$(entries)"
+fi
+
+# A recording changed since it was remembered is another file: converted twice, and right.
+cp "$XS" fresh.xentrace
+run "$VMXSIM" $P --no-db fresh.xentrace
+check_rc "memo: a new recording replays" 0
+check_eq "memo: one written just now is not remembered (it may still be being written)" "0" "$(entries)"

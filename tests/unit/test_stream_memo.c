@@ -1,0 +1,175 @@
+/* Remembered first conversions of recordings (sim/cli/stream_memo.c): an
+** entry is read back only whole and for its own identity; a stream begun from
+** a remembered conversion is the imported trace byte for byte; one begun from
+** a wrong entry fails as a changed recording does, and the entry is removed. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sim/cli/options.h"
+#include "sim/cli/stream_memo.h"
+#include "sim/core/hash.h"
+#include "sim/core/trace.h"
+#include "sim/core/util.h"
+
+#define SAMPLE "tests/data/xentrace-sample/sample.xentrace"
+
+static char dir[64];
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(dir, sizeof dir, "/tmp/vmxsim-test-memo-XXXXXX");
+  if (!mkdtemp(dir)) return -1;
+  return setenv("XDG_CACHE_HOME", dir, 1);
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static const unsigned char prefix[64] = "header, metadata and initial registers";
+
+static void an_entry_reads_back_only_whole_and_for_its_identity(void **state) {
+  (void)state;
+  struct import_stream_known k = { .prefix = prefix, .records = 123456, .records_hash = 0x1122334455667788ull }, got;
+  size_t n;
+  unsigned char *b = stream_memo_build("identity A\n", &k, sizeof prefix, &n);
+  assert_true(stream_memo_parse(b, n, "identity A\n", sizeof prefix, &got));
+  printf("  read back: %llu records, hash %llx (expected %llu, %llx)\n", (unsigned long long)got.records,
+         (unsigned long long)got.records_hash, (unsigned long long)k.records, (unsigned long long)k.records_hash);
+  assert_int_equal(got.records, k.records);
+  assert_int_equal(got.records_hash, k.records_hash);
+  assert_memory_equal(got.prefix, prefix, sizeof prefix);
+  assert_false(stream_memo_parse(b, n, "identity B\n", sizeof prefix, &got));      /* another file or build */
+  assert_false(stream_memo_parse(b, n, "identity A\n", sizeof prefix - 1, &got));  /* another prefix size */
+  assert_false(stream_memo_parse(b, n - 1, "identity A\n", sizeof prefix, &got));  /* cut short */
+  unsigned refused = 0;
+  for (size_t i = 0; i < n; i++) {                                                 /* any one byte changed */
+    b[i] ^= 0x20;
+    refused += !stream_memo_parse(b, n, "identity A\n", sizeof prefix, &got);
+    b[i] ^= 0x20;
+  }
+  printf("  entries with one byte changed refused: %u of %zu\n", refused, n);
+  assert_int_equal(refused, n);
+  free(b);
+}
+
+/* The records' hash of a whole stream, and its trace hash. */
+static void read_stream(struct import_stream *s, char hex[HASH_HEX_LEN + 1], uint64_t *records) {
+  struct trace_reader r;
+  assert_int_equal(import_stream_open(&r, s), EXIT_OK);
+  for (*records = 0; trace_next(&r); ++*records) {}
+  assert_false(trace_failed(&r));
+  assert_true(trace_hash_hex(&r, hex));
+  trace_close(&r);
+}
+
+static struct stat entry_of(const char *input, char *path, size_t n) {
+  char cmd[512];
+  struct import_job job = { .format = import_format_find("xentrace"), .input = input, .command = cmd,
+                            .opt = { .cpu_ghz = IMPORT_GHZ_DEFAULT, .paging = PAGING_64 } };
+  snprintf(cmd, sizeof cmd, "vmxsim (%s %s, imported on the fly)", job.format->name, input);   /* as options.c */
+  struct stream_memo m;
+  stream_memo_look_up(&m, &job);
+  assert_non_null(m.path);
+  snprintf(path, n, "%s", m.path);
+  stream_memo_free(&m);
+  struct stat st = { 0 };
+  if (stat(path, &st) != 0) st.st_size = -1;
+  return st;
+}
+
+/* Copies the sample to dir with a ctime old enough to be remembered: not possible
+** (nobody can set a ctime back), so the test remembers the checked-out sample
+** when it is settled, and skips otherwise. */
+static void a_recording_replayed_again_is_read_once_and_gives_the_same_trace(void **state) {
+  (void)state;
+  struct stat st;
+  assert_int_equal(stat(SAMPLE, &st), 0);
+  if (time(NULL) - st.st_ctime < 5) skip();                   /* just checked out: not settled yet */
+  char entry[1024];
+  assert_int_equal(entry_of(SAMPLE, entry, sizeof entry).st_size, -1);
+  struct import_stream *s;
+  char *spooled, *scratch, first[HASH_HEX_LEN + 1], again[HASH_HEX_LEN + 1], err[1024];
+  uint64_t n1, n2;
+  assert_int_equal(recording_stream(SAMPLE, "auto", &s, &spooled, &scratch), EXIT_OK);
+  assert_non_null(s);
+  read_stream(s, first, &n1);
+  assert_int_equal(recording_stream_finish(s, err, sizeof err), EXIT_OK);
+  off_t size = entry_of(SAMPLE, entry, sizeof entry).st_size;
+  printf("  after the first replay: the entry %s, %lld bytes\n", entry, (long long)size);
+  assert_true(size > 0);
+  assert_int_equal(recording_stream(SAMPLE, "auto", &s, &spooled, &scratch), EXIT_OK);
+  read_stream(s, again, &n2);
+  assert_int_equal(recording_stream_finish(s, err, sizeof err), EXIT_OK);
+  printf("  first: %llu records, hash %s; from the entry: %llu records, hash %s\n", (unsigned long long)n1, first,
+         (unsigned long long)n2, again);
+  assert_int_equal(n1, n2);
+  assert_string_equal(first, again);
+
+  /* An entry whose records' hash is wrong: the replay fails as for a changed
+  ** recording, and the entry is gone, so the next replay converts twice. */
+  size_t n;
+  unsigned char *b = (unsigned char *)read_file(entry, &n);
+  assert_non_null(b);
+  char cmd[512];
+  struct import_job job = { .format = import_format_find("xentrace"), .input = SAMPLE, .command = cmd,
+                            .opt = { .cpu_ghz = IMPORT_GHZ_DEFAULT, .paging = PAGING_64 } };
+  snprintf(cmd, sizeof cmd, "vmxsim (xentrace %s, imported on the fly)", SAMPLE);
+  struct stream_memo m;
+  stream_memo_look_up(&m, &job);
+  assert_true(m.found);
+  struct import_stream_known wrong = m.known;
+  wrong.records_hash ^= 1;
+  size_t wn;
+  unsigned char *w = stream_memo_build(m.identity, &wrong, import_stream_prefix_size(), &wn);
+  FILE *f = fopen(entry, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(w, 1, wn, f), wn);
+  assert_int_equal(fclose(f), 0);
+  free(w);
+  free(b);
+  stream_memo_free(&m);
+  assert_int_equal(recording_stream(SAMPLE, "auto", &s, &spooled, &scratch), EXIT_OK);
+  read_stream(s, again, &n2);
+  int rc = recording_stream_finish(s, err, sizeof err);
+  printf("  a wrong entry: rc %d (expected %d): %s; entry left: %s\n", rc, EXIT_BADINPUT, err,
+         access(entry, F_OK) == 0 ? "yes" : "no");
+  assert_int_equal(rc, EXIT_BADINPUT);
+  assert_non_null(strstr(err, "changed while it was replayed (its records differ from those first read)"));
+  assert_int_not_equal(access(entry, F_OK), 0);
+}
+
+static void the_cache_can_be_turned_off(void **state) {
+  (void)state;
+  setenv(STREAM_MEMO_OFF_ENV, "1", 1);
+  struct import_job job = { .format = import_format_find("xentrace"), .input = SAMPLE, .command = "c" };
+  struct stream_memo m;
+  stream_memo_look_up(&m, &job);
+  printf("  %s=1: entry path %s\n", STREAM_MEMO_OFF_ENV, m.path ? m.path : "(none)");
+  assert_null(m.path);
+  assert_false(m.found);
+  stream_memo_free(&m);
+  unsetenv(STREAM_MEMO_OFF_ENV);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(an_entry_reads_back_only_whole_and_for_its_identity),
+    cmocka_unit_test(a_recording_replayed_again_is_read_once_and_gives_the_same_trace),
+    cmocka_unit_test(the_cache_can_be_turned_off),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
