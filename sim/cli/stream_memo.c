@@ -66,7 +66,8 @@ static char *memo_dir(void) {
   return dir;
 }
 
-/* The build, the format, the file and the job's options, one per line. */
+/* The build, the format, the input as named (the metadata holds it), the
+** file and the job's options, one per line. */
 static char *identity_of(const struct import_job *job, const struct file_seen *f) {
   struct stat exe;
   if (stat("/proc/self/exe", &exe) != 0) return NULL;
@@ -74,8 +75,8 @@ static char *identity_of(const struct import_job *job, const struct file_seen *f
   struct strbuf b = { 0 };
   strbuf_printf(&b, "vmxsim %s, executable of %lld bytes modified at %lld.%09ld\n", VMXSIM_VERSION,
                 (long long)exe.st_size, (long long)exe.st_mtim.tv_sec, exe.st_mtim.tv_nsec);
-  strbuf_printf(&b, "format %s\nrecording %s\nfile %lld %lld %lld %lld %lld\n", job->format->name, f->path,
-                (long long)f->dev, (long long)f->ino, (long long)f->size, (long long)f->mtime_ns,
+  strbuf_printf(&b, "format %s\ninput %s\nrecording %s\nfile %lld %lld %lld %lld %lld\n", job->format->name,
+                job->input, f->path, (long long)f->dev, (long long)f->ino, (long long)f->size, (long long)f->mtime_ns,
                 (long long)f->ctime_ns);
   strbuf_printf(&b, "workload %s%s\ncommand %s\ncpu_ghz %a paging %u skip_bad %d\n", job->workload ? "=" : "-",
                 job->workload ? job->workload : "", job->command ? job->command : "", o->cpu_ghz, o->paging,

@@ -14,8 +14,9 @@
 ** An entry is named by the hash of its identity, a text naming the build of
 ** vmxsim (its version and its executable's size and modification time: a
 ** rebuilt importer never uses an older build's entries), the format, the
-** recording as a file (real path, device, inode, size, modification and
-** change times: sim/store/known.h) and every option of the job; the entry
+** input as named (the metadata records that name), the recording as a file
+** (real path, device, inode, size, modification and change times:
+** sim/store/known.h) and every option of the job; the entry
 ** holds that text in full and a checksum, and anything else (a short, long,
 ** damaged or foreign file) is no entry.  A recording is remembered only when
 ** it looked the same before and after its first conversion and had not

@@ -48,3 +48,16 @@ cp "$XS" fresh.xentrace
 run "$VMXSIM" $P --no-db fresh.xentrace
 check_rc "memo: a new recording replays" 0
 check_eq "memo: one written just now is not remembered (it may still be being written)" "0" "$(entries)"
+
+# The metadata records the input as named: another spelling of the same file is another entry,
+# and its stored trace is the one two conversions give for that spelling.
+if [ $(($(date +%s) - $(stat -c %Z "$XS"))) -gt 4 ]; then
+  rm -rf cache
+  ln -s "$(dirname "$XS")" fixture
+  "$VMXSIM" $P -q --no-db "$XS" > /dev/null
+  "$VMXSIM" $P -q --db spelled.db fixture/sample.xentrace > /dev/null
+  VMXSIM_NO_CACHE=1 "$VMXSIM" $P -q --db spelled-twice.db fixture/sample.xentrace > /dev/null
+  check_eq "memo: two spellings of one recording, two entries" "2" "$(entries)"
+  check_eq "memo: each spelling's stored trace is its own" \
+    "$(sqlite3 spelled-twice.db 'SELECT hash, metadata FROM traces')" "$(sqlite3 spelled.db 'SELECT hash, metadata FROM traces')"
+fi
