@@ -185,7 +185,7 @@ import_figures() {
     # replay of a recording is timed with the cache off.
     export XDG_CACHE_HOME="$DIR/cache"
     rm -rf "$DIR/cache"
-    while [ $(($(date +%s) - $(stat -c %Z "$XT"))) -le 4 ]; do sleep 1; done
+    while [ $(($(date +%s) - $(command stat -c %Z "$XT"))) -le 4 ]; do sleep 1; done
     "$VMXSIM" $XEN_POLICY --no-db -q "$XT" > /dev/null
     FIRST="VMXSIM_NO_CACHE=1 $V"
     if [ -n "${XENALYZE:-}" ]; then
