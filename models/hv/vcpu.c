@@ -10,8 +10,12 @@
 #include <string.h>
 
 /* Bits the host keeps set in the real CR0/CR4 regardless of the guest:
-** CR4.VMXE (IA32_VMX_CR4_FIXED0), and under shadow paging CR0.PG/WP/PE/NE. */
+** CR4.VMXE (IA32_VMX_CR4_FIXED0), and under shadow paging CR0.PG/WP/PE/NE
+** and CR4.PAE: the shadow tables of a 32-bit guest are PAE tables (KVM's
+** KVM_PMODE_VM_CR4_ALWAYS_ON, Linux 2.6.20 drivers/kvm/kvm.h; the guest's
+** own PAE bit is host-owned, CR4_SHADOW_PAGING_OWNED, so it reads its own). */
 #define CR4_HOST_FORCED (1ull << 13)
+#define CR4_SHADOW_FORCED (CR4_HOST_FORCED | CR4_PAE)
 #define CR0_SHADOW_FORCED (CR0_PG | CR0_WP | CR0_PE | (1ull << 5))
 
 /* KVM's MSR-bitmap pass-through set: the MSRs a guest may access directly. */
@@ -102,8 +106,9 @@ uint64_t vcpu_setup(struct vcpu *v, unsigned id, const struct policy *p) {
 }
 
 static uint64_t forced_bits(const struct vcpu *v, unsigned cr) {
-  if (cr == 4) return CR4_HOST_FORCED;
-  return v->pol->paging == PAGING_SHADOW ? CR0_SHADOW_FORCED : 0;
+  bool shadow = v->pol->paging == PAGING_SHADOW;
+  if (cr == 4) return shadow ? CR4_SHADOW_FORCED : CR4_HOST_FORCED;
+  return shadow ? CR0_SHADOW_FORCED : 0;
 }
 
 /* The hypervisor keeps the read shadow equal to the guest-visible value and

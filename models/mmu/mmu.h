@@ -24,6 +24,20 @@
 /* Host addresses of shadow roots live in their own range, so a guest CR3
 ** value can never equal one by accident in the CR3-target comparison. */
 #define SHADOW_ROOT_HPA_BASE 0x7f0000000000ull
+/* PAE-format shadows (a 32-bit or PAE guest's: four roots) are entered
+** through a 32-byte page-directory-pointer table, and outside IA-32e mode CR3
+** holds a 32-bit address (SDM 4.4.1), so KVM keeps that table below 4 GiB
+** (Linux 2.6.20 drivers/kvm/kvm.h, GFP_KVM_MMU: "cr3 is only 32 bits even on
+** x86_64").  Each root set has its own, as the paravirtual CR3 cache needs
+** one per cached address space (I. Molnar, "[announce] [patch] KVM
+** paravirtualization for Linux", LKML, 5 January 2007; A. Kivity's reply of 7
+** January: "a pae root uses just 32 bytes").  The range is in a PC guest's
+** MMIO hole below 4 GiB, where no guest page table can be, so the rule above
+** still holds. */
+#define SHADOW_PDPT_HPA_BASE 0xfc000000ull
+#define SHADOW_PDPT_BYTES    32
+_Static_assert(SHADOW_PDPT_HPA_BASE + (uint64_t)KNOB_POOL_MAX * SHADOW_PDPT_BYTES <= 0xfec00000ull,
+               "every root set's PDPT lies below the I/O APIC, under 4 GiB");
 
 struct mmu;
 

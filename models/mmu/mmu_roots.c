@@ -62,7 +62,12 @@ static bool build(struct mmu *m, uint64_t cr3, struct root_set *r, struct work *
   return all_found;
 }
 
-static uint64_t root_hpa(const struct root_set *r) {
+/* What GUEST_CR3 holds for a root set: its top-level shadow page, or under
+** PAE-format shadows its page-directory-pointer table (mmu.h; a slot is below
+** KNOB_POOL_MAX, and the mask keeps SPT_NONE, a root a full pool could not
+** hold, in the range too). */
+static uint64_t root_hpa(const struct mmu *m, const struct root_set *r) {
+  if (m->nroots > 1) return SHADOW_PDPT_HPA_BASE + (uint64_t)(r->slot[0] & (KNOB_POOL_MAX - 1)) * SHADOW_PDPT_BYTES;
   return SHADOW_ROOT_HPA_BASE + ((uint64_t)r->slot[0] << 12);
 }
 
@@ -95,6 +100,6 @@ void roots_switch(struct mmu *m, const struct mmu_ctx *c, uint64_t cr3, bool exi
     return;                              /* the roots GUEST_CR3 holds already */
   }
   make_current(m, mv, cr3, exited, w);
-  m->sink->roots_loaded(m->sink, c->vcpu, cr3, root_hpa(&mv->cur), exited);
+  m->sink->roots_loaded(m->sink, c->vcpu, cr3, root_hpa(m, &mv->cur), exited);
 }
 

@@ -733,6 +733,68 @@ static void an_ipi_wakes_a_halted_vcpu_at_the_senders_time(void **state) {
   vm_stop(&vm);
 }
 
+/* GUEST_CR3 and GUEST_CR4 as the processor must have them under shadow
+** paging: a 32-bit or PAE guest runs on PAE tables, entered through a PDPT
+** that CR3 can address outside IA-32e mode (below 4 GiB, SDM 4.4.1), with
+** CR4.PAE set in the real register while the guest reads its own. */
+static uint64_t guest_field(const struct vm *vm, enum vmcs_field f) { return vmcs_peek(&vm->e.vcpu[0].vmx.vmcs, f); }
+
+static void shadow_roots_of_32_bit_guests_are_pae_tables_below_4_gib(void **state) {
+  (void)state;
+  static const unsigned modes[] = { PAGING_32, PAGING_PAE };
+  for (size_t m = 0; m < 2; m++) {
+    struct vm vm;
+    vm_start(&vm, "cr3cache", NULL, 0, modes[m]);
+    ev(&vm, EV_INIT, 4, CR4_PGE | (modes[m] == PAGING_PAE ? CR4_PAE : 0), 0);
+    init_cr3(&vm, space(0));
+    uint64_t roots[3];
+    for (unsigned i = 0; i < 3; i++) {
+      cr3w(&vm, space(i + 1));
+      touch(&vm, USER_CODE, 1);
+      roots[i] = guest_field(&vm, VMCS_GUEST_CR3);
+      print_message("paging %u, address space %u: GUEST_CR3 0x%llx (expected below 4 GiB, 32-byte aligned)\n",
+                    modes[m], i + 1, (unsigned long long)roots[i]);
+      assert_true(roots[i] < (1ull << 32));
+      assert_int_equal(roots[i] % 32, 0);
+      for (unsigned j = 0; j < i; j++) assert_int_not_equal(roots[i], roots[j]);
+    }
+    /* the cached roots are target values, and a hit still loads one */
+    assert_int_equal(guest_field(&vm, VMCS_CR3_TARGET_VALUE0), roots[0]);
+    uint64_t before = cr3_exits(&vm);
+    cr3w(&vm, space(1));
+    assert_int_equal(cr3_exits(&vm), before);
+    assert_int_equal(guest_field(&vm, VMCS_GUEST_CR3), roots[0]);
+    uint64_t real = guest_field(&vm, VMCS_GUEST_CR4), shadow = guest_field(&vm, VMCS_CR4_READ_SHADOW);
+    uint64_t reads = cr_read_value(real, guest_field(&vm, VMCS_CR4_GUEST_HOST_MASK), shadow);
+    print_message("paging %u: GUEST_CR4 0x%llx (expected PAE set), the guest reads 0x%llx\n", modes[m],
+                  (unsigned long long)real, (unsigned long long)reads);
+    assert_true(real & CR4_PAE);
+    assert_int_equal(reads & CR4_PAE, modes[m] == PAGING_PAE ? CR4_PAE : 0);
+    vm_stop(&vm);
+  }
+}
+
+static void a_64_bit_guests_shadow_root_and_an_ept_guests_cr4_are_its_own(void **state) {
+  (void)state;
+  struct vm vm;
+  vm_start(&vm, "shadowcache", NULL, 0, PAGING_64);
+  init_cr3(&vm, space(0));
+  cr3w(&vm, space(1));
+  print_message("64-bit guest: GUEST_CR3 0x%llx (expected a shadow page from 0x%llx)\n",
+                (unsigned long long)guest_field(&vm, VMCS_GUEST_CR3), (unsigned long long)SHADOW_ROOT_HPA_BASE);
+  assert_true(guest_field(&vm, VMCS_GUEST_CR3) >= SHADOW_ROOT_HPA_BASE);
+  assert_int_equal(guest_field(&vm, VMCS_GUEST_CR3) % 4096, 0);
+  vm_stop(&vm);
+  vm_start(&vm, "ept", NULL, 0, PAGING_32);
+  ev(&vm, EV_INIT, 4, CR4_PGE, 0);
+  init_cr3(&vm, space(0));
+  print_message("32-bit guest under EPT: GUEST_CR4 0x%llx (expected PAE clear), GUEST_CR3 0x%llx (its own)\n",
+                (unsigned long long)guest_field(&vm, VMCS_GUEST_CR4), (unsigned long long)guest_field(&vm, VMCS_GUEST_CR3));
+  assert_int_equal(guest_field(&vm, VMCS_GUEST_CR4) & CR4_PAE, 0);
+  assert_int_equal(guest_field(&vm, VMCS_GUEST_CR3), space(0));
+  vm_stop(&vm);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(kernel_tables_are_shared_and_user_tables_private),
@@ -769,6 +831,8 @@ int main(void) {
     cmocka_unit_test(a_shadow_fault_goes_through_the_pfec_mask_and_match_rule),
     cmocka_unit_test(an_apic_access_exits_as_apic_access_with_flexpriority_and_faults_without),
     cmocka_unit_test(an_ipi_wakes_a_halted_vcpu_at_the_senders_time),
+    cmocka_unit_test(shadow_roots_of_32_bit_guests_are_pae_tables_below_4_gib),
+    cmocka_unit_test(a_64_bit_guests_shadow_root_and_an_ept_guests_cr4_are_its_own),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
