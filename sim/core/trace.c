@@ -1,5 +1,8 @@
-/* Binary trace files: header, streaming reader and buffered writer (traces/FORMAT.md). */
+/* Binary trace files: the header and the streaming reader, with its
+** read-ahead and hashing threads (traces/FORMAT.md); the writer is
+** trace_write.c. */
 #include "trace.h"
+#include "trace_int.h"
 #include "zin.h"
 
 #include <errno.h>
@@ -15,8 +18,6 @@
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "vmxsim reads records in place and needs a little-endian host"
 #endif
-
-#define WRITE_BUF_RECORDS 8192
 
 static const char *const event_mnemonics[] = {
 #define X(e, m, d) m,
@@ -73,14 +74,8 @@ int paging_from_name(const char *s) {
   return -1;
 }
 
-static uint16_t get16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t get32(const unsigned char *p) { return (uint32_t)get16(p) | (uint32_t)get16(p + 2) << 16; }
-static uint64_t get64(const unsigned char *p) { return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32; }
-static void put16(unsigned char *p, uint16_t v) { p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); }
-static void put32(unsigned char *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
-static void put64(unsigned char *p, uint64_t v) { put32(p, (uint32_t)v); put32(p + 4, (uint32_t)(v >> 32)); }
 
-static int fail(char *err, int rc, const char *fmt, ...) {
+int trace_fail(char *err, int rc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(err, 512, fmt, ap);
@@ -88,21 +83,15 @@ static int fail(char *err, int rc, const char *fmt, ...) {
   return rc;
 }
 
-/* Header layout (offsets in bytes), see traces/FORMAT.md. */
-enum {
-  H_MAGIC = 0, H_VERSION = 8, H_RECSIZE = 10, H_VCPUS = 12, H_PAGING = 14,
-  H_FLAGS = 15, H_COUNT = 16, H_METALEN = 24, H_PAD = 28, H_WORKLOAD = 32
-};
-
 /* The header's own fields; the checks against the file's size are file_size_checks'. */
 static int parse_header(struct trace_reader *r, const unsigned char *p, size_t got) {
   struct trace_header *h = &r->hdr;
   if (got < 8 || memcmp(p, TRACE_MAGIC, 8) != 0)
-    return fail(r->err, EXIT_BADINPUT, "%s: byte 0: not a vmxsim trace (bad magic; "
+    return trace_fail(r->err, EXIT_BADINPUT, "%s: byte 0: not a vmxsim trace (bad magic; "
                 "text traces must first be assembled with 'vmxsim trace asm'%s)", r->path,
                 r->piped ? "; a recording on standard input or a pipe needs --input-format" : "");
   if (got < TRACE_HEADER_SIZE)
-    return fail(r->err, EXIT_BADINPUT, "%s: byte %zu: truncated header (%d bytes needed)",
+    return trace_fail(r->err, EXIT_BADINPUT, "%s: byte %zu: truncated header (%d bytes needed)",
                 r->path, got, TRACE_HEADER_SIZE);
   h->version = get16(p + H_VERSION);
   h->record_size = get16(p + H_RECSIZE);
@@ -114,26 +103,26 @@ static int parse_header(struct trace_reader *r, const unsigned char *p, size_t g
   memcpy(h->workload, p + H_WORKLOAD, TRACE_WORKLOAD_MAX);
   h->workload[TRACE_WORKLOAD_MAX] = 0;
   if (h->version > TRACE_VERSION)
-    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: format version %u is newer than this "
+    return trace_fail(r->err, EXIT_BADINPUT, "%s: byte %d: format version %u is newer than this "
                 "vmxsim understands (%d); upgrade vmxsim", r->path, H_VERSION, h->version, TRACE_VERSION);
   if (h->version == 0)
-    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: format version 0 is invalid", r->path, H_VERSION);
+    return trace_fail(r->err, EXIT_BADINPUT, "%s: byte %d: format version 0 is invalid", r->path, H_VERSION);
   if (h->record_size != sizeof(struct trace_event))
-    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: record size %u, expected %zu",
+    return trace_fail(r->err, EXIT_BADINPUT, "%s: byte %d: record size %u, expected %zu",
                 r->path, H_RECSIZE, h->record_size, sizeof(struct trace_event));
   if (h->vcpu_count == 0 || h->vcpu_count > TRACE_VCPU_MAX)
-    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: vCPU count %u out of range 1..%d",
+    return trace_fail(r->err, EXIT_BADINPUT, "%s: byte %d: vCPU count %u out of range 1..%d",
                 r->path, H_VCPUS, h->vcpu_count, TRACE_VCPU_MAX);
   if (!paging_name(h->paging))
-    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: unknown paging mode %u (32, 36=pae, 64)",
+    return trace_fail(r->err, EXIT_BADINPUT, "%s: byte %d: unknown paging mode %u (32, 36=pae, 64)",
                 r->path, H_PAGING, h->paging);
   if (r->z && h->metadata_len > TRACE_METADATA_MAX)     /* a file: file_size_checks says it with the size */
-    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: metadata length %u exceeds the %u-byte limit",
+    return trace_fail(r->err, EXIT_BADINPUT, "%s: byte %d: metadata length %u exceeds the %u-byte limit",
                 r->path, H_METALEN, h->metadata_len, TRACE_METADATA_MAX);
   /* Flags mean something from version 2 on; version 1 wrote 0 and ignored them. */
   r->count_known = !(h->version >= 2 && (h->flags & TRACE_FLAG_COUNT_UNKNOWN));
   if (!r->count_known && h->event_count != 0)
-    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: record count %llu in a header whose flags say the count "
+    return trace_fail(r->err, EXIT_BADINPUT, "%s: byte %d: record count %llu in a header whose flags say the count "
                 "is unknown (it must be 0)", r->path, H_COUNT, (unsigned long long)h->event_count);
   r->types = h->version == 1 ? TRACE_V1_TYPES : EV_COUNT;
   h->pad = h->version >= 2 ? get32(p + H_PAD) : 0;        /* version 1: reserved, ignored */
@@ -146,15 +135,15 @@ static int parse_header(struct trace_reader *r, const unsigned char *p, size_t g
 static int file_size_checks(struct trace_reader *r) {
   struct trace_header *h = &r->hdr;
   if (h->metadata_len > TRACE_METADATA_MAX || h->metadata_len > r->file_len - TRACE_HEADER_SIZE)
-    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: metadata length %u exceeds the file "
+    return trace_fail(r->err, EXIT_BADINPUT, "%s: byte %d: metadata length %u exceeds the file "
                 "(%zu bytes) or the %u-byte limit", r->path, H_METALEN, h->metadata_len,
                 r->file_len, TRACE_METADATA_MAX);
   if (h->pad > r->file_len - TRACE_HEADER_SIZE - h->metadata_len)
-    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: pad of %u bytes after the metadata exceeds the file (%zu bytes)",
+    return trace_fail(r->err, EXIT_BADINPUT, "%s: byte %d: pad of %u bytes after the metadata exceeds the file (%zu bytes)",
                 r->path, H_PAD, h->pad, r->file_len);
   size_t body = r->file_len - r->data_off;
   if (body % sizeof(struct trace_event) != 0)
-    return fail(r->err, EXIT_BADINPUT, "%s: byte %zu: truncated record (file ends %zu bytes "
+    return trace_fail(r->err, EXIT_BADINPUT, "%s: byte %zu: truncated record (file ends %zu bytes "
                 "into record %zu)", r->path, r->data_off + body / 24 * 24,
                 body % sizeof(struct trace_event), body / sizeof(struct trace_event));
   if (!r->count_known) {
@@ -162,7 +151,7 @@ static int file_size_checks(struct trace_reader *r) {
     r->count_known = true;
   }
   if (body / sizeof(struct trace_event) != h->event_count)
-    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: header says %llu records but the file "
+    return trace_fail(r->err, EXIT_BADINPUT, "%s: byte %d: header says %llu records but the file "
                 "holds %zu (truncated or unfinished trace)", r->path, H_COUNT,
                 (unsigned long long)h->event_count, body / sizeof(struct trace_event));
   return EXIT_OK;
@@ -183,20 +172,20 @@ static bool read_at(int fd, void *buf, size_t n, size_t off) {
 static int alloc_buffers(struct trace_reader *r) {
   free(r->hdr.metadata);
   r->hdr.metadata = malloc(r->hdr.metadata_len + 1);
-  if (!r->hdr.metadata) return fail(r->err, EXIT_INTERNAL, "%s: out of memory", r->path);
+  if (!r->hdr.metadata) return trace_fail(r->err, EXIT_INTERNAL, "%s: out of memory", r->path);
   return EXIT_OK;
 }
 
 static int read_header(struct trace_reader *r) {
   unsigned char hb[TRACE_HEADER_SIZE];
   size_t got = r->file_len < sizeof hb ? r->file_len : sizeof hb;
-  if (!read_at(r->fd, hb, got, 0)) return fail(r->err, EXIT_BADINPUT, "%s: read: %s", r->path, strerror(errno));
+  if (!read_at(r->fd, hb, got, 0)) return trace_fail(r->err, EXIT_BADINPUT, "%s: read: %s", r->path, strerror(errno));
   int rc = parse_header(r, hb, got);
   if (rc == EXIT_OK) rc = file_size_checks(r);
   if (rc == EXIT_OK) rc = alloc_buffers(r);
   if (rc != EXIT_OK) return rc;
   if (!read_at(r->fd, r->hdr.metadata, r->hdr.metadata_len, TRACE_HEADER_SIZE))
-    return fail(r->err, EXIT_BADINPUT, "%s: read: %s", r->path, strerror(errno));
+    return trace_fail(r->err, EXIT_BADINPUT, "%s: read: %s", r->path, strerror(errno));
   r->hdr.metadata[r->hdr.metadata_len] = 0;
   return EXIT_OK;
 }
@@ -207,7 +196,7 @@ static int read_header(struct trace_reader *r) {
 static ssize_t stream_read(struct trace_reader *r, void *buf, size_t n) {
   ssize_t got = zin_read(r->z, buf, n);
   if (got < 0) {
-    fail(r->err, EXIT_BADINPUT, "%s", r->z->err);
+    trace_fail(r->err, EXIT_BADINPUT, "%s", r->z->err);
     return -1;
   }
   xxh64_update(&r->hash, buf, (size_t)got);
@@ -219,19 +208,19 @@ static int stream_start(struct trace_reader *r) {
   unsigned char hb[TRACE_HEADER_SIZE];
   int zrc = r->stream_fd >= 0 ? zin_open_fd(r->z, r->stream_fd, r->path) : zin_open(r->z, r->from_stdin ? "-" : r->path);
   r->stream_fd = -1;                                /* the stream owns it now */
-  if (zrc != EXIT_OK) return fail(r->err, EXIT_BADINPUT, "%s", r->z->err);
+  if (zrc != EXIT_OK) return trace_fail(r->err, EXIT_BADINPUT, "%s", r->z->err);
   r->compression = zin_kind_name(r->z->kind);
   xxh64_init(&r->hash);
   ssize_t got = stream_read(r, hb, sizeof hb);
   if (got < 0) return EXIT_BADINPUT;
-  if (got == 0) return fail(r->err, EXIT_BADINPUT, "%s: byte 0: empty input, not a vmxsim trace", r->path);
+  if (got == 0) return trace_fail(r->err, EXIT_BADINPUT, "%s: byte 0: empty input, not a vmxsim trace", r->path);
   int rc = parse_header(r, hb, (size_t)got);
   if (rc == EXIT_OK) rc = alloc_buffers(r);
   if (rc != EXIT_OK) return rc;
   got = stream_read(r, r->hdr.metadata, r->hdr.metadata_len);
   if (got < 0) return EXIT_BADINPUT;
   if ((size_t)got < r->hdr.metadata_len)
-    return fail(r->err, EXIT_BADINPUT, "%s: byte %d: metadata length %u exceeds the input (%zu bytes)",
+    return trace_fail(r->err, EXIT_BADINPUT, "%s: byte %d: metadata length %u exceeds the input (%zu bytes)",
                 r->path, H_METALEN, r->hdr.metadata_len, TRACE_HEADER_SIZE + (size_t)got);
   r->hdr.metadata[r->hdr.metadata_len] = 0;
   unsigned char skip[4096];
@@ -239,7 +228,7 @@ static int stream_start(struct trace_reader *r) {
     size_t k = left < sizeof skip ? left : sizeof skip;
     if ((got = stream_read(r, skip, k)) < 0) return EXIT_BADINPUT;
     if ((size_t)got < k)
-      return fail(r->err, EXIT_BADINPUT, "%s: byte %d: pad of %u bytes after the metadata exceeds the input",
+      return trace_fail(r->err, EXIT_BADINPUT, "%s: byte %d: pad of %u bytes after the metadata exceeds the input",
                   r->path, H_PAD, r->hdr.pad);
     left -= k;
   }
@@ -357,16 +346,16 @@ static size_t valid_prefix(const struct trace_event *ev, size_t n, unsigned nvcp
 static void bad_record(const struct trace_reader *r, const struct trace_event *ev, uint64_t i, char *err) {
   if (ev->type >= r->types) {
     bool later = ev->type < EV_COUNT;
-    fail(err, EXIT_BADINPUT, "%s: byte %zu: record %llu: unknown event type %u%s", r->path,
+    trace_fail(err, EXIT_BADINPUT, "%s: byte %zu: record %llu: unknown event type %u%s", r->path,
          trace_record_offset(r, i), (unsigned long long)i, ev->type, later ? " in a version-1 file" : "");
     return;
   }
   if (ev->vcpu >= r->hdr.vcpu_count) {
-    fail(err, EXIT_BADINPUT, "%s: byte %zu: record %llu: vCPU %u beyond the header's count %u", r->path,
+    trace_fail(err, EXIT_BADINPUT, "%s: byte %zu: record %llu: vCPU %u beyond the header's count %u", r->path,
          trace_record_offset(r, i), (unsigned long long)i, ev->vcpu, (unsigned)r->hdr.vcpu_count);
     return;
   }
-  fail(err, EXIT_BADINPUT, "%s: byte %zu: record %llu (%s): %s", r->path, trace_record_offset(r, i),
+  trace_fail(err, EXIT_BADINPUT, "%s: byte %zu: record %llu (%s): %s", r->path, trace_record_offset(r, i),
        (unsigned long long)i, event_mnemonic(ev->type), event_invalid(ev));
 }
 
@@ -379,7 +368,7 @@ static void read_file_chunk(struct trace_pipe *p, struct chunk *c, uint64_t k) {
   c->count = r->hdr.event_count;
   errno = 0;
   if (read_at(r->fd, c->buf, c->n * sizeof *c->buf, trace_record_offset(r, first))) return;
-  fail(c->err, EXIT_BADINPUT, "%s: byte %zu: read failed: %s", r->path, trace_record_offset(r, first),
+  trace_fail(c->err, EXIT_BADINPUT, "%s: byte %zu: read failed: %s", r->path, trace_record_offset(r, first),
        errno ? strerror(errno) : "file shrank");
   c->n = 0;
   c->fail = c->last = true;
@@ -389,7 +378,7 @@ static void read_file_chunk(struct trace_pipe *p, struct chunk *c, uint64_t k) {
 static ssize_t chunk_read(struct trace_reader *r, void *buf, size_t n, char *err) {
   ssize_t got = zin_read(r->z, buf, n);
   if (got < 0) {
-    fail(err, EXIT_BADINPUT, "%s", r->z->err);
+    trace_fail(err, EXIT_BADINPUT, "%s", r->z->err);
     return -1;
   }
   xxh64_update(&r->hash, buf, (size_t)got);
@@ -413,7 +402,7 @@ static void read_stream_chunk(struct trace_pipe *p, struct chunk *c, uint64_t k)
   uint64_t total = first + whole;
   c->count = total;
   if (part) {
-    fail(c->err, EXIT_BADINPUT, "%s: byte %zu: truncated record (the input ends %zu bytes into record %llu)",
+    trace_fail(c->err, EXIT_BADINPUT, "%s: byte %zu: truncated record (the input ends %zu bytes into record %llu)",
          r->path, trace_record_offset(r, total), part, (unsigned long long)total);
     c->fail = c->last = true;
     return;
@@ -422,7 +411,7 @@ static void read_stream_chunk(struct trace_pipe *p, struct chunk *c, uint64_t k)
   c->last = true;                     /* the end of the input, or of the records the header announced */
   if (!r->count_known) return;
   if (total < r->hdr.event_count) {
-    fail(c->err, EXIT_BADINPUT, "%s: byte %d: header says %llu records but the input holds %llu (truncated or "
+    trace_fail(c->err, EXIT_BADINPUT, "%s: byte %d: header says %llu records but the input holds %llu (truncated or "
          "unfinished trace)", r->path, H_COUNT, (unsigned long long)r->hdr.event_count, (unsigned long long)total);
     c->fail = true;
     return;
@@ -430,7 +419,7 @@ static void read_stream_chunk(struct trace_pipe *p, struct chunk *c, uint64_t k)
   unsigned char extra;                /* nothing may follow the announced records */
   got = chunk_read(r, &extra, 1, c->err);
   if (got > 0)
-    fail(c->err, EXIT_BADINPUT, "%s: byte %zu: data after the %llu records the header announces", r->path,
+    trace_fail(c->err, EXIT_BADINPUT, "%s: byte %zu: data after the %llu records the header announces", r->path,
          trace_record_offset(r, r->hdr.event_count), (unsigned long long)r->hdr.event_count);
   c->fail = got != 0;
 }
@@ -768,9 +757,9 @@ int trace_rewind(struct trace_reader *r) {
   reset_pipe(r);
   if (!r->z) return EXIT_OK;
   if (r->from_stdin)
-    return fail(r->err, EXIT_BADINPUT, "%s: standard input cannot be read twice; give a file", r->path);
+    return trace_fail(r->err, EXIT_BADINPUT, "%s: standard input cannot be read twice; give a file", r->path);
   if (r->read_once)
-    return fail(r->err, EXIT_BADINPUT, "%s: a recording replayed as it is imported is read once; "
+    return trace_fail(r->err, EXIT_BADINPUT, "%s: a recording replayed as it is imported is read once; "
                 "'vmxsim import' writes a trace that can be read again", r->path);
   zin_close(r->z);
   bool known = r->count_known;
@@ -785,7 +774,7 @@ int trace_rewind(struct trace_reader *r) {
 
 static int open_pipe(struct trace_reader *r) {
   struct trace_pipe *p = calloc(1, sizeof *p);
-  if (!p) return fail(r->err, EXIT_INTERNAL, "%s: out of memory", r->path);
+  if (!p) return trace_fail(r->err, EXIT_INTERNAL, "%s: out of memory", r->path);
   r->pipe = p;
   p->r = r;
   uint64_t chunks = (r->hdr.event_count + CHUNK_RECORDS - 1) / CHUNK_RECORDS;
@@ -793,7 +782,7 @@ static int open_pipe(struct trace_reader *r) {
   size_t n = !r->z && r->hdr.event_count < CHUNK_RECORDS ? (size_t)r->hdr.event_count : CHUNK_RECORDS;
   for (unsigned i = 0; i < RING && i < p->nchunks; i++)
     if (!(p->ring[i].buf = malloc((n ? n : 1) * sizeof *p->ring[i].buf)))
-      return fail(r->err, EXIT_INTERNAL, "%s: out of memory", r->path);
+      return trace_fail(r->err, EXIT_INTERNAL, "%s: out of memory", r->path);
   return EXIT_OK;
 }
 
@@ -815,7 +804,7 @@ int trace_open_fd(struct trace_reader *r, int fd, const char *name) {
   r->fd = -1;
   r->stream_fd = fd;
   r->z = calloc(1, sizeof *r->z);
-  int rc = r->z ? stream_start(r) : fail(r->err, EXIT_INTERNAL, "%s: out of memory", name);
+  int rc = r->z ? stream_start(r) : trace_fail(r->err, EXIT_INTERNAL, "%s: out of memory", name);
   if (rc == EXIT_OK) rc = open_pipe(r);
   if (r->stream_fd >= 0) close(r->stream_fd);      /* not handed to the stream (out of memory) */
   r->stream_fd = -1;
@@ -833,12 +822,12 @@ int trace_open(struct trace_reader *r, const char *path) {
   struct stat st = { .st_mode = 0 };
   int rc = EXIT_OK;
   if (strcmp(path, "-") && (r->fd < 0 || fstat(r->fd, &st) != 0)) {
-    rc = fail(r->err, EXIT_BADINPUT, "%s: %s", path, strerror(errno));
+    rc = trace_fail(r->err, EXIT_BADINPUT, "%s: %s", path, strerror(errno));
   } else if (strcmp(path, "-") && S_ISDIR(st.st_mode)) {
-    rc = fail(r->err, EXIT_BADINPUT, "%s: is a directory, not a trace", path);
+    rc = trace_fail(r->err, EXIT_BADINPUT, "%s: is a directory, not a trace", path);
   } else if (strcmp(path, "-") && plain_file(r, &st)) {
     if (st.st_size == 0) {
-      rc = fail(r->err, EXIT_BADINPUT, "%s: byte 0: empty file, not a vmxsim trace", path);
+      rc = trace_fail(r->err, EXIT_BADINPUT, "%s: byte 0: empty file, not a vmxsim trace", path);
     } else {
       r->file_len = (size_t)st.st_size;
       posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -849,7 +838,7 @@ int trace_open(struct trace_reader *r, const char *path) {
     if (r->fd >= 0) close(r->fd);
     r->fd = -1;
     r->z = calloc(1, sizeof *r->z);
-    rc = r->z ? stream_start(r) : fail(r->err, EXIT_INTERNAL, "%s: out of memory", path);
+    rc = r->z ? stream_start(r) : trace_fail(r->err, EXIT_INTERNAL, "%s: out of memory", path);
   }
   if (rc == EXIT_OK) rc = open_pipe(r);
   return rc == EXIT_OK ? rc : open_failed(r, rc);
@@ -870,253 +859,4 @@ void trace_close(struct trace_reader *r) {
   r->z = NULL;
   r->hdr.metadata = NULL;
   r->cur = r->end = NULL;
-}
-
-/* ---- writer ---- */
-
-/* The lowest version that can hold what was written, so that a file without
-** measured exits stays readable by version-1 readers. */
-static void encode_header(const struct trace_header *h, unsigned char *p) {
-  memset(p, 0, TRACE_HEADER_SIZE);
-  memcpy(p + H_MAGIC, TRACE_MAGIC, 8);
-  put16(p + H_VERSION, h->version ? h->version : TRACE_VERSION_BASE);
-  put16(p + H_RECSIZE, sizeof(struct trace_event));
-  put16(p + H_VCPUS, h->vcpu_count);
-  p[H_PAGING] = h->paging;
-  p[H_FLAGS] = h->flags;
-  put64(p + H_COUNT, h->flags & TRACE_FLAG_COUNT_UNKNOWN ? 0 : h->event_count);
-  put32(p + H_METALEN, h->metadata_len);
-  put32(p + H_PAD, h->pad);
-  memcpy(p + H_WORKLOAD, h->workload, strnlen(h->workload, TRACE_WORKLOAD_MAX));
-}
-
-/* Checks and records the header fields; w->f is opened by the caller afterwards. */
-static int writer_init(struct trace_writer *w, const char *name, const char *workload, unsigned vcpu_count,
-                       unsigned paging, const char *metadata) {
-  memset(w, 0, sizeof *w);
-  if (vcpu_count == 0 || vcpu_count > TRACE_VCPU_MAX)
-    return fail(w->err, EXIT_BADINPUT, "vCPU count %u out of range 1..%d", vcpu_count, TRACE_VCPU_MAX);
-  if (!paging_name(paging))
-    return fail(w->err, EXIT_BADINPUT, "unknown paging mode %u", paging);
-  size_t mlen = metadata ? strlen(metadata) : 0;
-  if (mlen > TRACE_METADATA_MAX)
-    return fail(w->err, EXIT_BADINPUT, "metadata of %zu bytes exceeds the limit", mlen);
-  w->hdr.version = TRACE_VERSION_BASE;
-  w->hdr.vcpu_count = (uint16_t)vcpu_count;
-  w->hdr.paging = (uint8_t)paging;
-  w->hdr.metadata_len = (uint32_t)mlen;
-  snprintf(w->hdr.workload, sizeof w->hdr.workload, "%s", workload ? workload : "");
-  w->path = strdup(name);
-  w->buf = malloc(WRITE_BUF_RECORDS * sizeof *w->buf);
-  if (!w->path || !w->buf) {
-    free(w->path); free(w->buf); w->path = NULL; w->buf = NULL;
-    return fail(w->err, EXIT_INTERNAL, "out of memory");
-  }
-  return EXIT_OK;
-}
-
-static int write_start(struct trace_writer *w, const char *metadata) {
-  unsigned char hb[TRACE_HEADER_SIZE];
-  size_t mlen = w->hdr.metadata_len;
-  encode_header(&w->hdr, hb);
-  if (fwrite(hb, 1, sizeof hb, w->f) != sizeof hb || (mlen && fwrite(metadata, 1, mlen, w->f) != mlen)) {
-    int e = errno;
-    trace_abort(w);
-    return fail(w->err, EXIT_BADINPUT, "%s: write failed: %s", w->stream ? "<stdout>" : "trace", strerror(e));
-  }
-  return EXIT_OK;
-}
-
-int trace_create(struct trace_writer *w, const char *path, const char *workload,
-                 unsigned vcpu_count, unsigned paging, const char *metadata) {
-  int rc = writer_init(w, path, workload, vcpu_count, paging, metadata);
-  if (rc) return rc;
-  w->f = fopen(path, "wb");
-  if (!w->f) {
-    int e = errno;
-    free(w->path); free(w->buf); w->path = NULL; w->buf = NULL;
-    return fail(w->err, EXIT_BADINPUT, "%s: %s", path, strerror(e));
-  }
-  return write_start(w, metadata);
-}
-
-int trace_create_stdout(struct trace_writer *w, const char *workload, unsigned vcpu_count, unsigned paging,
-                        const char *metadata, uint64_t count) {
-  if (isatty(STDOUT_FILENO)) {
-    memset(w, 0, sizeof *w);
-    return fail(w->err, EXIT_USAGE, "-o -: standard output is a terminal; a binary trace belongs in a file or "
-                "a pipe ('| vmxsim trace dump -' shows it as text)");
-  }
-  int rc = writer_init(w, "<stdout>", workload, vcpu_count, paging, metadata);
-  if (rc) return rc;
-  w->f = stdout;
-  w->stream = true;
-  if (count == TRACE_COUNT_UNKNOWN) {
-    /* Format version 2: the records run to the end of the input (traces/FORMAT.md). */
-    w->hdr.version = 2;
-    w->hdr.flags = TRACE_FLAG_COUNT_UNKNOWN;
-  } else {
-    w->declared = count;
-    w->hdr.event_count = count;
-  }
-  return write_start(w, metadata);
-}
-
-static int flush_buf(struct trace_writer *w) {
-  if (w->nbuf && fwrite(w->buf, sizeof *w->buf, w->nbuf, w->f) != w->nbuf)
-    return fail(w->err, EXIT_BADINPUT, "%s: write failed: %s", w->path, strerror(errno));
-  w->nbuf = 0;
-  return EXIT_OK;
-}
-
-void trace_header_reserved(struct trace_header *h) {
-  memset(h, 0, sizeof *h);
-  h->version = TRACE_VERSION_BASE;
-  h->vcpu_count = 1;
-  h->paging = PAGING_64;
-}
-
-int trace_header_count(struct trace_header *h, const struct trace_event *ev, char *err) {
-  if (ev->vcpu >= h->vcpu_count) {
-    if (ev->vcpu >= TRACE_VCPU_MAX)
-      return fail(err, EXIT_BADINPUT, "vCPU %u beyond the limit of %d", ev->vcpu, TRACE_VCPU_MAX);
-    h->vcpu_count = (uint16_t)(ev->vcpu + 1);       /* the header grows to cover it */
-  }
-  if (ev->type >= TRACE_V1_TYPES) h->version = TRACE_VERSION;
-  h->event_count++;
-  return EXIT_OK;
-}
-
-int trace_write(struct trace_writer *w, const struct trace_event *ev) {
-  if (w->stream) {
-    if (ev->vcpu >= w->hdr.vcpu_count)               /* the header is out already */
-      return fail(w->err, EXIT_BADINPUT, ev->vcpu >= TRACE_VCPU_MAX ? "vCPU %u beyond the limit of %d" :
-                  "vCPU %u beyond the header's count %u, which went to standard output first (declare the "
-                  "vCPUs up front, e.g. @vcpus in a text trace)", ev->vcpu,
-                  ev->vcpu >= TRACE_VCPU_MAX ? TRACE_VCPU_MAX : w->hdr.vcpu_count);
-    if (ev->type >= TRACE_V1_TYPES) w->hdr.version = TRACE_VERSION;
-    w->written++;
-  } else {
-    int rc = trace_header_count(&w->hdr, ev, w->err);
-    if (rc) return rc;
-  }
-  w->buf[w->nbuf++] = *ev;
-  return w->nbuf == WRITE_BUF_RECORDS ? flush_buf(w) : EXIT_OK;
-}
-
-/* Standard output: the header stays as written, unless it is a regular file
-** (`> file`), where a count-unknown header is rewritten with the count. */
-static int finish_stream(struct trace_writer *w) {
-  unsigned char hb[TRACE_HEADER_SIZE];
-  int rc = flush_buf(w);
-  if (rc == EXIT_OK && !(w->hdr.flags & TRACE_FLAG_COUNT_UNKNOWN) && w->written != w->declared)
-    rc = fail(w->err, EXIT_INTERNAL, "<stdout>: %llu records written, the header announced %llu",
-              (unsigned long long)w->written, (unsigned long long)w->declared);
-  struct stat st;
-  long start = ftell(w->f);
-  bool seekable = fstat(fileno(w->f), &st) == 0 && S_ISREG(st.st_mode) && start >= 0;
-  if (rc == EXIT_OK && (w->hdr.flags & TRACE_FLAG_COUNT_UNKNOWN) && seekable) {
-    off_t end = (off_t)start;
-    off_t head = end - (off_t)(TRACE_HEADER_SIZE + w->hdr.metadata_len + w->written * sizeof(struct trace_event));
-    w->hdr.version = TRACE_VERSION_BASE;
-    w->hdr.flags = 0;
-    w->hdr.event_count = w->written;
-    encode_header(&w->hdr, hb);
-    if (head < 0 || fflush(w->f) != 0 || pwrite(fileno(w->f), hb, sizeof hb, head) != (ssize_t)sizeof hb)
-      rc = fail(w->err, EXIT_BADINPUT, "<stdout>: write failed: %s", strerror(errno));
-  }
-  if (fflush(w->f) != 0 && rc == EXIT_OK) rc = fail(w->err, EXIT_BADINPUT, "<stdout>: write failed: %s", strerror(errno));
-  w->f = NULL;
-  free(w->path); free(w->buf);
-  w->path = NULL; w->buf = NULL;
-  return rc;
-}
-
-int trace_finish(struct trace_writer *w) {
-  if (w->stream) return finish_stream(w);
-  unsigned char hb[TRACE_HEADER_SIZE];
-  int rc = flush_buf(w);
-  if (rc == EXIT_OK) {
-    encode_header(&w->hdr, hb);
-    if (fseek(w->f, 0, SEEK_SET) != 0 || fwrite(hb, 1, sizeof hb, w->f) != sizeof hb)
-      rc = fail(w->err, EXIT_BADINPUT, "%s: write failed: %s", w->path, strerror(errno));
-  }
-  if (fclose(w->f) != 0 && rc == EXIT_OK)
-    rc = fail(w->err, EXIT_BADINPUT, "%s: write failed: %s", w->path, strerror(errno));
-  w->f = NULL;
-  if (rc != EXIT_OK) remove(w->path);
-  free(w->path); free(w->buf);
-  w->path = NULL; w->buf = NULL;
-  return rc;
-}
-
-int trace_create_reserved(struct trace_writer *w, const char *path, size_t reserve) {
-  int rc = trace_create(w, path, NULL, 1, PAGING_64, NULL);
-  if (rc == EXIT_OK && fseeko(w->f, (off_t)reserve, SEEK_SET) != 0) {
-    trace_abort(w);
-    return fail(w->err, EXIT_BADINPUT, "%s: seek failed: %s", path, strerror(errno));
-  }
-  w->reserve = reserve;
-  return rc;
-}
-
-/* The header of a reserved trace once its records are written: h holds
-** what the records made of it (trace_header_count). */
-static int finish_reserved_header(struct trace_header *h, size_t reserve, const char *workload, unsigned vcpu_count,
-                                  unsigned paging, size_t mlen, size_t nhead, const char *name, char *err) {
-  size_t used = TRACE_HEADER_SIZE + mlen + nhead * sizeof(struct trace_event);
-  if (used > reserve || vcpu_count == 0 || vcpu_count > TRACE_VCPU_MAX || !paging_name(paging))
-    return fail(err, EXIT_INTERNAL, "%s: %zu bytes of header, metadata and initial records do not fit the %zu "
-                "reserved (or a bad vCPU count or paging mode)", name, used, reserve);
-  if (vcpu_count > h->vcpu_count) h->vcpu_count = (uint16_t)vcpu_count;
-  h->paging = (uint8_t)paging;
-  h->metadata_len = (uint32_t)mlen;
-  h->pad = (uint32_t)(reserve - used);
-  if (h->pad) h->version = TRACE_VERSION;             /* the pad field is version 2's */
-  h->event_count += nhead;
-  snprintf(h->workload, sizeof h->workload, "%s", workload ? workload : "");
-  return EXIT_OK;
-}
-
-int trace_reserved_prefix(const struct trace_header *counted, size_t reserve, const char *workload,
-                          unsigned vcpu_count, unsigned paging, const char *metadata,
-                          const struct trace_event *head, size_t nhead, unsigned char **out, char *err) {
-  struct trace_header h = *counted;
-  size_t mlen = metadata ? strlen(metadata) : 0;
-  *out = NULL;
-  int rc = finish_reserved_header(&h, reserve, workload, vcpu_count, paging, mlen, nhead, "trace", err);
-  if (rc) return rc;
-  unsigned char *p = calloc(1, reserve);              /* the pad is zeros, as a file's unwritten bytes */
-  if (!p) return fail(err, EXIT_INTERNAL, "out of memory");
-  encode_header(&h, p);
-  memcpy(p + TRACE_HEADER_SIZE, metadata, mlen);
-  memcpy(p + reserve - nhead * sizeof *head, head, nhead * sizeof *head);
-  *out = p;
-  return EXIT_OK;
-}
-
-int trace_finish_reserved(struct trace_writer *w, const char *workload, unsigned vcpu_count, unsigned paging,
-                          const char *metadata, const struct trace_event *head, size_t nhead) {
-  size_t mlen = metadata ? strlen(metadata) : 0;
-  int rc = flush_buf(w);
-  if (rc == EXIT_OK)
-    rc = finish_reserved_header(&w->hdr, w->reserve, workload, vcpu_count, paging, mlen, nhead, w->path, w->err);
-  if (rc == EXIT_OK) {
-    if (fseeko(w->f, (off_t)(w->reserve - nhead * sizeof *head), SEEK_SET) != 0 ||
-        fwrite(head, sizeof *head, nhead, w->f) != nhead ||
-        fseeko(w->f, TRACE_HEADER_SIZE, SEEK_SET) != 0 || (mlen && fwrite(metadata, 1, mlen, w->f) != mlen))
-      rc = fail(w->err, EXIT_BADINPUT, "%s: write failed: %s", w->path, strerror(errno));
-  }
-  if (rc != EXIT_OK) {
-    trace_abort(w);
-    return rc;
-  }
-  return trace_finish(w);                              /* the header, then close */
-}
-
-void trace_abort(struct trace_writer *w) {
-  if (w->f && w->stream) fflush(w->f);               /* standard output: what went out stays out */
-  else if (w->f) { fclose(w->f); remove(w->path); }
-  free(w->path); free(w->buf);
-  w->f = NULL; w->path = NULL; w->buf = NULL;
 }
