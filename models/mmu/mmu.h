@@ -27,8 +27,9 @@
 /* PAE-format shadows (a 32-bit or PAE guest's: four roots) are entered
 ** through a 32-byte page-directory-pointer table, and outside IA-32e mode CR3
 ** holds a 32-bit address (SDM 4.4.1), so KVM keeps that table below 4 GiB
-** (Linux 2.6.20 drivers/kvm/kvm.h, GFP_KVM_MMU: "cr3 is only 32 bits even on
-** x86_64").  Each root set has its own, as the paravirtual CR3 cache needs
+** (Linux 2.6.20 drivers/kvm/mmu.c, alloc_mmu_pages(): pae_root from
+** __GFP_DMA32, "cr3 is only 32 bits even on x86_64").  Each root set has its
+** own, as the paravirtual CR3 cache needs
 ** one per cached address space (I. Molnar, "[announce] [patch] KVM
 ** paravirtualization for Linux", LKML, 5 January 2007; A. Kivity's reply of 7
 ** January: "a pae root uses just 32 bytes").  The range is in a PC guest's
