@@ -55,16 +55,10 @@ bool stream_memo_parse(const unsigned char *buf, size_t n, const char *identity,
   return true;
 }
 
-/* $XDG_CACHE_HOME/vmxsim/recordings (or ~/.cache/...): the traces' cache's sibling. */
-static char *memo_dir(void) {
-  char *traces = sweep_default_cache();
-  char *slash = strrchr(traces, '/');
-  size_t n = (size_t)(slash - traces) + sizeof "/recordings";
-  char *dir = xmalloc(n);
-  snprintf(dir, n, "%.*s/recordings", (int)(slash - traces), traces);
-  free(traces);
-  return dir;
-}
+/* $XDG_CACHE_HOME/vmxsim/recordings (or ~/.cache/...): the traces' cache's
+** sibling; NULL without a cache directory (nothing is remembered: a replay
+** never writes into the current directory for it). */
+static char *memo_dir(void) { return user_cache_dir("recordings"); }
 
 /* The build, the format, the input as named (the metadata holds it), the
 ** file and the job's options, one per line. */
@@ -109,6 +103,7 @@ void stream_memo_look_up(struct stream_memo *m, const struct import_job *job) {
   if ((off && *off && strcmp(off, "0")) || !strcmp(job->input, "-")) return;
   if (!file_seen_take(job->input, &m->seen) || !(m->identity = identity_of(job, &m->seen))) return;
   char *dir = memo_dir();
+  if (!dir) return;
   size_t n = strlen(dir) + 32;
   m->path = xmalloc(n);
   snprintf(m->path, n, "%s/%016llx.head", dir,
@@ -124,7 +119,7 @@ void stream_memo_keep(struct stream_memo *m, const struct import_stream *s) {
   file_seen_free(&after);
   if (!same) return;
   char err[1024], *dir = memo_dir();
-  int rc = sweep_make_dirs(dir, err, sizeof err);
+  int rc = dir ? sweep_make_dirs(dir, err, sizeof err) : 1;
   free(dir);
   struct outfile o;
   if (rc || outfile_begin(&o, m->path, OUTFILE_REGULAR, err, sizeof err)) return;

@@ -174,3 +174,11 @@ void strbuf_printf(struct strbuf *b, const char *fmt, ...) {
   va_end(ap);
   b->len += (size_t)n;
 }
+
+char *user_cache_dir(const char *leaf) {
+  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  struct strbuf b = { 0 };
+  if (xdg && xdg[0] == '/') strbuf_printf(&b, "%s/vmxsim/%s", xdg, leaf);
+  else if (home && *home) strbuf_printf(&b, "%s/.cache/vmxsim/%s", home, leaf);
+  return b.s;
+}

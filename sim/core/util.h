@@ -101,4 +101,9 @@ const char *data_file(const char *name, char *buf, size_t n);
 /* Reads a whole file into a NUL-terminated buffer (caller frees); NULL with errno set. */
 char *read_file(const char *path, size_t *len);
 
+/* vmxsim's cache directory for leaf (the XDG Base Directory rule: an absolute
+** $XDG_CACHE_HOME, a relative one being ignored, else $HOME/.cache; then
+** vmxsim/leaf), malloc'd; NULL when neither names a place. */
+char *user_cache_dir(const char *leaf);
+
 #endif

@@ -24,13 +24,8 @@
 /* ---- the trace cache ---- */
 
 char *sweep_default_cache(void) {
-  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-  const char *base = xdg && *xdg ? xdg : home && *home ? home : ".";
-  const char *sub = xdg && *xdg ? "vmxsim/traces" : home && *home ? ".cache/vmxsim/traces" : ".vmxsim-cache";
-  size_t n = strlen(base) + strlen(sub) + 2;
-  char *s = xmalloc(n);
-  snprintf(s, n, "%s/%s", base, sub);
-  return s;
+  char *dir = user_cache_dir("traces");
+  return dir ? dir : xstrdup("./.vmxsim-cache");
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }

@@ -96,7 +96,8 @@ int sweep_run(struct sweep *s, char *err, size_t errlen);
 int sweep_first_failure(const struct sweep *s);
 void sweep_free(struct sweep *s);
 
-/* $XDG_CACHE_HOME/vmxsim/traces, else $HOME/.cache/vmxsim/traces (malloc'd). */
+/* $XDG_CACHE_HOME/vmxsim/traces, else $HOME/.cache/vmxsim/traces, else
+** ./.vmxsim-cache (malloc'd; user_cache_dir). */
 char *sweep_default_cache(void);
 /* The cache file of a generated trace: DIR/GENERATOR-KEY.bin, KEY the XXH64 of
 ** the generator, its model version, the trace format version and the

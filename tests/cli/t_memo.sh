@@ -41,6 +41,18 @@ else
   rm -rf cache
   VMXSIM_NO_CACHE=1 "$VMXSIM" $P --no-db -q "$XS" > /dev/null
   check_eq "memo: VMXSIM_NO_CACHE=1 keeps nothing" "0" "$(entries)"
+
+  # The XDG rule: a relative XDG_CACHE_HOME is ignored for $HOME/.cache; with neither,
+  # nothing is remembered, and nothing is written into the current directory.
+  mkdir -p nohome && cd nohome
+  env -u HOME -u XDG_CACHE_HOME "$VMXSIM" $P --no-db "$XS" > out1.txt 2>&1
+  env -u HOME -u XDG_CACHE_HOME "$VMXSIM" $P --no-db "$XS" > out2.txt 2>&1
+  check_eq "memo: without HOME or XDG_CACHE_HOME the replays print the same" "$(cat out1.txt)" "$(cat out2.txt)"
+  check_eq "memo: and leave nothing in the current directory" "out1.txt out2.txt" "$(ls | tr '\n' ' ' | sed 's/ $//')"
+  env XDG_CACHE_HOME=relative HOME="$PWD/home" "$VMXSIM" $P --no-db -q "$XS" > /dev/null
+  check_eq "memo: a relative XDG_CACHE_HOME is ignored for HOME's cache" "no relative/, 1 entry in HOME" \
+    "$([ -e relative ] && echo "relative/ made" || echo "no relative/"), $(ls home/.cache/vmxsim/recordings/*.head 2>/dev/null | wc -l | tr -d ' ') entry in HOME"
+  cd ..
 fi
 
 # A recording changed since it was remembered is another file: converted twice, and right.
