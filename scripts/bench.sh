@@ -29,6 +29,7 @@ DIR=${BENCH_DIR:-bench}
 RUNS=${BENCH_RUNS:-5}
 SCALE=${BENCH_SCALE:-1}
 mkdir -p "$DIR"
+DIR=$(cd "$DIR" && pwd)     # absolute: XDG_CACHE_HOME below must be (a relative one is ignored)
 GNUTIME=; [ -x /usr/bin/time ] && GNUTIME=/usr/bin/time
 
 scaled() { awk -v n="$1" -v s="$SCALE" 'BEGIN { printf "%d", n * s + 0.5 }'; }

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include "genutil.h"
 
-#define DEBUG_MODEL_VERSION 2
+#define DEBUG_MODEL_VERSION 3   /* 3: pids from 2816 on have their CR3 below 3 GiB (gen_cr3) */
 #define DEBUG_DR7_ARMED     0x55u   /* L0-L3: four local execute breakpoints */
 
 struct debug_opts {

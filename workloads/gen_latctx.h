@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include "genutil.h"
 
-#define LATCTX_MODEL_VERSION 2
+#define LATCTX_MODEL_VERSION 3   /* 3: pids from 2816 on have their CR3 below 3 GiB (gen_cr3) */
 #define LATCTX_SIZE_MAX      (1024u * 1024u)   /* KB: 1 GiB keeps every run under 2^32 cycles */
 
 struct latctx_opts {

@@ -73,8 +73,19 @@ unsigned gen_user_loop_pages(const struct gen_layout *l);
 ** threshold (128 KB), else its own mapping; after malloc's header. */
 uint64_t gen_buffer_addr(const struct gen_layout *l, uint64_t bytes);
 
-/* Distinct, page-aligned, never reused: one address space per pid. */
-static inline uint64_t gen_cr3(unsigned pid) { return 0x10000000ull + (uint64_t)pid * 0x100000; }
+/* Distinct, page-aligned, never reused: one address space per pid, its page
+** directory in guest RAM below 3 GiB whatever the paging mode (a 32-bit
+** guest's CR3 holds a 32-bit address, and a PC guest's PCI hole, from 3 GiB,
+** holds no RAM): 1 MiB apart from 256 MiB for the first GEN_CR3_SPREAD pids,
+** then 64 KiB apart from 128 MiB. */
+#define GEN_CR3_SPREAD 2816u
+static inline uint64_t gen_cr3(unsigned pid) {
+  return pid < GEN_CR3_SPREAD ? 0x10000000ull + (uint64_t)pid * 0x100000
+                              : 0x08000000ull + (uint64_t)(pid - GEN_CR3_SPREAD) * 0x10000;
+}
+_Static_assert(0x08000000ull + (uint64_t)(GEN_TASKS_MAX + 1 - GEN_CR3_SPREAD) * 0x10000 <= 0x10000000ull &&
+               0x10000000ull + (uint64_t)GEN_CR3_SPREAD * 0x100000 <= 0xc0000000ull,
+               "the two ranges of gen_cr3 are apart, and below 3 GiB");
 static inline uint64_t gen_ktext(const struct gen_layout *l, enum gen_ktext t) { return l->ktext + t; }
 /* ---- writing a trace ---- */
 

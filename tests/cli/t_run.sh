@@ -149,6 +149,14 @@ check_eq "no result printed on VM-entry failure" "" "$out"
 run "$VMXSIM" --policy cr3cache --set cr3_target_count=4 --no-db t.bin
 check_rc "cr3_target_count=4 runs" 0
 
+# A PAE guest's shadow roots are 32-byte tables below 4 GiB (models/mmu/mmu.h); no address
+# space of a generated guest, however many tasks it has, lies where they are: a ring of 3800
+# PAE processes, each switched to twice, never hits the 4-entry CR3 cache by accident.
+"$VMXSIM" gen lat_ctx --procs 3800 --iters 2 --paging pae -o ring-pae.bin > /dev/null
+run "$VMXSIM" --policy cr3cache --set shadow_pages_max=16 --no-db --format json ring-pae.bin
+check_eq "3800 PAE address spaces: no CR3-target hit, 7600 misses" "hits 0 misses 7600" \
+  "$(printf '%s\n' "$out" | grep -o '"cr3_target_[a-z]*":[[:space:]]*[0-9]*' | sed 's/"cr3_target_\([a-z]*\)":[[:space:]]*/\1 /' | tr '\n' ' ' | sed 's/ $//')"
+
 # a malformed CPU profile file names the file and the key
 cat > bad.json <<'JSON'
 { "name": "bad", "params": { "clock_ghz": { "value": 2.0, "kind": "guessed", "source": "x" } } }

@@ -18,6 +18,7 @@
 #include "workloads/gen_latctx.h"
 #include "workloads/gen_syscalls.h"
 #include "workloads/generators.h"
+#include "models/mmu/mmu.h"
 
 #define MAX_LOGGED 64
 
@@ -661,9 +662,29 @@ static int teardown(void **state) {
   return system(cmd) == 0 ? 0 : -1;
 }
 
+/* Every task's address space has its own page-aligned CR3 in guest RAM below
+** 3 GiB (a 32-bit guest's CR3 is a 32-bit address; the PCI hole holds no RAM),
+** so none is a PAE shadow root's address (models/mmu/mmu.h) by accident. */
+static void test_gen_cr3_stays_below_3_gib_and_apart(void **state) {
+  (void)state;
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (unsigned pid = 0; pid <= GEN_TASKS_MAX; pid++) {
+    uint64_t c = gen_cr3(pid);
+    if (c % 4096 || c >= 0xc0000000ull || c >= SHADOW_PDPT_HPA_BASE)
+      fail_msg("pid %u: CR3 0x%llx (expected page-aligned, below 3 GiB)", pid, (unsigned long long)c);
+    /* each range rises with the pid, and the second lies wholly below the first */
+    if (pid && pid != GEN_CR3_SPREAD && c <= gen_cr3(pid - 1)) fail_msg("pid %u: CR3 not above pid %u's", pid, pid - 1);
+    if (c < lo) lo = c;
+    if (c > hi) hi = c;
+  }
+  assert_true(gen_cr3(GEN_TASKS_MAX) < gen_cr3(0));
+  print_message("CR3 of pids 0..%u: 0x%llx..0x%llx\n", GEN_TASKS_MAX, (unsigned long long)lo, (unsigned long long)hi);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_latctx_two_procs),
+    cmocka_unit_test(test_gen_cr3_stays_below_3_gib_and_apart),
     cmocka_unit_test(test_latctx_anchors),
     cmocka_unit_test(test_latctx_size_and_clock),
     cmocka_unit_test(test_latctx_32bit_and_vcpus),
