@@ -737,8 +737,6 @@ static void an_ipi_wakes_a_halted_vcpu_at_the_senders_time(void **state) {
 ** paging: a 32-bit or PAE guest runs on PAE tables, entered through a PDPT
 ** that CR3 can address outside IA-32e mode (below 4 GiB, SDM 4.4.1), with
 ** CR4.PAE set in the real register while the guest reads its own. */
-static uint64_t guest_field(const struct vm *vm, enum vmcs_field f) { return vmcs_peek(&vm->e.vcpu[0].vmx.vmcs, f); }
-
 static void shadow_roots_of_32_bit_guests_are_pae_tables_below_4_gib(void **state) {
   (void)state;
   static const unsigned modes[] = { PAGING_32, PAGING_PAE };
@@ -751,7 +749,7 @@ static void shadow_roots_of_32_bit_guests_are_pae_tables_below_4_gib(void **stat
     for (unsigned i = 0; i < 3; i++) {
       cr3w(&vm, space(i + 1));
       touch(&vm, USER_CODE, 1);
-      roots[i] = guest_field(&vm, VMCS_GUEST_CR3);
+      roots[i] = vmcs_of(&vm, VMCS_GUEST_CR3);
       print_message("paging %u, address space %u: GUEST_CR3 0x%llx (expected below 4 GiB, 32-byte aligned)\n",
                     modes[m], i + 1, (unsigned long long)roots[i]);
       assert_true(roots[i] < (1ull << 32));
@@ -759,13 +757,13 @@ static void shadow_roots_of_32_bit_guests_are_pae_tables_below_4_gib(void **stat
       for (unsigned j = 0; j < i; j++) assert_int_not_equal(roots[i], roots[j]);
     }
     /* the cached roots are target values, and a hit still loads one */
-    assert_int_equal(guest_field(&vm, VMCS_CR3_TARGET_VALUE0), roots[0]);
+    assert_int_equal(vmcs_of(&vm, VMCS_CR3_TARGET_VALUE0), roots[0]);
     uint64_t before = cr3_exits(&vm);
     cr3w(&vm, space(1));
     assert_int_equal(cr3_exits(&vm), before);
-    assert_int_equal(guest_field(&vm, VMCS_GUEST_CR3), roots[0]);
-    uint64_t real = guest_field(&vm, VMCS_GUEST_CR4), shadow = guest_field(&vm, VMCS_CR4_READ_SHADOW);
-    uint64_t reads = cr_read_value(real, guest_field(&vm, VMCS_CR4_GUEST_HOST_MASK), shadow);
+    assert_int_equal(vmcs_of(&vm, VMCS_GUEST_CR3), roots[0]);
+    uint64_t real = vmcs_of(&vm, VMCS_GUEST_CR4), shadow = vmcs_of(&vm, VMCS_CR4_READ_SHADOW);
+    uint64_t reads = cr_read_value(real, vmcs_of(&vm, VMCS_CR4_GUEST_HOST_MASK), shadow);
     print_message("paging %u: GUEST_CR4 0x%llx (expected PAE set), the guest reads 0x%llx\n", modes[m],
                   (unsigned long long)real, (unsigned long long)reads);
     assert_true(real & CR4_PAE);
@@ -781,17 +779,17 @@ static void a_64_bit_guests_shadow_root_and_an_ept_guests_cr4_are_its_own(void *
   init_cr3(&vm, space(0));
   cr3w(&vm, space(1));
   print_message("64-bit guest: GUEST_CR3 0x%llx (expected a shadow page from 0x%llx)\n",
-                (unsigned long long)guest_field(&vm, VMCS_GUEST_CR3), (unsigned long long)SHADOW_ROOT_HPA_BASE);
-  assert_true(guest_field(&vm, VMCS_GUEST_CR3) >= SHADOW_ROOT_HPA_BASE);
-  assert_int_equal(guest_field(&vm, VMCS_GUEST_CR3) % 4096, 0);
+                (unsigned long long)vmcs_of(&vm, VMCS_GUEST_CR3), (unsigned long long)SHADOW_ROOT_HPA_BASE);
+  assert_true(vmcs_of(&vm, VMCS_GUEST_CR3) >= SHADOW_ROOT_HPA_BASE);
+  assert_int_equal(vmcs_of(&vm, VMCS_GUEST_CR3) % 4096, 0);
   vm_stop(&vm);
   vm_start(&vm, "ept", NULL, 0, PAGING_32);
   ev(&vm, EV_INIT, 4, CR4_PGE, 0);
   init_cr3(&vm, space(0));
   print_message("32-bit guest under EPT: GUEST_CR4 0x%llx (expected PAE clear), GUEST_CR3 0x%llx (its own)\n",
-                (unsigned long long)guest_field(&vm, VMCS_GUEST_CR4), (unsigned long long)guest_field(&vm, VMCS_GUEST_CR3));
-  assert_int_equal(guest_field(&vm, VMCS_GUEST_CR4) & CR4_PAE, 0);
-  assert_int_equal(guest_field(&vm, VMCS_GUEST_CR3), space(0));
+                (unsigned long long)vmcs_of(&vm, VMCS_GUEST_CR4), (unsigned long long)vmcs_of(&vm, VMCS_GUEST_CR3));
+  assert_int_equal(vmcs_of(&vm, VMCS_GUEST_CR4) & CR4_PAE, 0);
+  assert_int_equal(vmcs_of(&vm, VMCS_GUEST_CR3), space(0));
   vm_stop(&vm);
 }
 
