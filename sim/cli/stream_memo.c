@@ -118,8 +118,9 @@ void stream_memo_keep(struct stream_memo *m, const struct import_stream *s) {
   bool same = file_seen_take(m->seen.path, &after) && file_seen_same(&m->seen, &after);
   file_seen_free(&after);
   if (!same) return;
-  char err[1024], *dir = memo_dir();
-  int rc = dir ? sweep_make_dirs(dir, err, sizeof err) : 1;
+  char err[1024], *dir = xstrdup(m->path);
+  *strrchr(dir, '/') = '\0';                  /* the entry's directory, as looked up */
+  int rc = sweep_make_dirs(dir, err, sizeof err);
   free(dir);
   struct outfile o;
   if (rc || outfile_begin(&o, m->path, OUTFILE_REGULAR, err, sizeof err)) return;
