@@ -48,9 +48,10 @@ void gpt_root(unsigned paging, uint64_t cr3, unsigned i, struct gpt_step *step);
 struct gpt_key gpt_table_of(unsigned paging, uint64_t cr3, uint64_t va, unsigned level);
 /* Kernel half: addresses every address space shares. */
 bool gpt_is_kernel(unsigned paging, uint64_t va);
-/* A stable synthetic guest-physical page for a page of data or a page-table page. */
-uint64_t gpt_data_gfn(unsigned paging, uint64_t cr3, uint64_t va);
-uint64_t gpt_table_gfn(const struct gpt_key *k);
+/* A stable 64-bit identity of a page of data or a page-table page: the key
+** under which EPT gives the page its guest frame (mmu_ept.c). */
+uint64_t gpt_data_id(unsigned paging, uint64_t cr3, uint64_t va);
+uint64_t gpt_table_id(const struct gpt_key *k);
 bool gpt_key_eq(const struct gpt_key *a, const struct gpt_key *b);
 uint64_t gpt_key_hash(const struct gpt_key *k);
 

@@ -28,6 +28,8 @@ struct mmu *mmu_create(const struct policy *p, unsigned paging, unsigned nvcpu, 
            p->refill_low, p->refill_high, shadow_on_evict, m);
   hset_init(&m->ept_map);
   hset_init(&m->ept_tables);
+  m->ept_next_gfn = EPT_FIRST_GFN;
+  if (m->ept) ept_load_root(m);
   if (!m->ept && nvcpu == 1) m->seg = seg_create(&m->v[0].tlb);
   return m;
 }

@@ -40,6 +40,12 @@
 _Static_assert(SHADOW_PDPT_HPA_BASE + (uint64_t)KNOB_POOL_MAX * SHADOW_PDPT_BYTES <= 0xfec00000ull,
                "every root set's PDPT lies below the I/O APIC, under 4 GiB");
 
+/* Under EPT a guest page gets its guest-physical frame when it is first
+** touched, the first at 16 MiB, where a PC Linux kernel is loaded
+** (CONFIG_PHYSICAL_START, 0x1000000 by default, Linux arch/x86/Kconfig), the
+** next ones above it in the order they are touched (mmu_ept.c). */
+#define EPT_FIRST_GFN 0x1000ull
+
 struct mmu;
 
 /* The vCPU state one MMU operation depends on. */

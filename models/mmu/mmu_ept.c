@@ -1,16 +1,41 @@
 /* EPT: guest frames are mapped on first use.  Each first touch of a
 ** guest-physical page (a data page, or a guest page-table page read by the
 ** walk) is an EPT violation whose handler allocates the missing EPT
-** paging-structure pages and installs the entry (KVM tdp_page_fault). */
+** paging-structure pages and installs the entry (KVM tdp_page_fault).
+**
+** Guest memory is not recorded, so a page is given its guest frame when it is
+** first touched, in that order from EPT_FIRST_GFN, as a guest kernel hands out
+** pages of its RAM: frames stay together, and a new EPT page table is needed
+** once per 2 MiB of frames, a new page directory once per GiB.  (A hash of the
+** page's identity spread frames over 2^39 and made almost every violation
+** allocate three paging-structure pages.) */
 #include "mmu_int.h"
 #include "models/counters.h"
 
-static void touch_frame(struct mmu *m, unsigned vcpu, uint64_t gfn, uint64_t gla, uint32_t qual) {
-  if (!hset_add(&m->ept_map, gfn)) return;
+/* The key of the EPT paging-structure page of `level` that maps gfn (its
+** entry for gfn is in it; SDM 28.2.2: 9 bits of the guest-physical address
+** per level, level 4 the root). */
+static uint64_t table_key(unsigned level, uint64_t gfn) { return ((uint64_t)level << 56) | (gfn >> (9 * level)); }
+
+/* The root exists before the first violation: KVM allocates it when the MMU
+** loads (mmu_alloc_roots() from kvm_mmu_load(); tdp_page_fault() asserts a
+** valid root_hpa, Linux 2.6.27 arch/x86/kvm/mmu.c), so no violation pays
+** for it. */
+void ept_load_root(struct mmu *m) { hset_add(&m->ept_tables, table_key(4, EPT_FIRST_GFN)); }
+
+/* The frame for the page `id` if this touch maps it (a violation), else 0. */
+static uint64_t first_touch(struct mmu *m, uint64_t id) {
+  if (!hset_add(&m->ept_map, id)) return 0;
+  return m->ept_next_gfn++;
+}
+
+static void touch_frame(struct mmu *m, unsigned vcpu, uint64_t id, uint64_t gla, uint32_t qual) {
+  uint64_t gfn = first_touch(m, id);
+  if (!gfn) return;
   struct work w;
   work_clear(&w);
   for (unsigned level = 1; level <= 4; level++)
-    if (hset_add(&m->ept_tables, ((uint64_t)level << 56) | (gfn >> (9 * level)))) work_add(&w, PP_SHADOW_ALLOC, 1);
+    if (hset_add(&m->ept_tables, table_key(level, gfn))) work_add(&w, PP_SHADOW_ALLOC, 1);
   work_add(&w, PP_SHADOW_INSTALL, 1);
   m->ctr[CTR_EPT_VIOLATIONS]++;
   struct mmu_fault f = { .kind = MMU_FAULT_EPT_VIOLATION, .gla = gla, .gpa = gfn << 12,
@@ -23,8 +48,8 @@ static void touch_frame(struct mmu *m, unsigned vcpu, uint64_t gfn, uint64_t gla
 void ept_walk(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool write) {
   for (unsigned level = m->glevels; level >= 1; level--) {
     struct gpt_key k = gpt_table_of(m->paging, c->cr3, va, level);
-    touch_frame(m, c->vcpu, gpt_table_gfn(&k), va, EPT_QUAL_READ);   /* the walker reads a guest table */
+    touch_frame(m, c->vcpu, gpt_table_id(&k), va, EPT_QUAL_READ);   /* the walker reads a guest table */
   }
-  touch_frame(m, c->vcpu, gpt_data_gfn(m->paging, c->cr3, va), va,
+  touch_frame(m, c->vcpu, gpt_data_id(m->paging, c->cr3, va), va,
               (write ? EPT_QUAL_WRITE : EPT_QUAL_READ) | EPT_QUAL_GLA_FINAL);
 }

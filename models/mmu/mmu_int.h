@@ -69,7 +69,8 @@ struct mmu {
   unsigned paging, nvcpu, nroots, slevels, glevels;
   struct mmu_vcpu *v;
   struct spt_pool pool;
-  struct hset ept_map;             /* guest frames mapped in EPT */
+  struct hset ept_map;             /* guest pages mapped in EPT, by identity (gpt_data_id, gpt_table_id) */
+  uint64_t ept_next_gfn;           /* the frame the next first touch gets (mmu_ept.c) */
   struct hset ept_tables;          /* EPT paging-structure pages allocated */
   uint64_t *ctr;                   /* the engine's counters */
   struct mmu_sink *sink;
@@ -139,6 +140,7 @@ void shadow_pt_write(struct mmu *m, const struct mmu_ctx *c, uint64_t va, unsign
 void shadow_invlpg(struct mmu *m, const struct mmu_ctx *c, uint64_t va);
 
 /* mmu_ept.c */
+void ept_load_root(struct mmu *m);
 void ept_walk(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool write);
 
 #endif

@@ -655,9 +655,45 @@ static void an_ept_violation_records_the_access_and_both_addresses(void **state)
                 (unsigned long long)vmcs_of(&vm, VMCS_GUEST_LINEAR_ADDRESS));
   assert_int_equal(vmcs_of(&vm, VMCS_VM_EXIT_REASON), EXIT_REASON_EPT_VIOLATION);
   assert_int_equal(qual, want);
-  assert_int_equal(vmcs_of(&vm, VMCS_GUEST_PHYSICAL_ADDRESS), gpt_data_gfn(PAGING_64, space(1), USER_CODE) << 12);
+  /* Frames go in first-touch order: the four guest tables, then the page. */
+  assert_int_equal(vmcs_of(&vm, VMCS_GUEST_PHYSICAL_ADDRESS), (EPT_FIRST_GFN + 4) << 12);
   assert_int_equal(vmcs_of(&vm, VMCS_GUEST_LINEAR_ADDRESS), USER_CODE);
   assert_int_equal(vmcs_of(&vm, VMCS_VM_EXIT_INTR_INFO) >> 31, 0);   /* no interruption information */
+  vm_stop(&vm);
+}
+
+/* The EPT frames and paging-structure pages after the events so far, as the
+** REPL's `info shadow` shows them. */
+static void expect_ept_pages(struct vm *vm, unsigned frames, unsigned tables) {
+  char *text = NULL, want[128];
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  mmu_print_shadow(vm->e.mmu, f);
+  fclose(f);
+  snprintf(want, sizeof want, "EPT: %u guest frames mapped, %u EPT paging-structure pages\n", frames, tables);
+  print_message("actual   %sexpected %s", text, want);
+  assert_string_equal(text, want);
+  free(text);
+}
+
+static void ept_frames_are_given_in_first_touch_order_and_share_tables(void **state) {
+  (void)state;
+  struct vm vm;
+  vm_start(&vm, "ept", NULL, 0, PAGING_64);
+  init_cr3(&vm, space(1));
+  /* 4 guest tables and 40 pages: 44 frames from 16 MiB, all in one 2 MiB
+  ** region, so one EPT table per level (SDM 28.2.2); a hash of each page's
+  ** identity gave them 130-odd. */
+  touch(&vm, USER_CODE, 40);
+  assert_int_equal(ctr(&vm, CTR_EPT_VIOLATIONS), 44);
+  expect_ept_pages(&vm, 44, 4);
+  touch(&vm, USER_CODE, 40);                   /* mapped already: no violation */
+  assert_int_equal(ctr(&vm, CTR_EPT_VIOLATIONS), 44);
+  /* 500 more pages (one more guest page table): frames up to 16 MiB + 545
+  ** pages cross into the next 2 MiB, which needs a second EPT page table. */
+  touch(&vm, USER_CODE + 40 * 4096ull, 500);
+  assert_int_equal(ctr(&vm, CTR_EPT_VIOLATIONS), 545);
+  expect_ept_pages(&vm, 545, 5);
   vm_stop(&vm);
 }
 
@@ -826,6 +862,7 @@ int main(void) {
     cmocka_unit_test(a_hidden_shadow_fault_records_vector_14_its_error_code_and_the_address),
     cmocka_unit_test(a_write_to_a_shadowed_guest_table_is_a_present_write_fault),
     cmocka_unit_test(an_ept_violation_records_the_access_and_both_addresses),
+    cmocka_unit_test(ept_frames_are_given_in_first_touch_order_and_share_tables),
     cmocka_unit_test(a_shadow_fault_goes_through_the_pfec_mask_and_match_rule),
     cmocka_unit_test(an_apic_access_exits_as_apic_access_with_flexpriority_and_faults_without),
     cmocka_unit_test(an_ipi_wakes_a_halted_vcpu_at_the_senders_time),
