@@ -1,6 +1,8 @@
 /* Internals shared by the REPL's files: the session state (repl.c owns the
-** loop, input and signals; repl_cmds.c the command table, replay and
-** handlers; repl_complete.c readline completion).
+** loop, input and signals; repl_cmds.c the command table and the running of
+** a command line; repl_session.c, repl_step.c, repl_break.c and repl_show.c
+** the commands, by job, with repl_int.h between them; repl_complete.c
+** readline completion).
 **
 ** Ownership: a struct repl owns everything its pointers point to, except
 ** trace_path, cpu and db, which point into argv.
@@ -96,13 +98,15 @@ extern const unsigned repl_ncommands;
 /* repl.c: the command; argv[0] is "repl"; returns an enum exit_code. */
 int cmd_repl(int argc, char **argv);
 
-/* repl_cmds.c */
+/* repl_session.c */
 /* Appends a command line to the session's history (`history` lists it). */
 void repl_history_add(struct repl *s, const char *line);
 /* Loads the policy, profile and trace and builds the engine; returns 0 or an
 ** enum exit_code with the message already printed. */
 int repl_open(struct repl *s);
 void repl_close(struct repl *s);
+
+/* repl_cmds.c */
 /* Runs one command line (modified in place); returns 0, or -1 after printing
 ** one error line. */
 int repl_execute(struct repl *s, char *line);

@@ -1,9 +1,10 @@
-/* libFuzzer harness: REPL command lines (sim/repl/repl_cmds.c), as a
-** `--batch` file gives them.  Each input line (at most 64; exactly its own
-** bytes plus the NUL) is one command, run on a session over the small trace
-** of fuzz_replay.h; a command returns 0 or -1 after printing its error, and
-** a `quit` ends the input.  `save` writes the results database, which the
-** store's own tests cover: it is left out so that an execution stays cheap. */
+/* libFuzzer harness: REPL command lines (sim/repl/repl_cmds.c and the
+** command files beside it), as a `--batch` file gives them.  Each input line
+** (at most 64; exactly its own bytes plus the NUL) is one command, run on a
+** session over the small trace of fuzz_replay.h; a command returns 0 or -1
+** after printing its error, and a `quit` ends the input.  `save` writes the
+** results database, which the store's own tests cover: it is left out so
+** that an execution stays cheap. */
 #include "fuzz_replay.h"
 #include "sim/repl/repl.h"
 #include <ctype.h>
