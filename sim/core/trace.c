@@ -1,6 +1,8 @@
-/* Binary trace files: the header and the streaming reader, with its
-** read-ahead and hashing threads (traces/FORMAT.md); the writer is
-** trace_write.c. */
+/* Binary trace files: the reader's open, header, record checks, content hash
+** and rewind (traces/FORMAT.md).  The chunks it reads the records into, and the
+** read-ahead and hashing threads that read, check and hash them, are
+** trace_pipe.c, so that the format and the threads are read apart; the
+** writer is trace_write.c. */
 #include "trace.h"
 #include "trace_int.h"
 #include "zin.h"
@@ -158,7 +160,7 @@ static int file_size_checks(struct trace_reader *r) {
 }
 
 /* Reads exactly n bytes at offset off; false on a short read or an error. */
-static bool read_at(int fd, void *buf, size_t n, size_t off) {
+bool trace_read_at(int fd, void *buf, size_t n, size_t off) {
   size_t done = 0;
   while (done < n) {
     ssize_t got = pread(fd, (char *)buf + done, n - done, (off_t)(off + done));
@@ -179,12 +181,12 @@ static int alloc_buffers(struct trace_reader *r) {
 static int read_header(struct trace_reader *r) {
   unsigned char hb[TRACE_HEADER_SIZE];
   size_t got = r->file_len < sizeof hb ? r->file_len : sizeof hb;
-  if (!read_at(r->fd, hb, got, 0)) return trace_fail(r->err, EXIT_BADINPUT, "%s: read: %s", r->path, strerror(errno));
+  if (!trace_read_at(r->fd, hb, got, 0)) return trace_fail(r->err, EXIT_BADINPUT, "%s: read: %s", r->path, strerror(errno));
   int rc = parse_header(r, hb, got);
   if (rc == EXIT_OK) rc = file_size_checks(r);
   if (rc == EXIT_OK) rc = alloc_buffers(r);
   if (rc != EXIT_OK) return rc;
-  if (!read_at(r->fd, r->hdr.metadata, r->hdr.metadata_len, TRACE_HEADER_SIZE))
+  if (!trace_read_at(r->fd, r->hdr.metadata, r->hdr.metadata_len, TRACE_HEADER_SIZE))
     return trace_fail(r->err, EXIT_BADINPUT, "%s: read: %s", r->path, strerror(errno));
   r->hdr.metadata[r->hdr.metadata_len] = 0;
   return EXIT_OK;
@@ -236,7 +238,7 @@ static int stream_start(struct trace_reader *r) {
 }
 
 /* Byte offset of record i, for messages (of the uncompressed content). */
-static size_t trace_record_offset(const struct trace_reader *r, uint64_t i) {
+size_t trace_record_offset(const struct trace_reader *r, uint64_t i) {
   return r->data_off + (size_t)i * sizeof(struct trace_event);
 }
 
@@ -246,72 +248,10 @@ static bool plain_file(struct trace_reader *r, struct stat *st) {
   if (!S_ISREG(st->st_mode) || st->st_size == 0) return S_ISREG(st->st_mode);
   unsigned char magic[ZIN_MAGIC_MAX];
   size_t n = (size_t)st->st_size < sizeof magic ? (size_t)st->st_size : sizeof magic;
-  return !read_at(r->fd, magic, n, 0) || zin_detect(magic, n) == ZIN_PLAIN;
+  return !trace_read_at(r->fd, magic, n, 0) || zin_detect(magic, n) == ZIN_PLAIN;
 }
 
-/*
-** The pipeline.  Chunk k holds records [k * CHUNK_RECORDS, ...) in buffer
-** k % RING.  A producer reads a chunk: the read-ahead thread, or the replay's
-** own thread when it needs the chunk; the producer validates it, a piece at a
-** time, and the replay takes pieces too rather than wait.  A regular file is read
-** with pread (and, for trace_hash_start, its chunks are hashed in order by
-** whichever thread would otherwise wait, or by a hasher thread when the
-** replay reads for itself); a stream is read in order and hashed as it is
-** read.  A buffer is reused once its chunk is released and hashed, so the
-** file is read once whoever uses it.  A failure (a bad record, a read error,
-** a truncated stream) ends its chunk's valid records: the replay gets every
-** record before it, then the message.
-*/
-#define CHUNK_RECORDS 16384              /* 384 KiB */
-#define RING 4
-#define READ_AHEAD_MIN_CHUNKS 4          /* smaller files are read by the replay's thread */
-
-struct chunk {
-  struct trace_event *buf;
-  size_t n;                        /* records read */
-  size_t valid;                    /* of which valid, from the first (once checked) */
-  bool fail;                       /* after the valid records: a failure, err says it */
-  bool read_fail;                  /* the read itself failed: fixed when the chunk is published, so
-                                   ** the hash may read it outside the lock (fail may still change) */
-  bool last;                       /* nothing follows (the end, or a failure) */
-  bool read_done;                  /* with a read-ahead thread: the read of the chunk claimed last is over */
-  uint64_t count;                  /* last: the trace's record count (a count-unknown stream learns it) */
-  /* the check of its records, a piece at a time, by either thread (under mu);
-  ** once published, checked == pieces says the replay may take it */
-  size_t pieces, claimed, checked, first_bad;
-  char err[512];
-};
-
-struct trace_pipe {
-  struct trace_reader *r;          /* the producer uses its file, stream and stream hash */
-  struct chunk ring[RING];
-  uint64_t nchunks;                /* a regular file's chunks (at least 1); a stream's last chunk says */
-  /* guarded by mu once a thread runs */
-  uint64_t produced, consumed, hashed;   /* chunks read (all before too), released by the replay, hashed */
-  uint64_t claimed;                /* with a read-ahead thread: chunks a thread has begun to read */
-  bool quit;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  bool sync;                       /* mu and cv are initialised */
-  pthread_t reader, hasher;
-  bool reader_runs, hasher_runs;
-  /* a regular file's hash (trace_hash_start): by the hasher thread, or with
-  ** a read-ahead thread by whichever of the two threads would wait */
-  bool hashing, hash_broken;
-  bool hash_busy;                  /* a thread is hashing chunk `hashed` */
-  struct xxh64 state;
-  /* the replay's side */
-  uint64_t next;                   /* the next chunk to take */
-  bool holding;                    /* it holds chunk next - 1 */
-  bool fail_pending;               /* the held chunk's failure comes after its valid records */
-  bool done;                       /* the last chunk was taken */
-  bool failed;                     /* the failure has been reported: stays failed */
-};
-
-static void lock(struct trace_pipe *p) { if (p->sync) pthread_mutex_lock(&p->mu); }
-static void unlock(struct trace_pipe *p) { if (p->sync) pthread_mutex_unlock(&p->mu); }
-static void wake(struct trace_pipe *p) { if (p->sync) pthread_cond_broadcast(&p->cv); }
-static void wait_cv(struct trace_pipe *p) { pthread_cond_wait(&p->cv, &p->mu); }
+/* ---- records: the checks the pipe runs on each piece it reads (trace_pipe.c) ---- */
 
 /* How a record's type is checked: unknown types are bad, a touch's page
 ** count is checked here, the other listed types and every type newer than
@@ -327,7 +267,7 @@ static void init_type_checks(void) {
 
 /* How many of the n records at ev are valid, from the first on, in a file
 ** whose version knows `types` event types. */
-static size_t valid_prefix(const struct trace_event *ev, size_t n, unsigned nvcpu, unsigned types) {
+size_t trace_valid_prefix(const struct trace_event *ev, size_t n, unsigned nvcpu, unsigned types) {
   static_assert(EV_COUNT <= 64, "EVENT_OPERANDS_CHECKED is a 64-bit set");
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, init_type_checks);
@@ -343,7 +283,7 @@ static size_t valid_prefix(const struct trace_event *ev, size_t n, unsigned nvcp
 }
 
 /* The message for bad record i. */
-static void bad_record(const struct trace_reader *r, const struct trace_event *ev, uint64_t i, char *err) {
+void trace_bad_record(const struct trace_reader *r, const struct trace_event *ev, uint64_t i, char *err) {
   if (ev->type >= r->types) {
     bool later = ev->type < EV_COUNT;
     trace_fail(err, EXIT_BADINPUT, "%s: byte %zu: record %llu: unknown event type %u%s", r->path,
@@ -359,347 +299,6 @@ static void bad_record(const struct trace_reader *r, const struct trace_event *e
        (unsigned long long)i, event_mnemonic(ev->type), event_invalid(ev));
 }
 
-/* Chunk k of a regular file, with pread. */
-static void read_file_chunk(struct trace_pipe *p, struct chunk *c, uint64_t k) {
-  const struct trace_reader *r = p->r;
-  uint64_t first = k * CHUNK_RECORDS, left = r->hdr.event_count - first;
-  c->n = left < CHUNK_RECORDS ? (size_t)left : CHUNK_RECORDS;
-  c->last = k + 1 == p->nchunks;
-  c->count = r->hdr.event_count;
-  errno = 0;
-  if (read_at(r->fd, c->buf, c->n * sizeof *c->buf, trace_record_offset(r, first))) return;
-  trace_fail(c->err, EXIT_BADINPUT, "%s: byte %zu: read failed: %s", r->path, trace_record_offset(r, first),
-       errno ? strerror(errno) : "file shrank");
-  c->n = 0;
-  c->fail = c->last = true;
-}
-
-/* Up to n bytes of the stream into buf, hashed; the count, or -1 with the message in err. */
-static ssize_t chunk_read(struct trace_reader *r, void *buf, size_t n, char *err) {
-  ssize_t got = zin_read(r->z, buf, n);
-  if (got < 0) {
-    trace_fail(err, EXIT_BADINPUT, "%s", r->z->err);
-    return -1;
-  }
-  xxh64_update(&r->hash, buf, (size_t)got);
-  return got;
-}
-
-/* Chunk k of a stream: its records in order; at its end the checks of the
-** record count against the header's (or the count, when it said unknown). */
-static void read_stream_chunk(struct trace_pipe *p, struct chunk *c, uint64_t k) {
-  struct trace_reader *r = p->r;
-  uint64_t first = k * CHUNK_RECORDS;
-  size_t want = CHUNK_RECORDS;
-  if (r->count_known && r->hdr.event_count - first < want) want = (size_t)(r->hdr.event_count - first);
-  ssize_t got = want ? chunk_read(r, c->buf, want * sizeof *c->buf, c->err) : 0;
-  if (got < 0) {
-    c->fail = c->last = true;
-    return;
-  }
-  size_t whole = (size_t)got / sizeof *c->buf, part = (size_t)got % sizeof *c->buf;
-  c->n = whole;
-  uint64_t total = first + whole;
-  c->count = total;
-  if (part) {
-    trace_fail(c->err, EXIT_BADINPUT, "%s: byte %zu: truncated record (the input ends %zu bytes into record %llu)",
-         r->path, trace_record_offset(r, total), part, (unsigned long long)total);
-    c->fail = c->last = true;
-    return;
-  }
-  if ((size_t)got == want * sizeof *c->buf && (!r->count_known || total < r->hdr.event_count)) return;
-  c->last = true;                     /* the end of the input, or of the records the header announced */
-  if (!r->count_known) return;
-  if (total < r->hdr.event_count) {
-    trace_fail(c->err, EXIT_BADINPUT, "%s: byte %d: header says %llu records but the input holds %llu (truncated or "
-         "unfinished trace)", r->path, H_COUNT, (unsigned long long)r->hdr.event_count, (unsigned long long)total);
-    c->fail = true;
-    return;
-  }
-  unsigned char extra;                /* nothing may follow the announced records */
-  got = chunk_read(r, &extra, 1, c->err);
-  if (got > 0)
-    trace_fail(c->err, EXIT_BADINPUT, "%s: byte %zu: data after the %llu records the header announces", r->path,
-         trace_record_offset(r, r->hdr.event_count), (unsigned long long)r->hdr.event_count);
-  c->fail = got != 0;
-}
-
-/* Reads chunk k into its buffer (outside the lock); its records are checked
-** afterwards, a piece at a time (check_pieces). */
-#define CHECK_PIECE 1024                 /* records: 24 KiB, still in the cache after the read */
-static void read_chunk(struct trace_pipe *p, uint64_t k) {
-  const struct trace_reader *r = p->r;
-  struct chunk *c = &p->ring[k % RING];
-  c->n = c->valid = 0;
-  c->fail = c->last = false;
-  if (r->z) read_stream_chunk(p, c, k);
-  else read_file_chunk(p, c, k);
-  c->read_fail = c->fail;
-  c->pieces = (c->n + CHECK_PIECE - 1) / CHECK_PIECE;
-  c->claimed = c->checked = 0;
-  c->first_bad = c->n;
-}
-
-/* With the lock held, once chunk k's records are all checked: a bad record
-** comes before any failure after it. */
-static void finish_chunk(struct trace_pipe *p, struct chunk *c, uint64_t k) {
-  c->valid = c->first_bad;
-  if (c->valid < c->n) {
-    bad_record(p->r, &c->buf[c->valid], k * CHUNK_RECORDS + c->valid, c->err);
-    c->fail = c->last = true;
-  }
-  wake(p);
-}
-
-/* With the lock held (released while checking): checks the pieces of chunk
-** k that no thread has claimed yet; true if it checked any.  The read-ahead
-** thread checks what it read, and the replay, rather than wait for it,
-** takes pieces too, so the two share the check when the replay is the
-** faster (an EPT replay of system calls) and the replay checks nothing when
-** it is the slower. */
-static bool check_pieces(struct trace_pipe *p, struct chunk *c, uint64_t k) {
-  const struct trace_reader *r = p->r;
-  bool did = false;
-  while (c->claimed < c->pieces) {
-    size_t from = c->claimed++ * CHECK_PIECE, n = c->n - from < CHECK_PIECE ? c->n - from : CHECK_PIECE;
-    unlock(p);
-    size_t v = valid_prefix(c->buf + from, n, r->hdr.vcpu_count, r->types);
-    lock(p);
-    if (v < n && from + v < c->first_bad) c->first_bad = from + v;
-    if (++c->checked == c->pieces) finish_chunk(p, c, k);
-    did = true;
-  }
-  return did;
-}
-
-/* With the lock held: chunk k has been read; its check begins. */
-static void publish(struct trace_pipe *p, uint64_t k) {
-  p->produced = k + 1;
-  if (!p->ring[k % RING].pieces) finish_chunk(p, &p->ring[k % RING], k);
-  wake(p);
-}
-
-/* Whether chunk k's buffer is free: its previous chunk released and hashed. */
-static bool slot_free(const struct trace_pipe *p, uint64_t k) {
-  return k < RING || (p->consumed > k - RING && (!p->hashing || p->hashed > k - RING));
-}
-
-static bool help_hash(struct trace_pipe *p);
-
-/* With the lock held: claims the next chunk to read when its buffer is
-** free; its index, or UINT64_MAX.  Only the read-ahead thread reads a stream
-** (in order); both threads read a regular file's chunks, so that a replay
-** faster than the reading shares it (two preads from the page cache move
-** more than one). */
-static bool all_claimed(const struct trace_pipe *p) { return !p->r->z && p->claimed >= p->nchunks; }
-
-static uint64_t claim_chunk(struct trace_pipe *p) {
-  uint64_t k = p->claimed;
-  if (all_claimed(p) || !slot_free(p, k)) return UINT64_MAX;
-  p->claimed = k + 1;
-  p->ring[k % RING].read_done = false;
-  return k;
-}
-
-/* With the lock held: chunk k has been read; the chunks read in a row from
-** `produced` on are published. */
-static void read_done(struct trace_pipe *p, uint64_t k) {
-  p->ring[k % RING].read_done = true;
-  while (p->produced < p->claimed && p->ring[p->produced % RING].read_done) publish(p, p->produced);
-}
-
-static void *read_ahead_main(void *arg) {
-  struct trace_pipe *p = arg;
-  for (;;) {
-    lock(p);
-    uint64_t k = UINT64_MAX;
-    while (!p->quit && !all_claimed(p) && (k = claim_chunk(p)) == UINT64_MAX)
-      if (!help_hash(p)) wait_cv(p);
-    unlock(p);
-    if (k == UINT64_MAX) break;           /* told to stop, or every chunk is being read */
-    read_chunk(p, k);
-    struct chunk *c = &p->ring[k % RING];
-    lock(p);
-    read_done(p, k);
-    check_pieces(p, c, k);
-    bool last = c->last;                  /* the buffer is not reused before this thread reads again */
-    unlock(p);
-    if (last) break;
-  }
-  return NULL;
-}
-
-/* With the lock held, by the replay when it would wait: reads the next
-** chunk of a regular file itself; true if it did. */
-static bool help_read(struct trace_pipe *p) {
-  if (p->r->z) return false;
-  uint64_t k = claim_chunk(p);
-  if (k == UINT64_MAX) return false;
-  unlock(p);
-  read_chunk(p, k);
-  lock(p);
-  read_done(p, k);
-  wake(p);
-  return true;
-}
-
-/* A regular file's chunk into its hash. */
-static void hash_chunk(struct trace_pipe *p, uint64_t k) {
-  const struct chunk *c = &p->ring[k % RING];
-  if (c->read_fail && !c->n) p->hash_broken = true;
-  else if (!p->hash_broken) xxh64_update(&p->state, c->buf, c->n * sizeof *c->buf);
-}
-
-/* With the lock held, by a thread that would otherwise wait: hashes the
-** next chunk read, if no thread is hashing and there is one; true if it did.
-** On two processors this beats a third thread, which would take its time
-** from the replay or the read-ahead thread, however idle the other is. */
-static bool help_hash(struct trace_pipe *p) {
-  if (!p->hashing || p->hasher_runs || p->hash_busy || p->hashed >= p->produced) return false;
-  uint64_t k = p->hashed;
-  p->hash_busy = true;
-  unlock(p);
-  hash_chunk(p, k);
-  lock(p);
-  p->hashed = k + 1;
-  p->hash_busy = false;
-  wake(p);
-  return true;
-}
-
-static void *hasher_main(void *arg) {
-  struct trace_pipe *p = arg;
-  for (uint64_t k = 0; k < p->nchunks; k++) {
-    lock(p);
-    while (!p->quit && p->produced <= k) wait_cv(p);
-    bool quit = p->quit;
-    unlock(p);
-    if (quit) break;
-    hash_chunk(p, k);
-    bool last = p->ring[k % RING].last;   /* before the buffer is released to the next chunk */
-    lock(p);
-    p->hashed = k + 1;
-    wake(p);
-    unlock(p);
-    if (last) break;
-  }
-  return NULL;
-}
-
-static int online_cpus(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (int)n : 1;
-}
-
-/* Starts the threads the first chunk needs: the read-ahead thread for a
-** stream or a file of several chunks on a multiprocessor (it and the replay
-** then share the hashing), else the hasher when hashing. */
-static void start_threads(struct trace_reader *r, struct trace_pipe *p) {
-  bool ahead = r->read_ahead && (r->z || p->nchunks >= READ_AHEAD_MIN_CHUNKS) && online_cpus() > 1;
-  if (!ahead && !p->hashing) return;
-  if (pthread_mutex_init(&p->mu, NULL) != 0) return;
-  if (pthread_cond_init(&p->cv, NULL) != 0) { pthread_mutex_destroy(&p->mu); return; }
-  p->sync = true;
-  if (ahead) p->reader_runs = pthread_create(&p->reader, NULL, read_ahead_main, p) == 0;
-  if (p->hashing && !p->reader_runs) p->hasher_runs = pthread_create(&p->hasher, NULL, hasher_main, p) == 0;
-}
-
-static void stop_threads(struct trace_pipe *p) {
-  if (!p->sync) return;
-  lock(p);
-  p->quit = true;
-  wake(p);
-  unlock(p);
-  if (p->reader_runs) pthread_join(p->reader, NULL);
-  if (p->hasher_runs) pthread_join(p->hasher, NULL);
-  pthread_cond_destroy(&p->cv);
-  pthread_mutex_destroy(&p->mu);
-  p->sync = p->reader_runs = p->hasher_runs = false;
-}
-
-/* The replay takes chunk k: waits for the read-ahead thread, or reads it. */
-static struct chunk *take(struct trace_reader *r, struct trace_pipe *p, uint64_t k) {
-  if (k == 0 && !p->sync) start_threads(r, p);
-  lock(p);
-  struct chunk *c = &p->ring[k % RING];
-  if (p->reader_runs) {
-    while (p->produced <= k || c->checked < c->pieces)
-      if (!(p->produced > k && check_pieces(p, c, k)) && !help_hash(p) && !help_read(p)) wait_cv(p);
-    unlock(p);
-    return c;
-  }
-  while (!slot_free(p, k)) wait_cv(p);
-  unlock(p);
-  read_chunk(p, k);
-  lock(p);
-  publish(p, k);
-  check_pieces(p, c, k);
-  if (p->hashing && !p->hasher_runs) {     /* no other thread: the producer hashes */
-    hash_chunk(p, k);
-    p->hashed = k + 1;
-  }
-  wake(p);
-  unlock(p);
-  return c;
-}
-
-static void release(struct trace_pipe *p) {
-  if (!p->holding) return;
-  lock(p);
-  p->consumed = p->next;
-  wake(p);
-  unlock(p);
-  p->holding = false;
-}
-
-/* Makes the next block current (cur == end); false at the end of the trace
-** or on a failure (r->err set). */
-static bool next_block(struct trace_reader *r) {
-  struct trace_pipe *p = r->pipe;
-  if (!p || p->failed) return false;
-  if (p->fail_pending) {
-    memcpy(r->err, p->ring[(p->next - 1) % RING].err, sizeof r->err);
-    p->failed = true;
-    return false;
-  }
-  if (p->done) return false;
-  release(p);
-  struct chunk *c = take(r, p, p->next++);
-  p->holding = true;
-  r->cur = c->buf;
-  r->end = c->buf + c->valid;
-  r->end_index += c->valid;
-  p->fail_pending = c->fail;
-  if (c->last) {
-    p->done = true;
-    if (!c->fail) {                   /* a count-unknown stream knows its count now */
-      r->hdr.event_count = c->count;
-      r->count_known = true;
-    }
-  }
-  return c->valid ? true : next_block(r);
-}
-
-const struct trace_event *trace_next_slow(struct trace_reader *r) {
-  return next_block(r) ? r->cur++ : NULL;
-}
-
-size_t trace_next_block(struct trace_reader *r, const struct trace_event **evs, size_t max) {
-  if (r->cur == r->end && !next_block(r)) return 0;
-  size_t n = (size_t)(r->end - r->cur);
-  if (n > max) n = max;
-  *evs = r->cur;
-  r->cur += n;
-  return n;
-}
-
-int trace_failed(const struct trace_reader *r) { return r->err[0] != 0; }
-
-bool trace_done(const struct trace_reader *r) {
-  const struct trace_pipe *p = r->pipe;
-  return p && p->done && !p->fail_pending && !p->failed && r->cur == r->end && !trace_failed(r);
-}
-
 /* Hashes the bytes before a regular file's records: the header and the metadata. */
 static bool hash_prefix(struct trace_reader *r, struct xxh64 *st) {
   enum { PIECE = 1 << 16 };
@@ -707,7 +306,7 @@ static bool hash_prefix(struct trace_reader *r, struct xxh64 *st) {
   bool ok = tmp != NULL;
   for (size_t off = 0; ok && off < r->data_off;) {
     size_t n = r->data_off - off < PIECE ? r->data_off - off : PIECE;
-    ok = read_at(r->fd, tmp, n, off);
+    ok = trace_read_at(r->fd, tmp, n, off);
     if (ok) xxh64_update(st, tmp, n);
     off += n;
   }
@@ -731,10 +330,10 @@ bool trace_hash_hex(struct trace_reader *r, char hex[HASH_HEX_LEN + 1]) {
     return true;
   }
   if (!p->hashing) return false;
-  lock(p);
+  trace_pipe_lock(p);
   while (p->hashed < p->nchunks)                 /* every chunk was read: hash those left */
-    if (!help_hash(p)) wait_cv(p);
-  unlock(p);
+    if (!trace_pipe_help_hash(p)) trace_pipe_wait_cv(p);
+  trace_pipe_unlock(p);
   if (p->hash_broken) return false;
   snprintf(hex, HASH_HEX_LEN + 1, "%016llx", (unsigned long long)xxh64_final(&p->state));
   return true;
@@ -743,7 +342,7 @@ bool trace_hash_hex(struct trace_reader *r, char hex[HASH_HEX_LEN + 1]) {
 /* Forgets the position and the chunks: the next record is record 0. */
 static void reset_pipe(struct trace_reader *r) {
   struct trace_pipe *p = r->pipe;
-  stop_threads(p);
+  trace_pipe_stop_threads(p);
   p->produced = p->consumed = p->hashed = p->claimed = p->next = 0;
   p->quit = p->holding = p->fail_pending = p->done = p->failed = p->hash_busy = false;
   p->hashing = false;
@@ -846,7 +445,7 @@ int trace_open(struct trace_reader *r, const char *path) {
 
 void trace_close(struct trace_reader *r) {
   if (r->pipe) {
-    stop_threads(r->pipe);
+    trace_pipe_stop_threads(r->pipe);
     for (unsigned i = 0; i < RING; i++) free(r->pipe->ring[i].buf);
     free(r->pipe);
     r->pipe = NULL;

@@ -1,6 +1,6 @@
 /* Binary trace files: the buffered writer, to a file or a stream, and the
 ** header written before the records or reserved and filled in after them
-** (traces/FORMAT.md; the reader is trace.c). */
+** (traces/FORMAT.md; the reader is trace.c and trace_pipe.c). */
 #include "trace.h"
 #include "trace_int.h"
 

@@ -1,5 +1,6 @@
-/* libFuzzer harness: the binary trace reader (sim/core/trace.c) and a replay
-** of what it accepts (sim/core/runner.c, the engine and the models).
+/* libFuzzer harness: the binary trace reader (sim/core/trace.c and
+** trace_pipe.c) and a replay of what it accepts (sim/core/runner.c, the
+** engine and the models).
 **
 ** The input is a trace file, written as it is (a gzip, xz or zstd input goes
 ** through the stream reader, sim/core/zin.c).  The reader either refuses it
