@@ -7,7 +7,6 @@
 #include "sim/core/version.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -155,60 +154,4 @@ int store_merge(sqlite3 *db, const char *out_path, const char *from, struct stor
   if (rc == 0) rc = copy_all(db, out_path, from, res, err, errlen);
   exec(db, "DETACH shard");
   return rc;
-}
-
-/* ---- gaps: parts of a sharded sweep that are missing or unfinished ---- */
-
-static void add_gap(struct store_gap **gaps, size_t *n, sqlite3_stmt *st, unsigned shard, bool missing) {
-  *gaps = xrealloc(*gaps, (*n + 1) * sizeof **gaps);
-  struct store_gap *g = &(*gaps)[(*n)++];
-  memset(g, 0, sizeof *g);
-  snprintf(g->plan_hash, sizeof g->plan_hash, "%s", (const char *)sqlite3_column_text(st, 0));
-  snprintf(g->name, sizeof g->name, "%s", (const char *)sqlite3_column_text(st, 1));
-  g->nshards = (unsigned)sqlite3_column_int64(st, 2);
-  g->shard = shard;
-  g->missing = missing;
-}
-
-/* One plan's parts, from a row (plan_hash, name, nshards, parts as "shard:runs:done:failed:finished,..."). */
-static void plan_gaps(struct store_gap **gaps, size_t *n, sqlite3_stmt *st) {
-  unsigned nshards = (unsigned)sqlite3_column_int64(st, 2);
-  const char *parts = (const char *)sqlite3_column_text(st, 3);
-  unsigned next = 0;
-  for (const char *p = parts ? parts : ""; *p;) {
-    unsigned shard, finished;
-    unsigned long long runs, done, failed;
-    int used = 0;
-    if (sscanf(p, "%u:%llu:%llu:%llu:%u%n", &shard, &runs, &done, &failed, &finished, &used) != 5) break;
-    p += used + (p[used] == ',');
-    for (; next < shard && next < nshards; next++) add_gap(gaps, n, st, next, true);
-    next = shard + 1;
-    if (finished && failed == 0) continue;
-    add_gap(gaps, n, st, shard, false);
-    struct store_gap *g = &(*gaps)[*n - 1];
-    g->runs = runs, g->done = done, g->failed = failed;
-  }
-  for (; next < nshards; next++) add_gap(gaps, n, st, next, true);
-}
-
-int store_sweep_gaps(sqlite3 *db, const char *path, struct store_gap **gaps, size_t *ngaps, char *err,
-                     size_t errlen) {
-  *gaps = NULL;
-  *ngaps = 0;
-  sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(db,
-    "SELECT plan_hash, min(name), nshards, group_concat(shard || ':' || runs || ':' || done || ':' || failed"
-    " || ':' || (finished_at IS NOT NULL), ',')"
-    " FROM (SELECT * FROM sweeps ORDER BY plan_hash, nshards, shard)"
-    " GROUP BY plan_hash, nshards ORDER BY min(id)", -1, &st, NULL);
-  while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    plan_gaps(gaps, ngaps, st);
-    rc = SQLITE_OK;
-  }
-  sqlite3_finalize(st);
-  if (rc == SQLITE_DONE) return 0;
-  free(*gaps);
-  *gaps = NULL;
-  *ngaps = 0;
-  return store_db_error(db, path, "cannot read the sweeps", err, errlen);
 }

@@ -86,6 +86,18 @@ int store_sweep_begin(struct sqlite3 *db, const char *db_path, const struct stor
 /* Updates the row's counts; finished sets its finish time.  0 or EXIT_DB. */
 int store_sweep_progress(struct sqlite3 *db, const char *db_path, int64_t sweep_id, uint64_t done,
                          uint64_t failed, bool finished, char *err, size_t errlen);
+/* A part of a sharded sweep that the database lacks or holds unfinished. */
+struct store_gap {
+  char name[128];              /* the plan's name */
+  char plan_hash[STORE_KEY_LEN + 1];
+  unsigned shard, nshards;
+  bool missing;                /* no row at all; else started but not finished, or with failures */
+  uint64_t runs, done, failed; /* of an unfinished part */
+};
+/* The gaps of every sweep recorded in db, in plan and shard order (*gaps:
+** malloc'd, caller frees; *ngaps may be 0).  0 or EXIT_DB. */
+int store_sweep_gaps(struct sqlite3 *db, const char *db_path, struct store_gap **gaps, size_t *ngaps,
+                     char *err, size_t errlen);
 
 /* Reads run `run_id` (or the last one when run_id < 0) back into rep so that
 ** report_print prints exactly what the batch run printed.  EXIT_USAGE when
@@ -137,7 +149,7 @@ struct store_migration {
 };
 /* Brings db up to the last step's version in one transaction, applying the
 ** steps above its user_version in order; a database newer than the last step
-** is an error.  store_open uses the real list (store.c); tests pass their own. */
+** is an error.  store_open uses the real list (schema.c); tests pass their own. */
 int store_migrate(struct sqlite3 *db, const char *db_path, const struct store_migration *steps,
                   size_t nsteps, char *err, size_t errlen);
 /* The real migrations, for tests that extend them. */
@@ -162,18 +174,5 @@ struct store_merge_result {
 ** naming the file in err. */
 int store_merge(struct sqlite3 *out, const char *out_path, const char *from, struct store_merge_result *res,
                 char *err, size_t errlen);
-
-/* A part of a sharded sweep that the database lacks or holds unfinished. */
-struct store_gap {
-  char name[128];              /* the plan's name */
-  char plan_hash[STORE_KEY_LEN + 1];
-  unsigned shard, nshards;
-  bool missing;                /* no row at all; else started but not finished, or with failures */
-  uint64_t runs, done, failed; /* of an unfinished part */
-};
-/* The gaps of every sweep recorded in db, in plan and shard order (*gaps:
-** malloc'd, caller frees; *ngaps may be 0).  0 or EXIT_DB. */
-int store_sweep_gaps(struct sqlite3 *db, const char *db_path, struct store_gap **gaps, size_t *ngaps,
-                     char *err, size_t errlen);
 
 #endif

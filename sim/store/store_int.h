@@ -15,8 +15,8 @@ int store_db_error(sqlite3 *db, const char *path, const char *what, char *err, s
 ** transaction lasts milliseconds. */
 #define BUSY_TIMEOUT_MS 10000
 
-/* The checks of opening, shared by store.c and readonly.c; each returns 0 or
-** EXIT_DB with the message in err. */
+/* The checks of opening, shared by open.c, readonly.c and the migration
+** (schema.c); each returns 0 or EXIT_DB with the message in err. */
 int store_check_path(const char *path, bool create, char *err, size_t errlen);
 int store_newer_error(const char *path, int64_t version, int known, char *err, size_t errlen);
 /* A version-0 file with tables, or another application's id, is someone else's database. */
@@ -28,5 +28,16 @@ struct file_seen;
 int store_remember_hash(sqlite3 *db, const struct file_seen *before, const char *hash);
 /* A one-integer query; -1 on error (sqlite's message stays on db). */
 int64_t store_query_int(sqlite3 *db, const char *sql);
+
+/* The statement helpers of every file that reads or writes rows (open.c), so
+** that all of them bind, step and report alike. */
+/* sqlite3_exec without callback or message: the caller reports the error from db. */
+int store_exec(sqlite3 *db, const char *sql);
+/* Binds s without a copy, so s must outlive the step; NULL binds "" (the columns are NOT NULL). */
+int store_bind_text(sqlite3_stmt *st, int i, const char *s);
+/* Steps a bound INSERT, UPDATE or DELETE to completion and resets it: SQLITE_OK or the error. */
+int store_step_done(sqlite3_stmt *st);
+/* Unix time t as the database keeps times: UTC, "YYYY-MM-DD HH:MM:SS". */
+void store_utc_text(int64_t t, char out[32]);
 
 #endif

@@ -1,0 +1,195 @@
+/* Opening the results database for writing: the checks that name the problem
+** where SQLite's message would mislead, WAL and the busy timeout, the schema
+** brought forward; and the error and statement helpers that every file of
+** sim/store shares, so that they all report a failure the same way. */
+#include "store.h"
+#include "store_int.h"
+#include "sim/core/util.h"
+#include "sim/core/version.h"
+
+#include <sqlite3.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- errors ---- */
+
+/* Formats "results database PATH: WHAT: sqlite's message (hint)" and returns EXIT_DB. */
+int store_db_error(sqlite3 *db, const char *path, const char *what, char *err, size_t errlen) {
+  int code = db ? sqlite3_extended_errcode(db) & 0xff : SQLITE_NOMEM;
+  int sys = db ? sqlite3_system_errno(db) : 0;
+  const char *hint = "";
+  switch (code) {
+  case SQLITE_NOTADB: hint = " (not an SQLite database; choose another file with --db)"; break;
+  case SQLITE_READONLY: hint = " (the file or its directory is read-only; choose another file with --db)"; break;
+  case SQLITE_FULL: hint = " (no space left on the device)"; break;
+  case SQLITE_BUSY: hint = " (other processes kept it locked for more than 10 s)"; break;
+  case SQLITE_CORRUPT: hint = " (the database is damaged; choose another file with --db)"; break;
+  default: break;
+  }
+  char sysmsg[160] = "";
+  if (sys && (code == SQLITE_CANTOPEN || code == SQLITE_IOERR))
+    snprintf(sysmsg, sizeof sysmsg, " (%s)", strerror(sys));
+  snprintf(err, errlen, "results database %s: %s: %s%s%s", path, what,
+           db ? sqlite3_errmsg(db) : "out of memory", hint, sysmsg);
+  return EXIT_DB;
+}
+
+int store_exec(sqlite3 *db, const char *sql) { return sqlite3_exec(db, sql, NULL, NULL, NULL); }
+
+/* Runs a one-integer query; -1 on error (sqlite's message stays on db). */
+int64_t store_query_int(sqlite3 *db, const char *sql) {
+  sqlite3_stmt *st = NULL;
+  int64_t v = -1;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+/* ---- statements ---- */
+
+int store_bind_text(sqlite3_stmt *st, int i, const char *s) {
+  return sqlite3_bind_text(st, i, s ? s : "", -1, SQLITE_STATIC);
+}
+
+/* Steps a bound INSERT to completion and resets it for the next row. */
+int store_step_done(sqlite3_stmt *st) {
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+void store_utc_text(int64_t t, char out[32]) {
+  time_t tt = (time_t)t;
+  struct tm tm;
+  gmtime_r(&tt, &tm);
+  strftime(out, 32, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+/* ---- opening ---- */
+
+/* Whether a file can be created beside path; errno says why not (a missing
+** or read-only directory). */
+static bool dir_writable(const char *path) {
+  const char *slash = strrchr(path, '/');
+  char *dir = xstrdup(slash ? path : ".");
+  if (slash) dir[slash == path ? 1 : slash - path] = 0;
+  bool ok = access(dir, W_OK | X_OK) == 0;
+  int e = errno;
+  free(dir);
+  errno = e;
+  return ok;
+}
+
+/* Refuses what sqlite3_open would misreport: an empty name, a directory, a missing file. */
+int store_check_path(const char *path, bool create, char *err, size_t errlen) {
+  struct stat sb;
+  if (!path || !*path) {
+    snprintf(err, errlen, "results database: empty file name (use --db FILE)");
+    return EXIT_DB;
+  }
+  if (stat(path, &sb) == 0) {
+    if (S_ISDIR(sb.st_mode)) {
+      snprintf(err, errlen, "results database %s: is a directory, not a database file (use --db FILE)", path);
+      return EXIT_DB;
+    }
+    return 0;
+  }
+  if (errno == ENOENT && !create) {
+    snprintf(err, errlen, "results database %s does not exist (runs are stored there by "
+             "'vmxsim --policy P TRACE'; --db FILE chooses another)", path);
+    return EXIT_DB;
+  }
+  if (errno == ENOENT && !dir_writable(path)) {   /* SQLite would say "No such file or directory" */
+    snprintf(err, errlen, "results database %s: cannot create: %s (choose another file with --db, or --no-db)",
+             path, strerror(errno));
+    return EXIT_DB;
+  }
+  return 0;   /* sqlite3_open reports the rest */
+}
+
+/* WAL lets readers and one writer work at once; the mode persists in the file.
+** Switching needs a moment of exclusive access, so retry while others hold it.
+** mode: "wal", or "delete" (a rollback journal). */
+static int set_journal(sqlite3 *db, const char *mode) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL);
+  if (rc == SQLITE_OK) rc = sqlite3_step(st);
+  bool same = rc == SQLITE_ROW && sqlite3_stricmp((const char *)sqlite3_column_text(st, 0), mode) == 0;
+  sqlite3_finalize(st);
+  if (rc != SQLITE_ROW) return rc;
+  if (same) return SQLITE_OK;
+  char sql[48];
+  snprintf(sql, sizeof sql, "PRAGMA journal_mode=%s", mode);
+  for (int tries = 0; tries < BUSY_TIMEOUT_MS / 10; tries++) {
+    rc = store_exec(db, sql);
+    if ((rc & 0xff) != SQLITE_BUSY) return rc;
+    sqlite3_sleep(10);
+  }
+  return rc;
+}
+
+int store_open_journal(const char *path, bool create, enum store_journal journal, sqlite3 **out,
+                       char *err, size_t errlen) {
+  sqlite3 *db = NULL;
+  *out = NULL;
+  int rc = store_check_path(path, create, err, errlen);
+  if (rc) return rc;
+  int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+  if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK || store_register_functions(db) != SQLITE_OK) {
+    rc = store_db_error(db, path, "cannot open", err, errlen);
+    goto done;
+  }
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
+  /* SQLite silently opens a write-protected file read-only; storing needs to know now. */
+  if (create && sqlite3_db_readonly(db, "main") == 1) {
+    snprintf(err, errlen, "results database %s: cannot store the run: the file is read-only "
+             "(choose another file with --db, or --no-db)", path);
+    rc = EXIT_DB;
+    goto done;
+  }
+  const char *mode = journal == STORE_JOURNAL_WAL ? "wal" : journal == STORE_JOURNAL_ROLLBACK ? "delete" : NULL;
+  if (mode && sqlite3_db_readonly(db, "main") == 0 && set_journal(db, mode) != SQLITE_OK) {
+    rc = store_db_error(db, path, "cannot open", err, errlen);
+    goto done;
+  }
+  rc = store_migrate(db, path, store_migrations, store_nmigrations, err, errlen);
+done:
+  if (rc) sqlite3_close(db);
+  else *out = db;
+  return rc;
+}
+
+int store_open(const char *path, bool create, sqlite3 **out, char *err, size_t errlen) {
+  return store_open_journal(path, create, STORE_JOURNAL_WAL, out, err, errlen);
+}
+
+void store_close(sqlite3 *db) { sqlite3_close(db); }
+
+/* ---- refusals that readonly.c and the migration share ---- */
+
+int store_newer_error(const char *path, int64_t version, int known, char *err, size_t errlen) {
+  snprintf(err, errlen, "results database %s: schema version %lld is newer than this vmxsim (%s) "
+           "understands (%d); use a newer vmxsim, or another file with --db", path, (long long)version,
+           VMXSIM_VERSION, known);
+  return EXIT_DB;
+}
+
+/* A version-0 file with tables, or another application's id, is someone else's database. */
+int store_check_ours(sqlite3 *db, const char *path, int64_t version, char *err, size_t errlen) {
+  int64_t app = store_query_int(db, "PRAGMA application_id");
+  int64_t tables = version == 0 ? store_query_int(db, "SELECT count(*) FROM sqlite_master") : 0;
+  if (app < 0 || tables < 0) return store_db_error(db, path, "cannot read the schema", err, errlen);
+  if ((app != 0 && app != STORE_APPLICATION_ID) || tables > 0) {
+    snprintf(err, errlen, "results database %s: an SQLite database, but not a vmxsim results database "
+             "(choose another file with --db)", path);
+    return EXIT_DB;
+  }
+  return 0;
+}
