@@ -51,6 +51,16 @@ fail() {
 
 child_of() { # PID: a child process of PID, from /proc (no procps on a minimal system)
   _parent=$1
+  # The kernel's list of the children, where it keeps one: scanning every process
+  # below forks a sed per process, which on a busy machine took longer than a test's
+  # child lived.
+  if [ -r "/proc/$_parent/task/$_parent/children" ]; then
+    _child=""
+    read -r _child _ < "/proc/$_parent/task/$_parent/children" || true
+    [ -n "$_child" ] || return 1
+    echo "$_child"
+    return 0
+  fi
   for _stat in /proc/[0-9]*/stat; do
     _fields=$(sed 's/^.*) //' "$_stat" 2>/dev/null) || continue
     # shellcheck disable=SC2086  # the fields of the stat line: state, ppid, ...

@@ -131,8 +131,14 @@ printf '{"traces": [{"generator": "lat_ctx", "params": {"procs": 16, "iters": 50
 "$VMXSIM" sweep slow.json -j 1 --db slow-warm.db --shard 0/6 -q > /dev/null   # the trace, made beforehand
 "$VMXSIM" sweep slow.json -j 2 --db workers.db > workers.out 2>&1 &
 pid=$!
+# Workers live for the whole sweep: one is found first, and killed once a run is stored
+# (a run of this sweep takes a fraction of a second, so looking for it only then could
+# find none left).
+worker=""
+for _ in $(seq 200); do worker=$(child_of "$pid") && break; sleep 0.02; done
 for _ in $(seq 100); do [ "$(q workers.db 'SELECT count(*) FROM runs' 2>/dev/null || echo 0)" -ge 1 ] && break; sleep 0.05; done
-kill -9 "$(child_of "$pid")"
+[ -n "$worker" ] || fail "a worker killed: a worker process found" "none of the sweep's children was found"
+kill -9 "$worker"
 wait "$pid"
 rc=$?
 check_eq "a worker killed: exit 70" "70" "$rc"
