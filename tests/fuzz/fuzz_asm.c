@@ -1,5 +1,5 @@
-/* libFuzzer harness: the text form of traces (sim/core/trace_text.c), as
-** `vmxsim trace asm` parses it.
+/* libFuzzer harness: the text form of traces (sim/core/trace_text_parse.c and
+** trace_text_header.c), as `vmxsim trace asm` parses it.
 **
 ** The input is split into lines as the assembler splits them, and each line
 ** goes to the parser as a string of exactly its own length.  A refused text
@@ -20,7 +20,7 @@ static struct records recs;
 
 /* Keeps a record; one that `trace asm` refuses (impossible operands, spelt
 ** with `raw`) is refused the way the assembler refuses it: bad input at its
-** line (sim/core/trace_text.c, asm_emit). */
+** line (sim/core/trace_text_asm.c, asm_emit). */
 static int keep(void *ctx, const struct trace_event *ev) {
   struct records *r = ctx;
   if (r->n == RECORDS_MAX) return EXIT_USAGE;     /* the harness's own bound, not an error */
