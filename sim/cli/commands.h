@@ -11,9 +11,9 @@ int cmd_trace(int argc, char **argv);      /* sim/cli/cmd_trace.c: trace asm | d
 int cmd_policies(int argc, char **argv);   /* sim/cli/cmd_list.c: list policy presets and knobs */
 int cmd_cpus(int argc, char **argv);       /* sim/cli/cmd_list.c: list CPU profiles */
 int cmd_gen(int argc, char **argv);        /* sim/cli/cmd_gen.c: trace generators */
-int cmd_runs(int argc, char **argv);       /* sim/cli/cmd_db.c: list stored runs */
-int cmd_report(int argc, char **argv);     /* sim/cli/cmd_db.c: print a stored run's report */
-int cmd_compare(int argc, char **argv);    /* sim/cli/cmd_db.c: compare stored runs */
+int cmd_runs(int argc, char **argv);       /* sim/cli/cmd_runs.c: list stored runs */
+int cmd_report(int argc, char **argv);     /* sim/cli/cmd_report.c: print a stored run's report */
+int cmd_compare(int argc, char **argv);    /* sim/cli/cmd_compare.c: compare stored runs */
 int cmd_import(int argc, char **argv);     /* sim/cli/cmd_import.c: import perf/KVM/Xen recordings */
 int cmd_summary(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);  /* sim/cli/cmd_calibrate.c: a profile fitted to a recording */    /* sim/cli/cmd_summary.c: a recording's measured exits */

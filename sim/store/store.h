@@ -105,7 +105,7 @@ int store_sweep_gaps(struct sqlite3 *db, const char *db_path, struct store_gap *
 int store_load(const char *db_path, int64_t run_id, struct report *rep, int64_t *loaded_id,
                char *err, size_t errlen);
 
-/* ---- for the query commands (sim/cli/cmd_db.c) and tests ---- */
+/* ---- for the query commands (sim/cli/cmd_runs.c, cmd_report.c, cmd_compare.c) and tests ---- */
 
 /* Opens an existing database (create: creating it if missing) with WAL and a
 ** busy timeout, and migrates its schema forward.  Returns 0 or EXIT_DB with a
