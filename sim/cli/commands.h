@@ -15,8 +15,8 @@ int cmd_runs(int argc, char **argv);       /* sim/cli/cmd_runs.c: list stored ru
 int cmd_report(int argc, char **argv);     /* sim/cli/cmd_report.c: print a stored run's report */
 int cmd_compare(int argc, char **argv);    /* sim/cli/cmd_compare.c: compare stored runs */
 int cmd_import(int argc, char **argv);     /* sim/cli/cmd_import.c: import perf/KVM/Xen recordings */
-int cmd_summary(int argc, char **argv);
-int cmd_calibrate(int argc, char **argv);  /* sim/cli/cmd_calibrate.c: a profile fitted to a recording */    /* sim/cli/cmd_summary.c: a recording's measured exits */
+int cmd_summary(int argc, char **argv);    /* sim/cli/cmd_summary.c: a recording's measured exits */
+int cmd_calibrate(int argc, char **argv);  /* sim/cli/cmd_calibrate.c: a profile fitted to a recording */
 int cmd_sweep(int argc, char **argv);      /* sim/cli/cmd_sweep.c: run a sweep plan, here or on Slurm */
 int cmd_merge(int argc, char **argv);      /* sim/cli/cmd_sweep.c: merge results databases */
 int cmd_migrate(int argc, char **argv);    /* sim/cli/cmd_migrate.c: upgrade a database's schema */
