@@ -2,8 +2,8 @@
 ** the shared values of fuzz_options: the generators' command lines
 ** (workloads/genutil.c gen_parse_args, with one option of every kind, and
 ** the range checks each generator applies after it) and the sweep's
-** --shard I/N (sim/sweep/plan.c plan_shard_parse).  Each input line is one
-** command line, split at blanks (a line "--shard X" gives X to the shard
+** --shard I/N (sim/sweep/plan_runs.c plan_shard_parse).  Each input line is
+** one command line, split at blanks (a line "--shard X" gives X to the shard
 ** parser too).  A refusal is a usage error with a message; an accepted line
 ** sets only values of the option's kind, within the range its check gives. */
 #include "fuzz.h"

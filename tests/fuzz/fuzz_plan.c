@@ -1,8 +1,8 @@
-/* libFuzzer harness: sweep plans (sim/sweep/plan.c).  A plan either fails
-** with a usage or input error whose message names the plan file, or parses
-** into a run set whose every run points into the plan's lists, whose traces
-** give generator arguments, labels and cache files, whose knob combinations
-** give overrides, and whose shards partition it. */
+/* libFuzzer harness: sweep plans (sim/sweep/plan.c and plan_*.c).  A plan
+** either fails with a usage or input error whose message names the plan
+** file, or parses into a run set whose every run points into the plan's
+** lists, whose traces give generator arguments, labels and cache files,
+** whose knob combinations give overrides, and whose shards partition it. */
 #include "fuzz.h"
 #include "sim/core/util.h"
 #include "sim/sweep/plan.h"
