@@ -52,6 +52,16 @@ static uint64_t ctr(const struct vm *vm, enum counter c) { return vm->e.st.count
 static uint64_t exits(const struct vm *vm, unsigned reason) { return vm->e.st.row[reason].count; }
 static uint64_t cr3_exits(const struct vm *vm) { return vm->e.st.row[STAT_CR_BASE + CRSUB_CR3W].count; }
 
+/* What the REPL's `info shadow` prints for the VM now (malloc'd). */
+static char *shadow_text(struct vm *vm) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  mmu_print_shadow(vm->e.mmu, f);
+  fclose(f);
+  return text;
+}
+
 static uint64_t space(unsigned i) { return 0x10000000ull + (uint64_t)i * 0x100000; }
 
 /* ---- geometry ---- */
@@ -589,11 +599,7 @@ static void under_lru_a_previous_root_hit_makes_the_root_most_recently_used(void
   cr3w(&vm, space(3));                           /* space 2 drops out of the previous roots */
   cr3w(&vm, space(4));                           /* space 1 drops out; one root is evicted */
   assert_int_equal(ctr(&vm, CTR_SHADOW_EVICTED), 1);
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  mmu_print_shadow(vm.e.mmu, f);
-  fclose(f);
+  char *text = shadow_text(&vm);
   char s1[64], s2[64];
   snprintf(s1, sizeof s1, "cr3 0x%llx", (unsigned long long)space(1));
   snprintf(s2, sizeof s2, "cr3 0x%llx", (unsigned long long)space(2));
@@ -665,11 +671,7 @@ static void an_ept_violation_records_the_access_and_both_addresses(void **state)
 /* The EPT frames and paging-structure pages after the events so far, as the
 ** REPL's `info shadow` shows them. */
 static void expect_ept_pages(struct vm *vm, unsigned frames, unsigned tables) {
-  char *text = NULL, want[128];
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  mmu_print_shadow(vm->e.mmu, f);
-  fclose(f);
+  char *text = shadow_text(vm), want[128];
   snprintf(want, sizeof want, "EPT: %u guest frames mapped, %u EPT paging-structure pages\n", frames, tables);
   print_message("actual   %sexpected %s", text, want);
   assert_string_equal(text, want);
