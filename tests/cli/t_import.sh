@@ -277,6 +277,23 @@ else
     check_eq "trace-cmd: one syscall per sys_enter record of trace-cmd report" \
       "$(trace-cmd report -i "$REC/tracecmd-sched.dat" 2>/dev/null | grep -c ' sys_enter: ')" "$(jnum syscall)"
   fi
+  # the fuzz harness's seeds: the recordings cut to their events' formats and two pages per
+  # CPU (tests/fuzz/make-tracecmd-seeds.sh) still import, one exit or syscall per record
+  SEEDS="$ROOT/tests/fuzz/corpus/tracecmd"
+  run "$VMXSIM" import trace-cmd "$SEEDS/sched.dat" -o seed-sched.bin
+  check_rc "trace-cmd: the cut sched seed imports" 0
+  run "$VMXSIM" trace info seed-sched.bin --format json
+  flat=$(printf '%s' "$out" | tr -d ' \t\n')
+  check_eq "trace-cmd: the cut sched seed's syscalls (its first pages' sys_enter records)" 163 "$(jnum syscall)"
+  run "$VMXSIM" import trace-cmd "$SEEDS/kvm.dat" -o seed-kvm.bin
+  check_rc "trace-cmd: the cut KVM seed imports" 0
+  run "$VMXSIM" trace info seed-kvm.bin --format json
+  flat=$(printf '%s' "$out" | tr -d ' \t\n')
+  check_eq "trace-cmd: the cut KVM seed's exits (its first pages' kvm_exit records)" 54 "$(jnum exits)"
+  if command -v trace-cmd >/dev/null 2>&1; then
+    check_eq "trace-cmd: as many as trace-cmd report shows in the cut KVM seed" \
+      "$(trace-cmd report -i "$SEEDS/kvm.dat" 2>/dev/null | grep -c ' kvm_exit: ')" "$(jnum exits)"
+  fi
   gunzip -c "$REC/kvm-tracedat.dat.gz" > kvm.dat
   run "$VMXSIM" import trace-cmd kvm.dat -o kvmdat.bin
   check_rc "trace-cmd: KVM events built with trace-cmd restore import" 0
