@@ -27,6 +27,10 @@ enum view_dim {
 };
 const char *view_dim_name(unsigned dim);
 
+/* A control-register row's key: crN * 2 + write, then CLTS and LMSW. */
+#define CRKEY_CLTS 0x100u
+#define CRKEY_LMSW 0x101u
+
 /* Percentiles come from an even sample of at most this many exits per row,
 ** taken as xenalyze takes it (tools/xentrace/xenalyze.c, update_summary):
 ** exact below it, and the same figures xenalyze prints above it. */
