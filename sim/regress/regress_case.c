@@ -1,4 +1,5 @@
-/* Regression case files: loading, validation, comparison, canonical JSON (see regress_case.h). */
+/* Regression case files: loading, validation, comparison and --update (see
+** regress_case.h); regress_json.c writes them back as canonical JSON. */
 #include "regress_case.h"
 #include "sim/core/util.h"
 
@@ -8,130 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void puts_to(struct strbuf *b, const char *s) { strbuf_add(b, s, strlen(s)); }
+
 static const char *const top_keys[] = { "cpu", "cycles_tolerance", "description", "expect",
                                         "generate", "policy", "set", "trace", NULL };
 static const char *const expect_keys[] = { "counters", "cycles", "events", "exits", "total_exits", NULL };
-
-/* ---- growable text buffer ---- */
-
-struct buf {
-  char *s;
-  size_t len, cap;
-};
-
-static void buf_add(struct buf *b, const char *s, size_t n) {
-  if (b->len + n + 1 > b->cap) {
-    b->cap = (b->len + n + 1) * 2;
-    b->s = xrealloc(b->s, b->cap);
-  }
-  memcpy(b->s + b->len, s, n);
-  b->len += n;
-  b->s[b->len] = 0;
-}
-static void buf_puts(struct buf *b, const char *s) { buf_add(b, s, strlen(s)); }
-
-/* ---- canonical JSON ---- */
-
-static void put_string(struct buf *b, const char *s) {
-  buf_puts(b, "\"");
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    char esc[8];
-    switch (*p) {
-    case '"': buf_puts(b, "\\\""); break;
-    case '\\': buf_puts(b, "\\\\"); break;
-    case '\n': buf_puts(b, "\\n"); break;
-    case '\r': buf_puts(b, "\\r"); break;
-    case '\t': buf_puts(b, "\\t"); break;
-    case '\b': buf_puts(b, "\\b"); break;
-    case '\f': buf_puts(b, "\\f"); break;
-    default:
-      if (*p < 0x20) {
-        snprintf(esc, sizeof esc, "\\u%04x", *p);
-        buf_puts(b, esc);
-      } else {
-        buf_add(b, (const char *)p, 1);
-      }
-    }
-  }
-  buf_puts(b, "\"");
-}
-
-/* Integers exactly; other numbers in the shortest form that reads back the same. */
-static void put_number(struct buf *b, double v) {
-  char s[40];
-  if (v == floor(v) && fabs(v) < 1e17) {
-    snprintf(s, sizeof s, "%.0f", v == 0 ? 0.0 : v);
-  } else {
-    for (int prec = 15; prec <= 17; prec++) {
-      snprintf(s, sizeof s, "%.*g", prec, v);
-      if (strtod(s, NULL) == v) break;
-    }
-  }
-  buf_puts(b, s);
-}
-
-static int cmp_keys(const void *a, const void *b) {
-  return strcmp((*(const cJSON *const *)a)->string, (*(const cJSON *const *)b)->string);
-}
-
-static void indent(struct buf *b, int depth) {
-  for (int i = 0; i < depth; i++) buf_puts(b, "  ");
-}
-
-static void put_value(struct buf *b, const cJSON *j, int depth);
-
-static void put_object(struct buf *b, const cJSON *j, int depth) {
-  size_t n = 0;
-  for (const cJSON *c = j->child; c; c = c->next) n++;
-  if (!n) { buf_puts(b, "{}"); return; }
-  const cJSON **kids = xmalloc(n * sizeof *kids);
-  n = 0;
-  for (const cJSON *c = j->child; c; c = c->next) kids[n++] = c;
-  qsort(kids, n, sizeof *kids, cmp_keys);
-  buf_puts(b, "{\n");
-  for (size_t i = 0; i < n; i++) {
-    indent(b, depth + 1);
-    put_string(b, kids[i]->string);
-    buf_puts(b, ": ");
-    put_value(b, kids[i], depth + 1);
-    buf_puts(b, i + 1 < n ? ",\n" : "\n");
-  }
-  indent(b, depth);
-  buf_puts(b, "}");
-  free(kids);
-}
-
-static void put_array(struct buf *b, const cJSON *j, int depth) {
-  bool scalars = true;
-  for (const cJSON *c = j->child; c; c = c->next)
-    if (cJSON_IsObject(c) || cJSON_IsArray(c)) scalars = false;
-  if (!j->child) { buf_puts(b, "[]"); return; }
-  buf_puts(b, scalars ? "[" : "[\n");
-  for (const cJSON *c = j->child; c; c = c->next) {
-    if (!scalars) indent(b, depth + 1);
-    put_value(b, c, depth + 1);
-    if (c->next) buf_puts(b, scalars ? ", " : ",\n");
-  }
-  if (!scalars) { buf_puts(b, "\n"); indent(b, depth); }
-  buf_puts(b, "]");
-}
-
-static void put_value(struct buf *b, const cJSON *j, int depth) {
-  if (cJSON_IsObject(j)) put_object(b, j, depth);
-  else if (cJSON_IsArray(j)) put_array(b, j, depth);
-  else if (cJSON_IsString(j)) put_string(b, j->valuestring);
-  else if (cJSON_IsNumber(j)) put_number(b, j->valuedouble);
-  else if (cJSON_IsBool(j)) buf_puts(b, cJSON_IsTrue(j) ? "true" : "false");
-  else if (cJSON_IsRaw(j)) buf_puts(b, j->valuestring);
-  else buf_puts(b, "null");
-}
-
-char *json_canonical(const cJSON *j) {
-  struct buf b = { 0 };
-  put_value(&b, j, 0);
-  buf_puts(&b, "\n");
-  return b.s;
-}
 
 /* ---- errors ---- */
 
@@ -242,12 +124,12 @@ static bool names_file(const char *s) {
 }
 
 static char *resolve_policy(const char *dir, const char *spec) {
-  struct buf b = { 0 };
+  struct strbuf b = { 0 };
   char *copy = xstrdup(spec), *save = NULL;
   for (char *tok = strtok_r(copy, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
     char *r = names_file(tok) ? resolve(dir, tok) : xstrdup(tok);
-    if (b.len) buf_puts(&b, "+");
-    buf_puts(&b, r);
+    if (b.len) puts_to(&b, "+");
+    puts_to(&b, r);
     free(r);
   }
   free(copy);
