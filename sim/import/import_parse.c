@@ -1,7 +1,7 @@
-/* What the text importers share (import_int.h): reading a line, numbers in
+/* What the text importers share (import.h): reading a line, numbers in
 ** decimal and hex, a CPU column, seconds with a fraction, a named field, and a
 ** small map from a 32-bit key (a pid, a CPU) to a number. */
-#include "import_int.h"
+#include "import.h"
 #include "sim/core/util.h"
 
 #include <stdlib.h>

@@ -10,9 +10,11 @@
 #include "sim/core/util.h"
 #include "workloads/generators.h"
 
+#include <cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -78,7 +80,6 @@ struct opts {
   char **paths;
   int npaths;
 };
-
 
 /* ---- small helpers ---- */
 

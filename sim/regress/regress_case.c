@@ -3,9 +3,11 @@
 #include "regress_case.h"
 #include "sim/core/util.h"
 
+#include <cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

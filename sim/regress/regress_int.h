@@ -11,7 +11,6 @@
 #include <stdint.h>
 
 enum status { ST_PASS, ST_FAIL, ST_ERROR, ST_UNCHANGED, ST_UPDATED, ST_RECORDED };
-extern const char *const regress_status_names[];   /* by enum status: "pass", "fail", ... */
 
 struct result {
   char *file;

@@ -5,6 +5,7 @@
 #include "regress_case.h"
 #include "sim/core/util.h"
 
+#include <cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

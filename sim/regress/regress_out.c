@@ -1,6 +1,9 @@
 /* `vmxsim regress`'s output: each case's table line with expected vs actual vs
 ** delta, and the results as JSON and as JUnit XML (regress_int.h). */
+#include "regress_case.h"
 #include "regress_int.h"
+#include "sim/core/stats.h"
+#include "sim/core/util.h"
 
 #include <cJSON.h>
 #include <math.h>
@@ -8,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const regress_status_names[] = { "pass", "fail", "error", "unchanged", "updated", "recorded" };
+static const char *const status_names[] = { "pass", "fail", "error", "unchanged", "updated", "recorded" };
 
 /* ---- the table ---- */
 
@@ -92,7 +95,7 @@ char *regress_results_json(const struct result *rs, size_t n, const unsigned *co
     const struct result *r = &rs[i];
     cJSON *c = cJSON_CreateObject();
     cJSON_AddStringToObject(c, "file", r->file);
-    cJSON_AddStringToObject(c, "status", regress_status_names[r->status]);
+    cJSON_AddStringToObject(c, "status", status_names[r->status]);
     cJSON_AddNumberToObject(c, "seconds", round(r->seconds * 1e6) / 1e6);
     if (r->error) cJSON_AddStringToObject(c, "error", r->error);
     if (r->policy) cJSON_AddStringToObject(c, "policy", r->policy);
@@ -209,7 +212,7 @@ char *regress_junit_xml(const struct result *rs, size_t n, const unsigned *count
       xml_text(&b, r->error);
       strbuf_printf(&b, "</error>\n    </testcase>\n");
     } else if (r->status == ST_UPDATED || r->status == ST_RECORDED) {
-      strbuf_printf(&b, ">\n      <system-out>%s</system-out>\n    </testcase>\n", regress_status_names[r->status]);
+      strbuf_printf(&b, ">\n      <system-out>%s</system-out>\n    </testcase>\n", status_names[r->status]);
     } else {
       strbuf_printf(&b, "/>\n");
     }

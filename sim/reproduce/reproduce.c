@@ -1,5 +1,6 @@
-/* `vmxsim reproduce`: runs the classic exit-cost experiments and prints, stores
-** and plots their tables (the experiments themselves are in experiments.c). */
+/* `vmxsim reproduce`: runs the classic exit-cost experiments and prints and
+** stores their tables (the experiments themselves are in experiments.c, the
+** charts in reproduce_plot.c). */
 #include "reproduce.h"
 #include "sim/core/outfile.h"
 #include "sim/core/runner.h"
@@ -13,10 +14,10 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_TRACES 64

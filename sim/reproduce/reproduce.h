@@ -86,12 +86,12 @@ int xp_failed(const struct xp_ctx *c);
 void xp_cleanup(const struct xp_ctx *c, bool keep);
 struct xp_row *xp_add_row(struct xp_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The command: argv[0] is "reproduce"; returns an enum exit_code. */
 /* The table t as a chart (PNG, SVG and PDF) in dir, by gnuplot and
 ** scripts/plot/bars.gp (reproduce_plot.c); a missing script or gnuplot is
 ** said on standard error, and the tables are printed all the same. */
 void xp_plot(const struct xp_table *t, const char *dir);
 
+/* The command: argv[0] is "reproduce"; returns an enum exit_code. */
 int cmd_reproduce(int argc, char **argv);
 
 /* The experiments (sim/reproduce/experiments.c); each fills its table(s) and

@@ -1,4 +1,4 @@
-/* libFuzzer harness: regression case files (sim/regress/regress_case.c).
+/* libFuzzer harness: regression case files (sim/regress/regress_case.c, regress_json.c).
 **
 ** A case file is loaded strictly (`vmxsim regress`) and leniently (`regress
 ** --update`).  A refusal is EXIT_BADINPUT with every line naming the file; a

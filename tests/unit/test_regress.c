@@ -1,4 +1,4 @@
-/* Regression cases (sim/regress/regress_case.c): canonical JSON, loading and its
+/* Regression cases (sim/regress/regress_case.c, regress_json.c): canonical JSON, loading and its
 ** errors, comparison of expectations with results, and --update texts. */
 #include <stdarg.h>
 #include <stddef.h>

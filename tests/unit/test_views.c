@@ -1,4 +1,4 @@
-/* Views (sim/core/views.c): per-row figures as xenalyze computes them, above its sample size too,
+/* Views (sim/core/views.c, views_print.c): per-row figures as xenalyze computes them, above its sample size too,
 ** breakdown keys and vCPU filtering. */
 #include <stdarg.h>
 #include <stddef.h>
