@@ -125,6 +125,10 @@ void mmu_stepwise(struct mmu *m);
 ** segments compared with one and then replayed; false when it is off. */
 bool mmu_seg_stats(const struct mmu *m, uint64_t *applied, uint64_t *replayed);
 
+/* Why the replay so far cannot stand for a real guest, or NULL: under EPT, a
+** trace that touched more distinct pages than the guest has frames. */
+const char *mmu_failure(const struct mmu *m);
+
 /* For the REPL: pool usage, roots and oldest pages; a vCPU's TLB. */
 void mmu_print_shadow(const struct mmu *m, FILE *f);
 void mmu_print_tlb(const struct mmu *m, unsigned vcpu, FILE *f);

@@ -23,10 +23,28 @@ static uint64_t table_key(unsigned level, uint64_t gfn) { return ((uint64_t)leve
 ** for it. */
 void ept_load_root(struct mmu *m) { hset_add(&m->ept_tables, table_key(4, EPT_FIRST_GFN)); }
 
-/* The frame for the page `id` if this touch maps it (a violation), else 0. */
+/* The first frame past what the guest can address.  32-bit paging translates
+** to 32-bit physical addresses (SDM 4.3; PSE-36's larger ones only for 4-MByte
+** pages, which traces do not use), so its frames end at 4 GiB; PAE and 4-level
+** paging reach MAXPHYADDR bits, at most 52 (SDM 4.1.4), far past any trace. */
+uint64_t ept_gfn_end(unsigned paging) { return paging == PAGING_32 ? 1ull << (32 - 12) : 1ull << (52 - 12); }
+
+/* The frame for the page `id` if this touch maps it (a violation), else 0.
+** A trace that touches more pages than the guest's memory can hold is a guest
+** that reused frames, which a trace does not record: the frames go on, so the
+** replay finishes, and the run is refused (mmu_failure). */
 static uint64_t first_touch(struct mmu *m, uint64_t id) {
   if (!hset_add(&m->ept_map, id)) return 0;
+  if (m->ept_next_gfn >= m->ept_gfn_end) m->ept_out_of_frames = true;
   return m->ept_next_gfn++;
+}
+
+const char *mmu_failure(const struct mmu *m) {
+  if (!m->ept_out_of_frames) return NULL;
+  return m->paging == PAGING_32
+           ? "it touches more distinct pages than a guest with 32-bit paging has frames below 4 GiB "
+             "(1,044,480 from 16 MiB on): EPT gives each page first touched a frame of its own"
+           : "it touches more distinct pages than a guest has frames below 2^52";
 }
 
 static void touch_frame(struct mmu *m, unsigned vcpu, uint64_t id, uint64_t gla, uint32_t qual) {

@@ -441,9 +441,18 @@ int engine_run(struct engine *e, struct trace_reader *r, bool (*progress)(struct
     if (!progress(e, arg)) return EXIT_OK;
   }
   engine_settle(e);
-  return trace_failed(r) ? EXIT_BADINPUT : EXIT_OK;
+  if (trace_failed(r)) return EXIT_BADINPUT;
+  return engine_refuse(e, r) ? EXIT_BADINPUT : EXIT_OK;
 }
 
 void engine_settle(struct engine *e) { mmu_settle(e->mmu); }
+
+const char *engine_failure(const struct engine *e) { return mmu_failure(e->mmu); }
+
+bool engine_refuse(const struct engine *e, struct trace_reader *r) {
+  const char *why = engine_failure(e);
+  if (why) snprintf(r->err, sizeof r->err, "%s: %s", r->path, why);
+  return why != NULL;
+}
 
 uint64_t engine_elapsed(const struct engine *e) { return engine_ledger_elapsed(e, 0); }

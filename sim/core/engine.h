@@ -90,10 +90,16 @@ void engine_run_block(struct engine *e, const struct trace_event *ev, size_t n);
 /* Brings the counts and cycles up to date after blocks (mmu_settle): call it
 ** before reading them (engine_run does, before progress and at the end). */
 void engine_settle(struct engine *e);
+/* Why the replay so far cannot stand for a real guest (mmu_failure), or NULL:
+** a run it is true of is refused as bad input, not reported. */
+const char *engine_failure(const struct engine *e);
+/* When engine_failure says why, puts it in r->err, naming the trace, and is true. */
+bool engine_refuse(const struct engine *e, struct trace_reader *r);
 void engine_run_block_stepwise(struct engine *e, const struct trace_event *ev, size_t n);
 /* Replays the rest of the trace; progress(e, arg) is called every
 ** ENGINE_PROGRESS_EVENTS events when non-NULL and returns false to stop
-** early.  Returns 0, or EXIT_BADINPUT on a corrupt record (message in r->err). */
+** early.  Returns 0, or EXIT_BADINPUT on a corrupt record or a trace that
+** cannot stand for a real guest (engine_failure; message in r->err). */
 int engine_run(struct engine *e, struct trace_reader *r, bool (*progress)(struct engine *, void *), void *arg);
 #define ENGINE_PROGRESS_EVENTS (1u << 22)
 /* Events before the next progress point, and whether the engine is at one. */

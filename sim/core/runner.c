@@ -256,6 +256,8 @@ static int replay_pass(struct pass *p, const struct run_set *s, struct trace_rea
   stop_feeder(p);
   stop_helpers(p);
   for (unsigned i = 0; i < p->n; i++) engine_settle(&p->e[i]);
+  for (unsigned i = 0; i < p->n && !rc; i++)
+    if (engine_refuse(&p->e[i], r)) rc = EXIT_BADINPUT;
   return rc;
 }
 

@@ -57,6 +57,7 @@ struct repl {
   struct trace_event ev;           /* the event replayed last (valid if e->index > 0) */
   uint64_t ctr_before[CTR_COUNT];  /* engine counters before that event */
   double wall;                     /* seconds spent replaying since the last restart */
+  bool failure_said;               /* engine_failure was said since the last restart */
 
   /* Breakpoints. */
   struct repl_bp bp[REPL_MAX_BP];

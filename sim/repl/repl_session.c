@@ -38,6 +38,7 @@ static int rebuild(struct repl *s, const char *spec, char *const *sets, int nset
   s->e = e;
   s->pol = p;
   s->wall = 0;
+  s->failure_said = false;
   if ((rc = trace_rewind(&s->r))) {               /* a compressed file is opened again */
     snprintf(err, errlen, "%s", s->r.err);
     return rc;

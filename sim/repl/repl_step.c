@@ -74,6 +74,13 @@ static int run_to(struct repl *s, const struct goal *g) {
   enum stop why = replay(s, g, &n);
   s->wall += monotonic_seconds() - t0;
   interrupt_clear();
+  /* A run would be refused from here on (a 32-bit guest out of frames): the
+  ** REPL goes on stepping, but says so once. */
+  const char *unreal = engine_failure(s->e);
+  if (unreal && !s->failure_said) {
+    printf("warning: %s: %s; a run of this trace is refused as bad input\n", s->trace_path, unreal);
+    s->failure_said = true;
+  }
   switch (why) {
   case STOP_CORRUPT:
     repl_error(s, "%s", s->r.err);

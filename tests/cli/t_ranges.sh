@@ -127,6 +127,26 @@ run "$VMXSIM" trace asm bigtouch.txt -o bigtouch.bin
 check_rc "asm: a touch above 2^20 pages is refused" 3
 check_contains "asm: line and range" "$err" "bigtouch.txt:1: touch: page count 1048577 out of range 1..1048576"
 
+# a 32-bit guest under EPT that touches more pages than 4 GiB of frames holds (SDM 4.3): the
+# run is refused, named, and nothing is stored; the same pages with 64-bit paging replay
+printf '@workload big\n@paging 32\n@vcpus 1\n@init cr0=0x80000011 cr3=0x1000 cr4=0x0\ntouch 0x0 1048576\nrun 100\n' > big32.txt
+run "$VMXSIM" trace asm big32.txt -o big32.bin
+check_rc "asm: a 32-bit trace touching 2^20 pages" 0
+run "$VMXSIM" --db big.db --policy ept --cpu nehalem-2009 big32.bin
+check_rc "EPT: a 32-bit guest touching more than 4 GiB of pages is bad input" 3
+check_contains "EPT: the message names the trace and the 4 GiB bound" "$err" \
+  "big32.bin: it touches more distinct pages than a guest with 32-bit paging has frames below 4 GiB"
+run "$VMXSIM" runs --db big.db
+check_contains "EPT: the refused run was not stored (no database made)" "$err" "big.db does not exist"
+printf 'continue\n' > big32.cmd
+run "$VMXSIM" repl big32.bin --policy ept --cpu nehalem-2009 --batch big32.cmd
+check_contains "EPT: the REPL replays on and says once that a run would be refused" "$out" \
+  "warning: big32.bin: it touches more distinct pages than a guest with 32-bit paging has frames below 4 GiB"
+sed 's/@paging 32/@paging 64/' big32.txt > big64.txt
+run "$VMXSIM" trace asm big64.txt -o big64.bin
+run "$VMXSIM" --no-db --policy ept --cpu nehalem-2009 big64.bin
+check_rc "EPT: the same pages under 64-bit paging replay" 0
+
 # ---- generator options ----
 
 run "$VMXSIM" gen lat_ctx --procs 2 --iters 1 --cross 0 -o cross0.bin

@@ -699,6 +699,40 @@ static void ept_frames_are_given_in_first_touch_order_and_share_tables(void **st
   vm_stop(&vm);
 }
 
+static void a_32_bit_guest_touching_more_pages_than_4_gib_holds_is_refused(void **state) {
+  (void)state;
+  /* 32-bit paging reaches 4 GiB of physical memory (SDM 4.3): 1,044,480 frames
+  ** from 16 MiB.  One address space of 1,040,000 pages (and its 1,016 guest
+  ** page tables and directory) fits; 4,000 more pages in a second one do not. */
+  struct vm vm;
+  vm_start(&vm, "ept", NULL, 0, PAGING_32);
+  init_cr3(&vm, space(1));
+  touch(&vm, 0, 1040000);
+  engine_settle(&vm.e);
+  const char *why = engine_failure(&vm.e);
+  print_message("after %llu EPT violations: %s (expected no failure)\n",
+                (unsigned long long)ctr(&vm, CTR_EPT_VIOLATIONS), why ? why : "no failure");
+  assert_null(why);
+  cr3w(&vm, space(2));
+  touch(&vm, 0, 4000);
+  engine_settle(&vm.e);
+  why = engine_failure(&vm.e);
+  print_message("after %llu EPT violations: %s (expected a failure naming 4 GiB)\n",
+                (unsigned long long)ctr(&vm, CTR_EPT_VIOLATIONS), why ? why : "no failure");
+  assert_non_null(why);
+  assert_non_null(strstr(why, "4 GiB"));
+  vm_stop(&vm);
+  /* the same pages under 64-bit paging fit */
+  vm_start(&vm, "ept", NULL, 0, PAGING_64);
+  init_cr3(&vm, space(1));
+  touch(&vm, 0, 1040000);
+  cr3w(&vm, space(2));
+  touch(&vm, 0, 4000);
+  engine_settle(&vm.e);
+  assert_null(engine_failure(&vm.e));
+  vm_stop(&vm);
+}
+
 static void a_shadow_fault_goes_through_the_pfec_mask_and_match_rule(void **state) {
   (void)state;
   /* SDM 25.2: with bit 14 set, a #PF whose error code fails the mask/match
@@ -865,6 +899,7 @@ int main(void) {
     cmocka_unit_test(a_write_to_a_shadowed_guest_table_is_a_present_write_fault),
     cmocka_unit_test(an_ept_violation_records_the_access_and_both_addresses),
     cmocka_unit_test(ept_frames_are_given_in_first_touch_order_and_share_tables),
+    cmocka_unit_test(a_32_bit_guest_touching_more_pages_than_4_gib_holds_is_refused),
     cmocka_unit_test(a_shadow_fault_goes_through_the_pfec_mask_and_match_rule),
     cmocka_unit_test(an_apic_access_exits_as_apic_access_with_flexpriority_and_faults_without),
     cmocka_unit_test(an_ipi_wakes_a_halted_vcpu_at_the_senders_time),
