@@ -451,7 +451,7 @@ const char *engine_failure(const struct engine *e) { return mmu_failure(e->mmu);
 
 bool engine_refuse(const struct engine *e, struct trace_reader *r) {
   const char *why = engine_failure(e);
-  if (why) snprintf(r->err, sizeof r->err, "%s: %s", r->path, why);
+  if (why) snprintf(r->err, sizeof r->err, "%s: %s (policy %s)", r->path, why, e->pol->name);
   return why != NULL;
 }
 
