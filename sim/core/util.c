@@ -162,6 +162,8 @@ void strbuf_add(struct strbuf *b, const char *s, size_t n) {
   b->s[b->len] = 0;
 }
 
+void strbuf_puts(struct strbuf *b, const char *s) { strbuf_add(b, s, strlen(s)); }
+
 void strbuf_printf(struct strbuf *b, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

@@ -29,6 +29,7 @@ struct strbuf {
   size_t len, cap;
 };
 void strbuf_add(struct strbuf *b, const char *s, size_t n);
+void strbuf_puts(struct strbuf *b, const char *s);   /* the whole of s */
 void strbuf_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Prints "vmxsim: <message>\n" to stderr. */

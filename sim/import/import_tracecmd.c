@@ -68,7 +68,7 @@ static int add_record(struct tracecmd_input *h, struct tep_record *rec, int cpu,
   strbuf_add(&R->out, head, (size_t)n < sizeof head ? (size_t)n : sizeof head - 1);
   for (char *c = R->info.buffer; *c; c++)
     if (*c == '\n') *c = ' ';                  /* one record, one line */
-  strbuf_add(&R->out, R->info.buffer, strlen(R->info.buffer));
+  strbuf_puts(&R->out, R->info.buffer);
   strbuf_add(&R->out, "\n", 1);
   R->records++;
   return 0;

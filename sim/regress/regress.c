@@ -404,7 +404,7 @@ static void emit_table(struct strbuf *all, bool to_stdout, const struct strbuf *
     fputs(part->s, stdout);
     fflush(stdout);
   }
-  strbuf_printf(all, "%s", part->s);
+  strbuf_puts(all, part->s);
 }
 
 int cmd_regress(int argc, char **argv) {

@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void puts_to(struct strbuf *b, const char *s) { strbuf_add(b, s, strlen(s)); }
-
 static const char *const top_keys[] = { "cpu", "cycles_tolerance", "description", "expect",
                                         "generate", "policy", "set", "trace", NULL };
 static const char *const expect_keys[] = { "counters", "cycles", "events", "exits", "total_exits", NULL };
@@ -130,8 +128,8 @@ static char *resolve_policy(const char *dir, const char *spec) {
   char *copy = xstrdup(spec), *save = NULL;
   for (char *tok = strtok_r(copy, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
     char *r = names_file(tok) ? resolve(dir, tok) : xstrdup(tok);
-    if (b.len) puts_to(&b, "+");
-    puts_to(&b, r);
+    if (b.len) strbuf_puts(&b, "+");
+    strbuf_puts(&b, r);
     free(r);
   }
   free(copy);

@@ -11,30 +11,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void puts_to(struct strbuf *b, const char *s) { strbuf_add(b, s, strlen(s)); }
-
 static void put_string(struct strbuf *b, const char *s) {
-  puts_to(b, "\"");
+  strbuf_puts(b, "\"");
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     char esc[8];
     switch (*p) {
-    case '"': puts_to(b, "\\\""); break;
-    case '\\': puts_to(b, "\\\\"); break;
-    case '\n': puts_to(b, "\\n"); break;
-    case '\r': puts_to(b, "\\r"); break;
-    case '\t': puts_to(b, "\\t"); break;
-    case '\b': puts_to(b, "\\b"); break;
-    case '\f': puts_to(b, "\\f"); break;
+    case '"': strbuf_puts(b, "\\\""); break;
+    case '\\': strbuf_puts(b, "\\\\"); break;
+    case '\n': strbuf_puts(b, "\\n"); break;
+    case '\r': strbuf_puts(b, "\\r"); break;
+    case '\t': strbuf_puts(b, "\\t"); break;
+    case '\b': strbuf_puts(b, "\\b"); break;
+    case '\f': strbuf_puts(b, "\\f"); break;
     default:
       if (*p < 0x20) {
         snprintf(esc, sizeof esc, "\\u%04x", *p);
-        puts_to(b, esc);
+        strbuf_puts(b, esc);
       } else {
         strbuf_add(b, (const char *)p, 1);
       }
     }
   }
-  puts_to(b, "\"");
+  strbuf_puts(b, "\"");
 }
 
 /* Integers exactly; other numbers in the shortest form that reads back the same. */
@@ -48,7 +46,7 @@ static void put_number(struct strbuf *b, double v) {
       if (strtod(s, NULL) == v) break;
     }
   }
-  puts_to(b, s);
+  strbuf_puts(b, s);
 }
 
 static int cmp_keys(const void *a, const void *b) {
@@ -56,7 +54,7 @@ static int cmp_keys(const void *a, const void *b) {
 }
 
 static void indent(struct strbuf *b, int depth) {
-  for (int i = 0; i < depth; i++) puts_to(b, "  ");
+  for (int i = 0; i < depth; i++) strbuf_puts(b, "  ");
 }
 
 static void put_value(struct strbuf *b, const cJSON *j, int depth);
@@ -64,21 +62,21 @@ static void put_value(struct strbuf *b, const cJSON *j, int depth);
 static void put_object(struct strbuf *b, const cJSON *j, int depth) {
   size_t n = 0;
   for (const cJSON *c = j->child; c; c = c->next) n++;
-  if (!n) { puts_to(b, "{}"); return; }
+  if (!n) { strbuf_puts(b, "{}"); return; }
   const cJSON **kids = xmalloc(n * sizeof *kids);
   n = 0;
   for (const cJSON *c = j->child; c; c = c->next) kids[n++] = c;
   qsort(kids, n, sizeof *kids, cmp_keys);
-  puts_to(b, "{\n");
+  strbuf_puts(b, "{\n");
   for (size_t i = 0; i < n; i++) {
     indent(b, depth + 1);
     put_string(b, kids[i]->string);
-    puts_to(b, ": ");
+    strbuf_puts(b, ": ");
     put_value(b, kids[i], depth + 1);
-    puts_to(b, i + 1 < n ? ",\n" : "\n");
+    strbuf_puts(b, i + 1 < n ? ",\n" : "\n");
   }
   indent(b, depth);
-  puts_to(b, "}");
+  strbuf_puts(b, "}");
   free(kids);
 }
 
@@ -86,15 +84,15 @@ static void put_array(struct strbuf *b, const cJSON *j, int depth) {
   bool scalars = true;
   for (const cJSON *c = j->child; c; c = c->next)
     if (cJSON_IsObject(c) || cJSON_IsArray(c)) scalars = false;
-  if (!j->child) { puts_to(b, "[]"); return; }
-  puts_to(b, scalars ? "[" : "[\n");
+  if (!j->child) { strbuf_puts(b, "[]"); return; }
+  strbuf_puts(b, scalars ? "[" : "[\n");
   for (const cJSON *c = j->child; c; c = c->next) {
     if (!scalars) indent(b, depth + 1);
     put_value(b, c, depth + 1);
-    if (c->next) puts_to(b, scalars ? ", " : ",\n");
+    if (c->next) strbuf_puts(b, scalars ? ", " : ",\n");
   }
-  if (!scalars) { puts_to(b, "\n"); indent(b, depth); }
-  puts_to(b, "]");
+  if (!scalars) { strbuf_puts(b, "\n"); indent(b, depth); }
+  strbuf_puts(b, "]");
 }
 
 static void put_value(struct strbuf *b, const cJSON *j, int depth) {
@@ -102,14 +100,14 @@ static void put_value(struct strbuf *b, const cJSON *j, int depth) {
   else if (cJSON_IsArray(j)) put_array(b, j, depth);
   else if (cJSON_IsString(j)) put_string(b, j->valuestring);
   else if (cJSON_IsNumber(j)) put_number(b, j->valuedouble);
-  else if (cJSON_IsBool(j)) puts_to(b, cJSON_IsTrue(j) ? "true" : "false");
-  else if (cJSON_IsRaw(j)) puts_to(b, j->valuestring);
-  else puts_to(b, "null");
+  else if (cJSON_IsBool(j)) strbuf_puts(b, cJSON_IsTrue(j) ? "true" : "false");
+  else if (cJSON_IsRaw(j)) strbuf_puts(b, j->valuestring);
+  else strbuf_puts(b, "null");
 }
 
 char *json_canonical(const cJSON *j) {
   struct strbuf b = { 0 };
   put_value(&b, j, 0);
-  puts_to(&b, "\n");
+  strbuf_puts(&b, "\n");
   return b.s;
 }
