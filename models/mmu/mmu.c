@@ -29,7 +29,6 @@ struct mmu *mmu_create(const struct policy *p, unsigned paging, unsigned nvcpu, 
   hset_init(&m->ept_map);
   hset_init(&m->ept_tables);
   m->ept_next_gfn = EPT_FIRST_GFN;
-  m->ept_gfn_end = ept_gfn_end(paging);
   if (m->ept) ept_load_root(m);
   if (!m->ept && nvcpu == 1) m->seg = seg_create(&m->v[0].tlb);
   return m;

@@ -27,7 +27,7 @@ void ept_load_root(struct mmu *m) { hset_add(&m->ept_tables, table_key(4, EPT_FI
 ** to 32-bit physical addresses (SDM 4.3; PSE-36's larger ones only for 4-MByte
 ** pages, which traces do not use), so its frames end at 4 GiB; PAE and 4-level
 ** paging reach MAXPHYADDR bits, at most 52 (SDM 4.1.4), far past any trace. */
-uint64_t ept_gfn_end(unsigned paging) { return paging == PAGING_32 ? 1ull << (32 - 12) : 1ull << (52 - 12); }
+static uint64_t ept_gfn_end(unsigned paging) { return paging == PAGING_32 ? 1ull << (32 - 12) : 1ull << (52 - 12); }
 
 /* The frame for the page `id` if this touch maps it (a violation), else 0.
 ** A trace that touches more pages than the guest's memory can hold is a guest
@@ -35,7 +35,7 @@ uint64_t ept_gfn_end(unsigned paging) { return paging == PAGING_32 ? 1ull << (32
 ** replay finishes, and the run is refused (mmu_failure). */
 static uint64_t first_touch(struct mmu *m, uint64_t id) {
   if (!hset_add(&m->ept_map, id)) return 0;
-  if (m->ept_next_gfn >= m->ept_gfn_end) m->ept_out_of_frames = true;
+  if (m->ept_next_gfn >= ept_gfn_end(m->paging)) m->ept_out_of_frames = true;
   return m->ept_next_gfn++;
 }
 

@@ -71,8 +71,7 @@ struct mmu {
   struct spt_pool pool;
   struct hset ept_map;             /* guest pages mapped in EPT, by identity (gpt_data_id, gpt_table_id) */
   uint64_t ept_next_gfn;           /* the frame the next first touch gets (mmu_ept.c) */
-  uint64_t ept_gfn_end;            /* the first frame past the guest's physical address space */
-  bool ept_out_of_frames;          /* a first touch was given a frame at or past ept_gfn_end */
+  bool ept_out_of_frames;          /* a first touch was given a frame past the guest's memory */
   struct hset ept_tables;          /* EPT paging-structure pages allocated */
   uint64_t *ctr;                   /* the engine's counters */
   struct mmu_sink *sink;
@@ -143,7 +142,6 @@ void shadow_invlpg(struct mmu *m, const struct mmu_ctx *c, uint64_t va);
 
 /* mmu_ept.c */
 void ept_load_root(struct mmu *m);
-uint64_t ept_gfn_end(unsigned paging);
 void ept_walk(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool write);
 
 #endif
