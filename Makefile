@@ -104,7 +104,7 @@ DATA      := $(sort $(wildcard models/cpus/*.json models/policies/*.json models/
 TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps check unit cli layers slurm fuzz fuzz-long fuzz-bins demo reproduce bench plots install uninstall clean help
+.PHONY: all deps check unit cli layers slurm fuzz fuzz-long fuzz-bins demo reproduce bench xenalyze plots install uninstall clean help
 .PHONY: FORCE
 
 ## all: build ./vmxsim, a link to build/vmxsim (the default target)
@@ -242,6 +242,10 @@ demo:
 reproduce: all
 	$(Q)$(SETUP) --check plot
 	$(Q)$(PROG) reproduce --plots plots
+
+## xenalyze: build/xenalyze, Xen's trace analyser, from Debian's xen source package (the bench times it)
+xenalyze:
+	$(Q)scripts/get-xenalyze.sh $(BUILD)/xenalyze
 
 ## bench: the speed figures, each a ratio with its goal: replay / cat, stored / --no-db, one pass / N replays, memory (needs ~6 GB of disk)
 bench: all $(GEN_XENTRACE)

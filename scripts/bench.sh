@@ -7,7 +7,8 @@
 #   N configurations replayed in one pass / N separate replays (well under 1);
 #   replay memory (max RSS) at 10^6, 10^7 and 10^8 events (flat);
 #   a synthetic xentrace file: import + replay and replay of the imported trace against
-#     xenalyze --summary (XENALYZE=path; not in Debian), and vmxsim summary (its views alone)
+#     xenalyze --summary (XENALYZE=path, or build/xenalyze from scripts/get-xenalyze.sh),
+#     and vmxsim summary (its views alone)
 #     against it with no goal; import peak memory at 52 and 520 MB;
 #   a 500-run sweep with -j 1 and with -j 2, and the ratio of their speeds (close to 2).
 # Usage: scripts/bench.sh [VMXSIM [SECTION...]]   SECTION: replay, import, sweep (default: all)
@@ -16,7 +17,8 @@
 #   BENCH_SCALE=f      scale every trace size by f (default 1; 0.1 for a quick look)
 #   BENCH_KEEP=1       keep the traces
 #   GEN_XENTRACE=path  the synthetic xentrace generator (default build/gen-xentrace)
-#   XENALYZE=path      a xenalyze to time on the same xentrace file
+#   XENALYZE=path      a xenalyze to time on the same xentrace file (default build/xenalyze when
+#                      it exists: `make xenalyze` builds it from Debian's xen source package)
 # Wall times are the figures; CPU seconds (user + system, from GNU time when installed) are
 # printed beside them, since wall time on a busy machine measures the other load too. Run it
 # on a quiet machine (`uptime`), a few times.
@@ -24,6 +26,7 @@ set -eu
 VMXSIM=${1:-./vmxsim}
 [ $# -gt 0 ] && shift
 SECTIONS=${*:-replay import sweep}
+if [ -z "${XENALYZE:-}" ] && [ -x build/xenalyze ]; then XENALYZE=$(pwd)/build/xenalyze; fi
 want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 DIR=${BENCH_DIR:-bench}
 RUNS=${BENCH_RUNS:-5}
@@ -217,7 +220,7 @@ import_figures() {
       done
       awk -v a="$(stat "$DIR/.a" 1)" -v b="$(stat "$DIR/.b" 1)" -v c="$(stat "$DIR/.c" 1)" 'BEGIN { split(a, A, " "); split(b, B, " "); split(c, C, " ")
         printf "xentrace file: import + replay %.3f s [%.3f-%.3f] (the first replay, cache off: %.3f s [%.3f-%.3f]), replay of the imported trace %.3f s [%.3f-%.3f]\n", A[1], A[2], A[3], C[1], C[2], C[3], B[1], B[2], B[3]
-        printf "    / xenalyze --summary (goals <= 0.5x and <= 0.2x): not measured: set XENALYZE=path to a xenalyze\n" }'
+        printf "    / xenalyze --summary (goals <= 0.5x and <= 0.2x): not measured: set XENALYZE=path to a xenalyze, or run make xenalyze\n" }'
     fi
     if [ -n "$GNUTIME" ]; then
       line="import peak memory (max RSS):"
