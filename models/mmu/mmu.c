@@ -143,8 +143,14 @@ __attribute__((always_inline)) inline void mmu_guest_event(struct mmu *m, const 
     touch_plain(m, c, ev);
     return;
   }
-  if (!mmu_ept(m)) roots_ensure(m, c);
+  if (!mmu_ept(m)) {
+    roots_ensure(m, c);
+    touch_plain(m, c, ev);
+    return;
+  }
+  m->guest_ev = ev;            /* a first touch past the guest's frames names its record */
   touch_plain(m, c, ev);
+  m->guest_ev = NULL;
 }
 
 void mmu_settle(struct mmu *m) {

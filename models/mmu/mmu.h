@@ -128,6 +128,10 @@ bool mmu_seg_stats(const struct mmu *m, uint64_t *applied, uint64_t *replayed);
 /* Why the replay so far cannot stand for a real guest, or NULL: under EPT, a
 ** trace that touched more distinct pages than the guest has frames. */
 const char *mmu_failure(const struct mmu *m);
+/* The guest event (a touch) whose first touch made mmu_failure true, or NULL
+** when none did or an exit's own work did: a pointer into the block being
+** replayed, for the engine to turn into a record number before the next. */
+const struct trace_event *mmu_failure_event(const struct mmu *m);
 
 /* For the REPL: pool usage, roots and oldest pages; a vCPU's TLB. */
 void mmu_print_shadow(const struct mmu *m, FILE *f);

@@ -35,9 +35,14 @@ static uint64_t ept_gfn_end(unsigned paging) { return paging == PAGING_32 ? 1ull
 ** replay finishes, and the run is refused (mmu_failure). */
 static uint64_t first_touch(struct mmu *m, uint64_t id) {
   if (!hset_add(&m->ept_map, id)) return 0;
-  if (m->ept_next_gfn >= ept_gfn_end(m->paging)) m->ept_out_of_frames = true;
+  if (m->ept_next_gfn >= ept_gfn_end(m->paging) && !m->ept_out_of_frames) {
+    m->ept_out_of_frames = true;
+    m->failed_ev = m->guest_ev;
+  }
   return m->ept_next_gfn++;
 }
+
+const struct trace_event *mmu_failure_event(const struct mmu *m) { return m->failed_ev; }
 
 const char *mmu_failure(const struct mmu *m) {
   if (!m->ept_out_of_frames) return NULL;

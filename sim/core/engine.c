@@ -363,6 +363,15 @@ static __attribute__((always_inline)) inline void event(struct engine *e, const 
   }
 }
 
+/* Once engine_failure has become true: the record that made it so, which the
+** MMU names by a pointer into the block just replayed (block[0] is record
+** first).  Checked after every block, so the pointer is never a stale one. */
+static void locate_failure(struct engine *e, const struct trace_event *block, size_t n, uint64_t first) {
+  if (e->failed_record || !engine_failure(e)) return;
+  uintptr_t f = (uintptr_t)mmu_failure_event(e->mmu), b = (uintptr_t)block;
+  e->failed_record = f >= b && f < b + n * sizeof *block ? first + (f - b) / sizeof *block + 1 : UINT64_MAX;
+}
+
 void engine_step(struct engine *e, const struct trace_event *ev) {
   mmu_stepwise(e->mmu);
   if (ev->type == EV_MEASURED) { measured_record(e); return; }
@@ -376,6 +385,7 @@ void engine_step(struct engine *e, const struct trace_event *ev) {
   }
   memset(&e->last, 0, sizeof e->last);
   event(e, ev, true);
+  locate_failure(e, ev, 1, e->index - 1);
 }
 
 /* One record with the counts kept current at every record (an observer reads
@@ -401,8 +411,11 @@ static inline void counted_step(struct engine *e, const struct trace_event *ev, 
 ** counted it so, and its figures come from here).  The counts are kept per
 ** block, or per record when an observer may read them. */
 static inline void run_block(struct engine *e, const struct trace_event *ev, size_t n, bool stepwise, unsigned nextra) {
+  const struct trace_event *block = ev;
+  uint64_t first = e->index;
   if (stepwise || e->obs.exit) {
     for (const struct trace_event *end = ev + n; ev != end; ev++) counted_step(e, ev, stepwise);
+    locate_failure(e, block, n, first);
     return;
   }
   uint64_t guest = 0;
@@ -419,6 +432,7 @@ static inline void run_block(struct engine *e, const struct trace_event *ev, siz
   for (unsigned k = 0; k < nextra; k++) e->extra[k].st.guest_cycles += guest;   /* native time: the same at every price */
   e->index += n;
   e->st.events += n - measured;
+  locate_failure(e, block, n, first);
 }
 
 void engine_run_block(struct engine *e, const struct trace_event *ev, size_t n) {
@@ -451,8 +465,13 @@ const char *engine_failure(const struct engine *e) { return mmu_failure(e->mmu);
 
 bool engine_refuse(const struct engine *e, struct trace_reader *r) {
   const char *why = engine_failure(e);
-  if (why) snprintf(r->err, sizeof r->err, "%s: %s (policy %s)", r->path, why, e->pol->name);
-  return why != NULL;
+  if (!why) return false;
+  uint64_t rec = e->failed_record;
+  if (rec && rec != UINT64_MAX)
+    snprintf(r->err, sizeof r->err, "%s: byte %zu: record %llu: %s (policy %s)", r->path,
+             trace_record_offset(r, rec - 1), (unsigned long long)(rec - 1), why, e->pol->name);
+  else snprintf(r->err, sizeof r->err, "%s: %s (policy %s)", r->path, why, e->pol->name);
+  return true;
 }
 
 uint64_t engine_elapsed(const struct engine *e) { return engine_ledger_elapsed(e, 0); }

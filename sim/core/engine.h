@@ -57,6 +57,8 @@ struct engine {
   uint64_t *vcpu_cycles;           /* [nvcpu] guest + hypervisor cycles per vCPU */
   uint64_t *vmcs_charged;          /* [2 * nvcpu] VMREADs, VMWRITEs of each vCPU charged so far */
   uint64_t index;                  /* events replayed so far */
+  uint64_t failed_record;          /* engine_failure seen: 1 + its record, or UINT64_MAX when no record
+                                      made it; 0 before */
   struct engine_last last;
   struct mmu_sink sink;
   unsigned nextra;                 /* further profiles priced: extra[0..nextra) (no observer then) */

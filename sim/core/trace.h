@@ -110,6 +110,8 @@ static inline uint64_t trace_position(const struct trace_reader *r) {
   return r->end_index - (uint64_t)(r->end - r->cur);
 }
 int  trace_failed(const struct trace_reader *r);
+/* Byte offset of record i in the (uncompressed) trace, for messages. */
+size_t trace_record_offset(const struct trace_reader *r, uint64_t i);
 /* Every record has been read without error. */
 bool trace_done(const struct trace_reader *r);
 /* Back to record 0: 0, or EXIT_BADINPUT (standard input cannot be read twice). */

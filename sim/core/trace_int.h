@@ -100,10 +100,9 @@ void trace_pipe_wait_cv(struct trace_pipe *p);
 bool trace_pipe_help_hash(struct trace_pipe *p);
 void trace_pipe_stop_threads(struct trace_pipe *p);
 
-/* trace.c: how the pipe reads a regular file, where a record is for its
-** messages, and what a valid record is. */
+/* trace.c: how the pipe reads a regular file and what a valid record is
+** (trace_record_offset, in trace.h, where a record is for messages). */
 bool trace_read_at(int fd, void *buf, size_t n, size_t off);
-size_t trace_record_offset(const struct trace_reader *r, uint64_t i);
 size_t trace_valid_prefix(const struct trace_event *ev, size_t n, unsigned nvcpu, unsigned types);
 void trace_bad_record(const struct trace_reader *r, const struct trace_event *ev, uint64_t i, char *err);
 

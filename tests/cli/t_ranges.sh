@@ -134,14 +134,21 @@ run "$VMXSIM" trace asm big32.txt -o big32.bin
 check_rc "asm: a 32-bit trace touching 2^20 pages" 0
 run "$VMXSIM" --db big.db --policy ept --cpu nehalem-2009 big32.bin
 check_rc "EPT: a 32-bit guest touching more than 4 GiB of pages is bad input" 3
-check_contains "EPT: the message names the trace and the 4 GiB bound" "$err" \
-  "big32.bin: it touches more distinct pages than a guest with 32-bit paging has frames below 4 GiB"
+check_contains "EPT: the message names the trace, the record and the 4 GiB bound" "$err" \
+  "big32.bin: byte 136: record 3: it touches more distinct pages than a guest with 32-bit paging has frames below 4 GiB"
 run "$VMXSIM" runs --db big.db
 check_contains "EPT: the refused run was not stored (no database made)" "$err" "big.db does not exist"
 printf 'continue\n' > big32.cmd
 run "$VMXSIM" repl big32.bin --policy ept --cpu nehalem-2009 --batch big32.cmd
 check_contains "EPT: the REPL replays on and says once that a run would be refused" "$out" \
-  "warning: big32.bin: it touches more distinct pages than a guest with 32-bit paging has frames below 4 GiB"
+  "warning: big32.bin: since event 3: it touches more distinct pages than a guest with 32-bit paging has frames below 4 GiB"
+# the record named is the touch that crossed the bound, not the first large one: records
+# 0-2 are the @init, 4 and 6 touch 1,040,000 pages (and their page tables), 8 crosses
+printf '@workload big\n@paging 32\n@vcpus 1\n@init cr0=0x80000011 cr3=0x1000 cr4=0x0\nrun 5\ntouch 0x0 1000000\nrun 100\ntouch 0xf5000000 40000\nrun 1\ntouch 0xff000000 4096\nrun 1\n' > cross32.txt
+run "$VMXSIM" trace asm cross32.txt -o cross32.bin
+run "$VMXSIM" --no-db --policy ept --cpu nehalem-2009 cross32.bin
+check_rc "EPT: a trace crossing 4 GiB of frames at its third touch is bad input" 3
+check_contains "EPT: the message names the record that crossed" "$err" "cross32.bin: byte 256: record 8: it touches more distinct pages"
 sed 's/@paging 32/@paging 64/' big32.txt > big64.txt
 run "$VMXSIM" trace asm big64.txt -o big64.bin
 run "$VMXSIM" --no-db --policy ept --cpu nehalem-2009 big64.bin
