@@ -15,6 +15,12 @@
 #include "sim/core/util.h"
 #include "trace_helpers.h"
 
+/* A message holds a part; prints both when it does not. */
+#define assert_contains(hay, needle) do { \
+    const char *h_ = (hay), *n_ = (needle); \
+    if (!strstr(h_, n_)) fail_msg("expected to contain: %s\n  actual: %s", n_, h_); \
+  } while (0)
+
 /* ---- binary writer and reader ---- */
 
 static char *temp_path(void) {

@@ -1,17 +1,11 @@
 /* What the trace tests share (test_trace_text.c, test_trace.c): a record made
-** from its fields, eight characters as a little-endian word (a mark's text),
-** and a check that a message holds a part, printing both when it does not. */
+** from its fields, and eight characters as a little-endian word (a mark's text). */
 #ifndef VMXSIM_TEST_TRACE_HELPERS_H
 #define VMXSIM_TEST_TRACE_HELPERS_H
 
 #include <stdint.h>
 #include <string.h>
 #include "sim/core/trace.h"
-
-#define assert_contains(hay, needle) do { \
-    const char *h_ = (hay), *n_ = (needle); \
-    if (!strstr(h_, n_)) fail_msg("expected to contain: %s\n  actual: %s", n_, h_); \
-  } while (0)
 
 #define LE8(s) ((uint64_t)(s)[0] | (uint64_t)(s)[1] << 8 | (uint64_t)(s)[2] << 16 | (uint64_t)(s)[3] << 24 | \
                 (uint64_t)(s)[4] << 32 | (uint64_t)(s)[5] << 40 | (uint64_t)(s)[6] << 48 | (uint64_t)(s)[7] << 56)
