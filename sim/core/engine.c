@@ -463,13 +463,19 @@ void engine_settle(struct engine *e) { mmu_settle(e->mmu); }
 
 const char *engine_failure(const struct engine *e) { return mmu_failure(e->mmu); }
 
+bool engine_failure_record(const struct engine *e, uint64_t *record) {
+  if (!e->failed_record || e->failed_record == UINT64_MAX) return false;
+  *record = e->failed_record - 1;
+  return true;
+}
+
 bool engine_refuse(const struct engine *e, struct trace_reader *r) {
   const char *why = engine_failure(e);
   if (!why) return false;
-  uint64_t rec = e->failed_record;
-  if (rec && rec != UINT64_MAX)
+  uint64_t rec;
+  if (engine_failure_record(e, &rec))
     snprintf(r->err, sizeof r->err, "%s: byte %zu: record %llu: %s (policy %s)", r->path,
-             trace_record_offset(r, rec - 1), (unsigned long long)(rec - 1), why, e->pol->name);
+             trace_record_offset(r, rec), (unsigned long long)rec, why, e->pol->name);
   else snprintf(r->err, sizeof r->err, "%s: %s (policy %s)", r->path, why, e->pol->name);
   return true;
 }

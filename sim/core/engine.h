@@ -95,6 +95,9 @@ void engine_settle(struct engine *e);
 /* Why the replay so far cannot stand for a real guest (mmu_failure), or NULL:
 ** a run it is true of is refused as bad input, not reported. */
 const char *engine_failure(const struct engine *e);
+/* The record that made engine_failure true, when a guest event did: false when
+** none did (an exit's own work) or it is not true. */
+bool engine_failure_record(const struct engine *e, uint64_t *record);
 /* When engine_failure says why, puts it in r->err, naming the trace, and is true. */
 bool engine_refuse(const struct engine *e, struct trace_reader *r);
 void engine_run_block_stepwise(struct engine *e, const struct trace_event *ev, size_t n);

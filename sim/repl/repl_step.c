@@ -78,10 +78,10 @@ static int run_to(struct repl *s, const struct goal *g) {
   ** REPL goes on stepping, but says so once. */
   const char *unreal = engine_failure(s->e);
   if (unreal && !s->failure_said) {
-    uint64_t rec = s->e->failed_record;
-    if (rec && rec != UINT64_MAX)
+    uint64_t rec;
+    if (engine_failure_record(s->e, &rec))
       printf("warning: %s: since event %" PRIu64 ": %s; a run of this trace is refused as bad input\n",
-             s->trace_path, rec - 1, unreal);
+             s->trace_path, rec, unreal);
     else printf("warning: %s: %s; a run of this trace is refused as bad input\n", s->trace_path, unreal);
     s->failure_said = true;
   }
