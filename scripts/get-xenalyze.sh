@@ -7,16 +7,24 @@
 # one upstream tarball, unmodified, and compiles them with `cc -O2`.
 #
 #   scripts/get-xenalyze.sh [OUT]     OUT: the binary to write (default build/xenalyze)
+#   scripts/get-xenalyze.sh --help    this text
 #
 # It asks Debian's mirror for the source package's file list through a private apt
 # list directory (the system's apt configuration is not touched), downloads only the
 # upstream tarball (about 5 MB), checks its SHA-256 against the list, and extracts only
 # the files named above.  Needs apt-get, curl, xz, tar and a C compiler; the mirror is
-# the one in /etc/apt (deb.debian.org when none is found).  Checked: the binary's
+# DEBIAN_MIRROR (default http://deb.debian.org/debian).  The binary is kept only if its
 # `--summary` of tests/data/xentrace-sample/sample.xentrace equals the one kept there.
 set -eu
 
+usage() { sed -n '2,/^set -eu/{/^set -eu/d;s/^# \{0,1\}//;p}' "$0"; }
+case ${1:-} in
+  -h|--help) usage; exit 0 ;;
+  -*) echo "get-xenalyze: unknown option '$1' (usage: scripts/get-xenalyze.sh [OUT]; --help)" >&2; exit 2 ;;
+esac
+[ $# -le 1 ] || { echo "get-xenalyze: one OUT at most (usage: scripts/get-xenalyze.sh [OUT]; --help)" >&2; exit 2; }
 OUT=${1:-build/xenalyze}
+SAMPLE=$(cd "$(dirname "$0")/.." && pwd)/tests/data/xentrace-sample
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 SUITE=$( (. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}") || true)
 SUITE=${SUITE:-bookworm}
@@ -42,7 +50,7 @@ url=$(echo "$line" | cut -d"'" -f2)
 file=$(echo "$line" | cut -d' ' -f2)
 sum=$(echo "$line" | sed -n 's/.*SHA256:\([0-9a-f]*\).*/\1/p')
 echo "get-xenalyze: $file"
-curl -fsS -o "$T/$file" "$url"
+curl -fsS -o "$T/$file" "$url" || { echo "get-xenalyze: cannot download $url" >&2; exit 1; }
 echo "$sum  $T/$file" | sha256sum -c --quiet - || { echo "get-xenalyze: $file: checksum differs" >&2; exit 1; }
 
 mkdir "$T/src"
@@ -56,6 +64,13 @@ cp "$T"/src/tools/xentrace/*.[ch] "$B/"
 cp "$T/src/xen/include/public/trace.h" "$B/xen/trace.h"          # included as <xen/trace.h>
 cp "$T/src/tools/include/xen-tools/libs.h" "$B/xen-tools/libs.h"  # included as <xen-tools/libs.h>
 mkdir -p "$(dirname "$OUT")"
-$CC -O2 -w -I"$B" -o "$OUT.tmp" "$B/xenalyze.c" "$B/mread.c"
+$CC -O2 -w -I"$B" -o "$T/xenalyze" "$B/xenalyze.c" "$B/mread.c"
+# the sample's summary, as tests/data/xentrace-sample/README.md says it was made
+"$T/xenalyze" --summary "$SAMPLE/sample.xentrace" 2>/dev/null > "$T/summary.txt" || true
+if ! cmp -s "$T/summary.txt" "$SAMPLE/xenalyze-summary.txt"; then
+  echo "get-xenalyze: the built xenalyze's --summary of $SAMPLE/sample.xentrace differs from the one kept there; not installed" >&2
+  exit 1
+fi
+cp "$T/xenalyze" "$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
 echo "get-xenalyze: wrote $OUT (from $file)"
