@@ -5,65 +5,76 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
-/* An exit as views_add takes it; the cause copied, as its record is gone by the time it is fed. */
+/* Blocks given and not yet fed, at most: enough that the replay hands a block
+** on and goes on while the feeder is still on the one before (a barrier per
+** block left both threads idle for a thread's wake-up twice a block, a quarter
+** of a recording's replay), few enough that memory stays flat. */
+#define FEEDER_DEPTH 3
+
+/* An exit as views_add_keyed takes it: its cause's record is gone by the time
+** it is fed, so what the cause says (the breakdown) is found when it is noted,
+** which also keeps the note small (a block's notes are read once, from memory). */
 struct note {
-  uint64_t events, cr3, clock, cycles;
-  struct trace_event cause;
+  uint64_t events, cr3, clock, cycles, key;
   uint32_t vcpu;
   uint16_t reason;
-  bool has_cause;
+  uint8_t dim;
 };
 
 struct notes { struct note *v; size_t n, cap; };
 
-/* A simulated view: the exits noted during this block, and those of the block before, being fed. */
-struct sink {
-  struct views *w;
-  struct notes filling, feeding;
+/* A block given: a copy of its records (the replay's reader reuses theirs),
+** and each sink's exits noted before it was given. */
+struct slot {
+  struct trace_event *evs;
+  size_t n, cap;
+  struct notes *notes;         /* [nsinks] */
 };
 
 struct feeder {
   struct views **views;
   unsigned n;
-  struct sink *sinks;
+  struct views **sinks;
+  struct notes *filling;       /* [nsinks]: the exits noted since the last give */
   unsigned nsinks;
+  struct slot slots[FEEDER_DEPTH];
   pthread_mutex_t mu;
   pthread_cond_t cv;
   pthread_t thread;
-  /* guarded by mu */
-  const struct trace_event *evs;
-  size_t nevs;
-  uint64_t given, fed;        /* blocks */
+  /* guarded by mu: block k is in slots[k % FEEDER_DEPTH] */
+  uint64_t given, fed;
   bool quit;
 };
 
-static void feed(struct feeder *f, const struct trace_event *evs, size_t n) {
-  views_feed_block(f->views, f->n, evs, n);
+static void feed(struct feeder *f, struct slot *s) {
+  views_feed_block(f->views, f->n, s->evs, s->n);
   for (unsigned k = 0; k < f->nsinks; k++) {
-    struct sink *s = &f->sinks[k];
-    for (size_t i = 0; i < s->feeding.n; i++) {
-      const struct note *x = &s->feeding.v[i];
-      s->w->events = x->events;
-      views_add(s->w, x->vcpu, x->reason, x->has_cause ? &x->cause : NULL, x->cr3, x->clock, x->cycles);
+    struct views *w = f->sinks[k];
+    struct notes *b = &s->notes[k];
+    for (size_t i = 0; i < b->n; i++) {
+      const struct note *x = &b->v[i];
+      w->events = x->events;
+      views_add_keyed(w, x->vcpu, x->reason, x->dim, x->key, x->cr3, x->clock, x->cycles);
     }
-    s->feeding.n = 0;
+    b->n = 0;
   }
 }
 
+/* Feeds the blocks in the order given; after quit, those left first. */
 static void *feeder_main(void *arg) {
   struct feeder *f = arg;
   pthread_mutex_lock(&f->mu);
   for (;;) {
     while (f->fed == f->given && !f->quit) pthread_cond_wait(&f->cv, &f->mu);
-    if (f->quit) break;
-    const struct trace_event *evs = f->evs;
-    size_t n = f->nevs;
+    if (f->fed == f->given) break;
+    struct slot *s = &f->slots[f->fed % FEEDER_DEPTH];
     pthread_mutex_unlock(&f->mu);
-    feed(f, evs, n);
+    feed(f, s);
     pthread_mutex_lock(&f->mu);
-    f->fed = f->given;
+    f->fed++;
     pthread_cond_broadcast(&f->cv);
   }
   pthread_mutex_unlock(&f->mu);
@@ -86,30 +97,47 @@ struct feeder *feeder_start(struct views **views, unsigned n) {
   return f;
 }
 
+/* Before the first block (the thread reads sinks and slots only for blocks given). */
 unsigned feeder_add_sink(struct feeder *f, struct views *w) {
-  f->sinks = xrealloc(f->sinks, (f->nsinks + 1) * sizeof *f->sinks);
-  f->sinks[f->nsinks] = (struct sink){ .w = w };
-  return f->nsinks++;
+  unsigned k = f->nsinks++;
+  f->sinks = xrealloc(f->sinks, f->nsinks * sizeof *f->sinks);
+  f->sinks[k] = w;
+  f->filling = xrealloc(f->filling, f->nsinks * sizeof *f->filling);
+  f->filling[k] = (struct notes){ 0 };
+  for (unsigned d = 0; d < FEEDER_DEPTH; d++) {
+    struct slot *s = &f->slots[d];
+    s->notes = xrealloc(s->notes, f->nsinks * sizeof *s->notes);
+    s->notes[k] = (struct notes){ 0 };
+  }
+  return k;
 }
 
 void feeder_note(struct feeder *f, unsigned sink, uint64_t events, unsigned vcpu, unsigned reason,
                  const struct trace_event *cause, uint64_t cr3, uint64_t clock, uint64_t cycles) {
-  struct notes *b = &f->sinks[sink].filling;
+  struct notes *b = &f->filling[sink];
   if (b->n == b->cap) b->v = xrealloc(b->v, (b->cap = b->cap ? 2 * b->cap : 1024) * sizeof *b->v);
-  b->v[b->n++] = (struct note){ .events = events, .cr3 = cr3, .clock = clock, .cycles = cycles,
-                                .cause = cause ? *cause : (struct trace_event){ 0 }, .vcpu = vcpu,
-                                .reason = (uint16_t)reason, .has_cause = cause != NULL };
+  unsigned dim = VD_REASON;
+  uint64_t key = 0;
+  if (cause && !views_breakdown(reason & 0xffff, cause, &dim, &key)) dim = VD_REASON;
+  b->v[b->n++] = (struct note){ .events = events, .cr3 = cr3, .clock = clock, .cycles = cycles, .key = key,
+                                .vcpu = vcpu, .reason = (uint16_t)reason, .dim = (uint8_t)dim };
 }
 
 void feeder_give(struct feeder *f, const struct trace_event *evs, size_t n) {
   pthread_mutex_lock(&f->mu);
-  for (unsigned k = 0; k < f->nsinks; k++) {   /* the thread is idle: the last give was waited for */
-    struct notes t = f->sinks[k].feeding;
-    f->sinks[k].feeding = f->sinks[k].filling;
-    f->sinks[k].filling = t;
+  while (f->given - f->fed >= FEEDER_DEPTH) pthread_cond_wait(&f->cv, &f->mu);
+  struct slot *s = &f->slots[f->given % FEEDER_DEPTH];
+  pthread_mutex_unlock(&f->mu);
+  /* The slot is free (fed) and the thread reads none at or past `given`: filled without the lock. */
+  if (n > s->cap) s->evs = xrealloc(s->evs, (s->cap = n) * sizeof *s->evs);
+  if (n) memcpy(s->evs, evs, n * sizeof *evs);
+  s->n = n;
+  for (unsigned k = 0; k < f->nsinks; k++) {   /* the slot's notes were emptied when it was fed */
+    struct notes t = s->notes[k];
+    s->notes[k] = f->filling[k];
+    f->filling[k] = t;
   }
-  f->evs = evs;
-  f->nevs = n;
+  pthread_mutex_lock(&f->mu);
   f->given++;
   pthread_cond_broadcast(&f->cv);
   pthread_mutex_unlock(&f->mu);
@@ -130,10 +158,13 @@ void feeder_stop(struct feeder *f) {
   pthread_join(f->thread, NULL);
   pthread_cond_destroy(&f->cv);
   pthread_mutex_destroy(&f->mu);
-  for (unsigned k = 0; k < f->nsinks; k++) {
-    free(f->sinks[k].filling.v);
-    free(f->sinks[k].feeding.v);
+  for (unsigned k = 0; k < f->nsinks; k++) free(f->filling[k].v);
+  for (unsigned d = 0; d < FEEDER_DEPTH; d++) {
+    for (unsigned k = 0; k < f->nsinks; k++) free(f->slots[d].notes[k].v);
+    free(f->slots[d].notes);
+    free(f->slots[d].evs);
   }
+  free(f->filling);
   free(f->sinks);
   free(f);
 }

@@ -2,11 +2,12 @@
 ** (views_feed) depend on the trace's records only, and the simulated ones on
 ** the exits the engines report, not on what the engines do next; so on a
 ** machine with a processor to spare a thread feeds them while the engines
-** replay.  The measured views are fed each block while the engines replay it
-** (the runner waits for both before the next block, whose records replace this
-** one's); the exits an engine reports are noted during a block (a copy of
-** what views_add needs) and fed while the engines replay the next one.  Each
-** view is fed in the same order either way, so the views are the same. */
+** replay.  Each block is handed on as it is given (a copy of its records, as
+** the reader reuses theirs, and the exits noted since the block before, each
+** a copy of what views_add_keyed needs) and fed in order while the engines go
+** on: the replay waits only when FEEDER_DEPTH blocks are still unfed, so
+** neither thread waits for the other at every block.  Each view is fed in the
+** same order either way, so the views are the same. */
 #ifndef VMXSIM_FEEDER_H
 #define VMXSIM_FEEDER_H
 
@@ -28,11 +29,12 @@ unsigned feeder_add_sink(struct feeder *f, struct views *w);
 ** thread that replays the engine; one thread per sink. */
 void feeder_note(struct feeder *f, unsigned sink, uint64_t events, unsigned vcpu, unsigned reason,
                  const struct trace_event *cause, uint64_t cr3, uint64_t clock, uint64_t cycles);
-/* Begins feeding the block's records to the measured views and the exits
-** noted so far to the simulated ones; evs must stay valid until feeder_wait
-** returns.  feeder_give(f, NULL, 0) after the last block feeds the last exits. */
+/* Hands on the block's records (copied: evs may change once it returns) for
+** the measured views and the exits noted so far for the simulated ones, to
+** be fed after the blocks given before; waits while FEEDER_DEPTH blocks are
+** unfed.  feeder_give(f, NULL, 0) after the last block hands on the last exits. */
 void feeder_give(struct feeder *f, const struct trace_event *evs, size_t n);
-/* Returns once what was given last is fed. */
+/* Returns once every block given is fed. */
 void feeder_wait(struct feeder *f);
 /* Ends the thread (after feeder_wait) and frees f; NULL does nothing. */
 void feeder_stop(struct feeder *f);

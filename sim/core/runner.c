@@ -187,7 +187,6 @@ static void replay_block(struct pass *p, const struct trace_event *evs, size_t n
   else views_feed_block(p->measured, p->nmeasured, evs, n);
   if (p->jobs <= 1) {
     replay_share(p, 0, evs, n);
-    if (p->feeder) feeder_wait(p->feeder);
     return;
   }
   pthread_mutex_lock(&p->mu);
@@ -201,7 +200,6 @@ static void replay_block(struct pass *p, const struct trace_event *evs, size_t n
   pthread_mutex_lock(&p->mu);
   while (p->busy) pthread_cond_wait(&p->cv, &p->mu);
   pthread_mutex_unlock(&p->mu);
-  if (p->feeder) feeder_wait(p->feeder);
 }
 
 /* The feeder, when there are views to feed and it can start: the engines'

@@ -131,7 +131,16 @@ __attribute__((noinline)) static void sample_store(struct view_row *r, uint64_t 
 static inline __attribute__((always_inline)) void row_add(struct view_row *r, uint64_t c) {
   r->count++;
   if (!c) return;                 /* xenalyze counts it, but not in the average or the sample */
-  if (r->timed == r->next_sample) sample_store(r, c);
+  if (r->timed == r->next_sample) {
+    /* In the first lap every exit is kept, in order: where there is room, inline. */
+    if (r->timed < r->cap && r->timed + 1 < VIEW_SAMPLE) {
+      r->sample[r->timed] = c;
+      r->nsample = (uint32_t)r->timed + 1;
+      r->next_sample = r->timed + 1;
+    } else {
+      sample_store(r, c);
+    }
+  }
   if (r->timed == 0 || c < r->min) r->min = c;
   if (c > r->max) r->max = c;
   r->timed++;
@@ -197,7 +206,7 @@ static struct view_row *reason_row(struct views *w, unsigned reason) {
 
 /* ---- what an exit is broken down by ---- */
 
-static bool breakdown_of(unsigned reason, const struct trace_event *ev, unsigned *dim, uint64_t *key) {
+bool views_breakdown(unsigned reason, const struct trace_event *ev, unsigned *dim, uint64_t *key) {
   switch (ev->type) {
   case EV_CR_WRITE: case EV_CR_READ: *dim = VD_CR; *key = ev->aux * 2u + (ev->type == EV_CR_WRITE); return true;
   case EV_CLTS: *dim = VD_CR; *key = CRKEY_CLTS; return true;
@@ -236,14 +245,20 @@ static void bucket_add(struct views *w, uint64_t when, unsigned reason, uint64_t
 
 void views_add(struct views *w, unsigned vcpu, unsigned reason, const struct trace_event *cause,
                uint64_t cr3, uint64_t clock, uint64_t cycles) {
+  unsigned dim = VD_REASON;
+  uint64_t key = 0;
+  if (cause && !views_breakdown(reason & 0xffff, cause, &dim, &key)) dim = VD_REASON;
+  views_add_keyed(w, vcpu, reason, dim, key, cr3, clock, cycles);
+}
+
+void views_add_keyed(struct views *w, unsigned vcpu, unsigned reason, unsigned dim, uint64_t key,
+                     uint64_t cr3, uint64_t clock, uint64_t cycles) {
   if (w->vcpu >= 0 && vcpu != (unsigned)w->vcpu) return;
   reason &= 0xffff;
   w->exits++;
   w->cycles += cycles;
   row_add(reason_row(w, reason), cycles);
-  unsigned dim;
-  uint64_t key;
-  if (cause && breakdown_of(reason, cause, &dim, &key)) row_add(hot_row(w, dim, reason, key), cycles);
+  if (dim != VD_REASON) row_add(hot_row(w, dim, reason, key), cycles);
   if (vcpu < TRACE_VCPU_MAX) {
     row_add(cr3_row(w, vcpu, cr3), cycles);
     row_add(direct_row(w, &w->vcpu_row[vcpu], VD_VCPU, 0, vcpu), cycles);

@@ -114,6 +114,13 @@ void views_copy(struct views *to, const struct views *from);
 ** vCPU's CR3 and clock (cycles) at the exit, its cost. */
 void views_add(struct views *w, unsigned vcpu, unsigned reason, const struct trace_event *cause,
                uint64_t cr3, uint64_t clock, uint64_t cycles);
+/* What an exit of `reason` caused by ev is broken down by (its row's dimension,
+** CR..LEAF, and key); false when by nothing. */
+bool views_breakdown(unsigned reason, const struct trace_event *ev, unsigned *dim, uint64_t *key);
+/* views_add with the breakdown found (views_breakdown; dim VD_REASON: none),
+** for a caller that keeps an exit for later and not its cause. */
+void views_add_keyed(struct views *w, unsigned vcpu, unsigned reason, unsigned dim, uint64_t key,
+                     uint64_t cr3, uint64_t clock, uint64_t cycles);
 /* The recorded side: every record of a trace in order; EV_MEASURED records
 ** become exits, caused by their vCPU's preceding event unless alone. */
 void views_feed(struct views *w, const struct trace_event *ev);
