@@ -66,6 +66,45 @@ static void select_nth(uint64_t *v, size_t n, size_t k) {
   }
 }
 
+/* The k[0] <= k[1] <= k[2]-th smallest of v[0..n) into out.  The values are
+** counted by bucket of their offset from the smallest (PCT_BUCKETS buckets),
+** so each k lies in a known bucket, and only that bucket's values are copied
+** out and selected among: three selections over a row's whole sample took
+** most of the time after a replay of a recording. */
+#define PCT_BUCKETS 2048
+static void select_three(const uint64_t *v, size_t n, const size_t k[3], uint64_t out[3]) {
+  uint64_t lo = v[0], hi = v[0];
+  for (size_t i = 1; i < n; i++) {
+    if (v[i] < lo) lo = v[i];
+    if (v[i] > hi) hi = v[i];
+  }
+  unsigned shift = 0;
+  while (((hi - lo) >> shift) >= PCT_BUCKETS) shift++;
+  uint32_t *count = xcalloc(PCT_BUCKETS, sizeof *count);
+  for (size_t i = 0; i < n; i++) count[(v[i] - lo) >> shift]++;
+  size_t bucket[3], before[3], b = 0, below = 0;
+  for (unsigned j = 0; j < 3; j++) {                /* the ks ascend: one walk of the counts */
+    while (below + count[b] <= k[j]) below += count[b++];
+    bucket[j] = b;
+    before[j] = below;
+  }
+  uint64_t *tmp = xmalloc(n * sizeof *tmp);
+  for (unsigned j = 0; j < 3; j++) {
+    if (j && bucket[j] == bucket[j - 1]) {          /* the same bucket, already gathered */
+      select_nth(tmp, count[bucket[j]], k[j] - before[j]);
+      out[j] = tmp[k[j] - before[j]];
+      continue;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+      if (((v[i] - lo) >> shift) == bucket[j]) tmp[m++] = v[i];
+    select_nth(tmp, m, k[j] - before[j]);
+    out[j] = tmp[k[j] - before[j]];
+  }
+  free(tmp);
+  free(count);
+}
+
 static void stat_of(const struct view_row *r, struct view_stat *s) {
   memset(s, 0, sizeof *s);
   row_name(r, s->name, sizeof s->name);
@@ -85,18 +124,13 @@ static void stat_of(const struct view_row *r, struct view_stat *s) {
     s->stddev = var > 0 ? (double)sqrtl(var) : 0;
   }
   if (!r->nsample) return;
-  uint64_t *v = xmalloc(r->nsample * sizeof *v);
-  memcpy(v, r->sample, r->nsample * sizeof *v);
-  /* xenalyze's percentile(): the element N * p / 100 of the sorted sample;
-  ** each selection leaves the larger elements after it for the next */
-  size_t n = r->nsample, k5 = n * 5 / 100, k50 = n * 50 / 100, k95 = n * 95 / 100;
-  select_nth(v, n, k5);
-  select_nth(v + k5, n - k5, k50 - k5);
-  select_nth(v + k50, n - k50, k95 - k50);
-  s->p5 = v[k5];
-  s->p50 = v[k50];
-  s->p95 = v[k95];
-  free(v);
+  /* xenalyze's percentile(): the element N * p / 100 of the sorted sample */
+  size_t n = r->nsample, k[3] = { n * 5 / 100, n * 50 / 100, n * 95 / 100 };
+  uint64_t p[3];
+  select_three(r->sample, n, k, p);
+  s->p5 = p[0];
+  s->p50 = p[1];
+  s->p95 = p[2];
 }
 
 static enum view_sort g_sort;   /* qsort has no context argument */

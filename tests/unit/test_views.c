@@ -105,6 +105,46 @@ static void figures_match_xenalyze_after_many_laps_of_few_costs(void **state) {
   free(w);
 }
 
+/* Percentiles are selected by bucket of the sample's values: samples whose
+** values fall in one bucket, in two far apart, at the ends of the 64-bit range,
+** or spread over many, each give the elements of the sorted sample. */
+static void percentiles_of_awkward_samples_are_those_of_the_sorted_sample(void **state) {
+  (void)state;
+  static struct xsum x;
+  for (unsigned shape = 0; shape < 6; shape++) {
+    memset(&x, 0, sizeof x);
+    struct views *w = calloc(1, sizeof *w);
+    views_init(w, -1, 0, false);
+    uint64_t seed = 3 + shape;
+    int n = shape == 5 ? 1 : 2 * S + 77;
+    for (int i = 0; i < n; i++) {
+      seed = seed * 6364136223846793005ull + 1;
+      uint64_t r = seed >> 11, c;
+      switch (shape) {
+      case 0: c = 4242; break;                                       /* all equal */
+      case 1: c = r % 10 ? 1000 : 1000000000000ull; break;           /* two values, far apart */
+      case 2: c = r % 2 ? 1 : (1ull << 62) + (r % 3); break;         /* the ends of the range */
+      case 3: c = 1 + r % 3000000; break;                            /* many buckets, many values */
+      case 4: c = 5000 + (r % 4) + (i > S ? 9 : 0); break;           /* a few neighbours */
+      default: c = 77; break;                                        /* one exit */
+      }
+      x_update(&x, (long long)c);
+      views_add(w, 0, EXIT_REASON_HLT, NULL, 0x1000, 0, c);
+    }
+    struct view_stat *s;
+    assert_int_equal(views_stats(w, VD_REASON, false, SORT_REASON, &s), 1);
+    printf("shape %u: p5/p50/p95 %llu/%llu/%llu, of the sorted sample %lld/%lld/%lld\n", shape,
+           (unsigned long long)s[0].p5, (unsigned long long)s[0].p50, (unsigned long long)s[0].p95, x_pct(&x, 5),
+           x_pct(&x, 50), x_pct(&x, 95));
+    assert_int_equal(s[0].p5, (uint64_t)x_pct(&x, 5));
+    assert_int_equal(s[0].p50, (uint64_t)x_pct(&x, 50));
+    assert_int_equal(s[0].p95, (uint64_t)x_pct(&x, 95));
+    free(s);
+    views_free(w);
+    free(w);
+  }
+}
+
 /* The standard deviation is that of a long double sum of the squares, also
 ** once the sum no longer fits in 64 bits and for costs of 2^32 and more. */
 static void stddev_of_a_long_double_sum_of_squares(void **state) {
@@ -245,6 +285,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(figures_match_xenalyze_above_its_sample_size),
     cmocka_unit_test(figures_match_xenalyze_after_many_laps_of_few_costs),
+    cmocka_unit_test(percentiles_of_awkward_samples_are_those_of_the_sorted_sample),
     cmocka_unit_test(stddev_of_a_long_double_sum_of_squares),
     cmocka_unit_test(rows_count_the_same_whichever_way_they_are_found),
     cmocka_unit_test(breakdowns_by_register_port_and_vector),
