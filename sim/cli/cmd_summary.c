@@ -111,8 +111,9 @@ static int read_views(const struct summary_opts *o, struct trace_reader *r, stru
     return EXIT_USAGE;
   }
   views_init(w, o->vcpu, width, o->interval.events);
-  const struct trace_event *ev;
-  while ((ev = trace_next(r))) views_feed(w, ev);
+  const struct trace_event *evs;
+  size_t n;
+  while ((n = trace_next_block(r, &evs, SIZE_MAX)) > 0) views_feed_block(&w, 1, evs, n);
   if (trace_failed(r)) { errorf("%s", r->err); return EXIT_BADINPUT; }
   if (!views_any(w) && o->vcpu < 0) {
     errorf("%s: no measured exits: only traces imported from host recordings (vmxsim import kvm-ftrace, "

@@ -269,29 +269,39 @@ void views_add_keyed(struct views *w, unsigned vcpu, unsigned reason, unsigned d
   if (w->interval) bucket_add(w, w->interval_events ? w->events : clock, reason, cycles);
 }
 
-void views_feed(struct views *w, const struct trace_event *ev) {
-  unsigned v = ev->vcpu;
-  if (v >= w->nvcpus) w->nvcpus = v + 1;
-  w->clock[v] += ev->cycles;
-  switch (ev->type) {
-  case EV_RUN: case EV_MARK: return;
-  case EV_MEASURED:
-    w->clock[v] += ev->a;
-    views_add(w, v, MEASURED_REASON(ev->b), (ev->aux & MEASURED_ALONE) ? NULL : &w->last[v], w->cr3[v],
-              w->clock[v], ev->a);
-    return;
-  case EV_INIT: case EV_CR_WRITE:
-    if (ev->aux == 3) w->cr3[v] = ev->a;
-    break;
-  default: break;
+/* The recorded side.  A measured exit is caused by its vCPU's preceding
+** record, kept as a pointer into the block while it is fed and copied into
+** w->last at the block's end (not copied at every record). */
+static void feed_block(struct views *w, const struct trace_event *evs, size_t n) {
+  const struct trace_event *cause[TRACE_VCPU_MAX];
+  for (unsigned v = 0; v < w->nvcpus; v++) cause[v] = &w->last[v];
+  for (const struct trace_event *ev = evs, *end = evs + n; ev != end; ev++) {
+    unsigned v = ev->vcpu;
+    for (; w->nvcpus <= v; w->nvcpus++) cause[w->nvcpus] = &w->last[w->nvcpus];
+    w->clock[v] += ev->cycles;
+    switch (ev->type) {
+    case EV_RUN: case EV_MARK: continue;
+    case EV_MEASURED:
+      w->clock[v] += ev->a;
+      views_add(w, v, MEASURED_REASON(ev->b), (ev->aux & MEASURED_ALONE) ? NULL : cause[v], w->cr3[v], w->clock[v],
+                ev->a);
+      continue;
+    case EV_INIT: case EV_CR_WRITE:
+      if (ev->aux == 3) w->cr3[v] = ev->a;
+      break;
+    default: break;
+    }
+    cause[v] = ev;
+    w->events++;
   }
-  w->last[v] = *ev;
-  w->events++;
+  for (unsigned v = 0; v < w->nvcpus; v++)
+    if (cause[v] != &w->last[v]) w->last[v] = *cause[v];
 }
 
+void views_feed(struct views *w, const struct trace_event *ev) { feed_block(w, ev, 1); }
+
 void views_feed_block(struct views *const *w, unsigned nw, const struct trace_event *evs, size_t n) {
-  for (unsigned m = 0; m < nw; m++)
-    for (size_t i = 0; i < n; i++) views_feed(w[m], &evs[i]);
+  for (unsigned m = 0; m < nw; m++) feed_block(w[m], evs, n);
 }
 
 uint64_t views_elapsed(const struct views *w) {
