@@ -92,6 +92,7 @@ static struct view_row *row_of(struct views *w, unsigned dim, unsigned reason, u
   r->dim = (uint8_t)dim;
   r->reason = (uint16_t)reason;
   r->key = key;
+  r->min = UINT64_MAX;
   w->index[s] = ++w->nrows;
   return r;
 }
@@ -128,6 +129,18 @@ __attribute__((noinline)) static void sample_store(struct view_row *r, uint64_t 
   if (next < r->cap) __builtin_prefetch(&r->sample[next], 1);
 }
 
+/* The square that would not fit in the 64-bit sum, and every one after it:
+** the sum goes on in long double, and the integer sum is left at UINT64_MAX,
+** so that row_add's test sends each later square here. */
+__attribute__((noinline)) static void sumsq_wide_add(struct view_row *r, uint64_t c) {
+  if (!r->sumsq_wide) {
+    r->sumsq_wide = true;
+    r->sumsq = (long double)r->sumsq_int;
+    r->sumsq_int = UINT64_MAX;
+  }
+  r->sumsq += (long double)c * (long double)c;
+}
+
 static inline __attribute__((always_inline)) void row_add(struct view_row *r, uint64_t c) {
   r->count++;
   if (!c) return;                 /* xenalyze counts it, but not in the average or the sample */
@@ -141,17 +154,13 @@ static inline __attribute__((always_inline)) void row_add(struct view_row *r, ui
       sample_store(r, c);
     }
   }
-  if (r->timed == 0 || c < r->min) r->min = c;
+  if (c < r->min) r->min = c;   /* UINT64_MAX until the first timed exit */
   if (c > r->max) r->max = c;
   r->timed++;
   r->cycles += c;
-  if (!r->sumsq_wide) {
-    uint64_t sq = c * c;
-    if (c <= UINT32_MAX && sq <= UINT64_MAX - r->sumsq_int) { r->sumsq_int += sq; return; }
-    r->sumsq_wide = true;
-    r->sumsq = (long double)r->sumsq_int;
-  }
-  r->sumsq += (long double)c * (long double)c;
+  uint64_t sq = c * c;
+  if (c <= UINT32_MAX && sq <= UINT64_MAX - r->sumsq_int) r->sumsq_int += sq;
+  else sumsq_wide_add(r, c);
 }
 
 /* The rows an exit always adds to, through their direct tables. */

@@ -42,10 +42,11 @@ struct view_row {
   uint64_t key;              /* reason, CR key, MSR index, port | out << 16, vector, leaf, CR3, vCPU */
   uint64_t count;            /* exits */
   uint64_t timed;            /* exits with a nonzero cost (the average's denominator, as xenalyze's) */
-  uint64_t cycles, min, max;
+  uint64_t cycles, min, max;  /* min: UINT64_MAX while timed is 0 */
   /* The sum of the squares, for the standard deviation: kept as an integer
   ** while it fits in 64 bits (there a long double sum is exact, so the two
-  ** agree), then in long double from the exit that would not fit on. */
+  ** agree), then in long double from the exit that would not fit on (the
+  ** integer then stays at UINT64_MAX). */
   uint64_t sumsq_int;
   bool sumsq_wide;
   long double sumsq;

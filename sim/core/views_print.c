@@ -115,7 +115,7 @@ static void stat_of(const struct view_row *r, struct view_stat *s) {
   s->count = r->count;
   s->cycles = r->cycles;
   s->avg = r->timed ? r->cycles / r->timed : 0;       /* xenalyze's integer average */
-  s->min = r->min;
+  s->min = r->timed ? r->min : 0;
   s->max = r->max;
   if (r->timed > 1) {
     long double mean = (long double)r->cycles / (long double)r->timed;
