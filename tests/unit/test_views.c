@@ -41,6 +41,18 @@ static long long x_pct(const struct xsum *s, int p) {
   return r;
 }
 
+/* The views hold one row, whose percentiles are those of x's sample. */
+static void assert_one_row_has_the_percentiles_of(const struct views *w, const struct xsum *x, const char *whose) {
+  struct view_stat *s;
+  assert_int_equal(views_stats(w, VD_REASON, false, SORT_REASON, &s), 1);
+  printf("p5/p50/p95: %llu/%llu/%llu, %s %lld/%lld/%lld\n", (unsigned long long)s[0].p5,
+         (unsigned long long)s[0].p50, (unsigned long long)s[0].p95, whose, x_pct(x, 5), x_pct(x, 50), x_pct(x, 95));
+  assert_int_equal(s[0].p5, (uint64_t)x_pct(x, 5));
+  assert_int_equal(s[0].p50, (uint64_t)x_pct(x, 50));
+  assert_int_equal(s[0].p95, (uint64_t)x_pct(x, 95));
+  free(s);
+}
+
 static const struct view_stat *row(const struct view_stat *s, unsigned n, unsigned dim, uint64_t key) {
   for (unsigned i = 0; i < n; i++)
     if (s[i].dim == dim && s[i].key == key) return &s[i];
@@ -92,15 +104,7 @@ static void figures_match_xenalyze_after_many_laps_of_few_costs(void **state) {
     x_update(&x, c);
     views_add(w, 0, EXIT_REASON_HLT, NULL, 0x1000, 0, (uint64_t)c);
   }
-  struct view_stat *s;
-  unsigned n = views_stats(w, VD_REASON, false, SORT_REASON, &s);
-  assert_int_equal(n, 1);
-  printf("p5/p50/p95: %llu/%llu/%llu, xenalyze's %lld/%lld/%lld\n", (unsigned long long)s[0].p5,
-         (unsigned long long)s[0].p50, (unsigned long long)s[0].p95, x_pct(&x, 5), x_pct(&x, 50), x_pct(&x, 95));
-  assert_int_equal(s[0].p5, (uint64_t)x_pct(&x, 5));
-  assert_int_equal(s[0].p50, (uint64_t)x_pct(&x, 50));
-  assert_int_equal(s[0].p95, (uint64_t)x_pct(&x, 95));
-  free(s);
+  assert_one_row_has_the_percentiles_of(w, &x, "xenalyze's");
   views_free(w);
   free(w);
 }
@@ -131,15 +135,8 @@ static void percentiles_of_awkward_samples_are_those_of_the_sorted_sample(void *
       x_update(&x, (long long)c);
       views_add(w, 0, EXIT_REASON_HLT, NULL, 0x1000, 0, c);
     }
-    struct view_stat *s;
-    assert_int_equal(views_stats(w, VD_REASON, false, SORT_REASON, &s), 1);
-    printf("shape %u: p5/p50/p95 %llu/%llu/%llu, of the sorted sample %lld/%lld/%lld\n", shape,
-           (unsigned long long)s[0].p5, (unsigned long long)s[0].p50, (unsigned long long)s[0].p95, x_pct(&x, 5),
-           x_pct(&x, 50), x_pct(&x, 95));
-    assert_int_equal(s[0].p5, (uint64_t)x_pct(&x, 5));
-    assert_int_equal(s[0].p50, (uint64_t)x_pct(&x, 50));
-    assert_int_equal(s[0].p95, (uint64_t)x_pct(&x, 95));
-    free(s);
+    printf("shape %u: ", shape);
+    assert_one_row_has_the_percentiles_of(w, &x, "of the sorted sample");
     views_free(w);
     free(w);
   }
