@@ -450,6 +450,7 @@ int engine_run(struct engine *e, struct trace_reader *r, bool (*progress)(struct
   /* blocks end at every multiple of ENGINE_PROGRESS_EVENTS, where progress is called */
   while ((n = trace_next_block(r, &evs, engine_block_limit(e))) > 0) {
     engine_run_block(e, evs, n);
+    if (engine_failure(e)) break;               /* it will be refused: no need to replay on */
     if (!progress || !engine_at_progress_point(e)) continue;
     engine_settle(e);
     if (!progress(e, arg)) return EXIT_OK;

@@ -234,8 +234,17 @@ static void stop_feeder(struct pass *p) {
   p->noted = NULL;
 }
 
-/* Replays the trace on every engine; false from progress stops it.  0 or
-** EXIT_BADINPUT (a bad record: message in r->err). */
+/* Whether an engine has found that its run will be refused (engine_failure):
+** the replay need not go on to the end of the trace to say so. */
+static bool any_refused(const struct pass *p) {
+  for (unsigned i = 0; i < p->n; i++)
+    if (engine_failure(&p->e[i])) return true;
+  return false;
+}
+
+/* Replays the trace on every engine; false from progress stops it, and so
+** does a run that will be refused.  0 or EXIT_BADINPUT (a bad record or a
+** refused run: message in r->err). */
 static int replay_pass(struct pass *p, const struct run_set *s, struct trace_reader *r) {
   const struct trace_event *evs;
   size_t n;
@@ -245,6 +254,7 @@ static int replay_pass(struct pass *p, const struct run_set *s, struct trace_rea
   start_feeder(p);
   while ((n = trace_next_block(r, &evs, engine_block_limit(first))) > 0) {
     replay_block(p, evs, n);
+    if (any_refused(p)) break;
     if (!engine_at_progress_point(first)) continue;
     for (unsigned i = 0; i < p->n; i++) engine_settle(&p->e[i]);
     bool go = s->progress ? s->progress(first, r, s->progress_arg) : !interrupt_requested();

@@ -149,6 +149,18 @@ run "$VMXSIM" trace asm cross32.txt -o cross32.bin
 run "$VMXSIM" --no-db --policy ept --cpu nehalem-2009 cross32.bin
 check_rc "EPT: a trace crossing 4 GiB of frames at its third touch is bad input" 3
 check_contains "EPT: the message names the record that crossed" "$err" "cross32.bin: byte 256: record 8: it touches more distinct pages"
+# the replay stops at the block where the run became one to refuse: a bad record 20,000
+# records on (in a later block) is never reached, so the refusal is what is said
+{ cat big32.txt; i=0; while [ $i -lt 20000 ]; do echo 'run 1'; i=$((i + 1)); done; } > stop32.txt
+run "$VMXSIM" trace asm stop32.txt -o stop32.bin
+stop_size=$(wc -c < stop32.bin)
+printf '\377' | dd of=stop32.bin bs=1 seek=$((stop_size - 24)) conv=notrunc 2>/dev/null
+run "$VMXSIM" --no-db --policy ept --cpu nehalem-2009 stop32.bin
+check_rc "EPT: a refused run with a bad record far after the crossing is bad input" 3
+check_contains "EPT: the replay stopped at the crossing, before the bad record" "$err" \
+  "stop32.bin: byte 136: record 3: it touches more distinct pages"
+run "$VMXSIM" --no-db --policy shadowcache --cpu nehalem-2009 stop32.bin
+check_contains "the bad record itself, under a policy that accepts the touches" "$err" "record 20004: unknown event type 255"
 sed 's/@paging 32/@paging 64/' big32.txt > big64.txt
 run "$VMXSIM" trace asm big64.txt -o big64.bin
 run "$VMXSIM" --no-db --policy ept --cpu nehalem-2009 big64.bin
