@@ -129,6 +129,7 @@ void feeder_give(struct feeder *f, const struct trace_event *evs, size_t n) {
   struct slot *s = &f->slots[f->given % FEEDER_DEPTH];
   pthread_mutex_unlock(&f->mu);
   /* The slot is free (fed) and the thread reads none at or past `given`: filled without the lock. */
+  if (!f->n) n = 0;                            /* no measured views: the records are not needed */
   if (n > s->cap) s->evs = xrealloc(s->evs, (s->cap = n) * sizeof *s->evs);
   if (n) memcpy(s->evs, evs, n * sizeof *evs);
   s->n = n;
