@@ -376,6 +376,7 @@ static int replay_configs(const struct run_set *s, struct run_output *out, struc
       if (out[i].measured && !p.nmeasured) p.measured[p.nmeasured++] = out[i].measured;
     }
     if (s->hash_trace) trace_hash_start(&r);
+    else trace_hash_skip(&r);
     double t0 = monotonic_seconds();
     rc = replay_pass(&p, s, &r);
     for (unsigned i = 0; i < n && p.nmeasured; i++)

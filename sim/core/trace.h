@@ -81,6 +81,7 @@ struct trace_reader {
   int stream_fd;                   /* that descriptor until the stream takes it, else -1 */
   const char *compression;         /* "gzip", "xz", "zstd" or "" */
   struct xxh64 hash;               /* a stream's content so far */
+  bool hash_off;                   /* trace_hash_skip: a stream's hash is not wanted, nor computed */
   bool read_ahead;                 /* may use a read-ahead thread (default true; set before reading) */
   struct trace_pipe *pipe;         /* the chunks, their buffers and threads */
   char err[512];                   /* message of the last failure */
@@ -125,6 +126,9 @@ int  trace_rewind(struct trace_reader *r);
 ** trace_hash_hex gives it in hex; false before the end, after a rewind of a
 ** regular file, or when a regular file's hashing was not started. */
 void trace_hash_start(struct trace_reader *r);
+/* A caller that will not ask for the hash (a run not stored): a stream's
+** content is then not hashed from here on; trace_hash_hex is false. */
+void trace_hash_skip(struct trace_reader *r);
 bool trace_hash_hex(struct trace_reader *r, char hex[HASH_HEX_LEN + 1]);
 
 /* Writer: buffered; the header is rewritten with the final count on close. */

@@ -45,7 +45,7 @@ static ssize_t chunk_read(struct trace_reader *r, void *buf, size_t n, char *err
     trace_fail(err, EXIT_BADINPUT, "%s", r->z->err);
     return -1;
   }
-  xxh64_update(&r->hash, buf, (size_t)got);
+  if (!r->hash_off) xxh64_update(&r->hash, buf, (size_t)got);
   return got;
 }
 
