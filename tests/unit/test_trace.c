@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -403,6 +404,37 @@ static void reader_hashes_the_file_while_reading(void **state) {
   free(path);
 }
 
+/* A stream (a descriptor) is hashed as it is read, unless the caller said it
+** will not ask (trace_hash_skip): then there is no hash to give. */
+static void a_stream_is_hashed_unless_the_hash_is_skipped(void **state) {
+  (void)state;
+  char *path = temp_path();
+  char want[HASH_HEX_LEN + 1], got[HASH_HEX_LEN + 1] = "", err[256];
+  write_trace(path, 20000);
+  assert_int_equal(hash_file(path, want, err, sizeof err), EXIT_OK);
+  for (int skip = 0; skip < 2; skip++) {
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    struct trace_reader r;
+    assert_int_equal(trace_open_fd(&r, fd, path), EXIT_OK);
+    if (skip) trace_hash_skip(&r);
+    size_t n = 0;
+    while (trace_next(&r)) n++;
+    assert_int_equal(n, 20000);
+    bool have = trace_hash_hex(&r, got);
+    printf("  stream, hash %s: %s (the file's: %s)\n", skip ? "skipped" : "kept", have ? got : "none", want);
+    if (skip) {
+      assert_false(have);
+    } else {
+      assert_true(have);
+      assert_string_equal(got, want);
+    }
+    trace_close(&r);
+  }
+  unlink(path);
+  free(path);
+}
+
 /* An interrupted read: closing stops the threads with chunks still in flight. */
 static void reader_closes_in_the_middle_of_a_long_trace(void **state) {
   (void)state;
@@ -452,6 +484,7 @@ int main(void) {
     cmocka_unit_test(reader_bounds_the_pages_of_one_touch),
     cmocka_unit_test(reader_fails_exactly_at_a_bad_record_inside_a_block),
     cmocka_unit_test(reader_hashes_the_file_while_reading),
+    cmocka_unit_test(a_stream_is_hashed_unless_the_hash_is_skipped),
     cmocka_unit_test(reader_closes_in_the_middle_of_a_long_trace),
     cmocka_unit_test(long_trace_fails_at_its_first_bad_record_whoever_checks),
     cmocka_unit_test(only_the_listed_types_have_operands_to_check),
