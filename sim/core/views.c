@@ -282,6 +282,7 @@ void views_add_keyed(struct views *w, unsigned vcpu, unsigned reason, unsigned d
 ** record, kept as a pointer into the block while it is fed and copied into
 ** w->last at the block's end (not copied at every record). */
 static void feed_block(struct views *w, const struct trace_event *evs, size_t n) {
+  if (!n) return;                              /* evs may be NULL then: no pointer arithmetic on it */
   const struct trace_event *cause[TRACE_VCPU_MAX];
   for (unsigned v = 0; v < w->nvcpus; v++) cause[v] = &w->last[v];
   for (const struct trace_event *ev = evs, *end = evs + n; ev != end; ev++) {

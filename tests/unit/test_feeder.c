@@ -128,6 +128,7 @@ static void blocks_given_without_a_wait_from_a_reused_buffer_give_the_same_views
   struct feeder *f = feeder_start(fed, 1);
   if (!f) skip();
   unsigned sink = feeder_add_sink(f, &sb);
+  feeder_give(f, NULL, 0);                       /* no block yet: nothing to feed, in any view */
   struct trace_event buf[64];
   uint64_t seed = 7;
   for (unsigned block = 0; block < 200; block++) {
