@@ -293,7 +293,7 @@ static int on_trace_made(void *ctx, uint32_t task, const void *reply, size_t len
   struct sweep *s = ctx;
   struct sweep_trace *t = &s->traces[task];
   struct trace_reply r;
-  const char *at = reply, *end = at + len;
+  const char *at = reply, *end = reply ? at + len : NULL;   /* a worker that died: no reply */
   char *why = NULL;
   if (!reply || !get(&at, end, &r, sizeof r) || !(why = get_str(&at, end))) {
     char msg[128];
@@ -370,7 +370,7 @@ static int run_done(void *ctx, uint32_t task, const void *reply, size_t len, int
   struct sweep *s = c->s;
   struct sweep_item *it = &s->items[task & ~TASK_RUN];
   struct run_reply *r = xcalloc(1, sizeof *r);
-  const char *at = reply, *end = at + len;
+  const char *at = reply, *end = reply ? at + len : NULL;   /* a worker that died: no reply */
   char *why = NULL, *meta = NULL, *pol = NULL, *prof = NULL;
   int rc = 0;
   if (!reply || !get(&at, end, r, sizeof *r) || !(why = get_str(&at, end)) || !(meta = get_str(&at, end)) ||

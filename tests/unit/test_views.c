@@ -17,7 +17,7 @@
 /* xenalyze's update_summary and percentile(), written out again (tools/xentrace/xenalyze.c):
 ** an even sample of at most S values, then the element N * p / 100 of the sorted sample. */
 #define S VIEW_SAMPLE
-struct xsum { int count, cycles_count; long long cycles; long long sample[S]; };
+struct xsum { int count, cycles_count; unsigned long long cycles; long long sample[S]; };   /* cycles unsigned: no overflow in the tests' sums of huge costs */
 static void x_update(struct xsum *s, long long c) {
   if (c) {
     int lap = s->cycles_count / S + 1, index = s->cycles_count % S;
