@@ -72,7 +72,17 @@ static void select_nth(uint64_t *v, size_t n, size_t k) {
 ** out and selected among: three selections over a row's whole sample took
 ** most of the time after a replay of a recording. */
 #define PCT_BUCKETS 2048
+#define PCT_SMALL 256
 static void select_three(const uint64_t *v, size_t n, const size_t k[3], uint64_t out[3]) {
+  if (n <= PCT_SMALL) {                             /* a copy and three selections cost less than the counts */
+    uint64_t small[PCT_SMALL];
+    memcpy(small, v, n * sizeof *v);
+    select_nth(small, n, k[0]);
+    select_nth(small + k[0], n - k[0], k[1] - k[0]);
+    select_nth(small + k[1], n - k[1], k[2] - k[1]);
+    for (unsigned j = 0; j < 3; j++) out[j] = small[k[j]];
+    return;
+  }
   uint64_t lo = v[0], hi = v[0];
   for (size_t i = 1; i < n; i++) {
     if (v[i] < lo) lo = v[i];
