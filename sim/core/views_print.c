@@ -66,14 +66,16 @@ static void select_nth(uint64_t *v, size_t n, size_t k) {
   }
 }
 
-/* The k[0] <= k[1] <= k[2]-th smallest of v[0..n) into out.  The values are
-** counted by bucket of their offset from the smallest (PCT_BUCKETS buckets),
-** so each k lies in a known bucket, and only that bucket's values are copied
-** out and selected among: three selections over a row's whole sample took
-** most of the time after a replay of a recording. */
+/* The k[0] <= k[1] <= k[2]-th smallest of v[0..n), whose values lie in
+** [lo, hi], into out.  The values are counted by bucket of their offset from
+** lo (PCT_BUCKETS buckets), so each k lies in a known bucket: when a bucket is
+** one value wide (a spread below PCT_BUCKETS, as most rows' are) that is the
+** answer; else only those buckets' values are copied out, in one pass, and
+** selected among.  Three selections over a row's whole sample took most of
+** the time after a replay of a recording. */
 #define PCT_BUCKETS 2048
 #define PCT_SMALL 256
-static void select_three(const uint64_t *v, size_t n, const size_t k[3], uint64_t out[3]) {
+static void select_three(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi, const size_t k[3], uint64_t out[3]) {
   if (n <= PCT_SMALL) {                             /* a copy and three selections cost less than the counts */
     uint64_t small[PCT_SMALL];
     memcpy(small, v, n * sizeof *v);
@@ -82,11 +84,6 @@ static void select_three(const uint64_t *v, size_t n, const size_t k[3], uint64_
     select_nth(small + k[1], n - k[1], k[2] - k[1]);
     for (unsigned j = 0; j < 3; j++) out[j] = small[k[j]];
     return;
-  }
-  uint64_t lo = v[0], hi = v[0];
-  for (size_t i = 1; i < n; i++) {
-    if (v[i] < lo) lo = v[i];
-    if (v[i] > hi) hi = v[i];
   }
   unsigned shift = 0;
   while (((hi - lo) >> shift) >= PCT_BUCKETS) shift++;
@@ -98,18 +95,29 @@ static void select_three(const uint64_t *v, size_t n, const size_t k[3], uint64_
     bucket[j] = b;
     before[j] = below;
   }
+  if (shift == 0) {
+    for (unsigned j = 0; j < 3; j++) out[j] = lo + bucket[j];
+    free(count);
+    return;
+  }
+  /* each distinct bucket's values into a part of tmp (a k in the same bucket as the one before shares its part) */
+  uint64_t *part[3];
+  size_t fill[3] = { 0, 0, 0 }, size = 0;
   uint64_t *tmp = xmalloc(n * sizeof *tmp);
   for (unsigned j = 0; j < 3; j++) {
-    if (j && bucket[j] == bucket[j - 1]) {          /* the same bucket, already gathered */
-      select_nth(tmp, count[bucket[j]], k[j] - before[j]);
-      out[j] = tmp[k[j] - before[j]];
-      continue;
-    }
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-      if (((v[i] - lo) >> shift) == bucket[j]) tmp[m++] = v[i];
-    select_nth(tmp, m, k[j] - before[j]);
-    out[j] = tmp[k[j] - before[j]];
+    if (j && bucket[j] == bucket[j - 1]) { part[j] = part[j - 1]; continue; }
+    part[j] = tmp + size;
+    size += count[bucket[j]];
+  }
+  for (size_t i = 0; i < n; i++) {
+    size_t bi = (v[i] - lo) >> shift;
+    if (bi == bucket[0]) part[0][fill[0]++] = v[i];
+    else if (bi == bucket[1]) part[1][fill[1]++] = v[i];
+    else if (bi == bucket[2]) part[2][fill[2]++] = v[i];
+  }
+  for (unsigned j = 0; j < 3; j++) {
+    select_nth(part[j], count[bucket[j]], k[j] - before[j]);
+    out[j] = part[j][k[j] - before[j]];
   }
   free(tmp);
   free(count);
@@ -137,7 +145,7 @@ static void stat_of(const struct view_row *r, struct view_stat *s) {
   /* xenalyze's percentile(): the element N * p / 100 of the sorted sample */
   size_t n = r->nsample, k[3] = { n * 5 / 100, n * 50 / 100, n * 95 / 100 };
   uint64_t p[3];
-  select_three(r->sample, n, k, p);
+  select_three(r->sample, n, r->min, r->max, k, p);   /* the sample's values are among the timed exits' */
   s->p5 = p[0];
   s->p50 = p[1];
   s->p95 = p[2];
