@@ -194,16 +194,18 @@ static int read_header(struct trace_reader *r) {
 
 /* ---- streams: standard input, pipes, compressed files ---- */
 
-/* Reads up to n bytes of the stream, hashing them; the count, or -1 with r->err set. */
-static ssize_t stream_read(struct trace_reader *r, void *buf, size_t n) {
+ssize_t trace_stream_read(struct trace_reader *r, void *buf, size_t n, char *err) {
   ssize_t got = zin_read(r->z, buf, n);
   if (got < 0) {
-    trace_fail(r->err, EXIT_BADINPUT, "%s", r->z->err);
+    trace_fail(err, EXIT_BADINPUT, "%s", r->z->err);
     return -1;
   }
   if (!r->hash_off) xxh64_update(&r->hash, buf, (size_t)got);
   return got;
 }
+
+/* The header's and metadata's bytes: failures into r->err. */
+static ssize_t stream_read(struct trace_reader *r, void *buf, size_t n) { return trace_stream_read(r, buf, n, r->err); }
 
 /* Opens the stream and reads its header and metadata. */
 static int stream_start(struct trace_reader *r) {

@@ -103,6 +103,9 @@ void trace_pipe_stop_threads(struct trace_pipe *p);
 /* trace.c: how the pipe reads a regular file and what a valid record is
 ** (trace_record_offset, in trace.h, where a record is for messages). */
 bool trace_read_at(int fd, void *buf, size_t n, size_t off);
+/* Up to n bytes of a stream into buf, hashed unless trace_hash_skip said not;
+** the count, or -1 with the message in err (the header's reads and the pipe's). */
+ssize_t trace_stream_read(struct trace_reader *r, void *buf, size_t n, char *err);
 size_t trace_valid_prefix(const struct trace_event *ev, size_t n, unsigned nvcpu, unsigned types);
 void trace_bad_record(const struct trace_reader *r, const struct trace_event *ev, uint64_t i, char *err);
 

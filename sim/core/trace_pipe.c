@@ -6,7 +6,6 @@
 ** locking are read in one file and the format in another. */
 #include "trace.h"
 #include "trace_int.h"
-#include "zin.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -38,17 +37,6 @@ static void read_file_chunk(struct trace_pipe *p, struct chunk *c, uint64_t k) {
   c->fail = c->last = true;
 }
 
-/* Up to n bytes of the stream into buf, hashed; the count, or -1 with the message in err. */
-static ssize_t chunk_read(struct trace_reader *r, void *buf, size_t n, char *err) {
-  ssize_t got = zin_read(r->z, buf, n);
-  if (got < 0) {
-    trace_fail(err, EXIT_BADINPUT, "%s", r->z->err);
-    return -1;
-  }
-  if (!r->hash_off) xxh64_update(&r->hash, buf, (size_t)got);
-  return got;
-}
-
 /* Chunk k of a stream: its records in order; at its end the checks of the
 ** record count against the header's (or the count, when it said unknown). */
 static void read_stream_chunk(struct trace_pipe *p, struct chunk *c, uint64_t k) {
@@ -56,7 +44,7 @@ static void read_stream_chunk(struct trace_pipe *p, struct chunk *c, uint64_t k)
   uint64_t first = k * CHUNK_RECORDS;
   size_t want = CHUNK_RECORDS;
   if (r->count_known && r->hdr.event_count - first < want) want = (size_t)(r->hdr.event_count - first);
-  ssize_t got = want ? chunk_read(r, c->buf, want * sizeof *c->buf, c->err) : 0;
+  ssize_t got = want ? trace_stream_read(r, c->buf, want * sizeof *c->buf, c->err) : 0;
   if (got < 0) {
     c->fail = c->last = true;
     return;
@@ -81,7 +69,7 @@ static void read_stream_chunk(struct trace_pipe *p, struct chunk *c, uint64_t k)
     return;
   }
   unsigned char extra;                /* nothing may follow the announced records */
-  got = chunk_read(r, &extra, 1, c->err);
+  got = trace_stream_read(r, &extra, 1, c->err);
   if (got > 0)
     trace_fail(c->err, EXIT_BADINPUT, "%s: byte %zu: data after the %llu records the header announces", r->path,
          trace_record_offset(r, r->hdr.event_count), (unsigned long long)r->hdr.event_count);
