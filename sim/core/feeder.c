@@ -116,9 +116,8 @@ void feeder_note(struct feeder *f, unsigned sink, uint64_t events, unsigned vcpu
                  const struct trace_event *cause, uint64_t cr3, uint64_t clock, uint64_t cycles) {
   struct notes *b = &f->filling[sink];
   if (b->n == b->cap) b->v = xrealloc(b->v, (b->cap = b->cap ? 2 * b->cap : 1024) * sizeof *b->v);
-  unsigned dim = VD_REASON;
-  uint64_t key = 0;
-  if (cause && !views_breakdown(reason & 0xffff, cause, &dim, &key)) dim = VD_REASON;
+  uint64_t key;
+  unsigned dim = views_breakdown(reason, cause, &key);
   b->v[b->n++] = (struct note){ .events = events, .cr3 = cr3, .clock = clock, .cycles = cycles, .key = key,
                                 .vcpu = vcpu, .reason = (uint16_t)reason, .dim = (uint8_t)dim };
 }

@@ -215,18 +215,23 @@ static struct view_row *reason_row(struct views *w, unsigned reason) {
 
 /* ---- what an exit is broken down by ---- */
 
-bool views_breakdown(unsigned reason, const struct trace_event *ev, unsigned *dim, uint64_t *key) {
+unsigned views_breakdown(unsigned reason, const struct trace_event *ev, uint64_t *key) {
+  *key = 0;
+  if (!ev) return VD_REASON;
   switch (ev->type) {
-  case EV_CR_WRITE: case EV_CR_READ: *dim = VD_CR; *key = ev->aux * 2u + (ev->type == EV_CR_WRITE); return true;
-  case EV_CLTS: *dim = VD_CR; *key = CRKEY_CLTS; return true;
-  case EV_LMSW: *dim = VD_CR; *key = CRKEY_LMSW; return true;
-  case EV_DR_WRITE: case EV_DR_READ: *dim = VD_DR; *key = ev->aux * 2u + (ev->type == EV_DR_READ); return true;
-  case EV_RDMSR: case EV_WRMSR: *dim = VD_MSR; *key = ev->a & 0xffffffffu; return true;
-  case EV_IO: *dim = VD_PORT; *key = (ev->a & 0xffff) | (uint64_t)(ev->aux & IO_AUX_OUT) << 16; return true;
-  case EV_EXC: case EV_INTR: *dim = VD_VECTOR; *key = ev->a & 0xff; return true;
-  case EV_TOUCH: *dim = VD_VECTOR; *key = 14; return reason == EXIT_REASON_EXCEPTION_NMI;
-  case EV_CPUID: *dim = VD_LEAF; *key = ev->a & 0xffffffffu; return true;
-  default: return false;
+  case EV_CR_WRITE: case EV_CR_READ: *key = ev->aux * 2u + (ev->type == EV_CR_WRITE); return VD_CR;
+  case EV_CLTS: *key = CRKEY_CLTS; return VD_CR;
+  case EV_LMSW: *key = CRKEY_LMSW; return VD_CR;
+  case EV_DR_WRITE: case EV_DR_READ: *key = ev->aux * 2u + (ev->type == EV_DR_READ); return VD_DR;
+  case EV_RDMSR: case EV_WRMSR: *key = ev->a & 0xffffffffu; return VD_MSR;
+  case EV_IO: *key = (ev->a & 0xffff) | (uint64_t)(ev->aux & IO_AUX_OUT) << 16; return VD_PORT;
+  case EV_EXC: case EV_INTR: *key = ev->a & 0xff; return VD_VECTOR;
+  case EV_TOUCH:
+    if ((reason & 0xffff) != EXIT_REASON_EXCEPTION_NMI) return VD_REASON;
+    *key = 14;
+    return VD_VECTOR;
+  case EV_CPUID: *key = ev->a & 0xffffffffu; return VD_LEAF;
+  default: return VD_REASON;
   }
 }
 
@@ -254,9 +259,8 @@ static void bucket_add(struct views *w, uint64_t when, unsigned reason, uint64_t
 
 void views_add(struct views *w, unsigned vcpu, unsigned reason, const struct trace_event *cause,
                uint64_t cr3, uint64_t clock, uint64_t cycles) {
-  unsigned dim = VD_REASON;
-  uint64_t key = 0;
-  if (cause && !views_breakdown(reason & 0xffff, cause, &dim, &key)) dim = VD_REASON;
+  uint64_t key;
+  unsigned dim = views_breakdown(reason, cause, &key);
   views_add_keyed(w, vcpu, reason, dim, key, cr3, clock, cycles);
 }
 

@@ -115,9 +115,10 @@ void views_copy(struct views *to, const struct views *from);
 ** vCPU's CR3 and clock (cycles) at the exit, its cost. */
 void views_add(struct views *w, unsigned vcpu, unsigned reason, const struct trace_event *cause,
                uint64_t cr3, uint64_t clock, uint64_t cycles);
-/* What an exit of `reason` caused by ev is broken down by (its row's dimension,
-** CR..LEAF, and key); false when by nothing. */
-bool views_breakdown(unsigned reason, const struct trace_event *ev, unsigned *dim, uint64_t *key);
+/* What an exit of `reason` caused by ev (NULL: nothing the trace expresses) is
+** broken down by: its row's dimension, CR..LEAF, with the key in *key; or
+** VD_REASON when by nothing. */
+unsigned views_breakdown(unsigned reason, const struct trace_event *ev, uint64_t *key);
 /* views_add with the breakdown found (views_breakdown; dim VD_REASON: none),
 ** for a caller that keeps an exit for later and not its cause. */
 void views_add_keyed(struct views *w, unsigned vcpu, unsigned reason, unsigned dim, uint64_t key,
