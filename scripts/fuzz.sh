@@ -60,8 +60,12 @@ run_one() {
   # A forked child's sanitizer report goes to LOG_PATH.PID (without log_path, .PID in the
   # current directory), and libFuzzer's handler in the child keeps its input as a finding:
   # both are the libraries' faults, counted and removed below when the harness passes.
+  # Each tracecmd input forks that child, and a fork's cost grows with the harness's resident
+  # memory, most of it ASan's quarantine of freed blocks (256 MB by default): 8 MB keeps the
+  # fork cheap (a quarter fewer seconds for the same executions) and still holds a block freed
+  # during one input until long after that input.
   asan=""
-  [ "$name" = tracecmd ] && asan=allocator_may_return_null=1:symbolize=0:log_path=$logs/$name-child
+  [ "$name" = tracecmd ] && asan=allocator_may_return_null=1:symbolize=0:quarantine_size_mb=8:log_path=$logs/$name-child
   ASAN_OPTIONS="$asan${ASAN_OPTIONS:+${asan:+:}$ASAN_OPTIONS}" \
   LSAN_OPTIONS="suppressions=$here/tests/lsan-suppressions.txt${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \

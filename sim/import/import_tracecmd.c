@@ -76,25 +76,28 @@ static int add_record(struct tracecmd_input *h, struct tep_record *rec, int cpu,
 
 /* The report text of the file at path (what `trace-cmd report` prints, one
 ** record a line) into *out; *kvm: it holds KVM host events.  0, or 1 when
-** libtracecmd cannot open the file, 2 when it cannot open it again. */
+** libtracecmd cannot open the file, 2 when it cannot open it again.  Runs
+** only in the child, which exits as soon as it has written the report: the
+** handles are kept (reachable, in open_handles) for the exit to free, as
+** tracecmd_close walks every CPU the file's header claims, which for a
+** corrupt count took most of the fuzz harness's time. */
 static int read_report(const char *path, struct strbuf *out, bool *kvm) {
+  static struct tracecmd_input *volatile open_handles[2];  /* volatile: stores that are never read are kept */
   tracecmd_set_loglevel(TEP_LOG_NONE);
-  struct tracecmd_input *h = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
+  struct tracecmd_input *h = open_handles[0] = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
   if (!h) return 1;
   struct reader R = { .tep = tracecmd_get_tep(h) };
   struct tep_event *kx = tep_find_event_by_name(R.tep, "kvm", "kvm_exit");
   R.kvm_exit_id = kx ? kx->id : -1;
   if (kx) {
     tracecmd_iterate_events(h, NULL, 0, find_kvm_exit, &R);
-    tracecmd_close(h);                         /* iterating again needs a fresh handle */
-    h = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
+    h = open_handles[1] = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS); /* iterating again needs a fresh one */
     if (!h) return 2;
     R.tep = tracecmd_get_tep(h);
   }
   trace_seq_init(&R.info);
   tracecmd_iterate_events(h, NULL, 0, add_record, &R);
   trace_seq_destroy(&R.info);
-  tracecmd_close(h);
   *out = R.out;
   *kvm = R.kvm;
   return 0;
