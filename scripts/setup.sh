@@ -55,6 +55,7 @@ test|python3|-|python3 (drives the REPL terminal test, which is skipped without 
 test|xz-utils|-|xz (compressed-input tests; skipped without it)
 test|zstd|-|zstd (compressed-input tests; skipped without it)
 test|trace-cmd|-|trace-cmd (cross-checks the trace.dat import; skipped without it)
+test|strace|-|strace (counts a FIFO's opens; skipped without it)
 plot|sqlite3|cmd sqlite3|the sqlite3 tool
 plot|gnuplot-nox|cmd gnuplot|gnuplot
 plot|fonts-dejavu-core|-|DejaVu fonts

@@ -439,10 +439,15 @@ int trace_open(struct trace_reader *r, const char *path) {
     }
   } else {
     r->piped = r->from_stdin || !S_ISREG(st.st_mode);   /* read once: not looked at for a recording */
-    if (r->fd >= 0) close(r->fd);
+    /* The stream reads what is open, not the path again: a FIFO opened twice
+    ** loses its writer when the first reader closes, if the writer has
+    ** finished by then (the second open then waits for ever). */
+    r->stream_fd = r->fd;
     r->fd = -1;
     r->z = calloc(1, sizeof *r->z);
     rc = r->z ? stream_start(r) : trace_fail(r->err, EXIT_INTERNAL, "%s: out of memory", path);
+    if (r->stream_fd >= 0) close(r->stream_fd);      /* not handed to the stream (out of memory) */
+    r->stream_fd = -1;
   }
   if (rc == EXIT_OK) rc = open_pipe(r);
   return rc == EXIT_OK ? rc : open_failed(r, rc);
