@@ -253,9 +253,10 @@ static char *import_metadata(const struct import *im, const char *source, const 
 /* ---- input ---- */
 
 /* Reads all of a stream (standard input, a pipe, a compressed file) into memory. */
-static int input_slurp(struct input *in, const char *path, char *err, size_t errlen) {
+/* Reads fd (its own from here on), or standard input when fd is -1, into memory. */
+static int input_slurp(struct input *in, int fd, const char *path, char *err, size_t errlen) {
   struct zin z;
-  int rc = zin_open(&z, path);
+  int rc = fd >= 0 ? zin_open_fd(&z, fd, path) : zin_open(&z, path);
   size_t cap = 1 << 16, n = 0;
   char *buf = rc ? NULL : xmalloc(cap);
   ssize_t got = 0;
@@ -277,7 +278,7 @@ static int input_slurp(struct input *in, const char *path, char *err, size_t err
 ** a pipe, a gzip, xz or zstd file, recognised by its first bytes) into memory. */
 int import_input_open(struct input *in, const char *path, char *err, size_t errlen) {
   memset(in, 0, sizeof *in);
-  if (!strcmp(path, "-")) return input_slurp(in, path, err, errlen);
+  if (!strcmp(path, "-")) return input_slurp(in, -1, path, err, errlen);
   int fd = open(path, O_RDONLY);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0) {
@@ -301,8 +302,9 @@ int import_input_open(struct input *in, const char *path, char *err, size_t errl
       return EXIT_OK;
     }
   }
-  close(fd);
-  return input_slurp(in, path, err, errlen);
+  /* read through the descriptor already open: a FIFO opened again would wait
+  ** for ever once its writer had finished */
+  return input_slurp(in, fd, path, err, errlen);
 }
 
 void import_input_close(struct input *in) {

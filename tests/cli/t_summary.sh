@@ -137,6 +137,12 @@ if command -v strace >/dev/null 2>&1 && strace -o /dev/null true 2>/dev/null; th
   wait
   check_rc "run: a FIFO, under strace" 0
   check_eq "run: ... is opened once" 1 "$(grep -c '"trace-fifo"' opens.txt)"
+  cat "$ROOT/traces/recorded/kvm-ftrace-shadow.txt" > trace-fifo &
+  run strace -f -e trace=open,openat -o opens.txt "$VMXSIM" --no-db -q --policy shadowcache --input-format kvm-ftrace \
+    trace-fifo
+  wait
+  check_contains "run: a recording through a FIFO, under strace" "$out" "400 VM exits"
+  check_eq "run: ... is opened once" 1 "$(grep -c '"trace-fifo"' opens.txt)"
 else
   skip "strace missing or not allowed to trace: the FIFO's opens are not counted"
 fi
