@@ -30,7 +30,7 @@ struct mmu *mmu_create(const struct policy *p, unsigned paging, unsigned nvcpu, 
   hset_init(&m->ept_tables);
   m->ept_next_gfn = EPT_FIRST_GFN;
   if (m->ept) ept_load_root(m);
-  if (!m->ept && nvcpu == 1) m->seg = seg_create(&m->v[0].tlb);
+  if (!m->ept) m->seg = seg_create(&m->v[0].tlb);   /* every vCPU's TLB has the same size */
   return m;
 }
 
@@ -40,10 +40,10 @@ unsigned mmu_min_pool(const struct policy *p, unsigned paging, unsigned nvcpu) {
   return (nvcpu * (1 + prev) + 1) * gpt_roots(paging);
 }
 
-/* Frees the segment memo; the TLB stops reading a record's copy first. */
+/* Frees the segment memo; the TLBs stop reading a record's copy first. */
 static void seg_drop(struct mmu *m) {
   if (!m->seg) return;
-  tlb_unshare(&m->v[0].tlb);
+  for (unsigned i = 0; i < m->nvcpu; i++) tlb_unshare(&m->v[i].tlb);
   seg_destroy(m->seg);
   m->seg = NULL;
 }
@@ -131,18 +131,21 @@ __attribute__((always_inline)) inline void mmu_guest_event(struct mmu *m, const 
   if (s && ev->type == EV_TOUCH) {
     /* the next touch of a record being compared: nothing else to do (the
     ** roots cannot have changed since the segment started) */
-    if (s->mode == SEG_MATCH && s->i < s->cur->n) {
+    if (s->mode == SEG_MATCH && s->vcpu == c->vcpu && s->i < s->cur->n) {
       const struct seg_touch *t = &s->cur->t[s->i];
       if (t->a == ev->a && t->b == ev->b && t->aux == ev->aux) {
         s->i++;
         return;
       }
     }
+    /* another vCPU's segment ends before this vCPU does anything, its roots too */
+    if (s->mode != SEG_IDLE && s->vcpu != c->vcpu) mmu_seg_end(m);
     roots_ensure(m, c);
     if (mmu_seg_touch(m, c, ev)) return;
     touch_plain(m, c, ev);
     return;
   }
+  if (s) mmu_seg_end(m);       /* a page-table write: the segment ends before the roots are looked at */
   if (!mmu_ept(m)) {
     roots_ensure(m, c);
     touch_plain(m, c, ev);

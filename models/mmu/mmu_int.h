@@ -78,7 +78,7 @@ struct mmu {
   uint64_t *ctr;                   /* the engine's counters */
   struct mmu_sink *sink;
   struct work *evict_work;         /* where evictions during a handler are charged */
-  struct seg_memo *seg;            /* shadow paging with one vCPU (seg.h); NULL otherwise */
+  struct seg_memo *seg;            /* shadow paging (seg.h); NULL otherwise */
 };
 
 static inline bool mmu_ept(const struct mmu *m) { return m->ept; }
@@ -115,7 +115,8 @@ void roots_drop_prev(struct mmu *m, struct mmu_vcpu *mv);
 void mmu_touch_plain(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev);
 
 /* mmu_seg.c: the segment memo (seg.h).  mmu_seg_touch is true when the touch
-** was taken by a comparison with a record (nothing more to do for it). */
+** was taken by a comparison with a record (nothing more to do for it); the
+** touch is the segment's vCPU's (mmu_guest_event ends another's first). */
 bool mmu_seg_touch(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev);
 void mmu_seg_count(struct mmu *m, uint32_t virt, uint32_t native);
 void mmu_seg_end(struct mmu *m);

@@ -16,6 +16,7 @@ static uint64_t start_key(const struct mmu *m, const struct mmu_ctx *c) {
   uint64_t h = mix(tlb_fingerprint(&mv->tlb) ^ c->cr3);
   h = mix(h ^ (m->pool.gen << 1 | c->pge));
   for (unsigned i = 0; i < m->nroots; i++) h = mix(h ^ mv->cur.slot[i]);
+  if (c->vcpu) h = mix(h ^ c->vcpu);               /* vCPU 0's starts as with one vCPU */
   return h ? h : 1;                                /* 0 marks an empty way */
 }
 
@@ -24,6 +25,7 @@ static void start(struct mmu *m, const struct mmu_ctx *c) {
   uint64_t key = start_key(m, c);
   s->cr3 = c->cr3;
   s->pge = c->pge;
+  s->vcpu = c->vcpu;
   if ((s->cur = seg_find(s, key))) {
     s->mode = SEG_MATCH;
     s->i = 0;
@@ -94,10 +96,21 @@ void mmu_seg_count(struct mmu *m, uint32_t virt, uint32_t native) {
   if (s->rec.virt + s->rec.native >= 1u << 31) s->mode = SEG_OFF;   /* charged at once as a 32-bit count */
 }
 
+/* Keeps the recording: a record's copy that a TLB still reads (any vCPU's
+** that had it put back) is copied into that TLB before it is replaced. */
+static void keep(struct mmu *m) {
+  struct seg_memo *s = m->seg;
+  struct seg *v = seg_record_victim(s);
+  if (!v) return;
+  for (unsigned i = 0; i < m->nvcpu; i++)
+    if (m->v[i].tlb.shared == &v->end) tlb_unshare(&m->v[i].tlb);
+  seg_record_keep(s, v, &m->v[s->vcpu].tlb);
+}
+
 void mmu_seg_end(struct mmu *m) {
   struct seg_memo *s = m->seg;
-  if (s->mode == SEG_MATCH) settle_match(m, 0);
+  if (s->mode == SEG_MATCH) settle_match(m, s->vcpu);
   else if (s->mode == SEG_RECORD && s->rec.n && m->pool.gen == s->gen && m->ctr[CTR_SHADOW_FAULTS] == s->faults)
-    seg_record_keep(s, &m->v[0].tlb);
+    keep(m);
   s->mode = SEG_IDLE;
 }

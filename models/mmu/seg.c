@@ -77,12 +77,15 @@ static struct seg *victim(struct seg_memo *s, uint64_t key) {
   return v;
 }
 
-void seg_record_keep(struct seg_memo *s, struct tlb *t) {
+struct seg *seg_record_victim(struct seg_memo *s) {
   struct seg *v = victim(s, s->rec.key);
-  if (!v) return;                       /* every copy is taken and none is in this set */
-  if (s->touches - v->n + s->rec.n > SEG_TOUCHES_KEPT) return;   /* the touches' bound */
+  if (!v) return NULL;                  /* every copy is taken and none is in this set */
+  if (s->touches - v->n + s->rec.n > SEG_TOUCHES_KEPT) return NULL;   /* the touches' bound */
+  return v;
+}
+
+void seg_record_keep(struct seg_memo *s, struct seg *v, struct tlb *t) {
   s->touches = s->touches - v->n + s->rec.n;
-  if (t->shared == &v->end) tlb_unshare(t);
   if (!v->end.e) s->snaps++;
   struct seg_touch *spare = v->t;       /* the record's touches move in; the victim's array is reused */
   uint32_t spare_cap = v->cap;

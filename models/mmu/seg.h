@@ -15,9 +15,11 @@
 ** are only compared with the record, touch by touch, and at the end its
 ** misses are counted and charged at once and its TLB is put back.  A touch
 ** that differs, or a segment that ends early, replays the touches already
-** compared, so every count and cycle is the plain computation's.  Used for
-** one-vCPU traces only: with more, another vCPU's fault could change the
-** pool in the middle of a compared segment.  Memory: at most SEG_BYTES_MAX
+** compared, so every count and cycle is the plain computation's.  A
+** segment is one vCPU's: any event of another vCPU, a touch too, ends it
+** first, so no other vCPU can change the pool (a fault) or be charged while
+** one is compared or recorded; the vCPU's number is part of the start, and a
+** record is only put back into that vCPU's TLB.  Memory: at most SEG_BYTES_MAX
 ** of TLB copies and SEG_TOUCHES_KEPT touches (4 MiB, in arrays with room
 ** for up to twice as many) per engine.
 **
@@ -71,6 +73,7 @@ struct seg_memo {
   uint64_t applied, replayed;   /* segments taken whole from a record, and compared then replayed */
   uint64_t cr3;                 /* the segment's address space and CR4.PGE (a boundary may have changed the vCPU's) */
   bool pge;
+  unsigned vcpu;                /* whose segment it is (SEG_MATCH, SEG_RECORD, SEG_OFF) */
 };
 
 /* NULL when a TLB this size would not fit SEG_BYTES_MAX a few times over. */
@@ -85,7 +88,12 @@ bool seg_seen_before(struct seg_memo *s, uint64_t key);
 void seg_record_start(struct seg_memo *s, uint64_t key, uint64_t gen, uint64_t faults);
 /* Adds a touch to the recording; false when the segment is too long to keep. */
 bool seg_record_touch(struct seg_memo *s, uint64_t a, uint32_t b, uint32_t aux);
-/* Keeps the recording with the TLB as it is now (t stops sharing a record it replaces). */
-void seg_record_keep(struct seg_memo *s, struct tlb *t);
+/* The record the recording would replace, or NULL when it cannot be kept:
+** every TLB that shares that record's copy must stop (tlb_unshare) before
+** seg_record_keep. */
+struct seg *seg_record_victim(struct seg_memo *s);
+/* Keeps the recording in v (from seg_record_victim) with t, the recording
+** vCPU's TLB, as it is now. */
+void seg_record_keep(struct seg_memo *s, struct seg *v, struct tlb *t);
 
 #endif

@@ -121,9 +121,15 @@ static void entries_whose_pages_differ_far_up_do_not_cancel(void **state) {
 
 struct trace { struct trace_event *ev; size_t n, cap; };
 
-static void put(struct trace *t, unsigned type, unsigned aux, uint64_t a, uint64_t b, uint32_t cycles) {
+static void put_on(struct trace *t, unsigned vcpu, unsigned type, unsigned aux, uint64_t a, uint64_t b,
+                   uint32_t cycles) {
   if (t->n == t->cap) t->ev = realloc(t->ev, (t->cap = t->cap ? 2 * t->cap : 256) * sizeof *t->ev);
-  t->ev[t->n++] = (struct trace_event){ .type = (uint8_t)type, .aux = (uint8_t)aux, .cycles = cycles, .a = a, .b = b };
+  t->ev[t->n++] = (struct trace_event){ .type = (uint8_t)type, .vcpu = (uint16_t)vcpu, .aux = (uint8_t)aux,
+                                        .cycles = cycles, .a = a, .b = b };
+}
+
+static void put(struct trace *t, unsigned type, unsigned aux, uint64_t a, uint64_t b, uint32_t cycles) {
+  put_on(t, 0, type, aux, a, b, cycles);
 }
 
 /* A context-switch loop over `procs` address spaces: each pass a CR3 write
@@ -159,12 +165,13 @@ static void make_loop(struct trace *t, unsigned procs, unsigned trips) {
 
 struct vm { struct policy pol; struct profile prof; struct engine e; };
 
-static void vm_start(struct vm *vm, const char *policy, unsigned paging) {
+static void vm_start_n(struct vm *vm, const char *policy, unsigned paging, unsigned nvcpu) {
   char err[512];
   assert_int_equal(policy_resolve(&vm->pol, policy, NULL, 0, err, sizeof err), 0);
   assert_int_equal(profile_load(&vm->prof, "core2-2007", err, sizeof err), 0);
-  assert_int_equal(engine_init(&vm->e, &vm->pol, &vm->prof, 1, paging, err, sizeof err), 0);
+  assert_int_equal(engine_init(&vm->e, &vm->pol, &vm->prof, nvcpu, paging, err, sizeof err), 0);
 }
+
 
 static void vm_stop(struct vm *vm) {
   engine_free(&vm->e);
@@ -188,17 +195,22 @@ static void same_figures(const struct engine *a, const struct engine *b) {
   assert_int_equal(a->st.guest_cycles, b->st.guest_cycles);
   assert_int_equal(a->st.vmm_cycles, b->st.vmm_cycles);
   assert_int_equal(a->st.total_exits, b->st.total_exits);
-  assert_int_equal(a->vcpu_cycles[0], b->vcpu_cycles[0]);
+  for (unsigned v = 0; v < a->nvcpu; v++) {
+    if (a->vcpu_cycles[v] != b->vcpu_cycles[v])
+      printf("vCPU %u: %llu cycles with the memo, %llu without\n", v, (unsigned long long)a->vcpu_cycles[v],
+             (unsigned long long)b->vcpu_cycles[v]);
+    assert_int_equal(a->vcpu_cycles[v], b->vcpu_cycles[v]);
+  }
 }
 
 /* Replays t in blocks of `block` records (the memo on) and one event at a
 ** time (off) under policy, and compares every figure; *applied and *replayed
 ** say what the memo did. */
-static bool replay_both(const struct trace *t, const char *policy, unsigned paging, size_t block,
-                        uint64_t *applied, uint64_t *replayed) {
+static bool replay_both_n(const struct trace *t, const char *policy, unsigned paging, unsigned nvcpu, size_t block,
+                          uint64_t *applied, uint64_t *replayed) {
   struct vm a, b;
-  vm_start(&a, policy, paging);
-  vm_start(&b, policy, paging);
+  vm_start_n(&a, policy, paging, nvcpu);
+  vm_start_n(&b, policy, paging, nvcpu);
   for (size_t i = 0; i < t->n; i += block) engine_run_block(&a.e, &t->ev[i], t->n - i < block ? t->n - i : block);
   engine_settle(&a.e);
   for (size_t i = 0; i < t->n; i++) engine_step(&b.e, &t->ev[i]);
@@ -207,6 +219,11 @@ static bool replay_both(const struct trace *t, const char *policy, unsigned pagi
   vm_stop(&a);
   vm_stop(&b);
   return on;
+}
+
+static bool replay_both(const struct trace *t, const char *policy, unsigned paging, size_t block, uint64_t *applied,
+                        uint64_t *replayed) {
+  return replay_both_n(t, policy, paging, 1, block, applied, replayed);
 }
 
 static void replay_in_blocks_as_one_at_a_time(const char *policy, size_t block, bool expect_memo) {
@@ -285,6 +302,135 @@ static void generated_lat_ctx_in_blocks_counts_as_one_event_at_a_time(void **sta
   }
 }
 
+/* ---- more than one vCPU ---- */
+
+/* One pass of vCPU v over process p's address space: a CR3 write, then
+** touches; `faulting` adds a page never touched before (a shadow fault that
+** changes the pool). */
+static void pass_on(struct trace *t, unsigned v, unsigned p, unsigned k0, unsigned k1, bool faulting) {
+  if (k0 == 0) put_on(t, v, EV_CR_WRITE, 3, 0x10000000 + p * 0x100000, 0, 100);
+  for (unsigned k = k0; k < k1; k++) {
+    uint64_t va = k % 3 == 0 ? USER + (p * 16 + k) * 0x1000 : KERNEL + (k % 5) * 0x3000;
+    put_on(t, v, EV_TOUCH, k % 2, va, 1 + k % 3, 50);
+  }
+  if (faulting) put_on(t, v, EV_TOUCH, 1, USER + (0x800 + t->n) * 0x1000, 1, 50);
+}
+
+/* Two or more vCPUs running context-switch loops over shared address spaces.
+** interleave 0: whole passes take turns; 1: every touch alternates with the
+** other vCPU's; 2: passes take turns, and once, on trip 150, the other vCPU
+** faults (a page new to the pool) half way through a pass that is being
+** compared with a record, then writes a page table. */
+static void make_loops(struct trace *t, unsigned nvcpu, unsigned procs, unsigned trips, int interleave) {
+  for (unsigned v = 0; v < nvcpu; v++) {
+    put_on(t, v, EV_INIT, 0, 0x80050033, 0, 0);
+    put_on(t, v, EV_INIT, 4, 0x6f0, 0, 0);
+    put_on(t, v, EV_INIT, 3, 0x10000000, 0, 0);
+  }
+  for (unsigned trip = 0; trip < trips; trip++)
+    for (unsigned p = 0; p < procs; p++) {
+      unsigned v = (trip + p) % nvcpu, w = (v + 1) % nvcpu;
+      if (interleave == 1) {
+        for (unsigned k = 0; k < 12; k++) {
+          pass_on(t, v, p, k, k + 1, false);
+          pass_on(t, w, (p + 1) % procs, k, k + 1, false);
+        }
+      } else if (interleave == 2 && trip == 150) {
+        pass_on(t, v, p, 0, 6, false);
+        pass_on(t, w, (p + 2) % procs, 0, 3, true);
+        pass_on(t, v, p, 6, 12, false);
+        put_on(t, w, EV_PTWRITE, 1, USER + ((p + 2) % procs) * 16 * 0x1000, 0, 10);
+      } else {
+        pass_on(t, v, p, 0, 12, false);
+      }
+      put_on(t, v, EV_RUN, 0, 0, 0, 300);
+    }
+}
+
+/* Replays t in blocks with the memo and in blocks without it (dropped at the
+** start), on nvcpu vCPUs, and compares every figure. */
+static void replay_with_and_without_memo(const struct trace *t, const char *policy, unsigned paging, unsigned nvcpu,
+                                         size_t block, uint64_t *applied, uint64_t *replayed) {
+  struct vm a, b;
+  vm_start_n(&a, policy, paging, nvcpu);
+  vm_start_n(&b, policy, paging, nvcpu);
+  mmu_stepwise(b.e.mmu);                            /* drops b's memo */
+  uint64_t off_applied, off_replayed;
+  assert_false(mmu_seg_stats(b.e.mmu, &off_applied, &off_replayed));
+  for (size_t i = 0; i < t->n; i += block) {
+    size_t n = t->n - i < block ? t->n - i : block;
+    engine_run_block(&a.e, &t->ev[i], n);
+    engine_run_block(&b.e, &t->ev[i], n);
+  }
+  engine_settle(&a.e);
+  engine_settle(&b.e);
+  assert_true(mmu_seg_stats(a.e.mmu, applied, replayed));
+  same_figures(&a.e, &b.e);
+  vm_stop(&a);
+  vm_stop(&b);
+}
+
+static void vcpus_taking_turns_count_as_without_the_memo(void **state) {
+  (void)state;
+  static const char *const how[] = { "whole passes take turns", "every touch alternates",
+                                     "the other vCPU faults half way through a pass being compared" };
+  for (unsigned nvcpu = 2; nvcpu <= 3; nvcpu++)
+    for (int il = 0; il < 3; il++) {
+      struct trace t = { 0 };
+      make_loops(&t, nvcpu, 4, 200, il);
+      uint64_t applied, replayed;
+      replay_with_and_without_memo(&t, "shadowcache", PAGING_64, nvcpu, 64, &applied, &replayed);
+      printf("%u vCPUs, %s: %llu segments taken whole, %llu replayed\n", nvcpu, how[il],
+             (unsigned long long)applied, (unsigned long long)replayed);
+      if (il != 1) assert_true(applied > 100);    /* the memo did take passes */
+      if (il == 2) assert_true(replayed > 0);     /* and the other vCPU cut a pass being compared */
+      /* and the same one event at a time, as the REPL replays (no halts here) */
+      uint64_t a2, r2;
+      replay_both_n(&t, "shadowcache", PAGING_64, nvcpu, 64, &a2, &r2);
+      free(t.ev);
+    }
+}
+
+/* Generated multi-vCPU workloads, replayed in blocks with and without the
+** memo: lat_ctx on two vCPUs, then with wake-ups across vCPUs (halts and
+** IPIs: the processes wander between the vCPUs at random, so a vCPU's TLB
+** seldom starts a pass as it did before and few passes are taken whole), and
+** hackbench. */
+static void generated_multi_vcpu_workloads_count_as_without_the_memo(void **state) {
+  (void)state;
+  static const struct { const char *what; char *argv[12]; int argc; uint64_t min_applied; } w[] = {
+    { "lat_ctx, 2 vCPUs", { "lat_ctx", "--procs", "8", "--iters", "300", "--vcpus", "2" }, 7, 1000 },
+    { "lat_ctx, 2 vCPUs, 50% cross", { "lat_ctx", "--procs", "8", "--iters", "300", "--vcpus", "2", "--cross", "50" },
+      9, 0 },
+    { "lat_ctx, 3 vCPUs, 100% cross, PAE", { "lat_ctx", "--procs", "6", "--iters", "200", "--vcpus", "3", "--cross",
+      "100", "--paging", "pae" }, 11, 0 },
+    { "hackbench, 2 vCPUs", { "hackbench", "--groups", "2", "--loops", "20", "--vcpus", "2" }, 7, 0 },
+  };
+  for (unsigned i = 0; i < sizeof w / sizeof *w; i++) {
+    char path[512], err[512];
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/vmxsim-test-seg-%ld.bin", dir && *dir ? dir : "/tmp", (long)getpid());
+    assert_int_equal(gen_generate(w[i].argc, (char **)w[i].argv, path, err, sizeof err), 0);
+    struct trace_reader r;
+    assert_int_equal(trace_open(&r, path), 0);
+    struct trace t = { 0 };
+    const struct trace_event *e;
+    while ((e = trace_next(&r))) {
+      if (t.n == t.cap) t.ev = realloc(t.ev, (t.cap = t.cap ? 2 * t.cap : 4096) * sizeof *t.ev);
+      t.ev[t.n++] = *e;
+    }
+    unsigned pmode = r.hdr.paging, nvcpu = r.hdr.vcpu_count;
+    trace_close(&r);
+    unlink(path);
+    uint64_t applied, replayed;
+    replay_with_and_without_memo(&t, "shadowcache", pmode, nvcpu, 4096, &applied, &replayed);
+    printf("%s, %zu records: %llu segments taken whole, %llu replayed\n", w[i].what, t.n,
+           (unsigned long long)applied, (unsigned long long)replayed);
+    assert_true(applied >= w[i].min_applied);
+    free(t.ev);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(a_tlb_emptied_of_its_fills_has_the_fingerprint_of_a_new_one),
@@ -294,6 +440,8 @@ int main(void) {
     cmocka_unit_test(a_pass_through_far_pages_counts_as_one_event_at_a_time),
     cmocka_unit_test(shadow_paging_in_blocks_counts_as_one_event_at_a_time),
     cmocka_unit_test(generated_lat_ctx_in_blocks_counts_as_one_event_at_a_time),
+    cmocka_unit_test(vcpus_taking_turns_count_as_without_the_memo),
+    cmocka_unit_test(generated_multi_vcpu_workloads_count_as_without_the_memo),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
