@@ -271,28 +271,37 @@ static void shadow_paging_in_blocks_counts_as_one_event_at_a_time(void **state) 
   replay_in_blocks_as_one_at_a_time("prevroots", 3, false);
 }
 
+/* The records of a trace `vmxsim gen` writes with argv, read back; its
+** paging mode and vCPU count in *paging and *nvcpu. */
+static struct trace generated(int argc, char **argv, unsigned *paging, unsigned *nvcpu) {
+  char path[512], err[512];
+  const char *dir = getenv("TMPDIR");
+  snprintf(path, sizeof path, "%s/vmxsim-test-seg-%ld.bin", dir && *dir ? dir : "/tmp", (long)getpid());
+  assert_int_equal(gen_generate(argc, argv, path, err, sizeof err), 0);
+  struct trace_reader r;
+  assert_int_equal(trace_open(&r, path), 0);
+  struct trace t = { 0 };
+  const struct trace_event *e;
+  while ((e = trace_next(&r))) {
+    if (t.n == t.cap) t.ev = realloc(t.ev, (t.cap = t.cap ? 2 * t.cap : 4096) * sizeof *t.ev);
+    t.ev[t.n++] = *e;
+  }
+  *paging = r.hdr.paging;
+  *nvcpu = r.hdr.vcpu_count;
+  trace_close(&r);
+  unlink(path);
+  return t;
+}
+
 /* lat_ctx as `vmxsim gen` writes it (8 processes; 64-bit, PAE and 32-bit
 ** paging), read back and replayed both ways. */
 static void generated_lat_ctx_in_blocks_counts_as_one_event_at_a_time(void **state) {
   (void)state;
   static const char *const paging[] = { "64", "pae", "32" };
   for (unsigned pg = 0; pg < 3; pg++) {
-    char path[512], err[512];
-    const char *dir = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/vmxsim-test-seg-%ld.bin", dir && *dir ? dir : "/tmp", (long)getpid());
     char *argv[] = { "lat_ctx", "--procs", "8", "--size", "0", "--iters", "300", "--paging", (char *)paging[pg] };
-    assert_int_equal(gen_generate(9, argv, path, err, sizeof err), 0);
-    struct trace_reader r;
-    assert_int_equal(trace_open(&r, path), 0);
-    struct trace t = { 0 };
-    const struct trace_event *e;
-    while ((e = trace_next(&r))) {
-      if (t.n == t.cap) t.ev = realloc(t.ev, (t.cap = t.cap ? 2 * t.cap : 4096) * sizeof *t.ev);
-      t.ev[t.n++] = *e;
-    }
-    unsigned pmode = r.hdr.paging;
-    trace_close(&r);
-    unlink(path);
+    unsigned pmode, nvcpu;
+    struct trace t = generated(9, argv, &pmode, &nvcpu);
     uint64_t applied, replayed;
     replay_both(&t, "shadowcache", pmode, 4096, &applied, &replayed);
     printf("lat_ctx, --paging %s, %zu records: %llu segments taken whole, %llu replayed\n", paging[pg], t.n,
@@ -407,21 +416,8 @@ static void generated_multi_vcpu_workloads_count_as_without_the_memo(void **stat
     { "hackbench, 2 vCPUs", { "hackbench", "--groups", "2", "--loops", "20", "--vcpus", "2" }, 7, 0 },
   };
   for (unsigned i = 0; i < sizeof w / sizeof *w; i++) {
-    char path[512], err[512];
-    const char *dir = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/vmxsim-test-seg-%ld.bin", dir && *dir ? dir : "/tmp", (long)getpid());
-    assert_int_equal(gen_generate(w[i].argc, (char **)w[i].argv, path, err, sizeof err), 0);
-    struct trace_reader r;
-    assert_int_equal(trace_open(&r, path), 0);
-    struct trace t = { 0 };
-    const struct trace_event *e;
-    while ((e = trace_next(&r))) {
-      if (t.n == t.cap) t.ev = realloc(t.ev, (t.cap = t.cap ? 2 * t.cap : 4096) * sizeof *t.ev);
-      t.ev[t.n++] = *e;
-    }
-    unsigned pmode = r.hdr.paging, nvcpu = r.hdr.vcpu_count;
-    trace_close(&r);
-    unlink(path);
+    unsigned pmode, nvcpu;
+    struct trace t = generated(w[i].argc, (char **)w[i].argv, &pmode, &nvcpu);
     uint64_t applied, replayed;
     replay_with_and_without_memo(&t, "shadowcache", pmode, nvcpu, 4096, &applied, &replayed);
     printf("%s, %zu records: %llu segments taken whole, %llu replayed\n", w[i].what, t.n,
