@@ -27,8 +27,19 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* The CPU time the child may spend on a file: a corrupt ring-buffer page can
+** make libtraceevent's kbuffer_next_event loop for ever (fuzz inputs of 36 KB
+** that had not ended after an hour).  A good file takes milliseconds a MiB
+** (libtracecmd's parse and one printed line a record), so the bound is far
+** above any real file's time and below the fuzz harness's 30 s timeout for
+** its small inputs. */
+#define READER_CPU_BASE_S    5
+#define READER_CPU_PER_MIB_S 2
 
 struct reader {
   struct tep_handle *tep;
@@ -113,8 +124,15 @@ static bool write_all(int fd, const void *p, size_t n) {
   return true;
 }
 
-/* The child: the report, then a status byte and a kvm byte, through fd. */
-static void report_child(const char *path, int fd) {
+static rlim_t reader_cpu_limit(const char *path) {
+  struct stat st;
+  uint64_t mib = stat(path, &st) == 0 && st.st_size > 0 ? ((uint64_t)st.st_size + (1u << 20) - 1) >> 20 : 0;
+  return (rlim_t)(READER_CPU_BASE_S + READER_CPU_PER_MIB_S * mib);
+}
+
+/* The child: the report, then a status byte and a kvm byte, through fd.  Past
+** cpu_limit seconds of CPU it is ended by SIGXCPU. */
+static void report_child(const char *path, int fd, rlim_t cpu_limit) {
   /* the parent's interrupt handler and its importing thread's blocked signals
   ** (sim/import/import_stream.c) are not the child's: Ctrl-C and kill end it */
   static const int stop[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
@@ -126,8 +144,10 @@ static void report_child(const char *path, int fd) {
   /* a crash in the libraries ends the child by its signal, which the parent reports, in
   ** every build: a sanitizer's or fuzzer's handler inherited from the parent would
   ** otherwise take it for the parent's own */
-  static const int deadly[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+  static const int deadly[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGXCPU };
   for (size_t i = 0; i < sizeof deadly / sizeof *deadly; i++) signal(deadly[i], SIG_DFL);
+  struct rlimit cpu = { .rlim_cur = cpu_limit, .rlim_max = cpu_limit + 1 };   /* SIGXCPU, then SIGKILL */
+  setrlimit(RLIMIT_CPU, &cpu);
   struct strbuf t = { 0 };
   bool kvm = false;
   unsigned char tail[2] = { (unsigned char)read_report(path, &t, &kvm), kvm };
@@ -148,11 +168,12 @@ static int report_in_child(struct import *im, const char *path, struct strbuf *o
     snprintf(im->err, sizeof im->err, "%s: pipe: %s", im->opt.input, strerror(errno));
     return EXIT_INTERNAL;
   }
+  rlim_t cpu_limit = reader_cpu_limit(path);
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
     close(fd[0]);
-    report_child(path, fd[1]);
+    report_child(path, fd[1], cpu_limit);
   }
   close(fd[1]);
   if (pid < 0) {
@@ -170,6 +191,12 @@ static int report_in_child(struct import *im, const char *path, struct strbuf *o
   close(fd[0]);
   int status;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU || WTERMSIG(status) == SIGKILL)) {
+    snprintf(im->err, sizeof im->err, "%s: libtracecmd had not finished reading it after %llu s of CPU time (%d s, "
+             "and %d s a MiB of file): a corrupt trace.dat? (a corrupt ring-buffer page can make it loop for ever)",
+             im->opt.input, (unsigned long long)cpu_limit, READER_CPU_BASE_S, READER_CPU_PER_MIB_S);
+    return EXIT_BADINPUT;
+  }
   if (WIFSIGNALED(status)) {
     snprintf(im->err, sizeof im->err, "%s: libtracecmd crashed reading it (signal %d, %s): a corrupt trace.dat file?",
              im->opt.input, WTERMSIG(status), strsignal(WTERMSIG(status)));

@@ -321,6 +321,14 @@ else
   run "$VMXSIM" import trace-cmd fpe.dat -o fpe.bin
   check_rc "trace-cmd: a crash in the libraries is bad input" 3
   check_contains "trace-cmd: and says so" "$err" "fpe.dat: libtracecmd crashed reading it (signal 8"
+  # a fuzz input (2026-12-04, from the cut KVM seed) whose ring-buffer page makes
+  # libtraceevent's kbuffer_next_event loop for ever: vmxsim waited for ever; the child
+  # that reads it now has 5 s of CPU time and 2 s a MiB
+  run "$VMXSIM" import trace-cmd "$ROOT/tests/data/tracedat-loop.dat" -o loop.bin
+  check_rc "trace-cmd: a file the libraries read in a loop is bad input" 3
+  check_contains "trace-cmd: ... and says so, with the bound" "$err" \
+    "tracedat-loop.dat: libtracecmd had not finished reading it after 7 s of CPU time"
+  [ ! -e loop.bin ] && pass "trace-cmd: no trace from it" || fail "trace-cmd: no trace from it" "loop.bin exists"
 fi
 run "$VMXSIM" import trace-cmd "$REC/perf-pipe.txt.gz" -o no.bin
 check_rc "trace-cmd: another file is bad input" 3
