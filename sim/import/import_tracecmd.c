@@ -34,7 +34,7 @@
 
 /* The CPU time the child may spend on a file: a corrupt ring-buffer page can
 ** make libtraceevent's kbuffer_next_event loop for ever (fuzz inputs of 36 KB
-** that had not ended after an hour).  A good file takes milliseconds a MiB
+** that had not ended after 40 minutes).  A good file takes milliseconds a MiB
 ** (libtracecmd's parse and one printed line a record), so the bound is far
 ** above any real file's time and below the fuzz harness's 30 s timeout for
 ** its small inputs. */
