@@ -16,9 +16,11 @@
 ** misses are counted and charged at once and its TLB is put back.  A touch
 ** that differs, or a segment that ends early, replays the touches already
 ** compared, so every count and cycle is the plain computation's.  A
-** segment is one vCPU's: any event of another vCPU, a touch too, ends it
-** first, so no other vCPU can change the pool (a fault) or be charged while
-** one is compared or recorded; the vCPU's number is part of the start, and a
+** segment is one vCPU's: any event of another vCPU that reaches the MMU (a
+** touch too) ends it first, as does any instruction or INIT record, so no
+** other vCPU can change the pool (a fault) or be charged while one is
+** compared or recorded (a native run, mark or system call adds only its own
+** vCPU's native cycles); the vCPU's number is part of the start, and a
 ** record is only put back into that vCPU's TLB.  Memory: at most SEG_BYTES_MAX
 ** of TLB copies and SEG_TOUCHES_KEPT touches (4 MiB, in arrays with room
 ** for up to twice as many) per engine.
