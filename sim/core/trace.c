@@ -399,6 +399,16 @@ static int open_failed(struct trace_reader *r, int rc) {
   return rc;
 }
 
+/* Starts the stream on r->stream_fd (standard input when it is -1), which the
+** stream then owns; closed here when no stream could take it (out of memory). */
+static int stream_open(struct trace_reader *r) {
+  r->z = calloc(1, sizeof *r->z);
+  int rc = r->z ? stream_start(r) : trace_fail(r->err, EXIT_INTERNAL, "%s: out of memory", r->path);
+  if (r->stream_fd >= 0) close(r->stream_fd);
+  r->stream_fd = -1;
+  return rc;
+}
+
 int trace_open_fd(struct trace_reader *r, int fd, const char *name) {
   memset(r, 0, sizeof *r);
   r->read_ahead = true;
@@ -407,11 +417,8 @@ int trace_open_fd(struct trace_reader *r, int fd, const char *name) {
   r->compression = "";
   r->fd = -1;
   r->stream_fd = fd;
-  r->z = calloc(1, sizeof *r->z);
-  int rc = r->z ? stream_start(r) : trace_fail(r->err, EXIT_INTERNAL, "%s: out of memory", name);
+  int rc = stream_open(r);
   if (rc == EXIT_OK) rc = open_pipe(r);
-  if (r->stream_fd >= 0) close(r->stream_fd);      /* not handed to the stream (out of memory) */
-  r->stream_fd = -1;
   return rc == EXIT_OK ? rc : open_failed(r, rc);
 }
 
@@ -444,10 +451,7 @@ int trace_open(struct trace_reader *r, const char *path) {
     ** finished by then (the second open then waits for ever). */
     r->stream_fd = r->fd;
     r->fd = -1;
-    r->z = calloc(1, sizeof *r->z);
-    rc = r->z ? stream_start(r) : trace_fail(r->err, EXIT_INTERNAL, "%s: out of memory", path);
-    if (r->stream_fd >= 0) close(r->stream_fd);      /* not handed to the stream (out of memory) */
-    r->stream_fd = -1;
+    rc = stream_open(r);
   }
   if (rc == EXIT_OK) rc = open_pipe(r);
   return rc == EXIT_OK ? rc : open_failed(r, rc);
