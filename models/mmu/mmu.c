@@ -94,8 +94,7 @@ static bool memo_hit(const struct touch_memo *tm, const struct trace_event *ev, 
 /* Everything but a remembered touch: kept out of line so that the check
 ** for one stays small enough to be inlined into the engine's loop. */
 static __attribute__((noinline)) void guest_event(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev) {
-  if (ev->type == EV_PTWRITE) {
-    if (m->seg) mmu_seg_end(m);
+  if (ev->type == EV_PTWRITE) {                /* the segment has ended (mmu_guest_event) */
     if (!mmu_ept(m)) shadow_pt_write(m, c, ev->a, ev->aux);
     return;
   }
