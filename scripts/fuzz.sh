@@ -5,9 +5,10 @@
 #
 # Environment: FUZZ_SECONDS (per harness; default 10), FUZZ_RUNS (executions per harness
 # instead of a time), FUZZ_JOBS (harnesses run at once; default 1), FUZZ_TIMEOUT (seconds one
-# input may take; default 30, and at least 300 for tracecmd), FUZZ_QUIET=1 (the harnesses' own messages, the refusals of bad
-# input, are discarded: several times faster where a parser prints for most inputs; libFuzzer's
-# and the sanitizers' reports still come out).  Each harness starts from its committed seeds
+# input may take; default 30, at least 300 for tracecmd), FUZZ_QUIET=1 (the harnesses' own
+# messages, the refusals of bad input, are discarded: several times faster where a parser
+# prints for most inputs; libFuzzer's and the sanitizers' reports still come out).  Each
+# harness starts from its committed seeds
 # (tests/fuzz/corpus/NAME/, or the files tests/fuzz/NAME.seeds lists) and the inputs earlier runs found (BUILD/fuzz-corpus/NAME/, kept
 # between runs, never committed), with its dictionary (tests/fuzz/NAME.dict) when there is
 # one.  A crash, a leak, undefined behaviour, a timeout or an out-of-memory input is a finding:
