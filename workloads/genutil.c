@@ -94,10 +94,10 @@ bool gen_check_paging(char *err, size_t errlen, unsigned paging) {
 
 /* ---- writing ---- */
 
-static int io_fail(struct gen *g, const char *msg) {
+/* A failure of the output (EXIT_IO: not the input's fault) or of the writer's checks. */
+static int io_fail(struct gen *g, const char *msg, int rc) {
   gen_errf(g->err, g->errlen, "%s", msg);
-  g->rc = EXIT_BADINPUT;
-  return EXIT_BADINPUT;
+  return g->rc = rc;
 }
 
 int gen_open(struct gen *g, const char *path, const char *workload, unsigned vcpus,
@@ -112,7 +112,7 @@ int gen_open(struct gen *g, const char *path, const char *workload, unsigned vcp
   }
   char *json = meta ? cJSON_PrintUnformatted(meta) : NULL;
   cJSON_Delete(meta);
-  if (meta && !json) return io_fail(g, "out of memory formatting metadata");
+  if (meta && !json) return io_fail(g, "out of memory formatting metadata", EXIT_INTERNAL);
   if (!strcmp(path, "-")) {                  /* the count is not known before the end */
     g->to_stdout = true;
     if ((g->rc = trace_create_stdout(&g->w, workload, vcpus, paging, json, TRACE_COUNT_UNKNOWN)) != EXIT_OK)
@@ -120,34 +120,39 @@ int gen_open(struct gen *g, const char *path, const char *workload, unsigned vcp
     free(json);
     return g->rc;
   }
-  if (outfile_begin(&g->out, path, OUTFILE_REGULAR, err, errlen) != EXIT_OK) {
+  if ((g->rc = outfile_begin(&g->out, path, OUTFILE_REGULAR, err, errlen)) != EXIT_OK) {
     free(json);
-    return g->rc = EXIT_BADINPUT;
+    return g->rc;
   }
-  if (trace_create(&g->w, outfile_path(&g->out), workload, vcpus, paging, json) != EXIT_OK) {
-    io_fail(g, g->w.err);
+  int rc = trace_create(&g->w, outfile_path(&g->out), workload, vcpus, paging, json);
+  if (rc != EXIT_OK) {
+    io_fail(g, g->w.err, rc);
     outfile_discard(&g->out);
+  } else {
+    trace_set_label(&g->w, g->out.target);
   }
   free(json);
   return g->rc;
 }
 
-void gen_write_failed(struct gen *g) { io_fail(g, g->w.err); }
+void gen_write_failed(struct gen *g, int rc) { io_fail(g, g->w.err, rc); }
 
 int gen_close(struct gen *g) {
   if (g->to_stdout) {
     if (!g->w.buf) return g->rc;           /* gen_open failed */
+    int rc;
     if (g->rc != EXIT_OK) trace_abort(&g->w);
-    else if (trace_finish(&g->w) != EXIT_OK) io_fail(g, g->w.err);
+    else if ((rc = trace_finish(&g->w)) != EXIT_OK) io_fail(g, g->w.err, rc);
     return g->rc;
   }
   if (!g->out.target) return g->rc;       /* gen_open failed */
+  int rc;
   if (g->rc != EXIT_OK) {
     trace_abort(&g->w);
-  } else if (trace_finish(&g->w) != EXIT_OK) {
-    io_fail(g, g->w.err);
-  } else if (outfile_commit(&g->out, g->err, g->errlen) != EXIT_OK) {
-    return g->rc = EXIT_BADINPUT;
+  } else if ((rc = trace_finish(&g->w)) != EXIT_OK) {
+    io_fail(g, g->w.err, rc);
+  } else if ((rc = outfile_commit(&g->out, g->err, g->errlen)) != EXIT_OK) {
+    return g->rc = rc;
   }
   if (g->rc != EXIT_OK) outfile_discard(&g->out);
   return g->rc;

@@ -99,20 +99,23 @@ struct gen {
 };
 
 /* Creates the output with the header and the metadata (serialised and freed
-** here).  Returns 0, EXIT_USAGE (no path) or EXIT_BADINPUT, the message in err. */
+** here).  Returns 0, EXIT_USAGE (no path, or not a regular file), EXIT_IO (it cannot
+** be written) or EXIT_BADINPUT, the message in err. */
 int gen_open(struct gen *g, const char *path, const char *workload, unsigned vcpus,
              unsigned paging, cJSON *meta, char *err, size_t errlen);
 /* Finishes the trace and renames it into place; on an earlier failure removes it. */
 int gen_close(struct gen *g);
 
-void gen_write_failed(struct gen *g);
+/* A record could not be written: rc and the writer's message become the generator's. */
+void gen_write_failed(struct gen *g, int rc);
 
 /* Appends one record.  Native cycles live in `run` records; every other record
 ** carries 0 (see workloads/README.md), so most callers leave cycles 0. */
 static inline void gen_ev(struct gen *g, unsigned vcpu, unsigned type, unsigned aux,
                           uint64_t a, uint64_t b, uint32_t cycles) {
   struct trace_event ev = { (uint8_t)type, (uint8_t)aux, (uint16_t)vcpu, cycles, a, b };
-  if (g->rc == EXIT_OK && trace_write(&g->w, &ev) != EXIT_OK) gen_write_failed(g);
+  int rc;
+  if (g->rc == EXIT_OK && (rc = trace_write(&g->w, &ev)) != EXIT_OK) gen_write_failed(g, rc);
 }
 
 /* `run N`, split into several records when N exceeds a record's 32 bits. */

@@ -4,8 +4,10 @@
 # $here and gq (quoting a value for gnuplot).
 #
 # Read-only: the database is opened with sqlite3 -readonly and never changed
-# (nor migrated).  In a directory the user may not write, a WAL database without
-# its -shm file is read as immutable, as vmxsim's own read-only commands do
+# (nor migrated).  A file the user may not write, or a WAL database without its
+# -shm file in a directory the user may not write, is read as immutable when no
+# change waits in its -wal, as vmxsim's own read-only commands do: SQLite would
+# otherwise make -wal and -shm files beside it, read-only for the next writer
 # (docs/schema.md, "Read-only use").
 #
 # Temporary files: a chart OUT is drawn as .OUT.vmxsim-tmp.PID.XXXXXX beside it and
@@ -14,7 +16,7 @@
 # writes OUT, as vmxsim's own commands do (vmxsim(1), FILES).
 
 dburi=$db
-if [ ! -w "$(dirname "$db")" ] && [ ! -e "$db-shm" ] && [ ! -s "$db-wal" ]; then
+if [ ! -s "$db-wal" ] && { [ ! -w "$db" ] || { [ ! -w "$(dirname "$db")" ] && [ ! -e "$db-shm" ]; }; }; then
   dburi="file:$(printf '%s' "$db" | sed 's/%/%25/g; s/?/%3F/g; s/#/%23/g')?immutable=1"
 fi
 query() { sqlite3 -readonly -batch -noheader -separator "$(printf '\t')" "$dburi" "$1"; }

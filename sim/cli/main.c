@@ -43,6 +43,8 @@ static const char usage[] =
   "  5  results database error (the result was still printed)\n"
   "  6  regression check failed\n"
   " 70  internal error\n"
+  " 74  output error: a file cannot be written (full disk, I/O error, read-only file system,\n"
+  "     no permission); the file is named and nothing half-written is left\n"
   "130  interrupted (SIGINT, Ctrl-C); temporary files removed\n"
   "143  terminated (SIGTERM); temporary files removed\n"
   "\n"

@@ -189,7 +189,7 @@ int outfile_begin(struct outfile *o, const char *path, enum outfile_target kind,
   if (kind == OUTFILE_REGULAR && (strcmp(path, "-") == 0 || (exists && !S_ISREG(st.st_mode)))) {
     snprintf(err, errlen, "%s: not a regular file (a binary trace cannot go to standard output, "
              "a device or a FIFO)", path);
-    return EXIT_BADINPUT;
+    return EXIT_USAGE;
   }
   char *real = realpath(path, NULL);           /* follow a symlink to its file */
   o->target = real ? real : xstrdup(path);
@@ -206,7 +206,7 @@ int outfile_begin(struct outfile *o, const char *path, enum outfile_target kind,
     free(o->tmp);
     free(o->target);
     memset(o, 0, sizeof *o);
-    return EXIT_BADINPUT;
+    return EXIT_IO;
   }
   /* mkstemp makes 0600; a failed fchmod leaves it so, which is harmless */
   if (fchmod(fd, exists ? st.st_mode & 07777 : default_mode()) != 0) { }
@@ -228,10 +228,28 @@ int outfile_commit(struct outfile *o, char *err, size_t errlen) {
   if (o->tmp && rename(o->tmp, o->target) != 0) {
     snprintf(err, errlen, "%s: cannot rename into place: %s", o->target, strerror(errno));
     remove(o->tmp);
-    rc = EXIT_BADINPUT;
+    rc = EXIT_IO;
   }
   release(o);
   return rc;
+}
+
+int outfile_commit_new(struct outfile *o, char *err, size_t errlen) {
+  if (!o->tmp) {
+    release(o);
+    return EXIT_OK;
+  }
+  if (link(o->tmp, o->target) == 0 || errno == EEXIST) {
+    outfile_discard(o);   /* the target holds the file now, or another process's */
+    return EXIT_OK;
+  }
+  /* A file system without hard links: renamed when still missing (a narrow race, there only). */
+  struct stat st;
+  if (errno != ENOSPC && errno != EIO && errno != EROFS && errno != EDQUOT && stat(o->target, &st) != 0)
+    return outfile_commit(o, err, errlen);
+  snprintf(err, errlen, "%s: cannot link into place: %s", o->target, strerror(errno));
+  outfile_discard(o);
+  return EXIT_IO;
 }
 
 void outfile_discard(struct outfile *o) {
@@ -281,7 +299,7 @@ int outfile_put_text(struct outfile *o, const char *text, char *err, size_t errl
   if (!ok) {
     snprintf(err, errlen, "%s: cannot write: %s", o->target, strerror(errno));
     outfile_discard(o);
-    return EXIT_BADINPUT;
+    return EXIT_IO;
   }
   return outfile_commit(o, err, errlen);
 }

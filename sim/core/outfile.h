@@ -42,22 +42,26 @@ struct outfile {
   char *tmp;         /* the file written instead; NULL when writing in place */
 };
 
-/* Creates the temporary file (empty).  Returns 0, or EXIT_BADINPUT with
+/* Creates the temporary file (empty).  Returns 0, or EXIT_IO with
 ** "PATH: why" in err; o needs no cleanup after a failure. */
 int outfile_begin(struct outfile *o, const char *path, enum outfile_target kind, char *err, size_t errlen);
 /* The path to open and write. */
 const char *outfile_path(const struct outfile *o);
 /* Renames the temporary file over the target (nothing when writing in place).
-** Returns 0, or EXIT_BADINPUT with the message in err after removing it. */
+** Returns 0, or EXIT_IO with the message in err after removing it. */
 int outfile_commit(struct outfile *o, char *err, size_t errlen);
+/* Links the temporary file to the target unless a target exists by then
+** (another process made it first: that one stays, and the temporary file is
+** removed).  Returns 0 either way, or EXIT_IO with the message in err. */
+int outfile_commit_new(struct outfile *o, char *err, size_t errlen);
 /* Removes the temporary file: the target stays as it was. */
 void outfile_discard(struct outfile *o);
 
 /* Writes text as the whole content of o's file and commits it (or discards
-** it on a failure).  Returns 0 or EXIT_BADINPUT with "PATH: cannot write: why". */
+** it on a failure).  Returns 0 or EXIT_IO with "PATH: cannot write: why". */
 int outfile_put_text(struct outfile *o, const char *text, char *err, size_t errlen);
 /* Writes text as the whole content of path through a temporary file.
-** Returns 0 or EXIT_BADINPUT with "PATH: cannot write: why" in err. */
+** Returns 0 or EXIT_IO with "PATH: cannot write: why" in err. */
 int outfile_write_text(const char *path, const char *text, char *err, size_t errlen);
 
 /* Removes the leftovers of dead processes for target path (as outfile_begin

@@ -135,6 +135,7 @@ bool trace_hash_hex(struct trace_reader *r, char hex[HASH_HEX_LEN + 1]);
 struct trace_writer {
   FILE *f;
   char *path;
+  const char *label;               /* trace_set_label: the name in messages, when not path */
   struct trace_header hdr;
   struct trace_event *buf;
   size_t nbuf;
@@ -147,6 +148,9 @@ struct trace_writer {
 /* workload and metadata (JSON text, may be NULL) are copied into the header. */
 int  trace_create(struct trace_writer *w, const char *path, const char *workload,
                   unsigned vcpu_count, unsigned paging, const char *metadata);
+/* Messages name label (the caller's, kept while w is open) instead of the
+** file written: the output the user named, when path is its temporary file. */
+void trace_set_label(struct trace_writer *w, const char *label);
 /* A writer to standard output (`-o -`): the header goes out first and is not
 ** rewound.  count is the number of records the caller will write, or
 ** TRACE_COUNT_UNKNOWN: the header then says so (format version 2) and readers
@@ -166,9 +170,10 @@ int  trace_finish(struct trace_writer *w);
 ** and trace_write appends records after them; trace_finish_reserved then
 ** writes the header, the metadata and `nhead` records that go before all the
 ** others (the @init records) into that space, the rest of it becoming the
-** header's pad (version 2).  EXIT_INTERNAL when they do not fit.
+** header's pad (version 2).  EXIT_INTERNAL when they do not fit.  label (or
+** NULL) is the name messages give, as with trace_set_label.
 */
-int  trace_create_reserved(struct trace_writer *w, const char *path, size_t reserve);
+int  trace_create_reserved(struct trace_writer *w, const char *path, const char *label, size_t reserve);
 int  trace_finish_reserved(struct trace_writer *w, const char *workload, unsigned vcpu_count, unsigned paging,
                            const char *metadata, const struct trace_event *head, size_t nhead);
 void trace_abort(struct trace_writer *w);   /* close and remove the file */

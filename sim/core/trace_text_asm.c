@@ -21,10 +21,11 @@ struct assembler {
   bool to_stdout;          /* out "-": the header goes first, its count unknown */
 };
 
-static int asm_fail(struct assembler *as, const char *msg) {
+/* The writer failed with rc (EXIT_IO: the output, not the input): its message goes to err. */
+static int asm_fail(struct assembler *as, const char *msg, int rc) {
   snprintf(as->err, as->errlen, "%s", msg);
   as->failed = true;
-  return EXIT_BADINPUT;
+  return rc;
 }
 
 static int asm_open(struct assembler *as) {
@@ -33,10 +34,8 @@ static int asm_open(struct assembler *as) {
                                                TRACE_COUNT_UNKNOWN)
                          : trace_create(&as->w, outfile_path(&as->out), p->workload, p->vcpus ? p->vcpus : 1,
                                         p->paging, p->metadata);
-  if (rc != EXIT_OK) {
-    asm_fail(as, as->w.err);
-    return rc;
-  }
+  if (rc != EXIT_OK) return asm_fail(as, as->w.err, rc);
+  if (!as->to_stdout) trace_set_label(&as->w, as->out.target);
   as->open = true;
   return 0;
 }
@@ -56,7 +55,8 @@ static int asm_emit(void *ctx, const struct trace_event *ev) {
     int rc = asm_open(as);
     if (rc) return rc;
   }
-  return trace_write(&as->w, ev) == EXIT_OK ? 0 : asm_fail(as, as->w.err);
+  int rc = trace_write(&as->w, ev);
+  return rc == EXIT_OK ? 0 : asm_fail(as, as->w.err, rc);
 }
 
 /* Feeds every line of f to the parser; returns 0 or EXIT_BADINPUT with the message in as->err. */
@@ -92,7 +92,7 @@ static int asm_file(struct assembler *as, FILE *f, const char *name) {
   int rc = asm_lines(as, f, name);
   if (as->open) {
     if (rc) trace_abort(&as->w);
-    else if (trace_finish(&as->w) != EXIT_OK) rc = asm_fail(as, as->w.err);
+    else if ((rc = trace_finish(&as->w)) != EXIT_OK) rc = asm_fail(as, as->w.err, rc);
   }
   if (as->to_stdout) return rc;
   if (rc) {

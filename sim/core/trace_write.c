@@ -29,6 +29,11 @@ static void encode_header(const struct trace_header *h, unsigned char *p) {
 }
 
 /* Checks and records the header fields; w->f is opened by the caller afterwards. */
+/* The name messages give: the output the user named, not the temporary file written for it. */
+static const char *writer_name(const struct trace_writer *w) { return w->label ? w->label : w->path; }
+
+void trace_set_label(struct trace_writer *w, const char *label) { w->label = label; }
+
 static int writer_init(struct trace_writer *w, const char *name, const char *workload, unsigned vcpu_count,
                        unsigned paging, const char *metadata) {
   memset(w, 0, sizeof *w);
@@ -58,9 +63,9 @@ static int write_start(struct trace_writer *w, const char *metadata) {
   size_t mlen = w->hdr.metadata_len;
   encode_header(&w->hdr, hb);
   if (fwrite(hb, 1, sizeof hb, w->f) != sizeof hb || (mlen && fwrite(metadata, 1, mlen, w->f) != mlen)) {
-    int e = errno;
+    int rc = trace_fail(w->err, EXIT_IO, "%s: write failed: %s", writer_name(w), strerror(errno));
     trace_abort(w);
-    return trace_fail(w->err, EXIT_BADINPUT, "%s: write failed: %s", w->stream ? "<stdout>" : "trace", strerror(e));
+    return rc;
   }
   return EXIT_OK;
 }
@@ -73,7 +78,7 @@ int trace_create(struct trace_writer *w, const char *path, const char *workload,
   if (!w->f) {
     int e = errno;
     free(w->path); free(w->buf); w->path = NULL; w->buf = NULL;
-    return trace_fail(w->err, EXIT_BADINPUT, "%s: %s", path, strerror(e));
+    return trace_fail(w->err, EXIT_IO, "%s: cannot create: %s", path, strerror(e));
   }
   return write_start(w, metadata);
 }
@@ -102,7 +107,7 @@ int trace_create_stdout(struct trace_writer *w, const char *workload, unsigned v
 
 static int flush_buf(struct trace_writer *w) {
   if (w->nbuf && fwrite(w->buf, sizeof *w->buf, w->nbuf, w->f) != w->nbuf)
-    return trace_fail(w->err, EXIT_BADINPUT, "%s: write failed: %s", w->path, strerror(errno));
+    return trace_fail(w->err, EXIT_IO, "%s: write failed: %s", writer_name(w), strerror(errno));
   w->nbuf = 0;
   return EXIT_OK;
 }
@@ -161,9 +166,9 @@ static int finish_stream(struct trace_writer *w) {
     w->hdr.event_count = w->written;
     encode_header(&w->hdr, hb);
     if (head < 0 || fflush(w->f) != 0 || pwrite(fileno(w->f), hb, sizeof hb, head) != (ssize_t)sizeof hb)
-      rc = trace_fail(w->err, EXIT_BADINPUT, "<stdout>: write failed: %s", strerror(errno));
+      rc = trace_fail(w->err, EXIT_IO, "<stdout>: write failed: %s", strerror(errno));
   }
-  if (fflush(w->f) != 0 && rc == EXIT_OK) rc = trace_fail(w->err, EXIT_BADINPUT, "<stdout>: write failed: %s", strerror(errno));
+  if (fflush(w->f) != 0 && rc == EXIT_OK) rc = trace_fail(w->err, EXIT_IO, "<stdout>: write failed: %s", strerror(errno));
   w->f = NULL;
   free(w->path); free(w->buf);
   w->path = NULL; w->buf = NULL;
@@ -177,10 +182,10 @@ int trace_finish(struct trace_writer *w) {
   if (rc == EXIT_OK) {
     encode_header(&w->hdr, hb);
     if (fseek(w->f, 0, SEEK_SET) != 0 || fwrite(hb, 1, sizeof hb, w->f) != sizeof hb)
-      rc = trace_fail(w->err, EXIT_BADINPUT, "%s: write failed: %s", w->path, strerror(errno));
+      rc = trace_fail(w->err, EXIT_IO, "%s: write failed: %s", writer_name(w), strerror(errno));
   }
   if (fclose(w->f) != 0 && rc == EXIT_OK)
-    rc = trace_fail(w->err, EXIT_BADINPUT, "%s: write failed: %s", w->path, strerror(errno));
+    rc = trace_fail(w->err, EXIT_IO, "%s: write failed: %s", writer_name(w), strerror(errno));
   w->f = NULL;
   if (rc != EXIT_OK) remove(w->path);
   free(w->path); free(w->buf);
@@ -188,11 +193,13 @@ int trace_finish(struct trace_writer *w) {
   return rc;
 }
 
-int trace_create_reserved(struct trace_writer *w, const char *path, size_t reserve) {
+int trace_create_reserved(struct trace_writer *w, const char *path, const char *label, size_t reserve) {
   int rc = trace_create(w, path, NULL, 1, PAGING_64, NULL);
+  if (rc == EXIT_OK) trace_set_label(w, label);
   if (rc == EXIT_OK && fseeko(w->f, (off_t)reserve, SEEK_SET) != 0) {
+    rc = trace_fail(w->err, EXIT_IO, "%s: seek failed: %s", label ? label : path, strerror(errno));
     trace_abort(w);
-    return trace_fail(w->err, EXIT_BADINPUT, "%s: seek failed: %s", path, strerror(errno));
+    return rc;
   }
   w->reserve = reserve;
   return rc;
@@ -238,12 +245,12 @@ int trace_finish_reserved(struct trace_writer *w, const char *workload, unsigned
   size_t mlen = metadata ? strlen(metadata) : 0;
   int rc = flush_buf(w);
   if (rc == EXIT_OK)
-    rc = finish_reserved_header(&w->hdr, w->reserve, workload, vcpu_count, paging, mlen, nhead, w->path, w->err);
+    rc = finish_reserved_header(&w->hdr, w->reserve, workload, vcpu_count, paging, mlen, nhead, writer_name(w), w->err);
   if (rc == EXIT_OK) {
     if (fseeko(w->f, (off_t)(w->reserve - nhead * sizeof *head), SEEK_SET) != 0 ||
         fwrite(head, sizeof *head, nhead, w->f) != nhead ||
         fseeko(w->f, TRACE_HEADER_SIZE, SEEK_SET) != 0 || (mlen && fwrite(metadata, 1, mlen, w->f) != mlen))
-      rc = trace_fail(w->err, EXIT_BADINPUT, "%s: write failed: %s", w->path, strerror(errno));
+      rc = trace_fail(w->err, EXIT_IO, "%s: write failed: %s", writer_name(w), strerror(errno));
   }
   if (rc != EXIT_OK) {
     trace_abort(w);

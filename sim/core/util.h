@@ -17,6 +17,8 @@ enum exit_code {
   EXIT_VMENTRY = 4,      /* the configuration fails VM entry (e.g. CR3_TARGET_COUNT) */
   EXIT_DB = 5,           /* results database error (the result was still printed) */
   EXIT_REGRESS = 6,      /* a regression case failed */
+  EXIT_IO = 74,          /* an output file cannot be written (full disk, I/O error, read-only
+                            file system, no permission): not the input's fault (sysexits.h's EX_IOERR) */
   EXIT_INTERNAL = 70,    /* bug or resource exhaustion */
   EXIT_INTERRUPTED = 130, /* stopped by Ctrl-C (SIGINT): 128 + SIGINT, as shells report it */
   EXIT_TERMINATED = 143,  /* stopped by SIGTERM (kill, Slurm's time limit): 128 + SIGTERM */

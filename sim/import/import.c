@@ -473,7 +473,7 @@ static int import_to_file(const struct import_job *job, struct import *im, char 
     import_input_close(&in);
     return rc;
   }
-  if ((rc = trace_create_reserved(&w, outfile_path(&o), IMPORT_RESERVE))) {
+  if ((rc = trace_create_reserved(&w, outfile_path(&o), o.target, IMPORT_RESERVE))) {
     snprintf(err, errlen, "%s", w.err);
   } else {
     rc = convert(job, im, &w, &in, err, errlen);   /* finishes w, or leaves it open on failure */
@@ -488,7 +488,7 @@ static int import_to_file(const struct import_job *job, struct import *im, char 
   return rc;
 }
 
-/* Copies the file at path to standard output; 0 or EXIT_BADINPUT with the message in err. */
+/* Copies the file at path to standard output; 0 or EXIT_IO with the message in err. */
 static int copy_to_stdout(const char *path, char *err, size_t errlen) {
   FILE *f = fopen(path, "rb");
   char buf[1 << 16];
@@ -499,7 +499,7 @@ static int copy_to_stdout(const char *path, char *err, size_t errlen) {
   if (fflush(stdout) != 0) ok = false;
   if (f) fclose(f);
   if (!ok) snprintf(err, errlen, "<stdout>: write failed: %s", strerror(errno));
-  return ok ? EXIT_OK : EXIT_BADINPUT;
+  return ok ? EXIT_OK : EXIT_IO;
 }
 
 int import_file(const struct import_job *job, struct import *im, char *err, size_t errlen) {

@@ -7,6 +7,7 @@
 #include "sim/core/version.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -138,13 +139,17 @@ int store_merge(sqlite3 *db, const char *out_path, const char *from, struct stor
   memset(res, 0, sizeof *res);
   int rc = check_file(out_path, from, err, errlen);
   if (rc) return rc;
+  /* read-only, so that a file on a read-only mount or of another user merges
+  ** and gets no -wal or -shm beside it (the output's connection takes URIs) */
+  char *uri = store_read_uri(from, store_read_as_immutable(from));
   sqlite3_stmt *st = NULL;
   rc = sqlite3_prepare_v2(db, "ATTACH ?1 AS shard", -1, &st, NULL);
   if (rc == SQLITE_OK) {
-    sqlite3_bind_text(st, 1, from, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 1, uri, -1, SQLITE_STATIC);
     rc = sqlite3_step(st);
   }
   sqlite3_finalize(st);
+  free(uri);
   if (rc != SQLITE_DONE) {
     char what[600];
     snprintf(what, sizeof what, "cannot open %s", from);

@@ -4,6 +4,7 @@
 ** sim/store shares, so that they all report a failure the same way. */
 #include "store.h"
 #include "store_int.h"
+#include "sim/core/outfile.h"
 #include "sim/core/util.h"
 #include "sim/core/version.h"
 
@@ -23,9 +24,18 @@ int store_db_error(sqlite3 *db, const char *path, const char *what, char *err, s
   int code = db ? sqlite3_extended_errcode(db) & 0xff : SQLITE_NOMEM;
   int sys = db ? sqlite3_system_errno(db) : 0;
   const char *hint = "";
+  char readonly[1200];
   switch (code) {
   case SQLITE_NOTADB: hint = " (not an SQLite database; choose another file with --db)"; break;
-  case SQLITE_READONLY: hint = " (the file or its directory is read-only; choose another file with --db)"; break;
+  case SQLITE_READONLY:
+    if (store_write_problem(path, readonly + 2, sizeof readonly - 40)) {
+      memcpy(readonly, " (", 2);
+      strcat(readonly, "; choose another file with --db)");
+      hint = readonly;
+    } else {
+      hint = " (choose another file with --db)";
+    }
+    break;
   case SQLITE_FULL: hint = " (no space left on the device)"; break;
   case SQLITE_BUSY: hint = " (other processes kept it locked for more than 10 s)"; break;
   case SQLITE_CORRUPT: hint = " (the database is damaged; choose another file with --db)"; break;
@@ -73,19 +83,6 @@ void store_utc_text(int64_t t, char out[32]) {
 
 /* ---- opening ---- */
 
-/* Whether a file can be created beside path; errno says why not (a missing
-** or read-only directory). */
-static bool dir_writable(const char *path) {
-  const char *slash = strrchr(path, '/');
-  char *dir = xstrdup(slash ? path : ".");
-  if (slash) dir[slash == path ? 1 : slash - path] = 0;
-  bool ok = access(dir, W_OK | X_OK) == 0;
-  int e = errno;
-  free(dir);
-  errno = e;
-  return ok;
-}
-
 /* Refuses what sqlite3_open would misreport: an empty name, a directory, a missing file. */
 int store_check_path(const char *path, bool create, char *err, size_t errlen) {
   struct stat sb;
@@ -98,6 +95,12 @@ int store_check_path(const char *path, bool create, char *err, size_t errlen) {
       snprintf(err, errlen, "results database %s: is a directory, not a database file (use --db FILE)", path);
       return EXIT_DB;
     }
+    /* Left by an older vmxsim killed while creating it: nothing was ever stored. */
+    if (sb.st_size == 0 && !create) {
+      snprintf(err, errlen, "results database %s is empty (0 bytes): no run was ever stored in it (the next "
+               "stored run makes it a database; --db FILE chooses another)", path);
+      return EXIT_DB;
+    }
     return 0;
   }
   if (errno == ENOENT && !create) {
@@ -105,12 +108,48 @@ int store_check_path(const char *path, bool create, char *err, size_t errlen) {
              "'vmxsim --policy P TRACE'; --db FILE chooses another)", path);
     return EXIT_DB;
   }
-  if (errno == ENOENT && !dir_writable(path)) {   /* SQLite would say "No such file or directory" */
-    snprintf(err, errlen, "results database %s: cannot create: %s (choose another file with --db, or --no-db)",
-             path, strerror(errno));
-    return EXIT_DB;
+  return 0;   /* a new file: store_open_journal creates it */
+}
+
+/* A writer's open refused before SQLite would fail half way: whatever of
+** the database is read-only, named. */
+static int check_writable(const char *path, char *err, size_t errlen) {
+  char why[1024];
+  if (!store_write_problem(path, why, sizeof why)) return 0;
+  snprintf(err, errlen, "results database %s: cannot write it: %s (choose another file with --db, or --no-db)",
+           path, why);
+  return EXIT_DB;
+}
+
+/* A new database is made whole under a temporary name (schema and all) and
+** only then linked to its name, so that a kill or a full disk never leaves
+** an empty or half-made file there.  Linked, not renamed: when another
+** process made the same file meanwhile, its file (maybe holding runs) stays
+** and is used. */
+static int create_new(const char *path, char *err, size_t errlen) {
+  struct stat sb;
+  bool empty = stat(path, &sb) == 0 && sb.st_size == 0;   /* left by an older vmxsim: replaced */
+  struct outfile o;
+  int rc = outfile_begin(&o, path, OUTFILE_REGULAR, err, errlen);
+  if (rc) return EXIT_DB;
+  sqlite3 *db = NULL;
+  if (sqlite3_open_v2(outfile_path(&o), &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+      store_register_functions(db) != SQLITE_OK) {
+    rc = store_db_error(db, path, "cannot create", err, errlen);
+  } else {
+    sqlite3_extended_result_codes(db, 1);
+    /* no -journal file beside the temporary one: a kill would leave it behind */
+    rc = store_exec(db, "PRAGMA journal_mode=MEMORY") == SQLITE_OK
+           ? store_migrate(db, path, store_migrations, store_nmigrations, err, errlen)
+           : store_db_error(db, path, "cannot create", err, errlen);
   }
-  return 0;   /* sqlite3_open reports the rest */
+  if (sqlite3_close(db) != SQLITE_OK && !rc) rc = store_db_error(db, path, "cannot create", err, errlen);
+  if (rc) {
+    outfile_discard(&o);
+    return rc;
+  }
+  rc = empty ? outfile_commit(&o, err, errlen) : outfile_commit_new(&o, err, errlen);
+  return rc ? EXIT_DB : 0;
 }
 
 /* WAL lets readers and one writer work at once; the mode persists in the file.
@@ -140,20 +179,21 @@ int store_open_journal(const char *path, bool create, enum store_journal journal
   *out = NULL;
   int rc = store_check_path(path, create, err, errlen);
   if (rc) return rc;
-  int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
-  if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK || store_register_functions(db) != SQLITE_OK) {
+  struct stat sb;
+  bool exists = stat(path, &sb) == 0 && sb.st_size > 0;
+  rc = exists ? check_writable(path, err, errlen) : create_new(path, err, errlen);
+  if (rc) return rc;
+  /* URIs are for ATTACH (a merge's read-only shards); the path itself stays a
+  ** plain name: one that starts with "file:" is opened as "./file:..." */
+  char *name = strncmp(path, "file:", 5) ? xstrdup(path) : store_sidecar("./", path);
+  int orc = sqlite3_open_v2(name, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI, NULL);
+  free(name);
+  if (orc != SQLITE_OK || store_register_functions(db) != SQLITE_OK) {
     rc = store_db_error(db, path, "cannot open", err, errlen);
     goto done;
   }
   sqlite3_extended_result_codes(db, 1);
   sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
-  /* SQLite silently opens a write-protected file read-only; storing needs to know now. */
-  if (create && sqlite3_db_readonly(db, "main") == 1) {
-    snprintf(err, errlen, "results database %s: cannot store the run: the file is read-only "
-             "(choose another file with --db, or --no-db)", path);
-    rc = EXIT_DB;
-    goto done;
-  }
   const char *mode = journal == STORE_JOURNAL_WAL ? "wal" : journal == STORE_JOURNAL_ROLLBACK ? "delete" : NULL;
   if (mode && sqlite3_db_readonly(db, "main") == 0 && set_journal(db, mode) != SQLITE_OK) {
     rc = store_db_error(db, path, "cannot open", err, errlen);

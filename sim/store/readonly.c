@@ -9,23 +9,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* "file:PATH?immutable=1", PATH's URI characters escaped (malloc'd). */
-static char *immutable_uri(const char *path) {
-  char *u = xmalloc(3 * strlen(path) + sizeof "file:?immutable=1"), *p = u;
-  p += sprintf(p, "file:");
-  for (const char *s = path; *s; s++)
-    if (*s == '%' || *s == '?' || *s == '#') p += sprintf(p, "%%%02X", (unsigned char)*s);
-    else *p++ = *s;
-  strcpy(p, "?immutable=1");
-  return u;
-}
-
 /* Opens path read-only and reads its schema version: >= 0, or -1 with
 ** sqlite's message on *db (which the caller closes either way). */
 static int64_t open_version(const char *path, bool immutable, sqlite3 **db) {
-  char *uri = immutable ? immutable_uri(path) : NULL;
-  int flags = SQLITE_OPEN_READONLY | (immutable ? SQLITE_OPEN_URI : 0);
-  int rc = sqlite3_open_v2(uri ? uri : path, db, flags, NULL);
+  char *uri = store_read_uri(path, immutable);
+  int rc = sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
   free(uri);
   if (rc != SQLITE_OK || store_register_functions(*db) != SQLITE_OK) return -1;
   sqlite3_extended_result_codes(*db, 1);
@@ -36,16 +24,9 @@ static int64_t open_version(const char *path, bool immutable, sqlite3 **db) {
 /* A WAL database needs its -shm file, which SQLite cannot make in a
 ** directory it may not write.  Without a -wal file holding changes, the
 ** database file alone is the whole database: read it as immutable. */
-static bool read_as_immutable(sqlite3 *db, const char *path) {
+static bool retry_immutable(sqlite3 *db, const char *path) {
   int code = sqlite3_extended_errcode(db) & 0xff;
-  if (code != SQLITE_READONLY && code != SQLITE_CANTOPEN) return false;
-  size_t n = strlen(path) + sizeof "-wal";
-  char *wal = xmalloc(n);
-  snprintf(wal, n, "%s-wal", path);
-  struct stat st;
-  bool no_changes = stat(wal, &st) != 0 || st.st_size == 0;
-  free(wal);
-  return no_changes;
+  return (code == SQLITE_READONLY || code == SQLITE_CANTOPEN) && !store_wal_has_changes(path);
 }
 
 static int needs_migration(const char *path, int64_t version, int target, char *err, size_t errlen) {
@@ -60,8 +41,9 @@ int store_open_readonly(const char *path, sqlite3 **out, char *err, size_t errle
   int rc = store_check_path(path, false, err, errlen);
   if (rc) return rc;
   sqlite3 *db = NULL;
-  int64_t version = open_version(path, false, &db);
-  if (version < 0 && db && read_as_immutable(db, path)) {
+  bool immutable = store_read_as_immutable(path);
+  int64_t version = open_version(path, immutable, &db);
+  if (version < 0 && db && !immutable && retry_immutable(db, path)) {
     sqlite3_close(db);
     db = NULL;
     version = open_version(path, true, &db);

@@ -26,6 +26,23 @@ int store_check_ours(sqlite3 *db, const char *path, int64_t version, char *err, 
 ** SQLite result code (SQLITE_OK also when it is not remembered). */
 struct file_seen;
 int store_remember_hash(sqlite3 *db, const struct file_seen *before, const char *hash);
+/* access.c: what of a database may be written, and how a reader opens it.
+** store_sidecar: path + suffix ("-wal", "-shm", "-journal"), malloc'd.
+** store_write_problem: whether a writer would meet something read-only (the
+** file, its -wal, -shm or -journal, its directory, the file system); why
+** names it ("k.db-wal is read-only for this user").
+** store_wal_has_changes: whether path's -wal holds changes not in the file.
+** store_read_as_immutable: whether a reader should open path as immutable
+** (it may not write the file, and no change waits in its -wal), so that
+** SQLite creates no -wal or -shm beside it.
+** store_read_uri: "file:PATH?immutable=1" or "file:PATH?mode=ro" (malloc'd;
+** open with SQLITE_OPEN_URI). */
+char *store_sidecar(const char *path, const char *suffix);
+bool store_write_problem(const char *path, char *why, size_t n);
+bool store_wal_has_changes(const char *path);
+bool store_read_as_immutable(const char *path);
+char *store_read_uri(const char *path, bool immutable);
+
 /* A one-integer query; -1 on error (sqlite's message stays on db). */
 int64_t store_query_int(sqlite3 *db, const char *sql);
 

@@ -558,8 +558,8 @@ int sweep_lookup(struct sweep *s, char *err, size_t errlen) {
   }
   compute_keys(s);
   int rc = 0;
-  if (access(s->opts.db, F_OK) == 0) {
-    rc = store_open_journal(s->opts.db, false, STORE_JOURNAL_KEEP, &s->db, err, errlen);
+  if (access(s->opts.db, F_OK) == 0) {   /* a dry run only reads: a read-only file or mount will do */
+    rc = store_open_readonly(s->opts.db, &s->db, err, errlen);
     if (!rc) rc = skip_stored(s, err, errlen);
   }
   if (!rc) {

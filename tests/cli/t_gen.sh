@@ -111,11 +111,11 @@ err_case "too many debugged" --debugged debug --procs 2 --iters 1 --debugged 3 -
 err_case "stray argument" extra lat_ctx --procs 2 --iters 1 extra -o e.bin
 [ -e e.bin ]; check_eq "no output after errors" 1 $?
 run "$VMXSIM" gen lat_ctx --procs 2 --iters 1 -o no/such/dir/x.bin
-check_rc "unwritable output: exit code" 3
+check_rc "unwritable output: exit code 74 (an output error)" 74
 check_contains "unwritable output: names the file" "$err" "no/such/dir/x.bin"
 
 run "$VMXSIM" gen lat_ctx --procs 2 --iters 1 -o /dev/null
-check_rc "device output refused" 3
+check_rc "device output refused (a usage error)" 2
 [ -c /dev/null ]; check_eq "/dev/null left alone" 0 $?
 "$VMXSIM" gen lat_ctx --procs 2 --iters 1 -o real.bin && ln -s real.bin link.bin
 run "$VMXSIM" gen lat_ctx --procs 2 --iters 2 -o link.bin

@@ -150,7 +150,7 @@ check_contains "perf: metadata keeps the first bad line" "$flat" '{"line":3,"why
 printf 'p 7/7 [000] 5.0: raw_syscalls:sys_exit: NR 0 = 0\n' > one.txt
 mkfifo out.fifo
 run timeout 20 "$VMXSIM" import perf-script one.txt -o out.fifo
-check_rc "import -o FIFO is refused (not hung)" 3
+check_rc "import -o FIFO is refused (not hung), as a usage error" 2
 check_contains "import -o FIFO: message" "$err" "out.fifo: not a regular file"
 [ -p out.fifo ] && pass "import -o FIFO leaves the FIFO" || fail "import -o FIFO leaves the FIFO" "out.fifo is gone"
 printf 'keep' > keep.bin

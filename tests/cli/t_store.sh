@@ -287,7 +287,7 @@ fi
 if ro_run "$VMXSIM" --version >/dev/null 2>&1; then
   run ro_run "$VMXSIM" --policy nocache --db ro.db basic.bin
   check_rc "a read-only file: exit 5" 5
-  check_contains "a read-only file: message" "$err" "results database ro.db: cannot store the run: the file is read-only"
+  check_contains "a read-only file: message names the file" "$err" "results database ro.db: cannot write it: ro.db is read-only for this user"
   check_contains "a read-only file: result printed" "$out" "VM exits"
 else
   echo "  skip  $CASE: read-only file (cannot run as an unprivileged user here)"

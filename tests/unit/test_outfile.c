@@ -127,16 +127,35 @@ static void test_refusals(void **state) {
   (void)state;
   struct outfile o;
   char err[256] = "";
-  assert_int_equal(outfile_begin(&o, "-", OUTFILE_REGULAR, err, sizeof err), EXIT_BADINPUT);
+  assert_int_equal(outfile_begin(&o, "-", OUTFILE_REGULAR, err, sizeof err), EXIT_USAGE);
   assert_string_equal(err, "-: not a regular file (a binary trace cannot go to standard output, a device or a FIFO)");
-  assert_int_equal(outfile_begin(&o, "/dev/null", OUTFILE_REGULAR, err, sizeof err), EXIT_BADINPUT);
+  assert_int_equal(outfile_begin(&o, "/dev/null", OUTFILE_REGULAR, err, sizeof err), EXIT_USAGE);
   assert_non_null(strstr(err, "/dev/null: not a regular file"));
   assert_int_equal(outfile_begin(&o, "/dev/null", OUTFILE_ANY, err, sizeof err), EXIT_OK);
   assert_string_equal(outfile_path(&o), "/dev/null");        /* a device is written in place */
   assert_int_equal(outfile_commit(&o, err, sizeof err), EXIT_OK);
-  assert_int_equal(outfile_begin(&o, in_dir("no/such/dir/x"), OUTFILE_ANY, err, sizeof err), EXIT_BADINPUT);
+  assert_int_equal(outfile_begin(&o, in_dir("no/such/dir/x"), OUTFILE_ANY, err, sizeof err), EXIT_IO);
   assert_non_null(strstr(err, "no/such/dir/x: cannot create: No such file or directory"));
   assert_string_equal(listing(), "");
+}
+
+/* outfile_commit_new links the new file into place, but keeps a file another
+** process made at the target meanwhile (a results database: it may hold runs). */
+static void test_commit_new_keeps_other(void **state) {
+  (void)state;
+  struct outfile o;
+  char err[256] = "";
+  assert_int_equal(outfile_begin(&o, in_dir("n.db"), OUTFILE_REGULAR, err, sizeof err), EXIT_OK);
+  write_text(outfile_path(&o), "ours");
+  assert_int_equal(outfile_commit_new(&o, err, sizeof err), EXIT_OK);
+  assert_string_equal(contents(in_dir("n.db")), "ours");
+  assert_string_equal(listing(), "n.db");
+  assert_int_equal(outfile_begin(&o, in_dir("n.db"), OUTFILE_REGULAR, err, sizeof err), EXIT_OK);
+  write_text(outfile_path(&o), "second");
+  assert_int_equal(outfile_commit_new(&o, err, sizeof err), EXIT_OK);
+  assert_string_equal(contents(in_dir("n.db")), "ours");          /* the first stays */
+  assert_string_equal(listing(), "n.db");                         /* no temporary file left */
+  remove(in_dir("n.db"));
 }
 
 static void test_tmpdir_under_TMPDIR(void **state) {
@@ -182,6 +201,7 @@ int main(void) {
     cmocka_unit_test(test_modes),
     cmocka_unit_test(test_symlink_followed),
     cmocka_unit_test(test_refusals),
+    cmocka_unit_test(test_commit_new_keeps_other),
     cmocka_unit_test(test_tmpdir_under_TMPDIR),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

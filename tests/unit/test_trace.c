@@ -182,7 +182,7 @@ static void reserved_writer_puts_head_records_before_the_others(void **state) {
   (void)state;
   char *path = temp_path();
   struct trace_writer w;
-  assert_int_equal(trace_create_reserved(&w, path, 4096), EXIT_OK);
+  assert_int_equal(trace_create_reserved(&w, path, NULL, 4096), EXIT_OK);
   struct trace_event hlt = rec(EV_HLT, 0, 0, 0, 5), init = rec(EV_INIT, 3, 0x1000, 0, 0);
   hlt.vcpu = 1;
   assert_int_equal(trace_write(&w, &hlt), EXIT_OK);

@@ -300,7 +300,7 @@ static void test_latctx_errors(void **state) {
   o.paging = PAGING_64;
   assert_int_equal(gen_latctx(&o, NULL, err, sizeof err), EXIT_USAGE);
   assert_non_null(strstr(err, "-o"));
-  assert_int_equal(gen_latctx(&o, "/nonexistent-dir/x.bin", err, sizeof err), EXIT_BADINPUT);
+  assert_int_equal(gen_latctx(&o, "/nonexistent-dir/x.bin", err, sizeof err), EXIT_IO);
   assert_non_null(strstr(err, "/nonexistent-dir/x.bin"));
 }
 
