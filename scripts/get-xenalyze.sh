@@ -9,12 +9,13 @@
 #   scripts/get-xenalyze.sh [OUT]     OUT: the binary to write (default build/xenalyze)
 #   scripts/get-xenalyze.sh --help    this text
 #
-# It asks Debian's mirror for the source package's file list through a private apt
-# list directory (the system's apt configuration is not touched), downloads only the
-# upstream tarball (about 5 MB), checks its SHA-256 against the list, and extracts only
-# the files named above.  Needs apt-get, curl, xz, tar and a C compiler; the mirror is
-# DEBIAN_MIRROR (default http://deb.debian.org/debian).  The binary is kept only if its
-# `--summary` of tests/data/xentrace-sample/sample.xentrace equals the one kept there.
+# It reads the mirrors this system's apt already uses (`apt-cache policy`: the URI and
+# suite of each main component) and asks them for their source lists through a private
+# apt list directory, so that the system's apt configuration is not touched; then apt
+# itself downloads the xen source package (about 7 MB: apt's mirror, proxy and checksum
+# checks all apply) and only the files named above are extracted.  Needs apt-get, xz, tar
+# and a C compiler.  The binary is kept only if its `--summary` of
+# tests/data/xentrace-sample/sample.xentrace equals the one kept there.
 set -eu
 
 usage() { sed -n '2,/^set -eu/{/^set -eu/d;s/^# \{0,1\}//;p}' "$0"; }
@@ -25,12 +26,9 @@ esac
 [ $# -le 1 ] || { echo "get-xenalyze: one OUT at most (usage: scripts/get-xenalyze.sh [OUT]; --help)" >&2; exit 2; }
 OUT=${1:-build/xenalyze}
 SAMPLE=$(cd "$(dirname "$0")/.." && pwd)/tests/data/xentrace-sample
-MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-SUITE=$( (. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}") || true)
-SUITE=${SUITE:-bookworm}
 CC=${CC:-cc}
 
-for tool in apt-get curl tar xz sha256sum "$CC"; do
+for tool in apt-get apt-cache tar xz "$CC"; do
   command -v "$tool" > /dev/null || { echo "get-xenalyze: $tool is needed and not found" >&2; exit 1; }
 done
 
@@ -38,20 +36,24 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/get-xenalyze.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-mkdir -p "$T/lists/partial"
-echo "deb-src $MIRROR $SUITE main" > "$T/sources.list"   # the release's own (the trace format is stable)
+mkdir -p "$T/lists/partial" "$T/cache/archives/partial" "$T/dl"
+# "deb-src URI SUITE main" for each "NNN URI SUITE/main ARCH Packages" line apt knows:
+# the system's own mirrors; of them the release's own suite where apt has it (its
+# updates and security suites are left out: the trace format is stable, and their
+# source pools are not always where their binary ones are)
+apt-cache policy | awk '$2 ~ /^[a-z]+:\/\// && $3 ~ /\/main$/ { sub(/\/main$/, "", $3); print "deb-src " $2 " " $3 " main" }' |
+  sort -u > "$T/all.list"
+release=$( (. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}") || true)
+grep " $release main\$" "$T/all.list" > "$T/sources.list" 2>/dev/null || cp "$T/all.list" "$T/sources.list"
+[ -s "$T/sources.list" ] || { echo "get-xenalyze: apt knows no mirror with a main component (apt-cache policy); configure apt first" >&2; exit 1; }
 APT="apt-get -q -o Dir::Etc::SourceList=$T/sources.list -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists=$T/lists -o Dir::Cache=$T/cache"
 $APT update > "$T/update.log" 2>&1 || { cat "$T/update.log" >&2; echo "get-xenalyze: apt-get update of the source lists failed" >&2; exit 1; }
-
-# 'URL' FILE SIZE SHA256:HASH, one line per file of the newest xen source package
-line=$($APT source --print-uris xen 2>/dev/null | grep "\.orig\.tar\.xz' " | head -n 1)
-[ -n "$line" ] || { echo "get-xenalyze: the mirror lists no xen source package for $SUITE" >&2; exit 1; }
-url=$(echo "$line" | cut -d"'" -f2)
-file=$(echo "$line" | cut -d' ' -f2)
-sum=$(echo "$line" | sed -n 's/.*SHA256:\([0-9a-f]*\).*/\1/p')
+(cd "$T/dl" && $APT source --download-only xen) > "$T/source.log" 2>&1 ||
+  { cat "$T/source.log" >&2; echo "get-xenalyze: apt-get source --download-only xen failed" >&2; exit 1; }
+file=$(cd "$T/dl" && ls | grep '\.orig\.tar\.xz$' | head -n 1)
+[ -n "$file" ] || { echo "get-xenalyze: the xen source package has no .orig.tar.xz" >&2; exit 1; }
+mv "$T/dl/$file" "$T/$file"
 echo "get-xenalyze: $file"
-curl -fsS -o "$T/$file" "$url" || { echo "get-xenalyze: cannot download $url" >&2; exit 1; }
-echo "$sum  $T/$file" | sha256sum -c --quiet - || { echo "get-xenalyze: $file: checksum differs" >&2; exit 1; }
 
 mkdir "$T/src"
 tar -xJf "$T/$file" -C "$T/src" --strip-components=1 --wildcards \

@@ -69,3 +69,35 @@ run "$ROOT/scripts/demo.sh" "$VMXSIM"
 check_rc "scripts/demo.sh" 0
 check_contains "the demo compares every policy, ept included" "$out" "  E: run 5, policy ept"
 check_not_contains "no replay failed" "$err" "vmxsim:"
+
+# ---- scripts/get-xenalyze.sh asks the mirrors the system's apt uses, and names none itself
+mkdir -p stub
+cat > stub/apt-cache <<'STUB'
+#!/bin/sh
+cat <<'POLICY'
+Package files:
+ 100 /var/lib/dpkg/status
+ 500 http://mirror.example/debian-security bookworm-security/main amd64 Packages
+ 500 http://mirror.example/debian bookworm/main amd64 Packages
+ 500 http://mirror.example/debian bookworm/contrib amd64 Packages
+POLICY
+STUB
+cat > stub/apt-get <<'STUB'
+#!/bin/sh
+# records the source list it was given, then fails like an unreachable mirror
+for a in "$@"; do case $a in Dir::Etc::SourceList=*) cat "${a#*=}" > "$STUB_SEEN" ;; esac; done
+echo "E: mirror.example unreachable" >&2
+exit 100
+STUB
+chmod +x stub/apt-cache stub/apt-get
+run env PATH="$PWD/stub:$PATH" STUB_SEEN="$PWD/seen.list" "$ROOT/scripts/get-xenalyze.sh" "$PWD/xa"
+check_rc "get-xenalyze.sh: an unreachable mirror fails" 1
+check_contains "get-xenalyze.sh: says apt's update failed" "$err" "apt-get update of the source lists failed"
+if grep -q '^VERSION_CODENAME=bookworm$' /etc/os-release 2>/dev/null; then
+  check_eq "get-xenalyze.sh: the source list is the system's mirror, the release's suite" \
+    "deb-src http://mirror.example/debian bookworm main" "$(cat seen.list 2>&1)"
+else
+  check_contains "get-xenalyze.sh: the source list is the system's mirror" "$(cat seen.list 2>&1)" \
+    "deb-src http://mirror.example/debian bookworm main"
+fi
+check_eq "get-xenalyze.sh names no mirror of its own" "" "$(grep -n 'https\?://' "$ROOT/scripts/get-xenalyze.sh")"
