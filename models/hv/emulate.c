@@ -4,7 +4,9 @@
 #include "models/counters.h"
 #include "models/vmx/exit_reason.h"
 
-typedef void (*exit_handler)(struct vcpu *v, const struct trace_event *ev, struct vcpu_result *r);
+/* ev: the instruction to emulate, or NULL for a fault the MMU handled (see emulate.h). */
+typedef void (*exit_handler)(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                             struct vcpu_result *r);
 
 /* Advance the guest RIP past the emulated instruction (KVM skip_emulated_instruction). */
 static void skip_instruction(struct vmcs *c) {
@@ -54,7 +56,9 @@ static void mov_to_cr(struct vcpu *v, const struct trace_event *ev, struct vcpu_
   }
 }
 
-static void handle_cr(struct vcpu *v, const struct trace_event *ev, struct vcpu_result *r) {
+static void handle_cr(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                  struct vcpu_result *r) {
+  (void)x;
   struct vmcs *c = &v->vmx.vmcs;
   vmcs_read(c, VMCS_EXIT_QUALIFICATION);
   r->stat_key = cr_subkey(ev);
@@ -75,7 +79,9 @@ static void inject(struct vmcs *c, unsigned vector, bool error_code) {
   vmcs_write(c, VMCS_VM_ENTRY_INTR_INFO_FIELD, vector | (3u << 8) | (error_code ? 1u << 11 : 0) | (1u << 31));
 }
 
-static void handle_dr(struct vcpu *v, const struct trace_event *ev, struct vcpu_result *r) {
+static void handle_dr(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                  struct vcpu_result *r) {
+  (void)x;
   struct vmcs *c = &v->vmx.vmcs;
   vmcs_read(c, VMCS_EXIT_QUALIFICATION);
   r->stat_key = stat_key_dr(ev->aux, ev->type == EV_DR_READ);
@@ -108,7 +114,9 @@ static void handle_dr(struct vcpu *v, const struct trace_event *ev, struct vcpu_
   skip_instruction(c);
 }
 
-static void handle_invlpg(struct vcpu *v, const struct trace_event *ev, struct vcpu_result *r) {
+static void handle_invlpg(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                  struct vcpu_result *r) {
+  (void)x;
   struct vmcs *c = &v->vmx.vmcs;
   vmcs_read(c, VMCS_EXIT_QUALIFICATION);
   r->mmu = MMU_INVLPG;
@@ -116,39 +124,68 @@ static void handle_invlpg(struct vcpu *v, const struct trace_event *ev, struct v
   skip_instruction(c);
 }
 
-/* A guest-visible exception: reflect it into the guest. */
-static void handle_exception(struct vcpu *v, const struct trace_event *ev, struct vcpu_result *r) {
-  (void)r;
+/* KVM handle_exception: a #PF that shadow paging intercepted is the MMU's
+** (KVM's kvm_mmu_page_fault, whose work the MMU model reported): the handler
+** reads the interruption information, the faulting address (CR2) and the
+** error code; on the local APIC's page it is MMIO, emulated.  Any other
+** exception is the guest's own: reflected into it. */
+static void handle_exception(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                  struct vcpu_result *r) {
+  (void)x;
   struct vmcs *c = &v->vmx.vmcs;
   vmcs_read(c, VMCS_VM_EXIT_INTR_INFO);
+  if (!ev || ev->type != EV_EXC) {                    /* an MMU fault: ev is NULL, or the MMIO access */
+    vmcs_read(c, VMCS_EXIT_QUALIFICATION);            /* the faulting address (CR2) */
+    vmcs_read(c, VMCS_VM_EXIT_INTR_ERROR_CODE);       /* the error code */
+    if (ev) vcpu_apic_access(v, ev, r);
+    return;
+  }
   vmcs_write(c, VMCS_VM_ENTRY_INTR_INFO_FIELD, (ev->a & 0xff) | (3u << 8) | (1u << 31));
 }
 
-static void handle_hlt(struct vcpu *v, const struct trace_event *ev, struct vcpu_result *r) {
-  (void)ev;
+/* KVM handle_ept_violation: the qualification and the guest-physical address;
+** the MMU did the rest (tdp_page_fault), or the access is MMIO to the local
+** APIC's page, which has no memory behind it: emulated. */
+static void handle_ept_violation(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                  struct vcpu_result *r) {
+  (void)x;
+  struct vmcs *c = &v->vmx.vmcs;
+  vmcs_read(c, VMCS_EXIT_QUALIFICATION);
+  vmcs_read(c, VMCS_GUEST_PHYSICAL_ADDRESS);
+  if (ev) vcpu_apic_access(v, ev, r);
+}
+
+static void handle_hlt(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                  struct vcpu_result *r) {
+  (void)x; (void)ev;
   r->halted = true;
   skip_instruction(&v->vmx.vmcs);
 }
 
-static void handle_interrupt(struct vcpu *v, const struct trace_event *ev, struct vcpu_result *r) {
-  (void)ev; (void)r;
+static void handle_interrupt(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                  struct vcpu_result *r) {
+  (void)x; (void)ev; (void)r;
   vmcs_read(&v->vmx.vmcs, VMCS_VM_EXIT_INTR_INFO);
 }
 
 /* Trap-like (SDM 29.1.2): the MOV to CR8 completed and wrote VTPR (SDM 29.3). */
-static void handle_tpr_below_threshold(struct vcpu *v, const struct trace_event *ev, struct vcpu_result *r) {
+static void handle_tpr_below_threshold(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                  struct vcpu_result *r) {
+  (void)x;
   if (ev->type == EV_CR_WRITE) v->vmx.cr8 = ev->a;
-  handle_interrupt(v, ev, r);
+  handle_interrupt(v, ev, x, r);
 }
 
-static void handle_io(struct vcpu *v, const struct trace_event *ev, struct vcpu_result *r) {
-  (void)ev; (void)r;
+static void handle_io(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                  struct vcpu_result *r) {
+  (void)x; (void)ev; (void)r;
   vmcs_read(&v->vmx.vmcs, VMCS_EXIT_QUALIFICATION);
   skip_instruction(&v->vmx.vmcs);
 }
 
-static void handle_msr_write(struct vcpu *v, const struct trace_event *ev, struct vcpu_result *r) {
-  (void)r;
+static void handle_msr_write(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                  struct vcpu_result *r) {
+  (void)x; (void)r;
   /* KVM keeps the guest's IA32_DEBUGCTL in GUEST_IA32_DEBUGCTL, loaded at entry. */
   if (ev->a == 0x1d9) vmcs_write(&v->vmx.vmcs, VMCS_GUEST_IA32_DEBUGCTL, ev->b);
   skip_instruction(&v->vmx.vmcs);
@@ -156,15 +193,18 @@ static void handle_msr_write(struct vcpu *v, const struct trace_event *ev, struc
 
 /* KVM handle_apic_access: the qualification says which register; the
 ** instruction is emulated against the in-kernel APIC. */
-static void handle_apic_access(struct vcpu *v, const struct trace_event *ev, struct vcpu_result *r) {
+static void handle_apic_access(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                  struct vcpu_result *r) {
+  (void)x;
   vmcs_read(&v->vmx.vmcs, VMCS_EXIT_QUALIFICATION);
   vcpu_apic_access(v, ev, r);
   skip_instruction(&v->vmx.vmcs);
 }
 
 /* CPUID, RDMSR, VMCALL, RDTSC...: emulate and skip. */
-static void handle_default(struct vcpu *v, const struct trace_event *ev, struct vcpu_result *r) {
-  (void)ev; (void)r;
+static void handle_default(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                  struct vcpu_result *r) {
+  (void)x; (void)ev; (void)r;
   skip_instruction(&v->vmx.vmcs);
 }
 
@@ -179,22 +219,11 @@ static const exit_handler handlers[EXIT_REASON_MAX] = {
   [EXIT_REASON_MSR_WRITE]            = handle_msr_write,
   [EXIT_REASON_TPR_BELOW_THRESHOLD]  = handle_tpr_below_threshold,
   [EXIT_REASON_APIC_ACCESS]          = handle_apic_access,
+  [EXIT_REASON_EPT_VIOLATION]        = handle_ept_violation,
 };
 
-void emulate_mmu_fault(struct vcpu *v, const struct vmx_exit_info *x) {
-  struct vmcs *c = &v->vmx.vmcs;
-  if (x->reason == EXIT_REASON_EPT_VIOLATION) {       /* KVM handle_ept_violation */
-    vmcs_read(c, VMCS_EXIT_QUALIFICATION);
-    vmcs_read(c, VMCS_GUEST_PHYSICAL_ADDRESS);
-    return;
-  }
-  vmcs_read(c, VMCS_VM_EXIT_INTR_INFO);               /* KVM handle_exception: is it a #PF? */
-  vmcs_read(c, VMCS_EXIT_QUALIFICATION);              /* the faulting address (CR2) */
-  vmcs_read(c, VMCS_VM_EXIT_INTR_ERROR_CODE);         /* the error code */
-}
-
-void emulate_exit(struct vcpu *v, const struct trace_event *ev, const struct exit_decision *d,
+void emulate_exit(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
                   struct vcpu_result *r) {
-  exit_handler h = d->reason < EXIT_REASON_MAX ? handlers[d->reason] : NULL;
-  (h ? h : handle_default)(v, ev, r);
+  exit_handler h = x->reason < EXIT_REASON_MAX ? handlers[x->reason] : NULL;
+  (h ? h : handle_default)(v, ev, x, r);
 }

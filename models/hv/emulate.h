@@ -14,9 +14,11 @@
 ** KVM_MMU_CR4_ROLE_BITS and the PGE/PCIDE flush rules). */
 #define CR4_SHADOW_PAGING_OWNED (CR4_PGE | CR4_PCIDE | CR4_PAE | CR4_PSE | CR4_SMEP)
 
-void emulate_exit(struct vcpu *v, const struct trace_event *ev, const struct exit_decision *d,
+/* Handles the exit x (the handler of x->reason).  ev is the instruction to
+** emulate: the one that exited, or the MMIO access that faulted; NULL for a
+** fault the MMU handled (a hidden #PF, an EPT violation), whose handler only
+** reads what KVM's reads. */
+void emulate_exit(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
                   struct vcpu_result *r);
-/* The VMREADs of a fault handler before the MMU's work (see vcpu.h). */
-void emulate_mmu_fault(struct vcpu *v, const struct vmx_exit_info *x);
 
 #endif

@@ -180,13 +180,11 @@ void vcpu_exit_begin_info(struct vcpu *v, const struct vmx_exit_info *x, struct 
   v->dr->after_exit(v, w, counters);
 }
 
-void vcpu_emulate(struct vcpu *v, const struct trace_event *ev, const struct exit_decision *d,
-                  struct vcpu_result *r) {
-  r->stat_key = d->reason;
-  emulate_exit(v, ev, d, r);
+void vcpu_handle_exit(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                      struct vcpu_result *r) {
+  *r = (struct vcpu_result){ .stat_key = x->reason, .ipi = -1 };
+  emulate_exit(v, ev, x, r);
 }
-
-void vcpu_fault_handler(struct vcpu *v, const struct vmx_exit_info *x) { emulate_mmu_fault(v, x); }
 
 void vcpu_exit_end(struct vcpu *v, struct work *w, uint64_t counters[]) {
   v->dr->before_entry(v, w, counters);

@@ -2,7 +2,7 @@
 ** guest state the VMCS does not hold, and the per-vCPU state of the
 ** hypervisor's mechanisms.  This is the hypervisor's side of every guest
 ** action: vcpu_setup programs the VMCS from a policy (as KVM's vmx_vcpu_setup
-** does); an exit runs vcpu_exit_begin -> vcpu_emulate -> (MMU) -> vcpu_exit_end;
+** does); an exit runs vcpu_exit_begin -> vcpu_handle_exit -> (MMU) -> vcpu_exit_end;
 ** an action that did not exit runs vcpu_no_exit.  Which mechanism does what
 ** is chosen once per vCPU from the policy's knobs, through the scheme tables
 ** of dr.h (debug registers) and cr3cache.h (the CR3 cache); emulate.h holds the
@@ -78,20 +78,20 @@ void vcpu_no_exit(struct vcpu *v, const struct trace_event *op, uint64_t guest_v
 /* An exit, in three steps so the MMU can act between emulation and entry:
 **   begin:   the processor's exit actions, the hypervisor's dispatch and its
 **            debug-register work after the exit;
-**   emulate: the handler for the exit reason (r says what the MMU must do
-**            next and which breakdown row to charge);
+**   handle:  the handler for the exit reason, from one table for every reason
+**            (emulate.h), faults the MMU handled included (r says what the MMU
+**            must do next and which breakdown row to charge);
 **   end:     debug-register work before entry, then the processor's VM entry.
 ** Work items go to w; counters are indexed by enum counter. */
 void vcpu_exit_begin(struct vcpu *v, unsigned reason, uint64_t qual, struct work *w, uint64_t counters[]);
 /* The same for an exit with more information than a reason and a
 ** qualification (an exception, an EPT violation). */
 void vcpu_exit_begin_info(struct vcpu *v, const struct vmx_exit_info *x, struct work *w, uint64_t counters[]);
-void vcpu_emulate(struct vcpu *v, const struct trace_event *ev, const struct exit_decision *d,
-                  struct vcpu_result *r);
+/* ev: the instruction to emulate (the one that exited, or the MMIO access
+** that faulted), or NULL for a fault the MMU handled.  r is filled from scratch. */
+void vcpu_handle_exit(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                      struct vcpu_result *r);
 void vcpu_exit_end(struct vcpu *v, struct work *w, uint64_t counters[]);
-/* The handler's reads of the exit information of an MMU fault (KVM's
-** handle_exception for a #PF, handle_ept_violation); the MMU did the rest. */
-void vcpu_fault_handler(struct vcpu *v, const struct vmx_exit_info *x);
 
 /* The hypervisor's emulation of a local-APIC register access (in-kernel APIC:
 ** KVM since 2.6.23): an ICR write sends an IPI to the vCPU whose APIC ID is

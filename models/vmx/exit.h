@@ -48,6 +48,12 @@ struct exit_decision {
   uint64_t detail;    /* see enum exit_why */
 };
 
+/* The information the processor records for an exit it decided (SDM 27.2). */
+static inline struct vmx_exit_info vmx_exit_info_of(const struct exit_decision *d) {
+  return (struct vmx_exit_info){ .reason = d->reason, .qual = d->qual, .intr_info = d->intr_info,
+                                 .intr_error = d->intr_error };
+}
+
 /* The decision for one trace event on a vCPU whose VMX state is s. */
 struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_event *ev);
 /* A page fault the processor raises at linear with error code pfec (SDM 25.2:

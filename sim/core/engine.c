@@ -86,17 +86,16 @@ static bool fault_exit(const struct vcpu *v, const struct mmu_fault *f, struct v
   return d.exits;
 }
 
+static void take_exit(struct engine *e, struct vcpu *v, const struct vmx_exit_info *x,
+                      const struct trace_event *ev, struct work *w);
+
 static void sink_fault(struct mmu_sink *s, unsigned vcpu, const struct mmu_fault *f, const struct work *mw) {
   struct engine *e = engine_of(s);
   struct vcpu *v = &e->vcpu[vcpu];
   struct vmx_exit_info x;
   if (!fault_exit(v, f, &x)) return;   /* not intercepted: the guest takes it (no policy does this today) */
-  struct work w = *mw;
-  vcpu_exit_begin_info(v, &x, &w, e->st.counter);
-  vcpu_fault_handler(v, &x);
-  vcpu_exit_end(v, &w, e->st.counter);
-  mmu_on_vm_transition(e->mmu, vcpu);
-  charge_exit(e, v, x.reason, x.reason, &w);
+  struct work w = *mw;                 /* the MMU's work for the fault: the handler adds to it */
+  take_exit(e, v, &x, NULL, &w);
 }
 
 static void sink_guest(struct mmu_sink *s, unsigned vcpu, const struct work *w) {
@@ -260,27 +259,39 @@ void engine_free(struct engine *e) {
 
 /* ---- events ---- */
 
-static void exit_event(struct engine *e, struct vcpu *v, const struct trace_event *op,
-                       const struct exit_decision *d) {
-  struct work w;
-  struct vcpu_result r = { .ipi = -1 };
-  work_clear(&w);
-  struct vmx_exit_info x = { .reason = d->reason, .qual = d->qual, .intr_info = d->intr_info, .intr_error = d->intr_error };
-  vcpu_exit_begin_info(v, &x, &w, e->st.counter);
-  vcpu_emulate(v, op, d, &r);
-  if (r.mmio) work_add(&w, PP_APIC_EMULATE, 1);
+/* Every exit goes this one way, whatever its reason, as every exit goes
+** through KVM's vmx_handle_exit and its table of handlers: the processor's
+** exit actions and the hypervisor's dispatch, the handler of the reason
+** (models/hv/emulate.c), what it asks of the MMU, VM entry, then the charge
+** for all of it and the handler's effects beyond the vCPU.  ev is the
+** instruction the handler emulates, or NULL for a fault the MMU handled
+** (whose work is already in w). */
+static void take_exit(struct engine *e, struct vcpu *v, const struct vmx_exit_info *x,
+                      const struct trace_event *ev, struct work *w) {
+  struct vcpu_result r;
+  vcpu_exit_begin_info(v, x, w, e->st.counter);
+  vcpu_handle_exit(v, ev, x, &r);
+  if (r.mmio) work_add(w, PP_APIC_EMULATE, 1);
   if (r.mmu != MMU_NONE) {
     struct mmu_ctx c = mmu_ctx_of(v);
-    mmu_request(e->mmu, &c, r.mmu, r.mmu_arg, true, &w);
+    mmu_request(e->mmu, &c, r.mmu, r.mmu_arg, true, w);
   }
-  vcpu_exit_end(v, &w, e->st.counter);
+  vcpu_exit_end(v, w, e->st.counter);
   mmu_on_vm_transition(e->mmu, v->id);
-  charge_exit(e, v, d->reason, r.stat_key, &w);
+  charge_exit(e, v, x->reason, r.stat_key, w);
   after_handler(e, v, &r);
   if (r.reexecute) {               /* e.g. MOV DR after KVM stopped intercepting it */
     struct vmx_native again = { 0 };
-    vcpu_no_exit(v, op, op->a, &again);
+    vcpu_no_exit(v, ev, ev->a, &again);
   }
+}
+
+static void exit_event(struct engine *e, struct vcpu *v, const struct trace_event *op,
+                       const struct exit_decision *d) {
+  struct work w;
+  work_clear(&w);
+  struct vmx_exit_info x = vmx_exit_info_of(d);
+  take_exit(e, v, &x, op, &w);
 }
 
 /* op is the instruction as executed; guest_value the operand the guest meant
@@ -314,16 +325,8 @@ static void apic_mmio_event(struct engine *e, struct vcpu *v, const struct trace
   struct vmx_exit_info x;
   if (!fault_exit(v, &f, &x)) return;
   struct work w;
-  struct vcpu_result r = { .ipi = -1 };
   work_clear(&w);
-  vcpu_exit_begin_info(v, &x, &w, e->st.counter);
-  vcpu_fault_handler(v, &x);
-  vcpu_apic_access(v, op, &r);
-  work_add(&w, PP_APIC_EMULATE, 1);
-  vcpu_exit_end(v, &w, e->st.counter);
-  mmu_on_vm_transition(e->mmu, v->id);
-  charge_exit(e, v, x.reason, x.reason, &w);
-  after_handler(e, v, &r);
+  take_exit(e, v, &x, op, &w);
 }
 
 /* An instruction: the processor decides, then the exit or the native run.

@@ -49,7 +49,8 @@ static struct exit_decision step(struct trace_event ev) {
   if (d.exits) {
     struct vcpu_result r = { 0 };
     vcpu_exit_begin(&V, d.reason, d.qual, &W, ctr);
-    vcpu_emulate(&V, &ev, &d, &r);
+    struct vmx_exit_info xi = vmx_exit_info_of(&d);
+    vcpu_handle_exit(&V, &ev, &xi, &r);
     vcpu_exit_end(&V, &W, ctr);
     if (r.reexecute) {
       struct vmx_native again = { 0 };

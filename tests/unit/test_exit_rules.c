@@ -291,7 +291,8 @@ static void mov_to_cr8_below_the_tpr_threshold_exits_after_the_write(void **stat
   uint64_t rip = vmcs_peek(&v.vmx.vmcs, VMCS_GUEST_RIP);
   struct vcpu_result r = { 0 };
   vcpu_exit_begin(&v, d.reason, d.qual, &w, ctr);
-  vcpu_emulate(&v, &ev, &d, &r);
+  struct vmx_exit_info xi = vmx_exit_info_of(&d);
+  vcpu_handle_exit(&v, &ev, &xi, &r);
   vcpu_exit_end(&v, &w, ctr);
   print_message("TPR after the exit %llu (expected 2)\n", (unsigned long long)v.vmx.cr8);
   assert_int_equal(v.vmx.cr8, 2);
@@ -724,7 +725,8 @@ static bool run_event(struct trace_event ev) {
     return false;
   }
   vcpu_exit_begin(&EV, d.reason, d.qual, &w, ctr);
-  vcpu_emulate(&EV, &ev, &d, &r);
+  struct vmx_exit_info xi = vmx_exit_info_of(&d);
+  vcpu_handle_exit(&EV, &ev, &xi, &r);
   vcpu_exit_end(&EV, &w, ctr);
   return true;
 }
