@@ -28,10 +28,21 @@ uint64_t engine_exit_cost(const struct profile *pr, unsigned key, const struct w
   return pr->p[PP_VM_ROUNDTRIP] + pr->handler[key] + work_cost(pr, w);
 }
 
-/* Charges one exit: the VMCS accesses the handler made are counted from the
-** VMCS itself, so no handler can forget to report them.  Every access made
-** since the vCPU's previous charge counts, including those the MMU handler
-** made before it reported the exit (e.g. clearing the CR3 cache). */
+/* One ledger's charge for an exit: its price of the work, in its rows and clocks. */
+static inline uint64_t charge_ledger(struct engine_ledger *l, unsigned vcpu, unsigned reason, unsigned key,
+                                     const struct work *w) {
+  uint64_t cost = engine_exit_cost(l->prof, key, w);
+  stats_add_exit(l->st, reason, key, cost);
+  l->st->vmm_cycles += cost;
+  l->vcpu_cycles[vcpu] += cost;
+  return cost;
+}
+
+/* Charges one exit in every ledger: the VMCS accesses the handler made are
+** counted from the VMCS itself, so no handler can forget to report them.
+** Every access made since the vCPU's previous charge counts, including those
+** the MMU handler made before it reported the exit (e.g. clearing the CR3
+** cache).  What the REPL and the observer see is ledger 0's price. */
 static void charge_exit(struct engine *e, struct vcpu *v, unsigned reason, unsigned key, struct work *w) {
   struct vmcs *c = &v->vmx.vmcs;
   uint64_t *done = &e->vmcs_charged[2 * v->id];
@@ -42,18 +53,9 @@ static void charge_exit(struct engine *e, struct vcpu *v, unsigned reason, unsig
   work_add(w, PP_VMWRITE, (uint32_t)writes);
   e->st.counter[CTR_VMREADS] += reads;
   e->st.counter[CTR_VMWRITES] += writes;
-  uint64_t cost = engine_exit_cost(e->prof, key, w);
-  stats_add_exit(&e->st, reason, key, cost);
+  uint64_t cost = charge_ledger(&e->ledger[0], v->id, reason, key, w);
+  for (unsigned k = 1; k < e->nledger; k++) charge_ledger(&e->ledger[k], v->id, reason, key, w);
   e->st.total_exits++;
-  e->st.vmm_cycles += cost;
-  e->vcpu_cycles[v->id] += cost;
-  for (unsigned k = 0; k < e->nextra; k++) {
-    struct engine_ledger *l = &e->extra[k];
-    uint64_t lc = engine_exit_cost(l->prof, key, w);
-    stats_add_exit(&l->st, reason, key, lc);
-    l->st.vmm_cycles += lc;
-    l->vcpu_cycles[v->id] += lc;
-  }
   e->last.exits++;
   e->last.last_reason = reason;
   e->last.cycles += cost;
@@ -98,29 +100,26 @@ static void sink_fault(struct mmu_sink *s, unsigned vcpu, const struct mmu_fault
   take_exit(e, v, &x, NULL, &w);
 }
 
-static void sink_guest(struct mmu_sink *s, unsigned vcpu, const struct work *w) {
-  struct engine *e = engine_of(s);
-  uint64_t c = work_cost(e->prof, w);
-  e->st.guest_cycles += c;
-  e->vcpu_cycles[vcpu] += c;
-  for (unsigned k = 0; k < e->nextra; k++) {
-    struct engine_ledger *l = &e->extra[k];
-    uint64_t lc = work_cost(l->prof, w);
-    l->st.guest_cycles += lc;
-    l->vcpu_cycles[vcpu] += lc;
+/* Guest time that is no exit (TLB refills, the guest's own walks), in every ledger. */
+static void charge_guest(struct engine *e, unsigned vcpu, const struct work *w) {
+  for (unsigned k = 0; k < e->nledger; k++) {
+    struct engine_ledger *l = &e->ledger[k];
+    uint64_t c = work_cost(l->prof, w);
+    l->st->guest_cycles += c;
+    l->vcpu_cycles[vcpu] += c;
   }
 }
 
+static void sink_guest(struct mmu_sink *s, unsigned vcpu, const struct work *w) { charge_guest(engine_of(s), vcpu, w); }
+
+/* n of one item (TLB refills: the hot path, so no work set to price). */
 static void sink_guest_ops(struct mmu_sink *s, unsigned vcpu, enum profile_param op, uint32_t n) {
   struct engine *e = engine_of(s);
-  uint64_t c = (uint64_t)n * e->prof->p[op];
-  e->st.guest_cycles += c;
-  e->vcpu_cycles[vcpu] += c;
-  for (unsigned k = 0; k < e->nextra; k++) {
-    struct engine_ledger *l = &e->extra[k];
-    uint64_t lc = (uint64_t)n * l->prof->p[op];
-    l->st.guest_cycles += lc;
-    l->vcpu_cycles[vcpu] += lc;
+  for (unsigned k = 0; k < e->nledger; k++) {
+    struct engine_ledger *l = &e->ledger[k];
+    uint64_t c = (uint64_t)n * l->prof->p[op];
+    l->st->guest_cycles += c;
+    l->vcpu_cycles[vcpu] += c;
   }
 }
 
@@ -148,9 +147,8 @@ static void deliver_ipi(struct engine *e, const struct vcpu *from, int dest) {
   struct vcpu *t = &e->vcpu[dest];
   if (!t->halted) return;
   t->halted = false;
-  if (e->vcpu_cycles[dest] < e->vcpu_cycles[from->id]) e->vcpu_cycles[dest] = e->vcpu_cycles[from->id];
-  for (unsigned k = 0; k < e->nextra; k++) {          /* each profile's clocks */
-    uint64_t *vc = e->extra[k].vcpu_cycles;
+  for (unsigned k = 0; k < e->nledger; k++) {          /* each profile's clocks */
+    uint64_t *vc = e->ledger[k].vcpu_cycles;
     if (vc[dest] < vc[from->id]) vc[dest] = vc[from->id];
   }
 }
@@ -193,6 +191,9 @@ int engine_init(struct engine *e, const struct policy *p, const struct profile *
   }
   e->vcpu = xcalloc(nvcpu, sizeof *e->vcpu);
   e->vcpu_cycles = xcalloc(nvcpu, sizeof *e->vcpu_cycles);
+  e->ledger = xcalloc(1, sizeof *e->ledger);
+  e->ledger[0] = (struct engine_ledger){ pr, &e->st, e->vcpu_cycles };
+  e->nledger = 1;
   e->vmcs_charged = xcalloc(2 * (size_t)nvcpu, sizeof *e->vmcs_charged);
   for (unsigned i = 0; i < nvcpu; i++) {
     uint64_t forced = vcpu_setup(&e->vcpu[i], i, p);
@@ -213,10 +214,11 @@ int engine_init(struct engine *e, const struct policy *p, const struct profile *
 int engine_add_profile(struct engine *e, const struct profile *pr, char *err, size_t errlen) {
   int rc = entry_check(e, pr, err, errlen);
   if (rc) return rc;
-  e->extra = xrealloc(e->extra, (e->nextra + 1) * sizeof *e->extra);
-  struct engine_ledger *l = &e->extra[e->nextra++];
+  e->ledger = xrealloc(e->ledger, (e->nledger + 1) * sizeof *e->ledger);
+  struct engine_ledger *l = &e->ledger[e->nledger++];
   l->prof = pr;
-  stats_init(&l->st);
+  l->st = xmalloc(sizeof *l->st);
+  stats_init(l->st);
   l->vcpu_cycles = xcalloc(e->nvcpu, sizeof *l->vcpu_cycles);
   return EXIT_OK;
 }
@@ -224,14 +226,14 @@ int engine_add_profile(struct engine *e, const struct profile *pr, char *err, si
 void engine_ledger_stats(const struct engine *e, unsigned k, struct stats *st) {
   *st = e->st;
   if (k == 0) return;
-  const struct stats *l = &e->extra[k - 1].st;
+  const struct stats *l = e->ledger[k].st;
   memcpy(st->row, l->row, sizeof st->row);
   st->guest_cycles = l->guest_cycles;
   st->vmm_cycles = l->vmm_cycles;
 }
 
 uint64_t engine_ledger_elapsed(const struct engine *e, unsigned k) {
-  const uint64_t *vc = k ? e->extra[k - 1].vcpu_cycles : e->vcpu_cycles;
+  const uint64_t *vc = e->ledger[k].vcpu_cycles;
   uint64_t m = 0;
   for (unsigned i = 0; i < e->nvcpu; i++)
     if (vc[i] > m) m = vc[i];
@@ -239,13 +241,14 @@ uint64_t engine_ledger_elapsed(const struct engine *e, unsigned k) {
 }
 
 void engine_free(struct engine *e) {
-  for (unsigned k = 0; k < e->nextra; k++) {
-    stats_free(&e->extra[k].st);
-    free(e->extra[k].vcpu_cycles);
+  for (unsigned k = 1; k < e->nledger; k++) {   /* ledger 0's are the engine's own */
+    stats_free(e->ledger[k].st);
+    free(e->ledger[k].st);
+    free(e->ledger[k].vcpu_cycles);
   }
-  free(e->extra);
-  e->extra = NULL;
-  e->nextra = 0;
+  free(e->ledger);
+  e->ledger = NULL;
+  e->nledger = 0;
   if (e->mmu) mmu_destroy(e->mmu);
   free(e->vcpu);
   free(e->vcpu_cycles);
@@ -375,17 +378,20 @@ static void locate_failure(struct engine *e, const struct trace_event *block, si
   e->failed_record = f >= b && f < b + n * sizeof *block ? first + (f - b) / sizeof *block + 1 : UINT64_MAX;
 }
 
+/* An event's native time: the same at every price, in every ledger. */
+static inline void charge_native(struct engine *e, const struct trace_event *ev) {
+  for (unsigned k = 0; k < e->nledger; k++) {
+    e->ledger[k].st->guest_cycles += ev->cycles;
+    e->ledger[k].vcpu_cycles[ev->vcpu] += ev->cycles;
+  }
+}
+
 void engine_step(struct engine *e, const struct trace_event *ev) {
   mmu_stepwise(e->mmu);
   if (ev->type == EV_MEASURED) { measured_record(e); return; }
   e->index++;
   e->st.events++;
-  e->st.guest_cycles += ev->cycles;
-  e->vcpu_cycles[ev->vcpu] += ev->cycles;
-  for (unsigned k = 0; k < e->nextra; k++) {
-    e->extra[k].st.guest_cycles += ev->cycles;
-    e->extra[k].vcpu_cycles[ev->vcpu] += ev->cycles;
-  }
+  charge_native(e, ev);
   memset(&e->last, 0, sizeof e->last);
   event(e, ev, true);
   locate_failure(e, ev, 1, e->index - 1);
@@ -397,12 +403,7 @@ static inline void counted_step(struct engine *e, const struct trace_event *ev, 
   e->index++;
   if (ev->type == EV_MEASURED) return;
   e->st.events++;
-  e->st.guest_cycles += ev->cycles;
-  e->vcpu_cycles[ev->vcpu] += ev->cycles;
-  for (unsigned k = 0; k < e->nextra; k++) {
-    e->extra[k].st.guest_cycles += ev->cycles;
-    e->extra[k].vcpu_cycles[ev->vcpu] += ev->cycles;
-  }
+  charge_native(e, ev);
   if (ev->type != EV_RUN) event(e, ev, false);
   else if (stepwise) e->vcpu[ev->vcpu].halted = false;
 }
@@ -413,7 +414,7 @@ static inline void counted_step(struct engine *e, const struct trace_event *ev, 
 ** native time (the replay of a trace without measured exits has always
 ** counted it so, and its figures come from here).  The counts are kept per
 ** block, or per record when an observer may read them. */
-static inline void run_block(struct engine *e, const struct trace_event *ev, size_t n, bool stepwise, unsigned nextra) {
+static inline void run_block(struct engine *e, const struct trace_event *ev, size_t n, bool stepwise, unsigned nledger) {
   const struct trace_event *block = ev;
   uint64_t first = e->index;
   if (stepwise || e->obs.exit) {
@@ -425,26 +426,24 @@ static inline void run_block(struct engine *e, const struct trace_event *ev, siz
   size_t measured = 0;
   for (const struct trace_event *end = ev + n; ev != end; ev++) {
     guest += ev->cycles;
-    e->vcpu_cycles[ev->vcpu] += ev->cycles;
-    for (unsigned k = 0; k < nextra; k++) e->extra[k].vcpu_cycles[ev->vcpu] += ev->cycles;  /* each profile's clocks */
+    for (unsigned k = 0; k < nledger; k++) e->ledger[k].vcpu_cycles[ev->vcpu] += ev->cycles;  /* each profile's clocks */
     if (ev->type == EV_RUN) continue;
     if (ev->type == EV_MEASURED) measured++;
     else event(e, ev, false);
   }
-  e->st.guest_cycles += guest;
-  for (unsigned k = 0; k < nextra; k++) e->extra[k].st.guest_cycles += guest;   /* native time: the same at every price */
+  for (unsigned k = 0; k < nledger; k++) e->ledger[k].st->guest_cycles += guest;   /* native time: the same at every price */
   e->index += n;
   e->st.events += n - measured;
   locate_failure(e, block, n, first);
 }
 
 void engine_run_block(struct engine *e, const struct trace_event *ev, size_t n) {
-  if (e->nextra) run_block(e, ev, n, false, e->nextra);
-  else run_block(e, ev, n, false, 0);    /* a loop without the further profiles */
+  if (e->nledger > 1) run_block(e, ev, n, false, e->nledger);
+  else run_block(e, ev, n, false, 1);    /* a loop for one profile, the count known */
 }
 
 void engine_run_block_stepwise(struct engine *e, const struct trace_event *ev, size_t n) {
-  run_block(e, ev, n, true, e->nextra);
+  run_block(e, ev, n, true, e->nledger);
 }
 
 int engine_run(struct engine *e, struct trace_reader *r, bool (*progress)(struct engine *, void *), void *arg) {

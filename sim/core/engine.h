@@ -20,12 +20,14 @@ struct engine_last {
   uint64_t cycles;                 /* hypervisor cycles the event cost */
 };
 
-/* The prices of a further CPU profile (engine_add_profile).  What the model
-** does never depends on prices, so one replay serves every profile: each
-** ledger is charged the same work at its own prices. */
+/* The prices of one CPU profile.  What the model does never depends on
+** prices, so one replay serves every profile: each ledger is charged the same
+** work at its own prices.  Ledger 0 is the engine's own profile (its st and
+** vcpu_cycles are the engine's, which also hold the counters and event
+** counts); engine_add_profile adds the others. */
 struct engine_ledger {
   const struct profile *prof;
-  struct stats st;                 /* rows and cycle totals; counters and event counts are the engine's */
+  struct stats *st;                /* rows and cycle totals */
   uint64_t *vcpu_cycles;           /* [nvcpu] */
 };
 
@@ -61,8 +63,9 @@ struct engine {
                                       made it; 0 before */
   struct engine_last last;
   struct mmu_sink sink;
-  unsigned nextra;                 /* further profiles priced: extra[0..nextra) (no observer then) */
-  struct engine_ledger *extra;
+  unsigned nledger;                /* profiles priced: ledger[0..nledger), 1 + engine_add_profile's
+                                      (no observer with more than one) */
+  struct engine_ledger *ledger;
   struct engine_observer obs;      /* zeroed by engine_init; set it afterwards */
   const struct trace_event *cur;   /* the event being replayed */
 };
@@ -75,7 +78,7 @@ int engine_init(struct engine *e, const struct policy *p, const struct profile *
                  unsigned nvcpu, unsigned paging, char *err, size_t errlen);
 void engine_free(struct engine *e);
 /* Prices the replay at profile pr too (before the first event), as ledger
-** e->nextra + 1.  EXIT_VMENTRY with a message when that CPU fails VM entry. */
+** e->nledger.  EXIT_VMENTRY with a message when that CPU fails VM entry. */
 int engine_add_profile(struct engine *e, const struct profile *pr, char *err, size_t errlen);
 /* Ledger k's statistics (0: the engine's own profile), with the engine's
 ** counters and event counts, for a report; and its elapsed cycles. */
