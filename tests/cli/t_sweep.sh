@@ -331,6 +331,13 @@ no_pwned "hostile values, the scripts run"
 
 # A control character in any value is refused, named, and nothing is written.
 nl=$(printf 'x\nid>PWNED')
+printf '{"name": "x\\nid>PWNED\\n#", "traces": ["basic.bin"], "policies": ["nocache"]}\n' > nl-name.json
+run "$VMXSIM" sweep nl-name.json --slurm --dir nl-dir
+check_rc "a newline in the plan's name: usage" 2
+check_contains "a newline in the plan's name: named" "$err" \
+  "nl-name.json: \$.name: a name with a control character (byte 0x0a at offset 1)"
+run "$VMXSIM" sweep nl-name.json --dry-run
+check_rc "a newline in the plan's name: refused for any sweep" 2
 for opt in --partition --time --sbatch-option; do
   run "$VMXSIM" sweep plan.json --slurm --dir nl-dir "$opt" "$nl"
   check_rc "a newline in $opt: usage" 2
@@ -353,6 +360,28 @@ rm -f "$nl.json"
 if [ ! -e nl-dir ] && [ ! -e "$nl" ]; then pass "a control character: no script written"
 else fail "a control character: no script written" "$(ls)"; fi
 no_pwned "control characters"
+
+# A name is a name: it cannot put the default --dir (sweep-NAME) elsewhere.
+mkdir -p a/b/c
+printf '{"name": "/../../../x", "traces": ["basic.bin"], "policies": ["nocache"]}\n' > up.json
+before=$(find . ! -name 'up.*' | sort)
+( cd a/b/c && "$VMXSIM" sweep ../../../up.json --slurm > ../../../up.out 2> ../../../up.err; echo $? > ../../../up.rc )
+check_eq "a name with '/': usage" "2" "$(cat up.rc)"
+check_contains "a name with '/': named" "$(cat up.err)" "up.json: \$.name: a name with a '/' (offset 0)"
+check_eq "a name with '/': nothing written" "$before" "$(find . ! -name 'up.*' | sort)"
+for n in ..x .x; do
+  printf '{"name": "%s", "traces": ["basic.bin"], "policies": ["nocache"]}\n' "$n" > dot.json
+  run "$VMXSIM" sweep dot.json --slurm
+  check_rc "the name $n: usage" 2
+  check_contains "the name $n: named" "$err" "dot.json: \$.name: a name that starts with '.'"
+done
+if [ ! -e sweep-..x ] && [ ! -e sweep-.x ]; then pass "a name with a leading '.': nothing written"
+else fail "a name with a leading '.': nothing written" "$(ls -a)"; fi
+printf '{"traces": ["basic.bin"], "policies": ["nocache"]}\n' > .hidden.json
+run "$VMXSIM" sweep .hidden.json --dry-run
+check_rc "a default name with a leading '.': usage" 2
+check_contains "a default name with a leading '.': set \"name\"" "$err" \
+  ".hidden.json: \$.name: the plan's file name gives a name that starts with '.'; set \"name\""
 
 # ---- plots from a sweep: a swept parameter against us or exits per operation ----
 if ! command -v gnuplot >/dev/null 2>&1; then
