@@ -286,6 +286,8 @@ check_contains "a refused submission: named" "$err" "refused $PWD/shared/sweep.s
 sbatch_words() {
   grep '^#SBATCH ' "$1" | while IFS= read -r l; do eval "set -- ${l#'#SBATCH '}"; printf '%s\n' "$@"; done
 }
+# words TEXT: the words of TEXT as sh reads them, joined by '|' (nothing after a syntax error)
+words() { (eval "set -- $1" && IFS='|' && printf '%s\n' "$*") 2>/dev/null; }
 no_pwned() { # WHAT: no command of a value ran
   check_eq "$1: no command in a value ran" "" "$(find . -name 'PWNED*')"
 }
@@ -328,6 +330,26 @@ check_eq "hostile values: the sweep has the plan's name" "$NAME" "$(q "$D/shard-
 sh "$D/merge.sbatch" > merge.out 2>&1
 check_eq "hostile values: the merge job merges" "2" "$(q "$D/merged.db" 'SELECT count(*) FROM runs')"
 no_pwned "hostile values, the scripts run"
+
+# The printed commands are quoted: pasted, they run with the paths as they are.
+mkdir -p stub
+printf '#!/bin/sh\nfor a in "$@"; do printf "%%s\\n" "$a"; done >> "$STUB_LOG"\necho "41;cluster"\n' > stub/sbatch
+chmod +x stub/sbatch
+cmd=$(printf '%s\n' "$out" | sed -n 's/^submit them with: \(.*\) (the same options), or:$/\1/p')
+check_eq "the printed sweep command names the plan as one word" "vmxsim|sweep|$PLAN|--slurm|--submit" "$(words "$cmd")"
+printf '%s\n' "$out" | sed -n '3,4p' > pasted.sh
+STUB_LOG=$PWD/stub.log PATH="$PWD/stub:$PATH" sh pasted.sh > /dev/null
+check_eq "the printed sbatch commands, pasted, submit the scripts" "--parsable
+$PWD/$D/sweep.sbatch
+--dependency=afterok:41
+--kill-on-invalid-dep=yes
+$PWD/$D/merge.sbatch" "$(cat stub.log 2>/dev/null)"
+run env SBATCH="$PWD/stub/sbatch" STUB_LOG="$PWD/stub-submit.log" "$VMXSIM" sweep "$PLAN" --slurm --submit --dir "$D"
+check_rc "hostile values: --submit" 0
+cmd=$(printf '%s\n' "$out" | sed -n 's/^a failed task runs again alone with: \(.*\), then: \(.*\)$/\1 \2/p')
+check_eq "the printed commands after --submit: each script one word" \
+  "sbatch|--array=I|$PWD/$D/sweep.sbatch|sbatch|$PWD/$D/merge.sbatch" "$(words "$cmd")"
+no_pwned "hostile values, the printed commands pasted"
 
 # A control character in any value is refused, named, and nothing is written.
 nl=$(printf 'x\nid>PWNED')
