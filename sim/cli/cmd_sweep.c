@@ -55,7 +55,8 @@ static const char sweep_usage[] =
   "  --shards N            array tasks (default: one per 50 runs)\n"
   "  --dir DIR             a directory every node sees (default ./sweep-NAME)\n"
   "  --cpus-per-task C     each task's CPUs and workers (default 1)\n"
-  "  --time T, --partition P, --sbatch-option OPT   passed to both jobs as #SBATCH lines\n"
+  "  --time T, --partition P, --sbatch-option OPT   passed to both jobs as #SBATCH lines,\n"
+  "                        quoted (OPT is one option, one word: --sbatch-option=--account=lab)\n"
   "\n"
   "examples:\n"
   "  vmxsim sweep cr3-study.json -j 2\n"
@@ -414,22 +415,43 @@ static int submit(const struct slurm_job *j, bool json) {
   } else if (!rc) {
     printf("submitted array job %s (%u tasks) and merge job %s (runs when every task succeeded)\n", array_id,
            j->nshards, merge_id);
-    printf("a failed task runs again alone with: sbatch --array=I %s, then: sbatch %s\n", ap, mp);
+    struct strbuf t = { 0 };
+    strbuf_puts(&t, "a failed task runs again alone with: sbatch --array=I ");
+    shell_quote(&t, ap);
+    strbuf_puts(&t, ", then: sbatch ");
+    shell_quote(&t, mp);
+    printf("%s\n", t.s);
+    free(t.s);
   }
   free(ap), free(mp);
   return rc;
 }
 
+/* How to submit the scripts by hand: commands to paste, every word quoted as sh needs it. */
+static void print_submit_hint(const struct sweep_cli *o, const struct slurm_job *j) {
+  char *ap = slurm_array_script_path(j), *mp = slurm_merge_script_path(j);
+  struct strbuf t = { 0 };
+  strbuf_puts(&t, "submit them with: vmxsim sweep ");
+  shell_quote(&t, o->plan);
+  strbuf_puts(&t, " --slurm --submit (the same options), or:\n  id=$(sbatch --parsable ");
+  shell_quote(&t, ap);
+  strbuf_puts(&t, " | cut -d';' -f1)\n  sbatch --dependency=afterok:$id --kill-on-invalid-dep=yes ");
+  shell_quote(&t, mp);
+  printf("%s\n", t.s);
+  free(t.s), free(ap), free(mp);
+}
+
 static int run_slurm(struct sweep_cli *o, const struct plan *plan) {
-  char dflt_dir[200], err[1024];
-  snprintf(dflt_dir, sizeof dflt_dir, "sweep-%s", plan->name);
+  char err[1024];
+  struct strbuf dflt_dir = { 0 };
+  strbuf_printf(&dflt_dir, "sweep-%s", plan->name);
   unsigned n = o->shards;
   if (!n) {
     size_t want = (plan->nruns + RUNS_PER_SHARD - 1) / RUNS_PER_SHARD;
     n = (unsigned)(want < 1 ? 1 : want > SHARDS_DEFAULT_MAX ? SHARDS_DEFAULT_MAX : want);
   }
   if (n > plan->nruns) n = (unsigned)plan->nruns;
-  char *program = self_path(), *plan_abs = realpath(o->plan, NULL), *dir = absolute(o->dir ? o->dir : dflt_dir);
+  char *program = self_path(), *plan_abs = realpath(o->plan, NULL), *dir = absolute(o->dir ? o->dir : dflt_dir.s);
   char *cache = o->cache ? absolute(o->cache) : NULL, *db = o->db ? absolute(o->db) : NULL;
   if (!cache) cache = path_in(dir, "traces");
   if (!db) db = path_in(dir, "merged.db");
@@ -442,11 +464,9 @@ static int run_slurm(struct sweep_cli *o, const struct plan *plan) {
   else {
     printf("wrote %s/sweep.sbatch (%u tasks, part I into %s/shard-I.db) and %s/merge.sbatch (into %s)\n", dir, n, dir,
            dir, db);
-    printf("submit them with: vmxsim sweep %s --slurm --submit (the same options), or:\n", o->plan);
-    printf("  id=$(sbatch --parsable %s/sweep.sbatch | cut -d';' -f1)\n", dir);
-    printf("  sbatch --dependency=afterok:$id --kill-on-invalid-dep=yes %s/merge.sbatch\n", dir);
+    print_submit_hint(o, &j);
   }
-  free(program), free(plan_abs), free(dir), free(cache), free(db);
+  free(program), free(plan_abs), free(dir), free(cache), free(db), free(dflt_dir.s);
   return rc;
 }
 

@@ -177,6 +177,40 @@ void strbuf_printf(struct strbuf *b, const char *fmt, ...) {
   b->len += (size_t)n;
 }
 
+static bool needs_no_quotes(const char *s) {
+  if (!*s) return false;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || strchr("%+,-./:@_", *s)))
+      return false;
+  return true;
+}
+
+static void quote(struct strbuf *b, const char *s, bool always) {
+  if (!always && needs_no_quotes(s)) {
+    strbuf_puts(b, s);
+    return;
+  }
+  strbuf_puts(b, "'");
+  for (;;) {
+    size_t n = strcspn(s, "'\\");
+    strbuf_add(b, s, n);
+    s += n;
+    if (!*s) break;
+    strbuf_puts(b, *s == '\'' ? "'\\''" : "'\\\\'");
+    s++;
+  }
+  strbuf_puts(b, "'");
+}
+
+void shell_quote(struct strbuf *b, const char *s) { quote(b, s, false); }
+void shell_quote_always(struct strbuf *b, const char *s) { quote(b, s, true); }
+
+const char *control_char(const char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f) return s;
+  return NULL;
+}
+
 char *user_cache_dir(const char *leaf) {
   const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
   struct strbuf b = { 0 };

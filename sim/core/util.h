@@ -34,6 +34,21 @@ void strbuf_add(struct strbuf *b, const char *s, size_t n);
 void strbuf_puts(struct strbuf *b, const char *s);   /* the whole of s */
 void strbuf_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* s as one word of a command (not its first) that sh reads back as s: as it
+** is when every byte is a letter, a digit or one of "%+,-./:@_" (so an ordinary
+** path stays readable), else in single quotes, a quote written '\'' and a
+** backslash '\\' (outside the quotes: Slurm's #SBATCH lines, which read this
+** form back alike, take a backslash as an escape even inside quotes).
+** shell_quote_always quotes every word, so the values of a script look alike.
+** A control character is copied as it is: a newline stays harmless to sh in
+** quotes but not to a line-based reader such as sbatch, so what goes into a
+** script is refused beforehand (control_char). */
+void shell_quote(struct strbuf *b, const char *s);
+void shell_quote_always(struct strbuf *b, const char *s);
+
+/* The first control character of s (a byte below 0x20, or 0x7f), or NULL. */
+const char *control_char(const char *s);
+
 /* Prints "vmxsim: <message>\n" to stderr. */
 void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

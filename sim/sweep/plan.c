@@ -12,6 +12,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The name names the sweep's directory (sweep-NAME, the default --dir) and its
+** Slurm jobs: a '/' or a leading '.' would put the directory elsewhere (or hide
+** it), a control character would start a line of its own in the job scripts. */
+static int check_name(struct ctx *c, const char *name, bool from_file) {
+  char why[96];
+  const char *slash = strchr(name, '/'), *cc = control_char(name);
+  if (!*name) snprintf(why, sizeof why, "an empty name");
+  else if (name[0] == '.') snprintf(why, sizeof why, "a name that starts with '.'");
+  else if (slash) snprintf(why, sizeof why, "a name with a '/' (offset %zu)", (size_t)(slash - name));
+  else if (cc) snprintf(why, sizeof why, "a name with a control character (byte 0x%02x at offset %zu)", (unsigned char)*cc,
+                        (size_t)(cc - name));
+  else return 0;
+  if (from_file) return plan_fail(c, EXIT_USAGE, "$.name", "the plan's file name gives %s; set \"name\"", why);
+  return plan_fail(c, EXIT_USAGE, "$.name", "%s: the name names the sweep's directory and jobs, so it must not start "
+                   "with '.' nor hold a '/' or a control character", why);
+}
+
 static int parse_top(struct ctx *c, const cJSON *root) {
   struct plan *p = c->p;
   if (!cJSON_IsObject(root)) return plan_fail(c, EXIT_USAGE, "$", "expected an object with \"traces\" and \"policies\"");
@@ -29,6 +46,8 @@ static int parse_top(struct ctx *c, const cJSON *root) {
     free(p->name);
     p->name = xstrdup(name->valuestring);
   }
+  rc = check_name(c, p->name, !name);
+  if (rc) return rc;
   if (cache) p->cache = plan_resolve_path(p->dir, cache->valuestring);
   if (!rc) rc = plan_parse_traces(c, cJSON_GetObjectItemCaseSensitive(root, "traces"));
   if (!rc) rc = plan_parse_policies(c, cJSON_GetObjectItemCaseSensitive(root, "policies"));

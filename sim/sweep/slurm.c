@@ -13,16 +13,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* s in single quotes for sh ('\'' for a quote inside). */
-static void add_quoted(struct strbuf *t, const char *s) {
-  strbuf_printf(t, "'");
-  for (; *s; s++) {
-    if (*s == '\'') strbuf_printf(t, "'\\''");
-    else strbuf_printf(t, "%c", *s);
-  }
-  strbuf_printf(t, "'");
-}
-
 static char *path_in(const char *dir, const char *name) {
   size_t n = strlen(dir) + strlen(name) + 2;
   char *p = xmalloc(n);
@@ -33,11 +23,35 @@ static char *path_in(const char *dir, const char *name) {
 char *slurm_array_script_path(const struct slurm_job *j) { return path_in(j->dir, "sweep.sbatch"); }
 char *slurm_merge_script_path(const struct slurm_job *j) { return path_in(j->dir, "merge.sbatch"); }
 
-/* The #SBATCH lines both jobs share. */
+/* "#SBATCH OPTION=VALUE", or "#SBATCH VALUE" without an option: the value in
+** quotes, which sbatch reads back as sh does (slurm_write has refused control
+** characters: the line would end at a newline). */
+static void sbatch_line(struct strbuf *t, const char *option, const char *value) {
+  strbuf_printf(t, "#SBATCH %s%s", option ? option : "", option ? "=" : "");
+  shell_quote_always(t, value);
+  strbuf_puts(t, "\n");
+}
+
+/* The job's name: vmxsim-NAME and suffix. */
+static void job_name(struct strbuf *t, const struct slurm_job *j, const char *suffix) {
+  struct strbuf v = { 0 };
+  strbuf_printf(&v, "vmxsim-%s%s", j->name, suffix);
+  sbatch_line(t, "--job-name", v.s);
+  free(v.s);
+}
+
+/* The log of a job, in DIR/logs (check_sbatch_path keeps '%' out of DIR: there it is a pattern). */
+static void output(struct strbuf *t, const struct slurm_job *j, const char *file) {
+  char *logs = path_in(j->dir, "logs"), *p = path_in(logs, file);
+  sbatch_line(t, "--output", p);
+  free(logs), free(p);
+}
+
+/* The #SBATCH lines both jobs share; an --sbatch-option is one word. */
 static void common_options(struct strbuf *t, const struct slurm_job *j) {
-  if (j->time) strbuf_printf(t, "#SBATCH --time=%s\n", j->time);
-  if (j->partition) strbuf_printf(t, "#SBATCH --partition=%s\n", j->partition);
-  for (int i = 0; i < j->noptions; i++) strbuf_printf(t, "#SBATCH %s\n", j->options[i]);
+  if (j->time) sbatch_line(t, "--time", j->time);
+  if (j->partition) sbatch_line(t, "--partition", j->partition);
+  for (int i = 0; i < j->noptions; i++) sbatch_line(t, NULL, j->options[i]);
 }
 
 char *slurm_array_script(const struct slurm_job *j) {
@@ -49,22 +63,22 @@ char *slurm_array_script(const struct slurm_job *j) {
            "# A failed task runs again alone with 'sbatch --array=I sweep.sbatch' (it\n"
            "# resumes: the runs its database holds are skipped); then sbatch merge.sbatch.\n",
        j->plan, j->nshards);
-  strbuf_printf(&t, "#SBATCH --job-name=vmxsim-%s\n", j->name);
+  job_name(&t, j, "");
   strbuf_printf(&t, "#SBATCH --array=0-%u\n", j->nshards - 1);
   strbuf_printf(&t, "#SBATCH --cpus-per-task=%u\n", j->cpus_per_task);
-  strbuf_printf(&t, "#SBATCH --output=%s/logs/shard-%%a.out\n", j->dir);
+  output(&t, j, "shard-%a.out");
   common_options(&t, j);
   strbuf_printf(&t, "set -eu\n"
            "# %u is written here: a task resubmitted alone is an array of one\n"
            "# (SLURM_ARRAY_TASK_COUNT=1), but still part $SLURM_ARRAY_TASK_ID of %u.\n"
            "exec ", j->nshards, j->nshards);
-  add_quoted(&t, j->program);
+  shell_quote_always(&t, j->program);
   strbuf_printf(&t, " sweep ");
-  add_quoted(&t, j->plan);
+  shell_quote_always(&t, j->plan);
   strbuf_printf(&t, " --shard \"$SLURM_ARRAY_TASK_ID/%u\" -j %u --cache ", j->nshards, j->cpus_per_task);
-  add_quoted(&t, j->cache);
+  shell_quote_always(&t, j->cache);
   strbuf_printf(&t, " \\\n  --db ");
-  add_quoted(&t, j->dir);
+  shell_quote_always(&t, j->dir);
   strbuf_printf(&t, "/shard-\"$SLURM_ARRAY_TASK_ID\".db\n");
   return t.s;
 }
@@ -77,35 +91,56 @@ char *slurm_merge_script(const struct slurm_job *j) {
            "# Submitted with --dependency=afterok on the array job.  Merging is idempotent:\n"
            "# running it again stores nothing twice.\n",
        j->nshards, j->plan);
-  strbuf_printf(&t, "#SBATCH --job-name=vmxsim-%s-merge\n", j->name);
+  job_name(&t, j, "-merge");
   strbuf_printf(&t, "#SBATCH --cpus-per-task=1\n");
-  strbuf_printf(&t, "#SBATCH --output=%s/logs/merge.out\n", j->dir);
+  output(&t, j, "merge.out");
   common_options(&t, j);
   strbuf_printf(&t, "set -eu\nexec ");
-  add_quoted(&t, j->program);
+  shell_quote_always(&t, j->program);
   strbuf_printf(&t, " merge ");
-  add_quoted(&t, j->db);
+  shell_quote_always(&t, j->db);
   for (unsigned i = 0; i < j->nshards; i++) {
     char name[32];
     snprintf(name, sizeof name, "shard-%u.db", i);
     char *p = path_in(j->dir, name);
     strbuf_printf(&t, " \\\n  ");
-    add_quoted(&t, p);
+    shell_quote_always(&t, p);
     free(p);
   }
   strbuf_printf(&t, "\n");
   return t.s;
 }
 
-/* #SBATCH lines are not shell: a path in one must not need quoting, and '%' is a pattern there. */
+/* A value for a script: a control character would end an #SBATCH line (or the
+** plan's comment line) early and start a line of its own, run by every task. */
+static int check_value(const char *what, const char *value, char *err, size_t errlen) {
+  const char *c = value ? control_char(value) : NULL;
+  if (!c) return 0;
+  snprintf(err, errlen, "%s: a control character (byte 0x%02x at offset %zu) cannot go into a job script", what,
+           (unsigned char)*c, (size_t)(c - value));
+  return EXIT_USAGE;
+}
+
+static int check_values(const struct slurm_job *j, char *err, size_t errlen) {
+  const struct { const char *what, *value; } v[] = {
+    { "the plan's \"name\"", j->name }, { "the plan's path", j->plan }, { "vmxsim's own path", j->program },
+    { "--dir", j->dir }, { "--cache", j->cache }, { "--db", j->db }, { "--time", j->time },
+    { "--partition", j->partition } };
+  int rc = 0;
+  for (size_t i = 0; !rc && i < sizeof v / sizeof *v; i++) rc = check_value(v[i].what, v[i].value, err, errlen);
+  for (int i = 0; !rc && i < j->noptions; i++) rc = check_value("--sbatch-option", j->options[i], err, errlen);
+  return rc;
+}
+
+/* DIR/logs is in an #SBATCH --output path, which Slurm expands: '%' is a
+** pattern there and a '\' turns the patterns off.  Spaces and quotes stay
+** refused, as they were before the #SBATCH lines were quoted. */
 static int check_sbatch_path(const char *what, const char *path, char *err, size_t errlen) {
-  for (const char *s = path; *s; s++)
-    if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\'' || *s == '"' || *s == '%' || *s == '\\') {
-      snprintf(err, errlen, "%s %s: Slurm's #SBATCH lines cannot carry spaces, quotes, '%%' or '\\' in a path; "
-               "choose another directory", what, path);
-      return EXIT_USAGE;
-    }
-  return 0;
+  size_t bad = strcspn(path, " \t'\"%\\");
+  if (!path[bad]) return 0;
+  snprintf(err, errlen, "%s %s: the jobs' log paths (#SBATCH --output) cannot hold spaces, quotes, '%%' or '\\'; "
+           "choose another directory with --dir", what, path);
+  return EXIT_USAGE;
 }
 
 static int write_script(const char *path, const char *text, char *err, size_t errlen) {
@@ -118,7 +153,8 @@ static int write_script(const char *path, const char *text, char *err, size_t er
 }
 
 int slurm_write(const struct slurm_job *j, char *err, size_t errlen) {
-  int rc = check_sbatch_path("--dir", j->dir, err, errlen);
+  int rc = check_values(j, err, errlen);
+  if (!rc) rc = check_sbatch_path("--dir", j->dir, err, errlen);
   if (rc) return rc;
   char *logs = path_in(j->dir, "logs");
   rc = sweep_make_dirs(logs, err, errlen);

@@ -30,8 +30,9 @@ char *slurm_merge_script_path(const struct slurm_job *j);
 char *slurm_array_script(const struct slurm_job *j);
 char *slurm_merge_script(const struct slurm_job *j);
 
-/* Creates DIR and DIR/logs and writes both scripts (mode 0755).  0, EXIT_USAGE
-** (a path Slurm's #SBATCH lines cannot carry) or EXIT_BADINPUT, message in err. */
+/* Creates DIR and DIR/logs and writes both scripts (mode 0755).  Every value
+** is quoted in the scripts; 0, EXIT_USAGE (a value with a control character,
+** a DIR the #SBATCH --output lines cannot carry) or EXIT_BADINPUT, message in err. */
 int slurm_write(const struct slurm_job *j, char *err, size_t errlen);
 
 /* Runs `SBATCH --parsable ARGS... SCRIPT` (SBATCH: $SBATCH, else "sbatch") and

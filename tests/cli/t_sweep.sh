@@ -249,9 +249,9 @@ s=shared/sweep.sbatch
 [ -x "$s" ] && [ -x shared/merge.sbatch ] && pass "both scripts are executable" || fail "both scripts are executable" "$(ls -l shared)"
 check_contains "array of 2" "$(cat $s)" "#SBATCH --array=0-1"
 check_contains "cpus per task" "$(cat $s)" "#SBATCH --cpus-per-task=2"
-check_contains "time" "$(cat $s)" "#SBATCH --time=00:05:00"
-check_contains "partition" "$(cat $s)" "#SBATCH --partition=debug"
-check_contains "extra option" "$(cat $s)" "#SBATCH --account=lab"
+check_contains "time" "$(cat $s)" "#SBATCH --time='00:05:00'"
+check_contains "partition" "$(cat $s)" "#SBATCH --partition='debug'"
+check_contains "extra option" "$(cat $s)" "#SBATCH '--account=lab'"
 check_contains "each task runs its shard" "$(cat $s)" "--shard \"\$SLURM_ARRAY_TASK_ID/2\" -j 2"
 check_contains "into its own database" "$(cat $s)" "$PWD/shared'/shard-\"\$SLURM_ARRAY_TASK_ID\".db"
 check_contains "absolute paths" "$(cat $s)" "exec '$(cd "$(dirname "$VMXSIM")" && pwd -P)/"
@@ -278,6 +278,132 @@ run env SBATCH="$PWD/sbatch" "$VMXSIM" sweep plan.json --slurm --submit --shards
 check_rc "a refused submission: exit 2" 2
 check_contains "a refused submission: sbatch's reason" "$err" "invalid partition specified"
 check_contains "a refused submission: named" "$err" "refused $PWD/shared/sweep.sbatch"
+
+# ---- Slurm: hostile values.  Every value is quoted in the scripts, and what would start a
+# line of its own there (a control character) is refused ----
+# sbatch_words FILE: the words of each #SBATCH line, one a line, as sh reads them (sbatch
+# reads the quotes vmxsim writes alike: tests/slurm/run.sh checks a job's name there).
+sbatch_words() {
+  grep '^#SBATCH ' "$1" | while IFS= read -r l; do eval "set -- ${l#'#SBATCH '}"; printf '%s\n' "$@"; done
+}
+# words TEXT: the words of TEXT as sh reads them, joined by '|' (nothing after a syntax error)
+words() { (eval "set -- $1" && IFS='|' && printf '%s\n' "$*") 2>/dev/null; }
+no_pwned() { # WHAT: no command of a value ran
+  check_eq "$1: no command in a value ran" "" "$(find . -name 'PWNED*')"
+}
+# A name, a plan path, a --dir and options with legal shell metacharacters.
+cat > "evil \$(touch PWNED) ;'.json" <<'EOF'
+{"name": "it's $(touch PWNED); `touch PWNED` \\ \"q\" #c", "traces": ["basic.bin"], "policies": ["nocache", "shadowcache"]}
+EOF
+NAME='it'\''s $(touch PWNED); `touch PWNED` \ "q" #c'
+PLAN="evil \$(touch PWNED) ;'.json"
+D='d$(touch${IFS}PWNED);`touch${IFS}PWNED`'
+PART='p $(touch PWNED) `touch PWNED`'
+TIME='1:00;$(touch PWNED)'
+OPT='--comment=a b'\''c $(touch PWNED) \ #x'
+run "$VMXSIM" sweep "$PLAN" --slurm --dir "$D" --partition "$PART" --time "$TIME" --sbatch-option "$OPT"
+check_rc "hostile values: the scripts are written" 0
+for f in sweep merge; do
+  if sh -n "$D/$f.sbatch" 2>/dev/null; then pass "hostile values: sh reads $f.sbatch"
+  else fail "hostile values: sh reads $f.sbatch" "$(sh -n "$D/$f.sbatch" 2>&1)"; fi
+done
+check_eq "hostile values: each #SBATCH line of sweep.sbatch is one word, the value" "--job-name=vmxsim-$NAME
+--array=0-0
+--cpus-per-task=1
+--output=$PWD/$D/logs/shard-%a.out
+--time=$TIME
+--partition=$PART
+$OPT" "$(sbatch_words "$D/sweep.sbatch")"
+check_eq "hostile values: each #SBATCH line of merge.sbatch is one word, the value" "--job-name=vmxsim-$NAME-merge
+--cpus-per-task=1
+--output=$PWD/$D/logs/merge.out
+--time=$TIME
+--partition=$PART
+$OPT" "$(sbatch_words "$D/merge.sbatch")"
+# A backslash goes outside the quotes: sbatch takes it as an escape even inside them.
+check_contains "hostile values: the job name's quoting" "$(cat "$D/sweep.sbatch")" \
+  "#SBATCH --job-name='vmxsim-it'\\''s \$(touch PWNED); \`touch PWNED\` '\\\\' \"q\" #c'"
+SLURM_ARRAY_TASK_ID=0 sh "$D/sweep.sbatch" > task.out 2>&1
+check_eq "hostile values: the task runs" "0" "$?"
+check_eq "hostile values: the task's shard holds the runs" "2" "$(q "$D/shard-0.db" 'SELECT count(*) FROM runs')"
+check_eq "hostile values: the sweep has the plan's name" "$NAME" "$(q "$D/shard-0.db" 'SELECT name FROM sweeps')"
+sh "$D/merge.sbatch" > merge.out 2>&1
+check_eq "hostile values: the merge job merges" "2" "$(q "$D/merged.db" 'SELECT count(*) FROM runs')"
+no_pwned "hostile values, the scripts run"
+
+# The printed commands are quoted: pasted, they run with the paths as they are.
+mkdir -p stub
+printf '#!/bin/sh\nfor a in "$@"; do printf "%%s\\n" "$a"; done >> "$STUB_LOG"\necho "41;cluster"\n' > stub/sbatch
+chmod +x stub/sbatch
+cmd=$(printf '%s\n' "$out" | sed -n 's/^submit them with: \(.*\) (the same options), or:$/\1/p')
+check_eq "the printed sweep command names the plan as one word" "vmxsim|sweep|$PLAN|--slurm|--submit" "$(words "$cmd")"
+printf '%s\n' "$out" | sed -n '3,4p' > pasted.sh
+STUB_LOG=$PWD/stub.log PATH="$PWD/stub:$PATH" sh pasted.sh > /dev/null
+check_eq "the printed sbatch commands, pasted, submit the scripts" "--parsable
+$PWD/$D/sweep.sbatch
+--dependency=afterok:41
+--kill-on-invalid-dep=yes
+$PWD/$D/merge.sbatch" "$(cat stub.log 2>/dev/null)"
+run env SBATCH="$PWD/stub/sbatch" STUB_LOG="$PWD/stub-submit.log" "$VMXSIM" sweep "$PLAN" --slurm --submit --dir "$D"
+check_rc "hostile values: --submit" 0
+cmd=$(printf '%s\n' "$out" | sed -n 's/^a failed task runs again alone with: \(.*\), then: \(.*\)$/\1 \2/p')
+check_eq "the printed commands after --submit: each script one word" \
+  "sbatch|--array=I|$PWD/$D/sweep.sbatch|sbatch|$PWD/$D/merge.sbatch" "$(words "$cmd")"
+no_pwned "hostile values, the printed commands pasted"
+
+# A control character in any value is refused, named, and nothing is written.
+nl=$(printf 'x\nid>PWNED')
+printf '{"name": "x\\nid>PWNED\\n#", "traces": ["basic.bin"], "policies": ["nocache"]}\n' > nl-name.json
+run "$VMXSIM" sweep nl-name.json --slurm --dir nl-dir
+check_rc "a newline in the plan's name: usage" 2
+check_contains "a newline in the plan's name: named" "$err" \
+  "nl-name.json: \$.name: a name with a control character (byte 0x0a at offset 1)"
+run "$VMXSIM" sweep nl-name.json --dry-run
+check_rc "a newline in the plan's name: refused for any sweep" 2
+for opt in --partition --time --sbatch-option; do
+  run "$VMXSIM" sweep plan.json --slurm --dir nl-dir "$opt" "$nl"
+  check_rc "a newline in $opt: usage" 2
+  check_contains "a newline in $opt: named" "$err" "$opt: a control character (byte 0x0a at offset 1) cannot go into a job script"
+done
+for opt in --cache --db --dir; do   # made absolute: the offset counts the working directory's path
+  run "$VMXSIM" sweep plan.json --slurm --dir nl-dir "$opt" "$nl"
+  check_rc "a newline in $opt: usage" 2
+  check_contains "a newline in $opt: named" "$err" "$opt: a control character (byte 0x0a at offset $((${#PWD} + 2)))"
+done
+run "$VMXSIM" sweep plan.json --slurm --dir nl-dir --time "$(printf '1:00\r')"
+check_contains "a carriage return in --time: named" "$err" "--time: a control character (byte 0x0d at offset 4)"
+run "$VMXSIM" sweep plan.json --slurm --dir nl-dir --sbatch-option "$(printf -- '--comment=\033[2J')"
+check_contains "an escape in --sbatch-option: named" "$err" "--sbatch-option: a control character (byte 0x1b at offset 10)"
+sed 's/"small"/"nl-path"/' plan.json > "$nl.json"
+run "$VMXSIM" sweep "$nl.json" --slurm --dir nl-dir
+check_rc "a newline in the plan's path: usage" 2
+check_contains "a newline in the plan's path: named" "$err" "the plan's path: a control character (byte 0x0a at offset"
+rm -f "$nl.json"
+if [ ! -e nl-dir ] && [ ! -e "$nl" ]; then pass "a control character: no script written"
+else fail "a control character: no script written" "$(ls)"; fi
+no_pwned "control characters"
+
+# A name is a name: it cannot put the default --dir (sweep-NAME) elsewhere.
+mkdir -p a/b/c
+printf '{"name": "/../../../x", "traces": ["basic.bin"], "policies": ["nocache"]}\n' > up.json
+before=$(find . ! -name 'up.*' | sort)
+( cd a/b/c && "$VMXSIM" sweep ../../../up.json --slurm > ../../../up.out 2> ../../../up.err; echo $? > ../../../up.rc )
+check_eq "a name with '/': usage" "2" "$(cat up.rc)"
+check_contains "a name with '/': named" "$(cat up.err)" "up.json: \$.name: a name with a '/' (offset 0)"
+check_eq "a name with '/': nothing written" "$before" "$(find . ! -name 'up.*' | sort)"
+for n in ..x .x; do
+  printf '{"name": "%s", "traces": ["basic.bin"], "policies": ["nocache"]}\n' "$n" > dot.json
+  run "$VMXSIM" sweep dot.json --slurm
+  check_rc "the name $n: usage" 2
+  check_contains "the name $n: named" "$err" "dot.json: \$.name: a name that starts with '.'"
+done
+if [ ! -e sweep-..x ] && [ ! -e sweep-.x ]; then pass "a name with a leading '.': nothing written"
+else fail "a name with a leading '.': nothing written" "$(ls -a)"; fi
+printf '{"traces": ["basic.bin"], "policies": ["nocache"]}\n' > .hidden.json
+run "$VMXSIM" sweep .hidden.json --dry-run
+check_rc "a default name with a leading '.': usage" 2
+check_contains "a default name with a leading '.': set \"name\"" "$err" \
+  ".hidden.json: \$.name: the plan's file name gives a name that starts with '.'; set \"name\""
 
 # ---- plots from a sweep: a swept parameter against us or exits per operation ----
 if ! command -v gnuplot >/dev/null 2>&1; then

@@ -2,10 +2,13 @@
 ** either fails with a usage or input error whose message names the plan
 ** file, or parses into a run set whose every run points into the plan's
 ** lists, whose traces give generator arguments, labels and cache files,
-** whose knob combinations give overrides, and whose shards partition it. */
+** whose knob combinations give overrides, and whose shards partition it;
+** its name is a name, and the Slurm scripts made with it have the lines the
+** scripts of a plain name have, no more. */
 #include "fuzz.h"
 #include "sim/core/util.h"
 #include "sim/sweep/plan.h"
+#include "sim/sweep/slurm.h"
 #include "sim/sweep/sweep.h"
 
 #define FILE_NAME "fuzz-plan.json"
@@ -50,6 +53,27 @@ static void check_shards(const struct plan *p) {
   }
 }
 
+static size_t lines(char *text) {
+  size_t n = 0;
+  for (const char *s = text; *s; s++) n += *s == '\n';
+  free(text);
+  return n;
+}
+
+/* No '/', no leading '.', no control character: the name cannot move the
+** default --dir (sweep-NAME) nor add a line to a job script. */
+static void check_name(const struct plan *p) {
+  const char *n = p->name;
+  if (!n[0] || n[0] == '.' || strchr(n, '/') || control_char(n)) abort();
+  struct slurm_job j = { .program = "/opt/vmxsim", .plan = "/plans/p.json", .name = n, .dir = "/shared/d",
+                         .cache = "/shared/d/traces", .db = "/shared/d/merged.db", .nshards = 2, .cpus_per_task = 1 };
+  struct slurm_job plain = j;
+  plain.name = "x";
+  if (lines(slurm_array_script(&j)) != lines(slurm_array_script(&plain)) ||
+      lines(slurm_merge_script(&j)) != lines(slurm_merge_script(&plain)))
+    abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (fuzz_names_special_files(data, size)) return 0;
   struct plan p;
@@ -59,6 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check_runs(&p);
     check_lists(&p);
     check_shards(&p);
+    check_name(&p);
   } else if ((rc != EXIT_USAGE && rc != EXIT_BADINPUT) || strncmp(err, FILE_NAME, strlen(FILE_NAME)) != 0) {
     fprintf(stderr, "plan refused with exit code %d and message '%s'\n", rc, err);
     abort();

@@ -2,7 +2,9 @@
 # The Slurm test: a sweep submitted with `vmxsim sweep --slurm --submit` to a real one-node
 # cluster (a 4-task job array and a merge job that depends on it) gives the same runs and
 # numbers as the same sweep run here with -j; a task resubmitted alone runs again and
-# merging again changes nothing.
+# merging again changes nothing.  The plan's name and an --sbatch-option hold a space, a
+# quote, a backslash, a '#' and a $(...): sbatch reads the quoted #SBATCH lines back as
+# they were given, and no task runs what they hold.
 #
 #   tests/slurm/run.sh PATH/TO/vmxsim       (`make slurm`; CI runs it)
 #
@@ -58,6 +60,8 @@ export SLURM_CONF="$DIR/slurm.conf"
 
 # ---- jobs, followed without accounting: finished jobs stay listed by scontrol
 field() { scontrol -o show job "$1" 2>/dev/null | head -n 1 | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+# squeue_field ID FORMAT: a job's field that may hold spaces (scontrol -o splits at them)
+squeue_field() { squeue -t all -h -j "$1" -o "$2" 2>/dev/null | head -n 1; }
 # states ID: "COMPLETED x4": the states of the job's records (one per array task), counted
 states() {
   scontrol -o show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' | sort | uniq -c |
@@ -89,7 +93,7 @@ cd "$work" || finish
 "$VMXSIM" trace asm "$root/traces/examples/basic.txt" -o basic.bin
 cat > plan.json <<'EOF'
 {
-  "name": "slurmtest",
+  "name": "slurm test's $(touch PWNED) \\ #x",
   "traces": [{"generator": "lat_ctx", "params": {"procs": [2, 4, 8], "iters": 30}}, "basic.bin"],
   "policies": ["nocache", "shadowcache", {"policy": "cr3cache", "knobs": {"cr3_target_count": [1, 4]}}, "ept"],
   "cpus": ["core2-2007", "nehalem-2009"],
@@ -97,11 +101,13 @@ cat > plan.json <<'EOF'
 }
 EOF
 RUNS=36   # 4 traces x 5 policies x 2 CPUs, less EPT on the Core 2 (no EPT there)
+NAME='slurm test'\''s $(touch PWNED) \ #x'
+COMMENT='a b'\''c $(touch PWNED) #y'
 t0=$(date +%s)
 
 # ---- the sweep as a job array plus a merge job
 out=$("$VMXSIM" sweep plan.json --slurm --submit --shards 4 --dir "$work/shared" --partition debug \
-      --time 00:05:00 --cpus-per-task 1 --format json 2>&1)
+      --time 00:05:00 --cpus-per-task 1 --sbatch-option "--comment=$COMMENT" --format json 2>&1)
 array=$(printf '%s\n' "$out" | sed -n 's/.*"array_job": *"\([0-9]*\)".*/\1/p')
 merge=$(printf '%s\n' "$out" | sed -n 's/.*"merge_job": *"\([0-9]*\)".*/\1/p')
 if [ -z "$array" ] || [ -z "$merge" ]; then fail "--slurm --submit submits two jobs" "$out"; finish; fi
@@ -109,9 +115,14 @@ pass "--slurm --submit submits two jobs"
 check_eq "the merge job depends on the array" "afterok:${array}_*(unfulfilled)" "$(field "$merge" Dependency)"
 check_eq "--partition reaches the array" "debug" "$(field "$array" Partition)"
 check_eq "--time reaches the array" "00:05:00" "$(field "$array" TimeLimit)"
+check_eq "the array's name is the plan's, as it was written" "vmxsim-$NAME" "$(squeue_field "$array" %j)"
+check_eq "the merge job's name too" "vmxsim-$NAME-merge" "$(squeue_field "$merge" %j)"
+check_eq "--sbatch-option reaches the jobs as one word" "$COMMENT|$COMMENT" \
+  "$(squeue_field "$array" %k)|$(squeue_field "$merge" %k)"
 wait_job "$merge"
 check_eq "4 array tasks completed" "COMPLETED x4" "$(states "$array")"
 check_eq "the merge job completed" "COMPLETED" "$(field "$merge" JobState)"
+check_eq "no task ran what the name or the options hold" "" "$(find "$DIR" -name 'PWNED*')"
 merged=$work/shared/merged.db
 check_eq "every shard database uses a rollback journal" "delete delete delete delete" \
   "$(for i in 0 1 2 3; do q "shared/shard-$i.db" 'PRAGMA journal_mode'; done | paste -sd' ')"
