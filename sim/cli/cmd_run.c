@@ -135,7 +135,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
     case 'q': o->quiet = true; break;
     case 'j':
       if (!parse_u64(optarg, &jobs) || jobs < 1 || jobs > 256) {
-        errorf("--jobs %s: expected a number of threads, 1..256", optarg);
+        errorf("--jobs %s: expected a number of threads, 1..256%s", optarg, parse_u64_hint(optarg));
         return EXIT_USAGE;
       }
       o->jobs = (unsigned)jobs;

@@ -28,7 +28,8 @@ static int parse_age(struct db_opts *o, const char *arg) {
     if (arg[len - 1] == units[i].unit) { mult = units[i].secs; len--; }
   if (len == 0 || len >= sizeof num || (memcpy(num, arg, len), num[len] = 0, !parse_u64(num, &n)) ||
       n > UINT64_MAX / mult / 2) {
-    errorf("--older-than '%s': expected a number followed by s, m, h, d or w (e.g. 30d)", arg);
+    errorf("--older-than '%s': expected a number followed by s, m, h, d or w (e.g. 30d)%s", arg,
+           len && len < sizeof num ? parse_u64_hint(num) : "");
     return EXIT_USAGE;
   }
   snprintf(o->older, sizeof o->older, "-%llu seconds", (unsigned long long)(n * mult));
@@ -42,7 +43,7 @@ static int add_delete_ids(struct db_opts *o, const char *arg) {
   for (char *tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
     uint64_t v;
     if (!parse_u64(tok, &v) || v > INT64_MAX) {
-      errorf("--delete: '%s' is not a run id (a number from 'vmxsim runs')", tok);
+      errorf("--delete: '%s' is not a run id (a number from 'vmxsim runs')%s", tok, parse_u64_hint(tok));
       rc = EXIT_USAGE;
       break;
     }
@@ -141,7 +142,7 @@ int cli_parse_db_opts(int argc, char **argv, const char *usage, const char *allo
 bool cli_parse_run_id(const char *s, int64_t *id) {
   uint64_t v;
   if (!parse_u64(s, &v) || v > INT64_MAX) {
-    errorf("'%s' is not a run id (a number from 'vmxsim runs')", s);
+    errorf("'%s' is not a run id (a number from 'vmxsim runs')%s", s, parse_u64_hint(s));
     return false;
   }
   *id = (int64_t)v;

@@ -235,3 +235,10 @@ rm -f many.db
 run "$VMXSIM" --policy shadowcache,nocache --cpu core2-2007,core2-2008 --db many.db t.bin
 check_rc "several runs stored" 0
 check_eq "each run is stored" 4 "$("$VMXSIM" runs --db many.db --format csv | sed 1d | wc -l | tr -d ' ')"
+
+# ---- numbers are decimal or 0x hex, never octal: 010 was 8 threads, a width of 8 us ----
+for o in "--jobs 010" "--vcpu 00" "--interval 010ms"; do
+  run "$VMXSIM" --policy shadowcache --no-db $o t.bin
+  check_rc "$o is refused" 2
+  check_contains "$o: says why" "$err" "(a leading 0 is ambiguous: C would read it as octal; write the number without it)"
+done
