@@ -39,6 +39,7 @@ for p in nocache shadowcache cr3cache prevroots ept cr4mask lazydr; do check_con
 for k in cr0_guest_host_mask cr4_guest_host_mask cr3_target_count mov_dr_exiting dr_switch shadow_pages_max; do
   check_contains "policies lists knob $k" "$out" "$k"
 done
+check_contains "policies: how a value is written" "$out" "Values: numbers in decimal, masks also in 0x hex, never with a leading 0"
 run "$VMXSIM" cpus
 check_rc "cpus" 0
 for c in core2-2007 core2-2008 nehalem-2009 skylake-2019; do check_contains "cpus lists $c" "$out" "$c"; done
