@@ -46,6 +46,20 @@ int option_interval(const char *s, struct interval_opt *o) {
   return EXIT_USAGE;
 }
 
+char *option_list_next(char **rest) {
+  char *item = *rest, *comma = item ? strchr(item, ',') : NULL;
+  if (comma) *comma = 0;
+  *rest = comma ? comma + 1 : NULL;
+  return item;
+}
+
+int option_list_empty(const char *opt, const char *list, const char *item) {
+  if (*item) return EXIT_OK;
+  errorf("%s '%s': an empty item (separate the names with single commas, e.g. %s)", opt, list,
+         strcmp(opt, "--cpu") ? "shadowcache,ept" : "core2-2007,skylake-2019");
+  return EXIT_USAGE;
+}
+
 int option_sort(const char *s, enum view_sort *sort) {
   int k = view_sort_from_name(s);
   if (k < 0) {
