@@ -42,8 +42,10 @@ enum shadow_evict { EVICT_FIFO, EVICT_LRU };
 
 /*
 ** X(name, type, default, field, min, max, description)
-** type: B bool, U unsigned integer in min..max, P power of two in min..max,
-** X 64-bit mask (hex welcome, any value), E enum (choices in policy.c).
+** type: B bool, U unsigned integer in min..max, P power of two in min..max
+** (both in decimal), X 64-bit mask (decimal or 0x hex, any value), E enum
+** (choices in policy.c).  A run's name spells each value one way
+** (policy_name in sim/core/policy.h).
 ** min and max matter for U and P only.
 ** The knob names are part of the interface: `--set KEY=VALUE`, policy files,
 ** regression cases and the results database use them (docs/vmxsim.1,

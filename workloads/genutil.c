@@ -246,7 +246,7 @@ static int store_value(const struct gen_opt *o, void *dest, const char *v, char 
   switch (o->kind) {
   case GO_UINT:
     if (parse_u64(v, dest)) return EXIT_OK;
-    gen_errf(err, errlen, "%s: expected a whole number >= 0, got '%s'", o->name, v);
+    gen_errf(err, errlen, "%s: expected a whole number >= 0, got '%s'%s", o->name, v, parse_u64_hint(v));
     return EXIT_USAGE;
   case GO_DOUBLE:                           /* the range is the generator's check (0 may be valid) */
     if (parse_double(v, dest)) return EXIT_OK;

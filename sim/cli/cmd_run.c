@@ -35,10 +35,12 @@ static const char run_usage[] =
   "                      lazydr.  A path to a JSON file also works.  See 'vmxsim policies'.\n"
   "                      Default " POLICY_DEFAULT ", as for 'vmxsim repl'.  Several,\n"
   "                      comma-separated; a part holding '=' overrides a knob of the\n"
-  "                      policy before it (shadowcache,cr3_target_count=2,cr3cache)\n"
+  "                      policy before it (shadowcache,cr3_target_count=2,cr3cache);\n"
+  "                      an empty part, or one policy named twice, is refused\n"
   "  -c, --cpu C         CPU cost profile (default " PROFILE_DEFAULT "); see 'vmxsim cpus'; several,\n"
-  "                      comma-separated\n"
-  "  -s, --set K=V       override one policy knob of every policy, e.g. --set cr3_target_count=2\n"
+  "                      comma-separated, each once\n"
+  "  -s, --set K=V       override one policy knob of every policy, e.g. --set cr3_target_count=2;\n"
+  "                      numbers in decimal (masks also 0x hex); a later value of a knob wins\n"
   "  -j, --jobs N        share the replays of one pass among N threads (default 1)\n"
   "  -f, --format F      table (default; reads like xenalyze --summary), json, csv; several\n"
   "                      runs print one table each, a JSON array, CSV rows led by policy,cpu\n"
@@ -135,7 +137,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
     case 'q': o->quiet = true; break;
     case 'j':
       if (!parse_u64(optarg, &jobs) || jobs < 1 || jobs > 256) {
-        errorf("--jobs %s: expected a number of threads, 1..256", optarg);
+        errorf("--jobs %s: expected a number of threads, 1..256%s", optarg, parse_u64_hint(optarg));
         return EXIT_USAGE;
       }
       o->jobs = (unsigned)jobs;
@@ -165,6 +167,41 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
   return EXIT_OK;
 }
 
+static int split_cpus(struct run_opts *o, char *list, const char **cpu, unsigned *ncpu) {
+  for (char *t, *rest = list; (t = option_list_next(&rest));) {
+    if (option_list_empty("--cpu", o->cpu, t)) return EXIT_USAGE;
+    for (unsigned i = 0; i < *ncpu; i++)
+      if (!strcmp(cpu[i], t)) {
+        errorf("--cpu '%s': %s is named twice (the same runs twice)", o->cpu, t);
+        return EXIT_USAGE;
+      }
+    if (*ncpu == MAX_CONFIGS) { errorf("--cpu: at most %d profiles", MAX_CONFIGS); return EXIT_USAGE; }
+    cpu[(*ncpu)++] = t;
+  }
+  return EXIT_OK;
+}
+
+/* Two items of --policy that name one policy (the same spec with the same
+** overrides, however spelled: policy_name) would be the same runs twice.
+** An override policy_name refuses is left to the replay, which names it. */
+static int refuse_repeated_policies(const struct run_opts *o, unsigned npol, unsigned ncpu) {
+  char names[MAX_CONFIGS][sizeof ((struct policy *)0)->name];   /* 16 KiB */
+  char err[1024];
+  for (unsigned i = 0; i < npol; i++) {
+    const struct run_config *c = &o->configs[i * ncpu];
+    if (policy_name(c->policy, c->sets, c->nsets, names[i], sizeof names[i], err, sizeof err)) {
+      names[i][0] = 0;
+      continue;
+    }
+    for (unsigned j = 0; j < i; j++)
+      if (!strcmp(names[j], names[i])) {
+        errorf("--policy '%s': policy %s is named twice (the same runs twice)", o->policy, names[i]);
+        return EXIT_USAGE;
+      }
+  }
+  return EXIT_OK;
+}
+
 /* Splits the --policy and --cpu lists into their product (policies first): a
 ** --policy part holding '=' overrides a knob of the policy before it, after
 ** the --set overrides that apply to every policy. */
@@ -174,14 +211,11 @@ static int make_configs(struct run_opts *o) {
   char *pol = memcpy(o->lists, o->policy, lp), *cpus = strcpy(o->lists + lp, o->cpu);
   const char *cpu[MAX_CONFIGS];
   unsigned ncpu = 0, npol = 0;
-  char *save = NULL;
-  for (char *t = strtok_r(cpus, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    if (ncpu == MAX_CONFIGS) { errorf("--cpu: at most %d profiles", MAX_CONFIGS); return EXIT_USAGE; }
-    cpu[ncpu++] = t;
-  }
-  if (!ncpu) { errorf("--cpu '%s': no CPU profile named", o->cpu); return EXIT_USAGE; }
+  int rc = split_cpus(o, cpus, cpu, &ncpu);
+  if (rc) return rc;
   struct { const char *spec; unsigned nsets; char *sets[MAX_SETS]; } p[MAX_CONFIGS];
-  for (char *t = strtok_r(pol, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+  for (char *t, *rest = pol; (t = option_list_next(&rest));) {
+    if (option_list_empty("--policy", o->policy, t)) return EXIT_USAGE;
     if (strchr(t, '=')) {
       if (!npol) { errorf("--policy: '%s' overrides a knob, but no policy comes before it", t); return EXIT_USAGE; }
       if (o->nsets + p[npol - 1].nsets == MAX_SETS) { errorf("too many overrides for policy %s (max %d)", p[npol - 1].spec, MAX_SETS); return EXIT_USAGE; }
@@ -192,7 +226,6 @@ static int make_configs(struct run_opts *o) {
     p[npol].spec = t;
     p[npol++].nsets = 0;
   }
-  if (!npol) { errorf("--policy '%s': no policy named", o->policy); return EXIT_USAGE; }
   if (npol * ncpu > MAX_CONFIGS) {
     errorf("%u policies on %u CPU profiles make %u runs; at most %d in one pass", npol, ncpu, npol * ncpu, MAX_CONFIGS);
     return EXIT_USAGE;
@@ -205,7 +238,7 @@ static int make_configs(struct run_opts *o) {
       memcpy(sets + o->nsets, p[i].sets, p[i].nsets * sizeof *sets);
       o->configs[n] = (struct run_config){ p[i].spec, cpu[k], sets, o->nsets + (int)p[i].nsets };
     }
-  return EXIT_OK;
+  return refuse_repeated_policies(o, npol, ncpu);
 }
 
 /* Stores the printed result unless --no-db; EXIT_DB (with a message) on failure. */

@@ -96,7 +96,7 @@ static unsigned cpus_available(void) {
 static bool parse_count(const char *opt, const char *text, unsigned max, unsigned *out) {
   uint64_t v;
   if (!parse_u64(text, &v) || v == 0 || v > max) {
-    errorf("%s %s: expected a whole number from 1 to %u", opt, text, max);
+    errorf("%s %s: expected a whole number from 1 to %u%s", opt, text, max, parse_u64_hint(text));
     return false;
   }
   *out = (unsigned)v;

@@ -2,6 +2,8 @@
 ** (db_query.h): one of each, so that runs, report and compare read an option
 ** the same way and `runs` lists the runs `compare` would take. */
 #include "db_query.h"
+#include "options.h"
+#include "sim/core/policy.h"
 #include "sim/core/report.h"
 #include "sim/core/util.h"
 #include "sim/store/known.h"
@@ -13,7 +15,7 @@
 #include <sys/stat.h>
 
 void cli_free_db_opts(struct db_opts *o) {
-  for (unsigned i = 0; i < o->nbuf; i++) free(o->policy_buf[i]);
+  for (unsigned i = 0; i < o->npolicy; i++) free(o->policy[i]);
   free(o->del);
 }
 
@@ -28,7 +30,8 @@ static int parse_age(struct db_opts *o, const char *arg) {
     if (arg[len - 1] == units[i].unit) { mult = units[i].secs; len--; }
   if (len == 0 || len >= sizeof num || (memcpy(num, arg, len), num[len] = 0, !parse_u64(num, &n)) ||
       n > UINT64_MAX / mult / 2) {
-    errorf("--older-than '%s': expected a number followed by s, m, h, d or w (e.g. 30d)", arg);
+    errorf("--older-than '%s': expected a number followed by s, m, h, d or w (e.g. 30d)%s", arg,
+           len && len < sizeof num ? parse_u64_hint(num) : "");
     return EXIT_USAGE;
   }
   snprintf(o->older, sizeof o->older, "-%llu seconds", (unsigned long long)(n * mult));
@@ -42,7 +45,7 @@ static int add_delete_ids(struct db_opts *o, const char *arg) {
   for (char *tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
     uint64_t v;
     if (!parse_u64(tok, &v) || v > INT64_MAX) {
-      errorf("--delete: '%s' is not a run id (a number from 'vmxsim runs')", tok);
+      errorf("--delete: '%s' is not a run id (a number from 'vmxsim runs')%s", tok, parse_u64_hint(tok));
       rc = EXIT_USAGE;
       break;
     }
@@ -53,33 +56,52 @@ static int add_delete_ids(struct db_opts *o, const char *arg) {
   return rc;
 }
 
-/* Splits "A,B" into policies; a part with '=' is an override of the policy before it. */
-static int add_policies(struct db_opts *o, const char *arg) {
-  if (o->nbuf == COMPARE_MAX_RUNS) {
+/* Adds policy spec with its overrides, by the name its runs are stored under
+** (policy_name: "ept,vpid=on" finds the runs of "ept,vpid=true"); a policy
+** named twice would be one run compared with itself. */
+static int add_policy(struct db_opts *o, const char *arg, const char *spec, char *const *sets, int nsets) {
+  char name[sizeof ((struct policy *)0)->name], err[1536];
+  if (policy_name(spec, sets, nsets, name, sizeof name, err, sizeof err)) {
+    errorf("--policy '%s': %s", arg, err);
+    return EXIT_USAGE;
+  }
+  for (unsigned i = 0; i < o->npolicy; i++)
+    if (!strcmp(o->policy[i], name)) {
+      errorf("--policy '%s': policy %s is named twice", arg, name);
+      return EXIT_USAGE;
+    }
+  if (o->npolicy == COMPARE_MAX_RUNS) {
     errorf("--policy: at most %d policies", COMPARE_MAX_RUNS);
     return EXIT_USAGE;
   }
-  char *copy = o->policy_buf[o->nbuf++] = xstrdup(arg), *save = NULL, *prev = NULL;
-  for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    if (strchr(tok, '=') && prev) {
-      /* Glue the override back onto its policy, right after it: empty parts
-      ** ("a,,k=v") in between are dropped.  save points past tok's end. */
-      char *end = prev + strlen(prev);
-      memmove(end + 1, tok, strlen(tok) + 1);
-      *end = ',';
-      continue;
-    }
-    if (o->npolicy == COMPARE_MAX_RUNS) {
-      errorf("--policy: at most %d policies", COMPARE_MAX_RUNS);
-      return EXIT_USAGE;
-    }
-    o->policy[o->npolicy++] = prev = tok;
-  }
-  if (!prev) {
-    errorf("--policy '%s': no policy named", arg);
-    return EXIT_USAGE;
-  }
+  o->policy[o->npolicy++] = xstrdup(name);
   return 0;
+}
+
+/* Splits "A,B" into policies; a part with '=' is an override of the policy
+** before it.  An empty part is refused, as `run` refuses it. */
+static int add_policies(struct db_opts *o, const char *arg) {
+  char *copy = xstrdup(arg), *spec = NULL, *sets[COMPARE_MAX_RUNS];
+  int nsets = 0, rc = 0;
+  for (char *t, *rest = copy; !rc && (t = option_list_next(&rest));) {
+    if ((rc = option_list_empty("--policy", arg, t))) break;
+    if (strchr(t, '=') && !spec) {
+      errorf("--policy: '%s' overrides a knob, but no policy comes before it", t);
+      rc = EXIT_USAGE;
+    } else if (strchr(t, '=') && nsets == COMPARE_MAX_RUNS) {
+      errorf("--policy: at most %d overrides for policy %s", COMPARE_MAX_RUNS, spec);
+      rc = EXIT_USAGE;
+    } else if (strchr(t, '=')) {
+      sets[nsets++] = t;
+    } else {
+      if (spec) rc = add_policy(o, arg, spec, sets, nsets);
+      spec = t;
+      nsets = 0;
+    }
+  }
+  if (!rc) rc = add_policy(o, arg, spec, sets, nsets);   /* the list has one item or more */
+  free(copy);
+  return rc;
 }
 
 int cli_parse_db_opts(int argc, char **argv, const char *usage, const char *allowed, struct db_opts *o,
@@ -141,7 +163,7 @@ int cli_parse_db_opts(int argc, char **argv, const char *usage, const char *allo
 bool cli_parse_run_id(const char *s, int64_t *id) {
   uint64_t v;
   if (!parse_u64(s, &v) || v > INT64_MAX) {
-    errorf("'%s' is not a run id (a number from 'vmxsim runs')", s);
+    errorf("'%s' is not a run id (a number from 'vmxsim runs')%s", s, parse_u64_hint(s));
     return false;
   }
   *id = (int64_t)v;

@@ -14,7 +14,8 @@
 #include <stdint.h>
 
 struct db_opts {
-  const char *db, *trace, *policy[COMPARE_MAX_RUNS], *cpu, *workload;
+  const char *db, *trace, *cpu, *workload;
+  char *policy[COMPARE_MAX_RUNS];       /* --policy: the names the runs are stored under (policy_name) */
   unsigned npolicy;
   int format;
   bool last;
@@ -23,8 +24,6 @@ struct db_opts {
   size_t ndel;
   bool prune, dry_run;
   bool run_missing, mixed_cpus;         /* compare --run, --mixed-cpus */
-  char *policy_buf[COMPARE_MAX_RUNS];   /* the --policy lists, split in place */
-  unsigned nbuf;
 };
 
 void cli_free_db_opts(struct db_opts *o);

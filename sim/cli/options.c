@@ -15,7 +15,7 @@
 int option_vcpu(const char *s, int *vcpu) {
   uint64_t v;
   if (!parse_u64(s, &v) || v >= TRACE_VCPU_MAX) {
-    errorf("--vcpu %s: expected a vCPU number 0..%d", s, TRACE_VCPU_MAX - 1);
+    errorf("--vcpu %s: expected a vCPU number 0..%d%s", s, TRACE_VCPU_MAX - 1, parse_u64_hint(s));
     return EXIT_USAGE;
   }
   *vcpu = (int)v;
@@ -42,7 +42,21 @@ int option_interval(const char *s, struct interval_opt *o) {
     o->us = (double)v * units[i].us;
     return EXIT_OK;
   }
-  errorf("--interval %s: expected a positive number with us (default), ms, s or ev (events)", s);
+  errorf("--interval %s: expected a positive number with us (default), ms, s or ev (events)%s", s, parse_u64_hint(num));
+  return EXIT_USAGE;
+}
+
+char *option_list_next(char **rest) {
+  char *item = *rest, *comma = item ? strchr(item, ',') : NULL;
+  if (comma) *comma = 0;
+  *rest = comma ? comma + 1 : NULL;
+  return item;
+}
+
+int option_list_empty(const char *opt, const char *list, const char *item) {
+  if (*item) return EXIT_OK;
+  errorf("%s '%s': an empty item (separate the names with single commas, e.g. %s)", opt, list,
+         strcmp(opt, "--cpu") ? "shadowcache,ept" : "core2-2007,skylake-2019");
   return EXIT_USAGE;
 }
 
@@ -59,7 +73,7 @@ int option_sort(const char *s, enum view_sort *sort) {
 int option_unsigned(const char *name, const char *s, unsigned *v) {
   uint64_t u;
   if (!parse_u64(s, &u) || u > 1000000) {
-    errorf("%s %s: expected a number 0..1000000", name, s);
+    errorf("%s %s: expected a number 0..1000000%s", name, s, parse_u64_hint(s));
     return EXIT_USAGE;
   }
   *v = (unsigned)u;

@@ -18,6 +18,14 @@ int option_unsigned(const char *name, const char *s, unsigned *v);
 int option_ghz(const char *s, double *ghz);
 int option_format(const char *s, int *format);
 
+/* The items of a comma-separated list (--policy A,B, --cpu C,D) one at a
+** time: option_list_next returns the next item, cut in place (*rest moves
+** past it, NULL after the last), or NULL at the end.  option_list_empty
+** refuses an empty item (",a", "a,", "a,,b", an empty list) of option opt as
+** an empty preset name ("a+") is, rather than passing over it. */
+char *option_list_next(char **rest);
+int option_list_empty(const char *opt, const char *list, const char *item);
+
 /* --input-format: auto, vmxsim or an import format name. */
 int option_input_format(const char *s);
 

@@ -51,6 +51,7 @@ static void list_knob_names(char *buf, size_t n) {
     used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "", knobs[i].name);
 }
 
+/* The words a boolean takes; a run's name spells it true or false whatever word was given. */
 static bool parse_bool(const char *s, bool *out) {
   if (!strcmp(s, "true") || !strcmp(s, "1") || !strcmp(s, "on") || !strcmp(s, "yes")) { *out = true; return true; }
   if (!strcmp(s, "false") || !strcmp(s, "0") || !strcmp(s, "off") || !strcmp(s, "no")) { *out = false; return true; }
@@ -59,19 +60,23 @@ static bool parse_bool(const char *s, bool *out) {
 
 static bool is_pow2(uint64_t u) { return u && !(u & (u - 1)); }
 
-/* A whole number within the knob's range (and a power of two for KNOB_P);
-** otherwise false with a message naming the value and the range. */
+static bool hex_text(const char *s) { return s[0] == '0' && (s[1] == 'x' || s[1] == 'X'); }
+
+/* A whole number in decimal within the knob's range (and a power of two for
+** KNOB_P); otherwise false with a message naming the value and the range.
+** Counts and sizes are decimal only: 0x hex is for the masks (KNOB_X), and
+** parse_u64 refuses a leading 0, which C would read as octal. */
 static bool set_ranged(const struct knob *k, unsigned *dest, const char *value, char *err, size_t errlen) {
   uint64_t u;
-  bool whole = parse_u64(value, &u);
+  bool hex = hex_text(value), whole = !hex && parse_u64(value, &u);
   if (whole && u >= k->lo && u <= k->hi && (k->type != KNOB_P || is_pow2(u))) {
     *dest = (unsigned)u;
     return true;
   }
-  const char *what = !whole ? "is not a whole number in" : k->type == KNOB_P ? "is not a power of two"
-                    : "is outside the range";
-  snprintf(err, errlen, "knob %s: '%s' %s %s%u..%u", k->name, value, what, k->type == KNOB_P ? "in " : "",
-           k->lo, k->hi);
+  const char *what = hex ? "is not a decimal whole number in" : !whole ? "is not a whole number in"
+                    : k->type == KNOB_P ? "is not a power of two in" : "is outside the range";
+  const char *why = hex ? " (only the mask knobs take 0x hex)" : parse_u64_hint(value);
+  snprintf(err, errlen, "knob %s: '%s' %s %u..%u%s", k->name, value, what, k->lo, k->hi, why);
   return false;
 }
 
@@ -100,20 +105,71 @@ static bool set_knob(struct policy *p, const struct knob *k, const char *value, 
     return false;
   }
   }
-  static const char *const what[] = { [KNOB_B] = "true or false", [KNOB_X] = "a 64-bit integer (0x hex welcome)" };
-  snprintf(err, errlen, "knob %s: '%s' is not %s", k->name, value, what[k->type]);
+  static const char *const what[] = { [KNOB_B] = "true or false (or 1|0, on|off, yes|no)",
+                                      [KNOB_X] = "a 64-bit mask: decimal, or 0x hex" };
+  snprintf(err, errlen, "knob %s: '%s' is not %s%s", k->name, value, what[k->type],
+           k->type == KNOB_X ? parse_u64_hint(value) : "");
   return false;
+}
+
+/* The knob's value in p as a run's name spells it: decimal, 0x and lowercase
+** hex for a mask, true or false, a choice's name.  One value, one text, so
+** that two spellings of a value are one run (docs/schema.md). */
+static const char *knob_text(const struct policy *p, const struct knob *k, char *buf, size_t n) {
+  const char *base = (const char *)p + k->offset;
+  switch (k->type) {
+  case KNOB_B: return *(const bool *)base ? "true" : "false";
+  case KNOB_U: case KNOB_P: snprintf(buf, n, "%u", *(const unsigned *)base); break;
+  case KNOB_X: snprintf(buf, n, "0x%llx", (unsigned long long)*(const uint64_t *)base); break;
+  case KNOB_E: return choices_for(k->name)[*(const int *)base];
+  }
+  return buf;
+}
+
+/* "unknown knob 'k'; valid knobs: ..." */
+static int unknown_knob(const char *key, char *err, size_t errlen) {
+  char names[1024];
+  list_knob_names(names, sizeof names);
+  snprintf(err, errlen, "unknown knob '%s'; valid knobs: %s", key, names);
+  return EXIT_USAGE;
 }
 
 int policy_set(struct policy *p, const char *key, const char *value, char *err, size_t errlen) {
   const struct knob *k = find_knob(key);
-  if (!k) {
-    char names[1024];
-    list_knob_names(names, sizeof names);
-    snprintf(err, errlen, "unknown knob '%s'; valid knobs: %s", key, names);
-    return EXIT_USAGE;
-  }
+  if (!k) return unknown_knob(key, err, errlen);
   return set_knob(p, k, value, err, errlen) ? EXIT_OK : EXIT_USAGE;
+}
+
+/* Applies the overrides "KEY=VALUE" in order (a later value of a key wins)
+** and marks in given[] (NKNOBS of them) each knob they set. */
+static int apply_sets(struct policy *p, char *const *sets, int nsets, bool *given, char *err, size_t errlen) {
+  for (int i = 0; i < nsets; i++) {
+    char key[128];
+    const char *eq = strchr(sets[i], '=');
+    if (!eq || eq == sets[i] || (size_t)(eq - sets[i]) >= sizeof key) {
+      snprintf(err, errlen, "--set %s: expected KEY=VALUE", sets[i]);
+      return EXIT_USAGE;
+    }
+    memcpy(key, sets[i], (size_t)(eq - sets[i]));
+    key[eq - sets[i]] = 0;
+    const struct knob *k = find_knob(key);
+    if (!k) return unknown_knob(key, err, errlen);
+    if (!set_knob(p, k, eq + 1, err, errlen)) return EXIT_USAGE;
+    given[k - knobs] = true;
+  }
+  return EXIT_OK;
+}
+
+/* spec, then ",KEY=VALUE" for each knob given[], in the table's order and
+** spelled by knob_text: one configuration, one name, however its overrides
+** were ordered, repeated or spelled (cut at n - 1 bytes). */
+static void write_name(char *name, size_t n, const char *spec, const struct policy *p, const bool *given) {
+  size_t used = (size_t)snprintf(name, n, "%s", spec);
+  for (size_t i = 0; i < NKNOBS && used < n; i++) {
+    char buf[32];
+    if (given[i])
+      used += (size_t)snprintf(name + used, n - used, ",%s=%s", knobs[i].name, knob_text(p, &knobs[i], buf, sizeof buf));
+  }
 }
 
 static void policy_defaults(struct policy *p) {
@@ -212,21 +268,19 @@ int policy_resolve(struct policy *p, const char *spec, char *const *sets, int ns
     snprintf(err, errlen, "empty policy name");
     return EXIT_USAGE;
   }
+  bool given[NKNOBS] = { 0 };
   int rc = apply_presets(p, spec, err, errlen);
-  size_t used = (size_t)snprintf(p->name, sizeof p->name, "%s", spec);
-  for (int i = 0; i < nsets && !rc; i++) {
-    char key[128];
-    const char *eq = strchr(sets[i], '=');
-    if (!eq || eq == sets[i] || (size_t)(eq - sets[i]) >= sizeof key) {
-      snprintf(err, errlen, "--set %s: expected KEY=VALUE", sets[i]);
-      return EXIT_USAGE;
-    }
-    memcpy(key, sets[i], (size_t)(eq - sets[i]));
-    key[eq - sets[i]] = 0;
-    rc = policy_set(p, key, eq + 1, err, errlen);
-    if (used < sizeof p->name)
-      used += (size_t)snprintf(p->name + used, sizeof p->name - used, ",%s", sets[i]);
-  }
+  if (!rc) rc = apply_sets(p, sets, nsets, given, err, errlen);
+  write_name(p->name, sizeof p->name, spec, p, given);
+  return rc;
+}
+
+int policy_name(const char *spec, char *const *sets, int nsets, char *name, size_t n, char *err, size_t errlen) {
+  struct policy p;
+  bool given[NKNOBS] = { 0 };
+  policy_defaults(&p);   /* the overrides come last, so no preset changes what they set */
+  int rc = apply_sets(&p, sets, nsets, given, err, errlen);
+  if (!rc) write_name(name, n, spec, &p, given);
   return rc;
 }
 
@@ -236,15 +290,11 @@ char *policy_to_json(const struct policy *p) {
   for (size_t i = 0; i < NKNOBS; i++) {
     const struct knob *k = &knobs[i];
     const char *base = (const char *)p + k->offset;
-    char hex[32];
+    char buf[32];
     switch (k->type) {
     case KNOB_B: cJSON_AddBoolToObject(o, k->name, *(const bool *)base); break;
     case KNOB_U: case KNOB_P: cJSON_AddNumberToObject(o, k->name, *(const unsigned *)base); break;
-    case KNOB_X:
-      snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)*(const uint64_t *)base);
-      cJSON_AddStringToObject(o, k->name, hex);
-      break;
-    case KNOB_E: cJSON_AddStringToObject(o, k->name, choices_for(k->name)[*(const int *)base]); break;
+    case KNOB_X: case KNOB_E: cJSON_AddStringToObject(o, k->name, knob_text(p, k, buf, sizeof buf)); break;
     }
   }
   char *s = cJSON_PrintUnformatted(o);
@@ -312,6 +362,10 @@ static void list_table(FILE *f) {
   }
   tt_print(f, &t, "lllll", 2);
   tt_free(&t);
+  fprintf(f, "\nValues: numbers in decimal, masks also in 0x hex, never with a leading 0 (C would read 010 as\n"
+             "octal); booleans true|false (or 1|0, on|off, yes|no).  A run is named with each overridden knob\n"
+             "once, in this table's order, its value spelled one way (a later --set of a knob wins):\n"
+             "shadowcache,cr4_guest_host_mask=0xf0,rdtsc_exiting=true\n");
 }
 
 static void list_csv(FILE *f) {

@@ -14,13 +14,25 @@
 #define POLICY_DEFAULT "shadowcache"
 
 /* Resolves "preset[+preset...]" (names of the presets in models/policies/, or
-** paths to JSON files) with KEY=VALUE overrides.  Returns 0, EXIT_USAGE (an
-** unknown preset or knob, a bad value, an empty part of the spec) or
-** EXIT_BADINPUT (a preset file that is not valid), with a message in err that
-** names the file/line or lists the valid names. */
+** paths to JSON files) with KEY=VALUE overrides, applied in order after every
+** preset (a later value of a knob wins).  Returns 0, EXIT_USAGE (an unknown
+** preset or knob, a bad value, an empty part of the spec) or EXIT_BADINPUT (a
+** preset file that is not valid), with a message in err that names the
+** file/line or lists the valid names.  p->name is policy_name's. */
 int policy_resolve(struct policy *p, const char *spec, char *const *sets, int nsets,
                    char *err, size_t errlen);
-/* Sets one knob from text: 0, or EXIT_USAGE with a message (unknown knob, bad value). */
+/* The name a policy resolved from spec and sets has, and runs are stored
+** under, found without reading a preset: spec, then ",KEY=VALUE" for each
+** knob the overrides set, once, in the knob table's order (models/knobs.h),
+** with its last value spelled one way: decimal; a mask as 0x and lowercase
+** hex; true or false; a choice's name.  So "ept" with vpid=on,prev_roots=2
+** and with prev_roots=1,prev_roots=2,vpid=1 are both
+** "ept,prev_roots=2,vpid=true".  0, or EXIT_USAGE with a message for a bad
+** override; the name is cut at n - 1 bytes. */
+int policy_name(const char *spec, char *const *sets, int nsets, char *name, size_t n, char *err, size_t errlen);
+/* Sets one knob from text: 0, or EXIT_USAGE with a message (unknown knob, bad
+** value).  Counts and sizes take decimal, masks decimal or 0x hex, never a
+** leading 0 (parse_u64); booleans true|false, 1|0, on|off, yes|no. */
 int policy_set(struct policy *p, const char *key, const char *value, char *err, size_t errlen);
 /* The resolved knobs as a JSON object text (caller frees). */
 char *policy_to_json(const struct policy *p);

@@ -109,14 +109,33 @@ bool interrupt_requested(void) { return interrupt_signal != 0; }
 void interrupt_clear(void) { interrupt_signal = 0; }
 int interrupt_exit_status(void) { return interrupt_signal == SIGTERM ? EXIT_TERMINATED : EXIT_INTERRUPTED; }
 
+/* "0x" or "0X" and the hex digits after it, or the decimal digits; the number
+** of digits, 0 when s is no number of either form. */
+static size_t u64_digits(const char *s, bool *hex) {
+  *hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  const char *d = *hex ? s + 2 : s;
+  size_t n = strspn(d, *hex ? "0123456789abcdefABCDEF" : "0123456789");
+  return d[n] ? 0 : n;
+}
+
+/* "010" is 8 to C (strtoull with base 0, scanf's %i) and 10 to a reader: refused rather than read either way. */
+static bool leading_zero(const char *s) { return s[0] == '0' && s[1] >= '0' && s[1] <= '9'; }
+
 bool parse_u64(const char *s, uint64_t *out) {
-  if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') return false;
-  char *end;
+  bool hex;
+  if (!s || !u64_digits(s, &hex) || (!hex && leading_zero(s))) return false;
   errno = 0;
-  unsigned long long v = strtoull(s, &end, 0);
-  if (errno || *end) return false;
+  unsigned long long v = strtoull(hex ? s + 2 : s, NULL, hex ? 16 : 10);   /* digits only: no sign, no blank */
+  if (errno) return false;
   *out = v;
   return true;
+}
+
+const char *parse_u64_hint(const char *s) {
+  bool hex;
+  if (s && u64_digits(s, &hex) && !hex && leading_zero(s))
+    return " (a leading 0 is ambiguous: C would read it as octal; write the number without it)";
+  return "";
 }
 
 bool parse_double(const char *s, double *out) {

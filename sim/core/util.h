@@ -53,10 +53,16 @@ const char *control_char(const char *s);
 void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 
-/* Strict number parsing: whole string, decimal or 0x hex; false on junk or
-** overflow.  parse_double takes only finite numbers: "nan" and "inf" are no
-** values any option means. */
+/* Strict number parsing: the whole string, decimal or 0x hex digits (no sign,
+** no blank); false on anything else or overflow.  Never octal: a decimal of
+** several digits with a leading 0 ("010") is refused, because C (strtoull with
+** base 0, scanf's %i) would read it as octal 8 and a user may mean 10.
+** parse_u64_hint(s) says why s was refused when the text alone does not (a
+** leading 0): "" or a parenthesis, with a leading blank, to end a message.
+** parse_double takes only finite numbers: "nan" and "inf" are no values any
+** option means. */
 bool parse_u64(const char *s, uint64_t *out);
+const char *parse_u64_hint(const char *s);
 bool parse_double(const char *s, double *out);
 
 /* A clock in GHz, wherever one is given: a CPU profile's clock_ghz, the

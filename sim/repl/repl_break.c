@@ -92,7 +92,8 @@ static bool parse_bp_value(struct repl *s, const char *k, const char *v, struct 
   int r;
   if (!strcmp(k, "exit")) {
     if ((r = parse_reason(v)) < 0) {
-      repl_error(s, "break exit: unknown exit reason '%s' (e.g. CR_ACCESS, EXCEPTION_NMI; Tab completes)", v);
+      repl_error(s, "break exit: unknown exit reason '%s' (e.g. CR_ACCESS, EXCEPTION_NMI; Tab completes)%s", v,
+                 parse_u64_hint(v));
       return false;
     }
     b->kind = BP_EXIT;
@@ -106,7 +107,7 @@ static bool parse_bp_value(struct repl *s, const char *k, const char *v, struct 
   } else {
     b->kind = !strcmp(k, "at") ? BP_AT : BP_CR3;
     if (!parse_u64(v, &b->value)) {
-      repl_error(s, "break %s: '%s' is not a number", k, v);
+      repl_error(s, "break %s: '%s' is not a number%s", k, v, parse_u64_hint(v));
       return false;
     }
   }
@@ -160,7 +161,7 @@ int repl_do_delete(struct repl *s, int argc, char **argv) {
     return 0;
   }
   if (!parse_u64(argv[0], &id)) {
-    repl_error(s, "delete: expected a breakpoint number or 'all', got '%s'", argv[0]);
+    repl_error(s, "delete: expected a breakpoint number or 'all', got '%s'%s", argv[0], parse_u64_hint(argv[0]));
     return -1;
   }
   for (unsigned i = 0; i < s->nbp; i++) {

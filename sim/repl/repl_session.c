@@ -196,7 +196,7 @@ int repl_do_reset(struct repl *s, int argc, char **argv) {
 int repl_do_history(struct repl *s, int argc, char **argv) {
   uint64_t n = REPL_HISTORY_SHOWN;
   if (argc && (!parse_u64(argv[0], &n) || n == 0)) {
-    repl_error(s, "history: '%s' is not a positive number", argv[0]);
+    repl_error(s, "history: '%s' is not a positive number%s", argv[0], parse_u64_hint(argv[0]));
     return -1;
   }
   unsigned first = n < s->nhistory ? s->nhistory - (unsigned)n : 0;

@@ -122,7 +122,8 @@ static int info_vmcs(struct repl *s, const char *field) {
   int f = vmcs_field_by_name(field);
   if (f < 0 && parse_u64(field, &enc) && enc <= UINT32_MAX) f = vmcs_field_by_encoding((uint32_t)enc);
   if (f < 0) {
-    repl_error(s, "info vmcs: unknown field '%s' (a name as 'info vmcs' lists, or an encoding such as 0x6804)", field);
+    repl_error(s, "info vmcs: unknown field '%s' (a name as 'info vmcs' lists, or an encoding such as 0x6804)%s", field,
+               parse_u64_hint(field));
     return -1;
   }
   print_vmcs_field(c, (enum vmcs_field)f);

@@ -114,7 +114,7 @@ static int count_arg(struct repl *s, const char *cmd, int argc, char **argv, uin
   *n = 1;
   if (argc == 0) return 0;
   if (!parse_u64(argv[0], n) || *n == 0) {
-    repl_error(s, "%s: '%s' is not a positive number", cmd, argv[0]);
+    repl_error(s, "%s: '%s' is not a positive number%s", cmd, argv[0], parse_u64_hint(argv[0]));
     return -1;
   }
   return 0;
@@ -143,7 +143,7 @@ int repl_do_until(struct repl *s, int argc, char **argv) {
   (void)argc;
   struct goal g = { .has_until = true };
   if (!parse_u64(argv[0], &g.until)) {
-    repl_error(s, "until: '%s' is not an event index", argv[0]);
+    repl_error(s, "until: '%s' is not an event index%s", argv[0], parse_u64_hint(argv[0]));
     return -1;
   }
   if (g.until < s->e->index) {

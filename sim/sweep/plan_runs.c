@@ -212,14 +212,16 @@ int plan_shard_parse(const char *text, unsigned *shard, unsigned *nshards, char 
   char first[32];
   size_t len = slash ? (size_t)(slash - text) : 0;
   bool ok = slash && len > 0 && len < sizeof first;
+  const char *hint = "";
   if (ok) {
     memcpy(first, text, len);
     first[len] = 0;
     ok = parse_u64(first, &i) && parse_u64(slash + 1, &n);
+    hint = *parse_u64_hint(first) ? parse_u64_hint(first) : parse_u64_hint(slash + 1);
   }
   if (!ok || n == 0 || n > PLAN_SHARDS_MAX || i >= n) {
-    snprintf(err, errlen, "--shard %s: expected I/N with 0 <= I < N <= %u (e.g. --shard 0/4, the first of four)",
-             text ? text : "", PLAN_SHARDS_MAX);
+    snprintf(err, errlen, "--shard %s: expected I/N with 0 <= I < N <= %u (e.g. --shard 0/4, the first of four)%s",
+             text ? text : "", PLAN_SHARDS_MAX, hint);
     return EXIT_USAGE;
   }
   *shard = (unsigned)i;

@@ -80,7 +80,7 @@ check_eq "cpus: descriptions start in one column" "1" \
   "$(printf '%s\n' "$out" | awk 'NR > 1 { match($0, /^ +[^ ]+ +[^ ]+ +/); print RLENGTH }' | sort -u | wc -l | tr -d ' ')"
 run "$VMXSIM" policies
 check_eq "policies: knob descriptions start in one column" "1" \
-  "$(printf '%s\n' "$out" | awk '/^Knobs/ { k = 1; next } k && NF { match($0, /^ +[^ ]+ +[^ ]+ +/); print RLENGTH }' | sort -u | wc -l | tr -d ' ')"
+  "$(printf '%s\n' "$out" | awk '/^Knobs/ { k = 1; next } k && !NF { exit } k { match($0, /^ +[^ ]+ +[^ ]+ +/); print RLENGTH }' | sort -u | wc -l | tr -d ' ')"
 
 # ---- one precision per column in reproduce's tables
 run "$VMXSIM" reproduce --quick --no-db --only xen-pv-syscalls,cr3-cache-2008

@@ -30,6 +30,15 @@ refused_set refill_high=2000000 "knob refill_high: '2000000' is outside the rang
 refused_set cr3_target_count=512 "knob cr3_target_count: '512' is outside the range 0..511"
 refused_set flood_threshold=4294967296 "knob flood_threshold: '4294967296' is outside the range 0..4294967295"
 refused_set refill_low=5.5 "knob refill_low: '5.5' is not a whole number in 0..1048576"
+# counts and sizes are decimal: 010 was octal 8 and 0x10 was 16, each a run of its own name
+refused_set shadow_pages_max=010 "knob shadow_pages_max: '010' is not a whole number in 0..1048576 (a leading 0 is ambiguous: C would read it as octal"
+refused_set shadow_pages_max=0x10 "knob shadow_pages_max: '0x10' is not a decimal whole number in 0..1048576 (only the mask knobs take 0x hex)"
+refused_set tlb_entries=0x10 "knob tlb_entries: '0x10' is not a decimal whole number in 4..16384"
+refused_set tlb_entries=many "knob tlb_entries: 'many' is not a whole number in 4..16384"
+refused_set flood_threshold=00 "knob flood_threshold: '00' is not a whole number in 0..4294967295 (a leading 0"
+# masks take decimal or 0x hex, never octal
+refused_set cr4_guest_host_mask=0777 "knob cr4_guest_host_mask: '0777' is not a 64-bit mask: decimal, or 0x hex (a leading 0"
+refused_set cr0_guest_host_mask=0x "knob cr0_guest_host_mask: '0x' is not a 64-bit mask: decimal, or 0x hex"
 
 run "$VMXSIM" --no-db --policy shadowcache,prev_roots=20 t.bin
 check_rc "an override inside --policy is checked the same" 2

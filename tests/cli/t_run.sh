@@ -39,6 +39,7 @@ for p in nocache shadowcache cr3cache prevroots ept cr4mask lazydr; do check_con
 for k in cr0_guest_host_mask cr4_guest_host_mask cr3_target_count mov_dr_exiting dr_switch shadow_pages_max; do
   check_contains "policies lists knob $k" "$out" "$k"
 done
+check_contains "policies: how a value is written" "$out" "Values: numbers in decimal, masks also in 0x hex, never with a leading 0"
 run "$VMXSIM" cpus
 check_rc "cpus" 0
 for c in core2-2007 core2-2008 nehalem-2009 skylake-2019; do check_contains "cpus lists $c" "$out" "$c"; done
@@ -235,3 +236,61 @@ rm -f many.db
 run "$VMXSIM" --policy shadowcache,nocache --cpu core2-2007,core2-2008 --db many.db t.bin
 check_rc "several runs stored" 0
 check_eq "each run is stored" 4 "$("$VMXSIM" runs --db many.db --format csv | sed 1d | wc -l | tr -d ' ')"
+
+# ---- lists: an empty or repeated item is refused, as an empty preset name ("ept+") is ----
+# (they ran: ",ept", "ept," and "ept,,ept" replayed ept once or twice, "ept,ept" twice)
+for p in ,ept ept, ept,,ept "" ept,ept ept,vpid=on,ept,vpid=1 ept,prev_roots=1,prev_roots=2,ept,prev_roots=2; do
+  run "$VMXSIM" --no-db --cpu nehalem-2009 --policy "$p" t.bin
+  check_rc "--policy '$p' is refused" 2
+  check_eq "--policy '$p': no result" "" "$out"
+  case $p in
+    *,,*|,*|*,|"") check_contains "--policy '$p': an empty item" "$err" "--policy '$p': an empty item" ;;
+    *) check_contains "--policy '$p': named twice" "$err" "is named twice" ;;
+  esac
+done
+run "$VMXSIM" --no-db --cpu nehalem-2009 --set vpid=on --policy ept,ept,vpid=1 t.bin
+check_rc "a --set and an override naming one policy twice" 2
+check_contains "... named by its one name" "$err" "policy ept,vpid=true is named twice"
+for c in ,core2-2007 core2-2007, core2-2007,,core2-2008 core2-2007,core2-2007; do
+  run "$VMXSIM" --no-db --cpu "$c" t.bin
+  check_rc "--cpu '$c' is refused" 2
+  check_contains "--cpu '$c': says why" "$err" "--cpu '$c': "
+done
+run "$VMXSIM" --no-db --cpu nehalem-2009 --policy ept,vpid=false,ept t.bin
+check_rc "one preset under other overrides is no repeat" 0
+
+# ---- a run is stored under its configuration's one name, however a value was spelled ----
+rm -f spell.db
+"$VMXSIM" --policy shadowcache --set cr4_guest_host_mask=0x00F0 --set rdtsc_exiting=on --db spell.db t.bin > /dev/null
+"$VMXSIM" --policy shadowcache,rdtsc_exiting=1 --set cr4_guest_host_mask=0xf0 --db spell.db t.bin > /dev/null
+"$VMXSIM" --policy shadowcache --set cr4_guest_host_mask=240 --set rdtsc_exiting=no --set rdtsc_exiting=yes \
+  --db spell.db t.bin > /dev/null
+check_eq "three spellings: one policy name, one run identity" \
+  "3|1|1|shadowcache,cr4_guest_host_mask=0xf0,rdtsc_exiting=true" \
+  "$(sqlite3 spell.db 'SELECT count(*), count(DISTINCT run_key), count(DISTINCT policy_json), max(policy) FROM runs')"
+run "$VMXSIM" runs --db spell.db --policy shadowcache,rdtsc_exiting=yes,cr4_guest_host_mask=0XF0 --format csv
+check_eq "runs --policy finds them under another spelling" 3 "$(printf '%s\n' "$out" | sed 1d | wc -l | tr -d ' ')"
+printf '{"traces": ["t.bin"], "policies": [{"policy": "shadowcache", "knobs": {"cr4_guest_host_mask": "0x0f0", "rdtsc_exiting": true}}]}\n' > spell.json
+run "$VMXSIM" sweep spell.json --db spell.db
+check_rc "a sweep of that configuration" 0
+check_contains "a sweep finds it stored, spelled otherwise" "$out" "0 run now, 1 stored before"
+"$VMXSIM" --policy nocache --db spell.db t.bin > /dev/null
+run "$VMXSIM" compare --db spell.db --trace t.bin --policy nocache,shadowcache,cr4_guest_host_mask=240,rdtsc_exiting=on
+check_rc "compare finds a run under another spelling" 0
+run "$VMXSIM" compare --db spell.db --trace t.bin --policy shadowcache,cr4_guest_host_mask=240,rdtsc_exiting=on,shadowcache,rdtsc_exiting=1,cr4_guest_host_mask=0xf0
+check_rc "compare: one policy named twice is refused" 2
+check_contains "... named by its one name" "$err" "policy shadowcache,cr4_guest_host_mask=0xf0,rdtsc_exiting=true is named twice"
+for p in ,nocache nocache, nocache,,shadowcache; do
+  run "$VMXSIM" compare --db spell.db --trace t.bin --policy "$p"
+  check_rc "compare --policy '$p' is refused" 2
+  check_contains "compare --policy '$p': an empty item" "$err" "an empty item"
+done
+run "$VMXSIM" compare --db spell.db --trace t.bin --policy nocache --policy nocache
+check_rc "compare: --policy nocache twice is refused" 2
+
+# ---- numbers are decimal or 0x hex, never octal: 010 was 8 threads, a width of 8 us ----
+for o in "--jobs 010" "--vcpu 00" "--interval 010ms"; do
+  run "$VMXSIM" --policy shadowcache --no-db $o t.bin
+  check_rc "$o is refused" 2
+  check_contains "$o: says why" "$err" "(a leading 0 is ambiguous: C would read it as octal; write the number without it)"
+done

@@ -161,9 +161,8 @@ run "$VMXSIM" compare --trace basic.bin --policy shadowcache,cr3cache,cr3_target
 check_rc "compare --trace --policy A,B succeeds" 0
 check_contains "an override stays with its policy" "$out" "  B: run 4, policy cr3cache,cr3_target_count=2"
 run "$VMXSIM" compare --trace basic.bin --policy 'shadowcache,cr3cache,,cr3_target_count=2,'
-check_rc "compare --policy with empty parts succeeds" 0
-check_contains "an override after an empty part stays with its policy" "$out" "  B: run 4, policy cr3cache,cr3_target_count=2
-"
+check_rc "compare --policy with empty parts is refused, as run refuses them" 2
+check_contains "... saying so" "$err" "--policy 'shadowcache,cr3cache,,cr3_target_count=2,': an empty item"
 run "$VMXSIM" compare --trace basic.bin
 check_contains "compare --trace without --policy takes every policy" "$out" "  C: run 4, policy cr3cache"
 run "$VMXSIM" compare 1 2 --format csv

@@ -7,7 +7,9 @@
 ** with a usage or input error and a message (naming the file for a file);
 ** a resolved one gives the same knobs again when its JSON is read back as a
 ** policy file, and the small trace replays under it (a knob in range must
-** not exhaust memory or overflow: fuzz_replay.h). */
+** not exhaust memory or overflow: fuzz_replay.h).  Its name is policy_name's
+** for the same spec and sets, and names itself: its own overrides, resolved
+** again, give the same name and knobs (one configuration, one name). */
 #include "fuzz_replay.h"
 #include <ctype.h>
 #include "sim/core/policy.h"
@@ -38,12 +40,39 @@ static void check_round_trip(const struct policy *p) {
   free(json);
 }
 
+/* p's name, resolved from spec and sets, is policy_name's, and spec with the
+** overrides the name spells gives the same name and knobs. */
+static void check_name(const struct policy *p, const char *spec, char *const *sets, int nsets) {
+  char name[sizeof p->name], err[2048] = "";
+  if (policy_name(spec, sets, nsets, name, sizeof name, err, sizeof err) || strcmp(name, p->name)) {
+    fprintf(stderr, "policy %s: policy_name gives '%s' (%s)\n", p->name, name, err);
+    abort();
+  }
+  size_t n = strlen(spec);
+  if (strlen(p->name) == sizeof p->name - 1 || strchr(spec, ',')) return;   /* cut, or no name to split */
+  char *own[SETS_MAX], *copy = strdup(p->name + n), *rest = copy, *t;
+  int nown = 0;
+  if (!copy) abort();
+  while ((t = strsep(&rest, ","))) if (*t && nown < SETS_MAX) own[nown++] = t;
+  struct policy q;
+  int rc = policy_resolve(&q, spec, own, nown, err, sizeof err);
+  char *a = policy_to_json(p), *b = rc ? NULL : policy_to_json(&q);
+  if (rc || strcmp(a, b)) {
+    fprintf(stderr, "policy %s resolved again from its name: %s (%d: %s)\n", a, b ? b : "nothing", rc, err);
+    abort();
+  }
+  free(a);
+  free(b);
+  free(copy);
+}
+
 static void resolve(const char *spec, char *const *sets, int nsets, const char *file) {
   struct policy p;
   char err[2048] = "";
   int rc = policy_resolve(&p, spec, sets, nsets, err, sizeof err);
   if (rc == 0) {
     check_round_trip(&p);
+    check_name(&p, spec, sets, nsets);
     fuzz_replay(spec, "core2-2007", sets, nsets);
     fuzz_replay(spec, "skylake-2019", sets, nsets);
   } else if ((rc != EXIT_USAGE && rc != EXIT_BADINPUT) || !err[0] ||

@@ -1,5 +1,6 @@
 /* Unit tests for num_shortest (sim/core/util.h): the shortest decimal text that
-** reads back as the same double, whole numbers without an exponent. */
+** reads back as the same double, whole numbers without an exponent; and for
+** parse_u64: decimal or 0x hex, never octal. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -66,12 +67,64 @@ static void parse_double_takes_only_finite_numbers(void **state) {
   assert_true(d == 8.0);
 }
 
+/* parse_u64 read "010" as octal 8 (strtoull with base 0) although it says
+** "decimal or 0x hex", so --set shadow_pages_max=010 gave a pool of 8 pages. */
+static void parse_u64_takes_decimal_or_0x_hex(void **state) {
+  (void)state;
+  static const struct { const char *text; uint64_t v; } taken[] = {
+    { "0", 0 }, { "8", 8 }, { "10", 10 }, { "18446744073709551615", UINT64_MAX },
+    { "0x10", 16 }, { "0X10", 16 }, { "0x00F0", 0xf0 }, { "0x0", 0 }, { "0xffffffffffffffff", UINT64_MAX },
+  };
+  for (size_t i = 0; i < sizeof taken / sizeof *taken; i++) {
+    uint64_t v = 1234;
+    bool ok = parse_u64(taken[i].text, &v);
+    printf("parse_u64(\"%s\"): %s %llu (expected %llu)\n", taken[i].text, ok ? "accepted" : "refused",
+           (unsigned long long)v, (unsigned long long)taken[i].v);
+    assert_true(ok);
+    assert_true(v == taken[i].v);
+    assert_string_equal(parse_u64_hint(taken[i].text), "");
+  }
+}
+
+static void parse_u64_refuses_a_leading_zero_and_says_why(void **state) {
+  (void)state;
+  static const char *const octal[] = { "010", "00", "0777", "08", "0018446744073709551615" };
+  for (size_t i = 0; i < sizeof octal / sizeof *octal; i++) {
+    uint64_t v = 1234;
+    bool ok = parse_u64(octal[i], &v);
+    printf("parse_u64(\"%s\"): %s %llu (expected refused)\n", octal[i], ok ? "accepted" : "refused",
+           (unsigned long long)v);
+    assert_false(ok);
+    assert_true(v == 1234);
+    assert_non_null(strstr(parse_u64_hint(octal[i]), "C would read it as octal"));
+  }
+}
+
+/* strtoull skips blanks and takes a sign: "\t5" and "0x-5" were accepted. */
+static void parse_u64_refuses_signs_blanks_junk_and_overflow(void **state) {
+  (void)state;
+  static const char *const refused[] = { "", "-1", "+1", " 1", "\t5", "\n5", "1 ", "0x", "0x-5", "0x 5", "0x+5",
+                                         "0xg", "1e3", "5x", "18446744073709551616", "0x10000000000000000", "0b1" };
+  uint64_t v = 1234;
+  for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+    bool ok = parse_u64(refused[i], &v);
+    printf("parse_u64(\"%s\"): %s (expected refused)\n", refused[i], ok ? "accepted" : "refused");
+    assert_false(ok);
+    assert_string_equal(parse_u64_hint(refused[i]), "");   /* the text says why */
+  }
+  assert_false(parse_u64(NULL, &v));
+  assert_true(v == 1234);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(shortest_reads_back_the_same_double),
     cmocka_unit_test(whole_numbers_have_no_exponent),
     cmocka_unit_test(nan_and_infinity),
     cmocka_unit_test(parse_double_takes_only_finite_numbers),
+    cmocka_unit_test(parse_u64_takes_decimal_or_0x_hex),
+    cmocka_unit_test(parse_u64_refuses_a_leading_zero_and_says_why),
+    cmocka_unit_test(parse_u64_refuses_signs_blanks_junk_and_overflow),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

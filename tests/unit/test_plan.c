@@ -126,7 +126,7 @@ static void test_exclude_by_knob_value(void **state) {
   struct plan p;
   assert_int_equal(parse(&p, "{\"traces\": [\"a.bin\"], \"policies\": [\"nocache\", \"ept\","
                              " {\"policy\": \"cr3cache\", \"knobs\": {\"cr3_target_count\": [0, 2]}}],"
-                             " \"exclude\": [{\"paging\": \"ept\"}, {\"cr3_target_count\": \"0x0\", \"policy\": \"cr3cache\"}]}"), 0);
+                             " \"exclude\": [{\"paging\": \"ept\"}, {\"cr3_target_count\": \"0\", \"policy\": \"cr3cache\"}]}"), 0);
   assert_int_equal(p.nruns, 2);
   assert_string_equal(p.policies[p.runs[0].policy].spec, "nocache");
   assert_string_equal(p.policies[p.runs[1].policy].resolved[p.runs[1].pcombo].name, "cr3cache,cr3_target_count=2");
@@ -176,6 +176,12 @@ static void test_errors(void **state) {
       "study.json: $.traces[0].generator: unknown generator 'latctx'" },
     { "{\"traces\": [\"a.bin\"], \"policies\": [{\"policy\": \"cr3cache\", \"knobs\": {\"cr3_target_count\": [1, -1]}}]}",
       EXIT_USAGE, "study.json: $.policies[0].knobs.cr3_target_count[1]: knob cr3_target_count: '-1' is not" },
+    /* counts are decimal: "010" was octal 8 and "0x10" 16 */
+    { "{\"traces\": [\"a.bin\"], \"policies\": [{\"policy\": \"cr3cache\", \"knobs\": {\"cr3_target_count\": [1, \"010\"]}}]}",
+      EXIT_USAGE, "study.json: $.policies[0].knobs.cr3_target_count[1]: knob cr3_target_count: '010' is not a whole "
+      "number in 0..511 (a leading 0 is ambiguous: C would read it as octal" },
+    { "{\"traces\": [\"a.bin\"], \"policies\": [\"ept\"], \"exclude\": [{\"prev_roots\": \"0x0\"}]}", EXIT_USAGE,
+      "study.json: $.exclude[0].prev_roots: knob prev_roots: '0x0' is not a decimal whole number in 0..8" },
     { "{\"traces\": [{\"generator\": \"lat_ctx\", \"params\": {\"procs\": [2, [4]]}}], \"policies\": [\"ept\"]}",
       EXIT_USAGE, "study.json: $.traces[0].params.procs[1]: expected a number, a string or a boolean" },
     /* structure */

@@ -167,8 +167,9 @@ static void set_overrides_apply_after_every_preset(void **state) {
   assert_int_equal(P.cr4_mask, 0x20);
   assert_true(P.rdtsc_exiting);
   assert_true(P.cr3_cache);
-  assert_string_equal(P.name, "cr3cache+lazydr,dr_switch=eager,cr3_target_count=2,"
-                              "cr4_guest_host_mask=0x20,rdtsc_exiting=on");
+  /* the name lists the overrides in the knob table's order, each value spelled one way */
+  assert_string_equal(P.name, "cr3cache+lazydr,cr3_target_count=2,cr4_guest_host_mask=0x20,dr_switch=eager,"
+                              "rdtsc_exiting=true");
 }
 
 static void later_set_overrides_an_earlier_one(void **state) {
@@ -176,6 +177,55 @@ static void later_set_overrides_an_earlier_one(void **state) {
   char *sets[] = { "prev_roots=1", "prev_roots=2" };
   assert_int_equal(policy_resolve(&P, "nocache", sets, 2, err, sizeof err), 0);
   assert_int_equal(P.prev_roots, 2);
+  assert_string_equal(P.name, "nocache,prev_roots=2");   /* as if given once: one run, one name */
+}
+
+/* The name a run is stored under for spec with sets (a run's identity,
+** docs/schema.md); the policy must resolve to it too. */
+static const char *name_of(const char *spec, char **sets, int nsets) {
+  static char name[sizeof P.name];
+  err[0] = 0;
+  if (policy_name(spec, sets, nsets, name, sizeof name, err, sizeof err)) fail_msg("policy_name %s: %s", spec, err);
+  if (policy_resolve(&P, spec, sets, nsets, err, sizeof err)) fail_msg("policy %s: %s", spec, err);
+  printf("%s -> %s\n", nsets ? sets[0] : spec, name);
+  assert_string_equal(P.name, name);
+  return name;
+}
+
+/* The name held the --set texts as typed, so one configuration spelled two
+** ways was two runs to a sweep and to compare. */
+static void each_spelling_of_a_value_gives_one_name(void **state) {
+  (void)state;
+  static const char *const same[][4] = {
+    { "cr4_guest_host_mask=0xf0", "cr4_guest_host_mask=0x00F0", "cr4_guest_host_mask=0XF0", "cr4_guest_host_mask=240" },
+    { "vpid=true", "vpid=on", "vpid=yes", "vpid=1" },
+    { "vpid=false", "vpid=off", "vpid=no", "vpid=0" },
+  };
+  static const char *const want[] = { "ept,cr4_guest_host_mask=0xf0", "ept,vpid=true", "ept,vpid=false" };
+  for (size_t i = 0; i < sizeof same / sizeof *same; i++)
+    for (size_t k = 0; k < 4; k++) {
+      char *sets[] = { (char *)same[i][k] };
+      assert_string_equal(name_of("ept", sets, 1), want[i]);
+    }
+}
+
+static void order_and_repeats_of_the_overrides_give_one_name(void **state) {
+  (void)state;
+  char *a[] = { "vpid=on", "prev_roots=2" }, *b[] = { "prev_roots=1", "vpid=1", "prev_roots=2" };
+  char first[sizeof P.name];
+  snprintf(first, sizeof first, "%s", name_of("ept", a, 2));
+  assert_string_equal(first, "ept,prev_roots=2,vpid=true");
+  assert_string_equal(name_of("ept", b, 3), first);
+}
+
+/* policy_name reads no preset: a spec that is no preset still has a name. */
+static void policy_name_needs_no_preset_but_checks_the_overrides(void **state) {
+  (void)state;
+  char name[sizeof P.name], *sets[] = { "tlb_entries=16" }, *bad[] = { "tlb_entries=0x10" };
+  assert_int_equal(policy_name("no/such/file.json", sets, 1, name, sizeof name, err, sizeof err), 0);
+  assert_string_equal(name, "no/such/file.json,tlb_entries=16");
+  assert_int_equal(policy_name("ept", bad, 1, name, sizeof name, err, sizeof err), EXIT_USAGE);
+  assert_contains(err, "tlb_entries");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -238,6 +288,38 @@ static void unsigned_knob_rejects_junk_and_overflow(void **state) {
   assert_contains(resolve_error("nocache", "refill_low=4294967296"), "refill_low");
   assert_contains(resolve_error("nocache", "refill_low="), "refill_low");
   assert_contains(resolve_error("nocache", "cr0_guest_host_mask=0xfffffffffffffffff"), "cr0_guest_host_mask");
+}
+
+/* strtoull with base 0 read shadow_pages_max=010 as 8 and =0x10 as 16. */
+static void count_knobs_take_decimal_only(void **state) {
+  (void)state;
+  const char *e = resolve_error("nocache", "shadow_pages_max=010");
+  assert_contains(e, "knob shadow_pages_max: '010' is not a whole number in 0..1048576");
+  assert_contains(e, "C would read it as octal");
+  e = resolve_error("nocache", "shadow_pages_max=0x10");
+  assert_contains(e, "knob shadow_pages_max: '0x10' is not a decimal whole number in 0..1048576");
+  assert_contains(e, "only the mask knobs take 0x hex");
+  e = resolve_error("nocache", "tlb_entries=0x10");
+  assert_contains(e, "knob tlb_entries: '0x10' is not a decimal whole number in 4..16384");
+  e = resolve_error("nocache", "tlb_entries=junk");
+  assert_contains(e, "knob tlb_entries: 'junk' is not a whole number in 4..16384");   /* once "in in" */
+  e = resolve_error("nocache", "prev_roots=03");
+  assert_contains(e, "'03'");
+  assert_contains(e, "octal");
+  char *sets[] = { "shadow_pages_max=16" };
+  assert_int_equal(policy_resolve(&P, "nocache", sets, 1, err, sizeof err), 0);
+  assert_int_equal(P.shadow_pages_max, 16);
+}
+
+static void mask_knobs_take_decimal_or_hex_but_no_leading_zero(void **state) {
+  (void)state;
+  const char *e = resolve_error("nocache", "cr0_guest_host_mask=010");
+  assert_contains(e, "knob cr0_guest_host_mask: '010' is not a 64-bit mask: decimal, or 0x hex");
+  assert_contains(e, "C would read it as octal");
+  char *sets[] = { "cr0_guest_host_mask=16", "cr4_guest_host_mask=0x10" };
+  assert_int_equal(policy_resolve(&P, "nocache", sets, 2, err, sizeof err), 0);
+  assert_int_equal(P.cr0_mask, 16);
+  assert_int_equal(P.cr4_mask, 16);
 }
 
 static void set_without_equals_sign_is_an_error(void **state) {
@@ -536,6 +618,9 @@ int main(void) {
     cmocka_unit_test(plus_composes_three_presets),
     cmocka_unit_test(set_overrides_apply_after_every_preset),
     cmocka_unit_test(later_set_overrides_an_earlier_one),
+    cmocka_unit_test(each_spelling_of_a_value_gives_one_name),
+    cmocka_unit_test(order_and_repeats_of_the_overrides_give_one_name),
+    cmocka_unit_test(policy_name_needs_no_preset_but_checks_the_overrides),
     cmocka_unit_test(unknown_preset_error_lists_the_valid_presets),
     cmocka_unit_test(unknown_preset_in_a_composition_is_reported),
     cmocka_unit_test(unknown_knob_error_lists_the_valid_knobs),
@@ -543,6 +628,8 @@ int main(void) {
     cmocka_unit_test(enum_knob_rejects_sideways_and_lists_the_choices),
     cmocka_unit_test(unsigned_knob_rejects_minus_one),
     cmocka_unit_test(unsigned_knob_rejects_junk_and_overflow),
+    cmocka_unit_test(count_knobs_take_decimal_only),
+    cmocka_unit_test(mask_knobs_take_decimal_or_hex_but_no_leading_zero),
     cmocka_unit_test(set_without_equals_sign_is_an_error),
     cmocka_unit_test(empty_policy_name_is_an_error),
     cmocka_unit_test(missing_base_names_the_file_that_asked_for_it),
