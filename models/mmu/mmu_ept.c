@@ -12,16 +12,22 @@
 #include "mmu_int.h"
 #include "models/counters.h"
 
-/* The key of the EPT paging-structure page of `level` that maps gfn (its
-** entry for gfn is in it; SDM 28.2.2: 9 bits of the guest-physical address
-** per level, level 4 the root). */
-static uint64_t table_key(unsigned level, uint64_t gfn) { return ((uint64_t)level << 56) | (gfn >> (9 * level)); }
+/* The EPT paging-structure page of `level` that maps gfn holds 2^(9 * level)
+** frames (SDM 28.2.2: 9 bits of the guest-physical address per level, level 4
+** the root).  Frames are handed out in order (first_touch), so that page is
+** new exactly when gfn is the first frame under it: the first of all (whose
+** root exists already), or the first past a multiple of 2^(9 * level).  This
+** counts what a set of the pages allocated counted, without the set. */
+static bool table_is_new(unsigned level, uint64_t gfn) {
+  if (gfn == EPT_FIRST_GFN) return level < 4;
+  return gfn >> (9 * level) != (gfn - 1) >> (9 * level);
+}
 
 /* The root exists before the first violation: KVM allocates it when the MMU
 ** loads (mmu_alloc_roots() from kvm_mmu_load(); tdp_page_fault() asserts a
 ** valid root_hpa, Linux 2.6.27 arch/x86/kvm/mmu.c), so no violation pays
 ** for it. */
-void ept_load_root(struct mmu *m) { hset_add(&m->ept_tables, table_key(4, EPT_FIRST_GFN)); }
+void ept_load_root(struct mmu *m) { m->ept_tables = 1; }
 
 /* The first frame past what the guest can address.  32-bit paging translates
 ** to 32-bit physical addresses (SDM 4.3; PSE-36's larger ones only for 4-MByte
@@ -58,7 +64,10 @@ static void touch_frame(struct mmu *m, unsigned vcpu, uint64_t id, uint64_t gla,
   struct work w;
   work_clear(&w);
   for (unsigned level = 1; level <= 4; level++)
-    if (hset_add(&m->ept_tables, table_key(level, gfn))) work_add(&w, PP_SHADOW_ALLOC, 1);
+    if (table_is_new(level, gfn)) {
+      m->ept_tables++;
+      work_add(&w, PP_SHADOW_ALLOC, 1);
+    }
   work_add(&w, PP_SHADOW_INSTALL, 1);
   m->ctr[CTR_EPT_VIOLATIONS]++;
   struct mmu_fault f = { .kind = MMU_FAULT_EPT_VIOLATION, .gla = gla, .gpa = gfn << 12,

@@ -74,7 +74,7 @@ struct mmu {
   bool ept_out_of_frames;          /* a first touch was given a frame past the guest's memory */
   const struct trace_event *guest_ev;   /* the guest event being replayed under EPT, or NULL */
   const struct trace_event *failed_ev;  /* guest_ev when ept_out_of_frames was set (mmu_failure_event) */
-  struct hset ept_tables;          /* EPT paging-structure pages allocated */
+  uint64_t ept_tables;             /* EPT paging-structure pages allocated, the root included */
   uint64_t *ctr;                   /* the engine's counters */
   struct mmu_sink *sink;
   struct work *evict_work;         /* where evictions during a handler are charged */
