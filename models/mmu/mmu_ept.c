@@ -8,7 +8,9 @@
 ** pages of its RAM: frames stay together, and a new EPT page table is needed
 ** once per 2 MiB of frames, a new page directory once per GiB.  (A hash of the
 ** page's identity spread frames over 2^39 and made almost every violation
-** allocate three paging-structure pages.) */
+** allocate three paging-structure pages.)  The pages mapped are a set of
+** runs of pages (pageset.h): a touch of 2^20 pages is 2^20 violations, but
+** its pages take one range, not 2^20 entries. */
 #include "mmu_int.h"
 #include "models/counters.h"
 
@@ -35,12 +37,12 @@ void ept_load_root(struct mmu *m) { m->ept_tables = 1; }
 ** paging reach MAXPHYADDR bits, at most 52 (SDM 4.1.4), far past any trace. */
 static uint64_t ept_gfn_end(unsigned paging) { return paging == PAGING_32 ? 1ull << (32 - 12) : 1ull << (52 - 12); }
 
-/* The frame for the page `id` if this touch maps it (a violation), else 0.
+/* The frame for `page` if this touch maps it (a violation), else 0.
 ** A trace that touches more pages than the guest's memory can hold is a guest
 ** that reused frames, which a trace does not record: the frames go on, so the
 ** replay finishes, and the run is refused (mmu_failure). */
-static uint64_t first_touch(struct mmu *m, uint64_t id) {
-  if (!hset_add(&m->ept_map, id)) return 0;
+static uint64_t first_touch(struct mmu *m, const struct gpt_key *page) {
+  if (!pageset_add(&m->ept_map, page)) return 0;
   if (m->ept_next_gfn >= ept_gfn_end(m->paging) && !m->ept_out_of_frames) {
     m->ept_out_of_frames = true;
     m->failed_ev = m->guest_ev;
@@ -58,8 +60,8 @@ const char *mmu_failure(const struct mmu *m) {
            : "it touches more distinct pages than a guest has frames below 2^52";
 }
 
-static void touch_frame(struct mmu *m, unsigned vcpu, uint64_t id, uint64_t gla, uint32_t qual) {
-  uint64_t gfn = first_touch(m, id);
+static void touch_frame(struct mmu *m, unsigned vcpu, const struct gpt_key *page, uint64_t gla, uint32_t qual) {
+  uint64_t gfn = first_touch(m, page);
   if (!gfn) return;
   struct work w;
   work_clear(&w);
@@ -80,8 +82,8 @@ static void touch_frame(struct mmu *m, unsigned vcpu, uint64_t id, uint64_t gla,
 void ept_walk(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool write) {
   for (unsigned level = m->glevels; level >= 1; level--) {
     struct gpt_key k = gpt_table_of(m->paging, c->cr3, va, level);
-    touch_frame(m, c->vcpu, gpt_table_id(&k), va, EPT_QUAL_READ);   /* the walker reads a guest table */
+    touch_frame(m, c->vcpu, &k, va, EPT_QUAL_READ);   /* the walker reads a guest table */
   }
-  touch_frame(m, c->vcpu, gpt_data_id(m->paging, c->cr3, va), va,
-              (write ? EPT_QUAL_WRITE : EPT_QUAL_READ) | EPT_QUAL_GLA_FINAL);
+  struct gpt_key data = gpt_data_key(m->paging, c->cr3, va);
+  touch_frame(m, c->vcpu, &data, va, (write ? EPT_QUAL_WRITE : EPT_QUAL_READ) | EPT_QUAL_GLA_FINAL);
 }
