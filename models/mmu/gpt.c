@@ -88,12 +88,6 @@ bool gpt_key_eq(const struct gpt_key *a, const struct gpt_key *b) {
   return a->owner == b->owner && a->index == b->index && a->level == b->level;
 }
 
-/* A guest page's identity, which EPT's frame allocator (mmu_ept.c) gives a
-** frame on first touch: page-table pages are named by their key (level >= 1),
-** data pages by (owner, page number) at level 0, so the two never meet. */
-uint64_t gpt_table_id(const struct gpt_key *k) { return gpt_key_hash(k); }
-
-uint64_t gpt_data_id(unsigned paging, uint64_t cr3, uint64_t va) {
-  struct gpt_key k = { .owner = owner_of(paging, cr3, va), .index = canon(paging, va) >> 12, .level = 0 };
-  return gpt_key_hash(&k);
+struct gpt_key gpt_data_key(unsigned paging, uint64_t cr3, uint64_t va) {
+  return (struct gpt_key){ .owner = owner_of(paging, cr3, va), .index = canon(paging, va) >> 12, .level = 0 };
 }

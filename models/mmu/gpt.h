@@ -16,11 +16,12 @@
 #define GPT_MAX_LEVELS 4
 #define GPT_KERNEL_OWNER 0ull         /* owner of the shared kernel-half tables */
 
-/* A guest page-table page: (owner, level, index of the range it maps). */
+/* A guest page-table page: (owner, level, index of the range it maps); with
+** level 0, a data page (gpt_data_key). */
 struct gpt_key {
   uint64_t owner;      /* CR3 of the address space, or GPT_KERNEL_OWNER */
   uint64_t index;      /* linear address >> (bits mapped by one table at this level) */
-  uint8_t  level;      /* 1 = page table ... 4 = PML4 (guest's own numbering) */
+  uint8_t  level;      /* 1 = page table ... 4 = PML4 (guest's own numbering); 0 = data */
 };
 
 /* One level of a shadow walk: the shadow page it reads and the entry in it. */
@@ -48,10 +49,10 @@ void gpt_root(unsigned paging, uint64_t cr3, unsigned i, struct gpt_step *step);
 struct gpt_key gpt_table_of(unsigned paging, uint64_t cr3, uint64_t va, unsigned level);
 /* Kernel half: addresses every address space shares. */
 bool gpt_is_kernel(unsigned paging, uint64_t va);
-/* A stable 64-bit identity of a page of data or a page-table page: the key
-** under which EPT gives the page its guest frame (mmu_ept.c). */
-uint64_t gpt_data_id(unsigned paging, uint64_t cr3, uint64_t va);
-uint64_t gpt_table_id(const struct gpt_key *k);
+/* The data page holding va, named as a page-table page is but at level 0
+** (owner, page number), so the two never meet: EPT gives each its guest frame
+** on first touch (mmu_ept.c). */
+struct gpt_key gpt_data_key(unsigned paging, uint64_t cr3, uint64_t va);
 bool gpt_key_eq(const struct gpt_key *a, const struct gpt_key *b);
 uint64_t gpt_key_hash(const struct gpt_key *k);
 

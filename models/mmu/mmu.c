@@ -26,8 +26,7 @@ struct mmu *mmu_create(const struct policy *p, unsigned paging, unsigned nvcpu, 
   if (!m->ept) m->present_memo = xcalloc(1u << PRESENT_MEMO_BITS, sizeof *m->present_memo);
   spt_init(&m->pool, p->shadow_pages_max, p->shadow_eviction == EVICT_LRU, p->shadow_refill,
            p->refill_low, p->refill_high, shadow_on_evict, m);
-  hset_init(&m->ept_map);
-  hset_init(&m->ept_tables);
+  pageset_init(&m->ept_map);
   m->ept_next_gfn = EPT_FIRST_GFN;
   if (m->ept) ept_load_root(m);
   if (!m->ept) m->seg = seg_create(&m->v[0].tlb);   /* every vCPU's TLB has the same size */
@@ -54,8 +53,7 @@ void mmu_destroy(struct mmu *m) {
   free(m->v);
   free(m->present_memo);
   spt_destroy(&m->pool);
-  hset_free(&m->ept_map);
-  hset_free(&m->ept_tables);
+  pageset_free(&m->ept_map);
   free(m);
 }
 
@@ -213,7 +211,7 @@ void mmu_on_vm_transition(struct mmu *m, unsigned vcpu) {
 void mmu_print_shadow(const struct mmu *m, FILE *f) {   /* the REPL steps: no segment is pending (mmu_stepwise) */
   if (mmu_ept(m)) {
     fprintf(f, "EPT: %llu guest frames mapped, %llu EPT paging-structure pages\n",
-            (unsigned long long)m->ept_map.used, (unsigned long long)m->ept_tables.used);
+            (unsigned long long)pageset_pages(&m->ept_map), (unsigned long long)m->ept_tables);
     return;
   }
   spt_print(&m->pool, f, 8);

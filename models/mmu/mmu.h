@@ -7,7 +7,7 @@
 **
 ** Files: mmu.c (this interface, TLB charging), mmu_shadow.c (shadow faults,
 ** guest page-table writes, zaps), mmu_roots*.c (shadow roots, one file per
-** root-management scheme), mmu_ept.c (EPT), plus gpt/spt/tlb/hset
+** root-management scheme), mmu_ept.c (EPT), plus gpt/spt/tlb/pageset/hset
 ** (models/mmu/README.md).
 */
 #ifndef VMXSIM_MMU_H

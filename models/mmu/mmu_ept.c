@@ -8,20 +8,28 @@
 ** pages of its RAM: frames stay together, and a new EPT page table is needed
 ** once per 2 MiB of frames, a new page directory once per GiB.  (A hash of the
 ** page's identity spread frames over 2^39 and made almost every violation
-** allocate three paging-structure pages.) */
+** allocate three paging-structure pages.)  The pages mapped are a set of
+** runs of pages (pageset.h): a touch of 2^20 pages is 2^20 violations, but
+** its pages take one range, not 2^20 entries. */
 #include "mmu_int.h"
 #include "models/counters.h"
 
-/* The key of the EPT paging-structure page of `level` that maps gfn (its
-** entry for gfn is in it; SDM 28.2.2: 9 bits of the guest-physical address
-** per level, level 4 the root). */
-static uint64_t table_key(unsigned level, uint64_t gfn) { return ((uint64_t)level << 56) | (gfn >> (9 * level)); }
+/* The EPT paging-structure page of `level` that maps gfn holds 2^(9 * level)
+** frames (SDM 28.2.2: 9 bits of the guest-physical address per level, level 4
+** the root).  Frames are handed out in order (first_touch), so that page is
+** new exactly when gfn is the first frame under it: the first of all (whose
+** root exists already), or the first past a multiple of 2^(9 * level).  This
+** counts what a set of the pages allocated counted, without the set. */
+static bool table_is_new(unsigned level, uint64_t gfn) {
+  if (gfn == EPT_FIRST_GFN) return level < 4;
+  return gfn >> (9 * level) != (gfn - 1) >> (9 * level);
+}
 
 /* The root exists before the first violation: KVM allocates it when the MMU
 ** loads (mmu_alloc_roots() from kvm_mmu_load(); tdp_page_fault() asserts a
 ** valid root_hpa, Linux 2.6.27 arch/x86/kvm/mmu.c), so no violation pays
 ** for it. */
-void ept_load_root(struct mmu *m) { hset_add(&m->ept_tables, table_key(4, EPT_FIRST_GFN)); }
+void ept_load_root(struct mmu *m) { m->ept_tables = 1; }
 
 /* The first frame past what the guest can address.  32-bit paging translates
 ** to 32-bit physical addresses (SDM 4.3; PSE-36's larger ones only for 4-MByte
@@ -29,12 +37,12 @@ void ept_load_root(struct mmu *m) { hset_add(&m->ept_tables, table_key(4, EPT_FI
 ** paging reach MAXPHYADDR bits, at most 52 (SDM 4.1.4), far past any trace. */
 static uint64_t ept_gfn_end(unsigned paging) { return paging == PAGING_32 ? 1ull << (32 - 12) : 1ull << (52 - 12); }
 
-/* The frame for the page `id` if this touch maps it (a violation), else 0.
+/* The frame for `page` if this touch maps it (a violation), else 0.
 ** A trace that touches more pages than the guest's memory can hold is a guest
 ** that reused frames, which a trace does not record: the frames go on, so the
 ** replay finishes, and the run is refused (mmu_failure). */
-static uint64_t first_touch(struct mmu *m, uint64_t id) {
-  if (!hset_add(&m->ept_map, id)) return 0;
+static uint64_t first_touch(struct mmu *m, const struct gpt_key *page) {
+  if (!pageset_add(&m->ept_map, page)) return 0;
   if (m->ept_next_gfn >= ept_gfn_end(m->paging) && !m->ept_out_of_frames) {
     m->ept_out_of_frames = true;
     m->failed_ev = m->guest_ev;
@@ -52,13 +60,16 @@ const char *mmu_failure(const struct mmu *m) {
            : "it touches more distinct pages than a guest has frames below 2^52";
 }
 
-static void touch_frame(struct mmu *m, unsigned vcpu, uint64_t id, uint64_t gla, uint32_t qual) {
-  uint64_t gfn = first_touch(m, id);
+static void touch_frame(struct mmu *m, unsigned vcpu, const struct gpt_key *page, uint64_t gla, uint32_t qual) {
+  uint64_t gfn = first_touch(m, page);
   if (!gfn) return;
   struct work w;
   work_clear(&w);
   for (unsigned level = 1; level <= 4; level++)
-    if (hset_add(&m->ept_tables, table_key(level, gfn))) work_add(&w, PP_SHADOW_ALLOC, 1);
+    if (table_is_new(level, gfn)) {
+      m->ept_tables++;
+      work_add(&w, PP_SHADOW_ALLOC, 1);
+    }
   work_add(&w, PP_SHADOW_INSTALL, 1);
   m->ctr[CTR_EPT_VIOLATIONS]++;
   struct mmu_fault f = { .kind = MMU_FAULT_EPT_VIOLATION, .gla = gla, .gpa = gfn << 12,
@@ -71,8 +82,8 @@ static void touch_frame(struct mmu *m, unsigned vcpu, uint64_t id, uint64_t gla,
 void ept_walk(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool write) {
   for (unsigned level = m->glevels; level >= 1; level--) {
     struct gpt_key k = gpt_table_of(m->paging, c->cr3, va, level);
-    touch_frame(m, c->vcpu, gpt_table_id(&k), va, EPT_QUAL_READ);   /* the walker reads a guest table */
+    touch_frame(m, c->vcpu, &k, va, EPT_QUAL_READ);   /* the walker reads a guest table */
   }
-  touch_frame(m, c->vcpu, gpt_data_id(m->paging, c->cr3, va), va,
-              (write ? EPT_QUAL_WRITE : EPT_QUAL_READ) | EPT_QUAL_GLA_FINAL);
+  struct gpt_key data = gpt_data_key(m->paging, c->cr3, va);
+  touch_frame(m, c->vcpu, &data, va, (write ? EPT_QUAL_WRITE : EPT_QUAL_READ) | EPT_QUAL_GLA_FINAL);
 }

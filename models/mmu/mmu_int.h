@@ -4,7 +4,7 @@
 #define VMXSIM_MMU_INT_H
 
 #include "mmu.h"
-#include "hset.h"
+#include "pageset.h"
 #include "spt.h"
 #include "tlb.h"
 #include "seg.h"
@@ -69,12 +69,12 @@ struct mmu {
   unsigned paging, nvcpu, nroots, slevels, glevels;
   struct mmu_vcpu *v;
   struct spt_pool pool;
-  struct hset ept_map;             /* guest pages mapped in EPT, by identity (gpt_data_id, gpt_table_id) */
+  struct pageset ept_map;          /* guest pages mapped in EPT: data pages (level 0) and page-table pages */
   uint64_t ept_next_gfn;           /* the frame the next first touch gets (mmu_ept.c) */
   bool ept_out_of_frames;          /* a first touch was given a frame past the guest's memory */
   const struct trace_event *guest_ev;   /* the guest event being replayed under EPT, or NULL */
   const struct trace_event *failed_ev;  /* guest_ev when ept_out_of_frames was set (mmu_failure_event) */
-  struct hset ept_tables;          /* EPT paging-structure pages allocated */
+  uint64_t ept_tables;             /* EPT paging-structure pages allocated, the root included */
   uint64_t *ctr;                   /* the engine's counters */
   struct mmu_sink *sink;
   struct work *evict_work;         /* where evictions during a handler are charged */

@@ -14,6 +14,13 @@
 ** of a recording's replay), few enough that memory stays flat. */
 #define FEEDER_DEPTH 3
 
+/* Exits a sink holds before its block is given, at most.  One record may
+** cause any number of exits (a touch of 2^20 pages under EPT is 2^20
+** violations): past this many, the replay's thread feeds them to the view
+** itself once every block given is fed (then the feeder touches no sink
+** until the next is given), rather than keep 48 bytes an exit. */
+#define FEEDER_NOTES_MAX 65536
+
 /* An exit as views_add_keyed takes it: its cause's record is gone by the time
 ** it is fed, so what the cause says (the breakdown) is found when it is noted,
 ** which also keeps the note small (a block's notes are read once, from memory). */
@@ -49,18 +56,18 @@ struct feeder {
   bool quit;
 };
 
+static void feed_notes(struct views *w, struct notes *b) {
+  for (size_t i = 0; i < b->n; i++) {
+    const struct note *x = &b->v[i];
+    w->events = x->events;
+    views_add_keyed(w, x->vcpu, x->reason, x->dim, x->key, x->cr3, x->clock, x->cycles);
+  }
+  b->n = 0;
+}
+
 static void feed(struct feeder *f, struct slot *s) {
   views_feed_block(f->views, f->n, s->evs, s->n);
-  for (unsigned k = 0; k < f->nsinks; k++) {
-    struct views *w = f->sinks[k];
-    struct notes *b = &s->notes[k];
-    for (size_t i = 0; i < b->n; i++) {
-      const struct note *x = &b->v[i];
-      w->events = x->events;
-      views_add_keyed(w, x->vcpu, x->reason, x->dim, x->key, x->cr3, x->clock, x->cycles);
-    }
-    b->n = 0;
-  }
+  for (unsigned k = 0; k < f->nsinks; k++) feed_notes(f->sinks[k], &s->notes[k]);
 }
 
 /* Feeds the blocks in the order given; after quit, those left first. */
@@ -115,6 +122,10 @@ unsigned feeder_add_sink(struct feeder *f, struct views *w) {
 void feeder_note(struct feeder *f, unsigned sink, uint64_t events, unsigned vcpu, unsigned reason,
                  const struct trace_event *cause, uint64_t cr3, uint64_t clock, uint64_t cycles) {
   struct notes *b = &f->filling[sink];
+  if (b->n == FEEDER_NOTES_MAX) {
+    feeder_wait(f);
+    feed_notes(f->sinks[sink], b);
+  }
   if (b->n == b->cap) b->v = xrealloc(b->v, (b->cap = b->cap ? 2 * b->cap : 1024) * sizeof *b->v);
   uint64_t key;
   unsigned dim = views_breakdown(reason, cause, &key);

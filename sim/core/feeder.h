@@ -27,7 +27,9 @@ unsigned feeder_add_sink(struct feeder *f, struct views *w);
 /* One exit for sink's view: views_add's arguments, and the engine's event
 ** count then (the view's `events`, for time series in events).  Called by the
 ** thread that replays the engine, one thread per sink, and before the
-** feeder_give that hands it on (which takes every sink's notes). */
+** feeder_give that hands it on (which takes every sink's notes).  A block's
+** exits are kept up to a bound (feeder.c, FEEDER_NOTES_MAX); past it, this
+** waits for the blocks given to be fed and feeds the sink's view itself. */
 void feeder_note(struct feeder *f, unsigned sink, uint64_t events, unsigned vcpu, unsigned reason,
                  const struct trace_event *cause, uint64_t cr3, uint64_t clock, uint64_t cycles);
 /* Hands on the block's records (copied: evs may change once it returns) for

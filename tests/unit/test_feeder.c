@@ -163,11 +163,55 @@ static void blocks_given_without_a_wait_from_a_reused_buffer_give_the_same_views
   views_free(&a); views_free(&b); views_free(&sa); views_free(&sb);
 }
 
+/* One block whose record caused more exits than a sink keeps (a touch of
+** 2^20 pages under EPT): past the bound the noting thread feeds them itself,
+** after the blocks still queued, and each view is still the one fed in place. */
+static void a_block_of_more_exits_than_a_sink_keeps_gives_the_same_views(void **state) {
+  (void)state;
+  struct views a[2], b[2];
+  for (unsigned k = 0; k < 2; k++) {
+    views_init(&a[k], -1, 5000, true);
+    views_init(&b[k], -1, 5000, true);
+  }
+  struct feeder *f = feeder_start(NULL, 0);
+  if (!f) skip();
+  unsigned sink[2] = { feeder_add_sink(f, &b[0]), feeder_add_sink(f, &b[1]) };
+  uint64_t seed = 5, events = 0;
+  for (unsigned block = 0; block < 6; block++) {
+    feeder_give(f, NULL, 0);                    /* no wait: earlier blocks may still be queued */
+    unsigned n = block % 2 ? 300 : 300000 + block * 7000;   /* over twice the bound a sink, in turns */
+    for (unsigned i = 0; i < n; i++, events++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      unsigned k = (seed >> 62) & 1, reason = (seed >> 61) & 1 ? 48 : 10;
+      struct trace_event cause = { .type = reason == 48 ? EV_TOUCH : EV_CPUID, .a = (seed >> 40) & 3 };
+      uint64_t cycles = 3000 + (seed >> 33) % 900;
+      a[k].events = events;
+      views_add(&a[k], 0, reason, &cause, 0x1000, events * 10, cycles);
+      feeder_note(f, sink[k], events, 0, reason, &cause, 0x1000, events * 10, cycles);
+    }
+  }
+  feeder_give(f, NULL, 0);
+  feeder_wait(f);
+  feeder_stop(f);
+  for (unsigned k = 0; k < 2; k++) {
+    char *x = views_text(&a[k]), *y = views_text(&b[k]);
+    printf("  sink %u: %llu exits added in place, %llu fed through the feeder\n", k,
+           (unsigned long long)a[k].exits, (unsigned long long)b[k].exits);
+    assert_true(a[k].exits > 400000);
+    assert_string_equal(x, y);
+    free(x);
+    free(y);
+    views_free(&a[k]);
+    views_free(&b[k]);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(fed_on_a_thread_the_views_are_those_fed_in_place),
     cmocka_unit_test(exits_noted_for_a_sink_give_the_views_added_in_place),
     cmocka_unit_test(blocks_given_without_a_wait_from_a_reused_buffer_give_the_same_views),
+    cmocka_unit_test(a_block_of_more_exits_than_a_sink_keeps_gives_the_same_views),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
