@@ -46,6 +46,7 @@ find_mirror() {
 
 made_root=0
 if [ -z "$root" ]; then root=$(mktemp -d /var/tmp/vmxsim-debian.XXXXXX); made_root=1; fi
+chmod 755 "$root"   # it is the new system's /: mktemp's 0700 would shut the ordinary user out
 mounted=""
 cleanup() {
   for m in $mounted; do umount -l "$root$m" 2>/dev/null || true; done
