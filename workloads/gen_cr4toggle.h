@@ -5,10 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "genutil.h"
+#include "models/x86.h"
 
 #define CR4TOGGLE_MODEL_VERSION 2
-#define CR4_TSD 0x4u
-#define CR4_PGE 0x80u
 
 enum cr4toggle_bit { CR4TOGGLE_PGE, CR4TOGGLE_TSD };
 

@@ -2,7 +2,6 @@
 ** instructions that do not exit (see cpu.h). */
 #include "cpu.h"
 #include "controls.h"
-#include "exit.h"
 #include "exit_reason.h"
 
 #include <stdio.h>
@@ -139,4 +138,16 @@ void vmx_execute(struct vmx_cpu *c, const struct trace_event *ev, struct vmx_nat
   case EV_HLT: r->halted = true; break;
   default: break;
   }
+}
+
+uint64_t clts_no_exit(uint64_t cr0, uint64_t mask) {
+  /* SDM 25.3: mask.TS = 0 clears TS; mask.TS = 1 (shadow.TS = 0) leaves it. */
+  return (mask & CR0_TS) ? cr0 : cr0 & ~CR0_TS;
+}
+
+uint64_t lmsw_no_exit(uint64_t cr0, uint64_t mask, uint16_t src) {
+  /* SDM 25.3: unowned bits 3:1 take the source; unowned PE can be set, never cleared. */
+  uint64_t lo = (cr0 & mask & 0xf) | ((uint64_t)src & ~mask & 0xe) | (cr0 & CR0_PE) |
+                ((uint64_t)src & ~mask & CR0_PE);
+  return (cr0 & ~0xfull) | lo;
 }

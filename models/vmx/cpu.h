@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "vmcs.h"
+#include "models/x86.h"
 #include "models/event.h"
 
 struct vmx_cpu {
@@ -94,6 +95,19 @@ unsigned vmx_entry_check(const struct vmx_cpu *c, const struct vmx_caps *caps, c
 ** keep their value, MOV to CR3 loads the operand, MOV DR reaches the physical
 ** register, WRMSR IA32_DEBUGCTL loads it.  The MMU follow-up goes to r. */
 void vmx_execute(struct vmx_cpu *c, const struct trace_event *ev, struct vmx_native *r);
+
+/* --- What the guest sees when the instruction does not exit (SDM 25.3) --- */
+
+/* MOV to CR0/CR4 without exit: owned bits keep their value, the rest take the operand. */
+static inline uint64_t cr_write_no_exit(uint64_t cr, uint64_t mask, uint64_t val) {
+  return (cr & mask) | (val & ~mask);
+}
+/* MOV from CR0/CR4 (and SMSW): owned bits come from the read shadow. */
+static inline uint64_t cr_read_value(uint64_t cr, uint64_t mask, uint64_t shadow) {
+  return (cr & ~mask) | (shadow & mask);
+}
+uint64_t clts_no_exit(uint64_t cr0, uint64_t mask);
+uint64_t lmsw_no_exit(uint64_t cr0, uint64_t mask, uint16_t src);
 
 /* SDM Vol. 2B "MOV -- Move to/from Debug Registers" and Vol. 3B 17.2.2: with
 ** CR4.DE = 1 a reference to DR4 or DR5 is #UD; with CR4.DE = 0 they are aliases

@@ -208,15 +208,3 @@ struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_even
   default:        return stay(WHY_NOT_AN_INSTRUCTION, 0);
   }
 }
-
-uint64_t clts_no_exit(uint64_t cr0, uint64_t mask) {
-  /* SDM 25.3: mask.TS = 0 clears TS; mask.TS = 1 (shadow.TS = 0) leaves it. */
-  return (mask & CR0_TS) ? cr0 : cr0 & ~CR0_TS;
-}
-
-uint64_t lmsw_no_exit(uint64_t cr0, uint64_t mask, uint16_t src) {
-  /* SDM 25.3: unowned bits 3:1 take the source; unowned PE can be set, never cleared. */
-  uint64_t lo = (cr0 & mask & 0xf) | ((uint64_t)src & ~mask & 0xe) | (cr0 & CR0_PE) |
-                ((uint64_t)src & ~mask & CR0_PE);
-  return (cr0 & ~0xfull) | lo;
-}

@@ -60,28 +60,10 @@ struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_even
 ** the exception bitmap and the PFEC mask/match rule decide). */
 struct exit_decision vmx_decide_page_fault(const struct vmx_cpu *s, uint64_t linear, uint32_t pfec);
 
-/* Page-fault error code bits (SDM Vol. 3A 4.7). */
-#define PFEC_PRESENT 0x1u    /* 0: the page was not present */
-#define PFEC_WRITE   0x2u
-#define PFEC_USER    0x4u
-
 /* One sentence explaining d, e.g. "exits: CR4 bit PGE is host-owned and differs
 ** from the read shadow".  Writes into buf (n bytes) and returns it. */
 const char *vmx_explain(const struct exit_decision *d, const struct trace_event *ev,
                         char *buf, size_t n);
-
-/* --- What the guest sees when the instruction does not exit (SDM 25.3) --- */
-
-/* MOV to CR0/CR4 without exit: owned bits keep their value, the rest take the operand. */
-static inline uint64_t cr_write_no_exit(uint64_t cr, uint64_t mask, uint64_t val) {
-  return (cr & mask) | (val & ~mask);
-}
-/* MOV from CR0/CR4 (and SMSW): owned bits come from the read shadow. */
-static inline uint64_t cr_read_value(uint64_t cr, uint64_t mask, uint64_t shadow) {
-  return (cr & ~mask) | (shadow & mask);
-}
-uint64_t clts_no_exit(uint64_t cr0, uint64_t mask);
-uint64_t lmsw_no_exit(uint64_t cr0, uint64_t mask, uint16_t src);
 
 /* Exit-qualification layouts (SDM 27.2.1 tables 27-3 and 27-4):
 **   CR access: 3:0 CR number | 5:4 type (0 to CR, 1 from CR, 2 CLTS, 3 LMSW)
@@ -103,20 +85,5 @@ static inline uint64_t qual_dr(unsigned dr, bool from, unsigned gpr) {
 const char *cr0_bit_name(unsigned bit);
 const char *cr4_bit_name(unsigned bit);
 
-#define CR0_PE (1ull << 0)
-#define CR0_MP (1ull << 1)
-#define CR0_EM (1ull << 2)
-#define CR0_TS (1ull << 3)
-#define CR0_WP (1ull << 16)
-#define CR0_PG (1ull << 31)
-#define CR4_TSD (1ull << 2)
-#define CR4_DE  (1ull << 3)
-#define CR4_PSE (1ull << 4)
-#define CR4_PAE (1ull << 5)
-#define CR4_PGE (1ull << 7)
-#define CR4_PCE (1ull << 8)
-#define CR4_PCIDE (1ull << 17)
-#define CR4_SMEP (1ull << 20)
-#define DR7_RESET 0x400ull           /* value DR7 takes on every VM exit (SDM 27.5.1) */
 
 #endif

@@ -189,8 +189,8 @@ static void describe(struct fitctx *c, cJSON *j) {
 int calibrate(const struct calibrate_opts *o, struct calibrate_result *r, char *err, size_t errlen) {
   memset(r, 0, sizeof *r);
   struct fitctx c = { .o = o, .r = r, .name = o->source ? o->source : o->recording };
-  struct run_spec spec = { .trace = o->recording, .policy = o->policy, .cpu = o->base, .sets = o->sets,
-                           .nsets = o->nsets, .views = true };
+  struct run_spec spec = { .trace = o->recording, .config = { o->policy, o->base, o->sets, o->nsets },
+                           .views = { .views = true } };
   cJSON *j = NULL;
   int rc = run_trace(&spec, &c.out, err, errlen);
   if (!rc && !c.out.measured) {

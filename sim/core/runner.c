@@ -433,11 +433,8 @@ int run_traces(const struct run_set *s, struct run_output *out, char *err, size_
 }
 
 int run_trace(const struct run_spec *spec, struct run_output *out, char *err, size_t errlen) {
-  struct run_config c = { spec->policy, spec->cpu, spec->sets, spec->nsets };
-  struct run_set s = { .trace = spec->trace, .configs = &c, .nconfigs = 1, .hash_trace = spec->hash_trace,
-                       .progress = spec->progress, .progress_arg = spec->progress_arg,
-                       .views = { spec->views, spec->one_vcpu, spec->vcpu, spec->interval, spec->interval_events,
-                                  spec->interval_us } };
+  struct run_set s = { .trace = spec->trace, .configs = &spec->config, .nconfigs = 1, .hash_trace = spec->hash_trace,
+                       .progress = spec->progress, .progress_arg = spec->progress_arg, .views = spec->views };
   return run_traces(&s, out, err, errlen);
 }
 

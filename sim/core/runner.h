@@ -31,25 +31,16 @@ struct run_views {
   double interval_us;         /* the width in microseconds (converted at the profile's clock) */
 };
 
+/* One configuration of one trace (run_trace). */
 struct run_spec {
   const char *trace;          /* binary trace path */
-  const char *policy;         /* preset spec, e.g. "shadowcache+lazydr" */
-  const char *cpu;            /* profile name or path; NULL = PROFILE_DEFAULT */
-  char *const *sets;          /* KEY=VALUE overrides */
-  int nsets;
+  struct run_config config;
   bool hash_trace;            /* also hash the trace as it is read (into rep.trace_hash): for storing */
   /* called every 2^22 events; returns false to stop (then out->interrupted);
   ** NULL: stop when interrupt_requested() (sim/core/util.h) */
   bool (*progress)(struct engine *e, const struct trace_reader *r, void *arg);
   void *progress_arg;
-  /* Views of the exits (sim/core/views.h): computed when `views` is set or the
-  ** trace carries measured exits (then the measured ones too). */
-  bool views;
-  bool one_vcpu;              /* views of vCPU `vcpu` only (default: all) */
-  unsigned vcpu;
-  uint64_t interval;          /* time series width in cycles of the profile's clock, or events; 0: none */
-  bool interval_events;
-  double interval_us;         /* the width in microseconds (converted at the profile's clock) */
+  struct run_views views;
 };
 
 /* Several configurations of one trace: run_spec's fields but the policy, CPU

@@ -346,7 +346,7 @@ static void run_case(const char *file, const struct opts *o, struct trace_cache 
     set_error(res, err);
     goto done;
   }
-  struct run_spec spec = { .trace = trace, .policy = c.policy, .cpu = c.cpu, .sets = c.sets, .nsets = c.nsets };
+  struct run_spec spec = { .trace = trace, .config = { c.policy, c.cpu, c.sets, c.nsets } };
   ro = xmalloc(sizeof *ro);
   char rerr[2048];
   int rc = run_trace(&spec, ro, rerr, sizeof rerr);

@@ -233,8 +233,8 @@ static void work_run(struct sweep *s, struct sweep_item *it, struct buf *b) {
   char **sets, err[1024] = "";
   int nsets;
   plan_policy_sets(pp, pr->pcombo, &sets, &nsets);
-  struct run_spec spec = { .trace = s->traces[it->trace].path, .policy = pp->resolved_spec,
-                           .cpu = s->plan->cpus[pr->cpu].resolved_spec, .sets = sets, .nsets = nsets };
+  struct run_spec spec = { .trace = s->traces[it->trace].path,
+                           .config = { pp->resolved_spec, s->plan->cpus[pr->cpu].resolved_spec, sets, nsets } };
   struct run_output *out = xmalloc(sizeof *out);
   struct run_reply *r = xcalloc(1, sizeof *r);
   r->started_unix = (int64_t)time(NULL);
