@@ -68,10 +68,9 @@ static bool set_ranged(const struct knob *k, unsigned *dest, const char *value, 
     *dest = (unsigned)u;
     return true;
   }
-  const char *what = !whole ? "is not a whole number in" : k->type == KNOB_P ? "is not a power of two"
+  const char *what = !whole ? "is not a whole number in" : k->type == KNOB_P ? "is not a power of two in"
                     : "is outside the range";
-  snprintf(err, errlen, "knob %s: '%s' %s %s%u..%u", k->name, value, what, k->type == KNOB_P ? "in " : "",
-           k->lo, k->hi);
+  snprintf(err, errlen, "knob %s: '%s' %s %u..%u", k->name, value, what, k->lo, k->hi);
   return false;
 }
 
