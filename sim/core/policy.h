@@ -20,6 +20,11 @@
 ** names the file/line or lists the valid names. */
 int policy_resolve(struct policy *p, const char *spec, char *const *sets, int nsets,
                    char *err, size_t errlen);
+/* policy_resolve, the preset files read as flags say (enum input_flags,
+** util.h; with INPUT_HIDE_CONTENT, no message quotes them).  The spec and
+** the overrides are the caller's, and messages still quote those. */
+int policy_resolve_flags(struct policy *p, const char *spec, char *const *sets, int nsets, unsigned flags,
+                         char *err, size_t errlen);
 /* Sets one knob from text: 0, or EXIT_USAGE with a message (unknown knob, bad value). */
 int policy_set(struct policy *p, const char *key, const char *value, char *err, size_t errlen);
 /* The resolved knobs as a JSON object text (caller frees). */
