@@ -22,6 +22,12 @@
 
 #define DEFAULT_DIR "tests/regress"
 
+/* How the trace, policy and CPU files a case names are read: a case may name
+** any file the user can read, so that the messages about one quote none of
+** its text, and one that is not a regular file (a FIFO, /dev/zero) is refused
+** rather than waited on. */
+#define CASE_INPUT_FLAGS (INPUT_HIDE_CONTENT | INPUT_REGULAR_ONLY)
+
 static const char regress_usage[] =
   "usage: vmxsim regress [DIR|FILE...] [--update] [--format table|json|junit] [-o FILE]\n"
   "\n"
@@ -61,6 +67,13 @@ static const char regress_usage[] =
   "section of \"expect\" is checked completely (reasons and counters not listed are\n"
   "expected to be 0); sections left out are not checked.  cycles_tolerance is\n"
   "relative (0.001 = 0.1%; default 0, exact).\n"
+  "\n"
+  "A case may name any file you can read, by a path relative to the case file's\n"
+  "directory, ../ and absolute paths included.  A case is trusted as a Makefile\n"
+  "is: run only cases you trust.\n"
+  "Messages about the files a case names never quote their text (they give the\n"
+  "line, column or byte and what was expected), and a file that is not a regular\n"
+  "one (a FIFO, a device) is refused.\n"
   "\n"
   "exit status: 0 all cases passed; 6 a case failed; 3 a case could not be run\n"
   "(malformed case file, missing trace, unknown policy: the message names the file);\n"
@@ -299,7 +312,7 @@ static const char *case_trace(const struct regress_case *c, struct trace_cache *
     return out;
   }
   char msg[1024];
-  int rc = text ? trace_text_assemble(c->trace, out, msg, sizeof msg)
+  int rc = text ? trace_text_assemble_flags(c->trace, out, CASE_INPUT_FLAGS, msg, sizeof msg)
                 : gen_generate(c->ngen, c->gen, out, msg, sizeof msg);
   if (rc != EXIT_OK) {
     snprintf(err, errlen, "%s: %s %s failed: %s", c->path, text ? "trace asm" : "generate", text ? c->trace : cmd, msg);
@@ -346,7 +359,8 @@ static void run_case(const char *file, const struct opts *o, struct trace_cache 
     set_error(res, err);
     goto done;
   }
-  struct run_spec spec = { .trace = trace, .policy = c.policy, .cpu = c.cpu, .sets = c.sets, .nsets = c.nsets };
+  struct run_spec spec = { .trace = trace, .policy = c.policy, .cpu = c.cpu, .sets = c.sets, .nsets = c.nsets,
+                           .input_flags = CASE_INPUT_FLAGS };
   ro = xmalloc(sizeof *ro);
   char rerr[2048];
   int rc = run_trace(&spec, ro, rerr, sizeof rerr);

@@ -314,7 +314,9 @@ int regress_case_load(struct regress_case *c, const char *path, bool lenient, ch
   if (errlen) err[0] = 0;
   c->path = xstrdup(path);
   size_t len;
-  c->text = read_file(path, &len);
+  int fd = input_open(path, INPUT_REGULAR_ONLY, err, errlen);    /* a FIFO would keep regress waiting */
+  if (fd < 0) return EXIT_BADINPUT;
+  c->text = read_fd(fd, &len);
   if (!c->text) {
     snprintf(err, errlen, "%s: %s", path, strerror(errno));
     return EXIT_BADINPUT;
