@@ -3,8 +3,9 @@
 ** that --update writes (sorted keys, 2-space indentation).
 **
 ** A case file is one JSON object.  Its paths are relative to the case file's
-** directory and may lead anywhere the user can read, ../ and absolute paths
-** included: a case is trusted as a Makefile is.  What they name is read without a word of it in
+** directory (for a symbolic link, that of the file it leads to) and may lead
+** anywhere the user can read, ../ and absolute paths included: a case is
+** trusted as a Makefile is.  What they name is read without a word of it in
 ** any message (INPUT_HIDE_CONTENT, sim/core/util.h), and only when it is a
 ** regular file; the case file's own text may be quoted.
 ** The keys:

@@ -288,6 +288,13 @@ check_rc "... and pass" 0
 check_eq "... with the exits of the trace they name" "4 4" \
   "$(value named/deep/up.json total_exits) $(value named/deep/abs.json total_exits)"
 
+# A case reached through a symbolic link names its files from where the case file is.
+mkdir -p links
+ln -s ../named/deep/up.json links/up.json
+run "$VMXSIM" regress links/up.json
+check_rc "a symbolic link to a case: its paths are relative to the case file, not the link" 0
+check_contains "... the link is the name shown" "$out" "PASS      links/up.json"
+
 # ---- what a case names is read but never quoted: its text stays out of every message ----
 
 printf 'hunter2-line-one of a private file\nhunter2-line-two\n' > private.txt
@@ -355,6 +362,17 @@ run timeout 20 "$VMXSIM" regress case.fifo.json
 check_rc "a case file that is a FIFO is refused at once" 3
 check_contains "... with the reason" "$err" "case.fifo.json: is a FIFO, not a regular file"
 rm -f case.fifo.json named.fifo named-fifo.txt
+
+# a symbolic link to a directory the scan is in would be followed for ever (two took 2^40 steps)
+mkdir -p loop
+cp named/deep/up.json loop/
+sed -i 's#"../../tiny.txt"#"../tiny.txt"#; s#"../plain.json"#"../named/plain.json"#' loop/up.json
+ln -s . loop/again
+ln -s .. loop/parent
+run timeout 20 "$VMXSIM" regress loop
+check_rc "a directory with a link back into itself is refused (3), not scanned for ever" 3
+check_contains "... the message names the loop" "$err" "loop/again: is loop again, a directory it is in (a loop of symbolic links)"
+rm -rf loop
 
 # ---- generated traces are temporary ----
 
