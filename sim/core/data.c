@@ -18,12 +18,37 @@ static int data_line_of(const char *text, size_t off) {
   return line;
 }
 
-static cJSON *parse(const char *label, const char *text, char *err, size_t errlen) {
+/* Where the text fails to parse, as "LINE:COLUMN" (1-based). */
+static void line_col(const char *text, size_t off, char *buf, size_t n) {
+  int line = 1;
+  size_t bol = 0;
+  for (size_t i = 0; i < off && text[i]; i++)
+    if (text[i] == '\n') { line++; bol = i + 1; }
+  snprintf(buf, n, "%d:%zu", line, off - bol + 1);
+}
+
+/* The message for text that is not JSON: the bytes where it fails, unless
+** they are not to be shown (then the line and column, and whether the text
+** ended too early, which is what cJSON tells). */
+static void parse_error(const char *label, const char *text, bool hide, char *err, size_t errlen) {
+  const char *at = cJSON_GetErrorPtr();
+  size_t off = at ? (size_t)(at - text) : 0;
+  if (!hide) {
+    snprintf(err, errlen, "%s:%d: malformed JSON near '%.20s'", label, data_line_of(text, off), at ? at : "");
+    return;
+  }
+  bool ended = at && !*at;
+  while (ended && off > 0 && strchr(" \t\r\n", text[off - 1])) off--;   /* at the last character */
+  char where[48];
+  line_col(text, off, where, sizeof where);
+  snprintf(err, errlen, "%s:%s: malformed JSON%s (expected a JSON object; its text is not shown)", label,
+           where, ended ? ": the text ends before the value is complete" : "");
+}
+
+static cJSON *parse(const char *label, const char *text, bool hide, char *err, size_t errlen) {
   cJSON *j = cJSON_ParseWithOpts(text, NULL, 1);
   if (!j) {
-    const char *at = cJSON_GetErrorPtr();
-    size_t off = at ? (size_t)(at - text) : 0;
-    snprintf(err, errlen, "%s:%d: malformed JSON near '%.20s'", label, data_line_of(text, off), at ? at : "");
+    parse_error(label, text, hide, err, errlen);
     return NULL;
   }
   if (!cJSON_IsObject(j)) {
@@ -58,25 +83,37 @@ const char *const *data_names(const char *dir) {
   return names[slot];
 }
 
+/* A JSON file (name is its path) into d, read as flags say. */
+static int open_file(const char *name, unsigned flags, struct data_doc *d, char *err, size_t errlen) {
+  int fd = input_open(name, flags, err, errlen);
+  char *text = fd >= 0 ? read_fd(fd, NULL) : NULL;
+  if (fd >= 0 && !text)
+    snprintf(err, errlen, "%s: %s", name, errno == EISDIR ? "is a directory, not a JSON file" : strerror(errno));
+  if (!text) return EXIT_BADINPUT;
+  snprintf(d->label, sizeof d->label, "%s", name);
+  d->text = d->owned = text;
+  d->flags = flags;
+  d->json = parse(name, text, flags & INPUT_HIDE_CONTENT, err, errlen);
+  if (d->json) return EXIT_OK;
+  data_close(d);
+  return EXIT_BADINPUT;
+}
+
 int data_open(const char *dir, const char *name, struct data_doc *d, char *err, size_t errlen) {
+  return data_open_flags(dir, name, 0, d, err, errlen);
+}
+
+int data_open_flags(const char *dir, const char *name, unsigned flags, struct data_doc *d, char *err,
+                    size_t errlen) {
   memset(d, 0, sizeof *d);
-  if (is_path(name)) {
-    char *text = read_file(name, NULL);
-    if (!text) {
-      snprintf(err, errlen, "%s: %s", name, errno == EISDIR ? "is a directory, not a JSON file" : strerror(errno));
-      return EXIT_BADINPUT;
-    }
-    snprintf(d->label, sizeof d->label, "%s", name);
-    d->text = d->owned = text;
-    return (d->json = parse(name, text, err, errlen)) ? EXIT_OK : (data_close(d), EXIT_BADINPUT);
-  }
+  if (is_path(name)) return open_file(name, flags, d, err, errlen);
   char path[256];
   snprintf(path, sizeof path, "models/%s/%s.json", dir, name);
   for (const struct embedded_file *f = embedded_files; f->path; f++)
     if (strcmp(f->path, path) == 0) {
       snprintf(d->label, sizeof d->label, "%s", path);
       d->text = f->text;
-      return (d->json = parse(path, f->text, err, errlen)) ? EXIT_OK : EXIT_INTERNAL;
+      return (d->json = parse(path, f->text, false, err, errlen)) ? EXIT_OK : EXIT_INTERNAL;
     }
   size_t used = (size_t)snprintf(err, errlen, "unknown %s '%s'; valid: ",
                                  strcmp(dir, "cpus") == 0 ? "CPU profile" : "policy", name);

@@ -19,10 +19,16 @@ struct data_doc {
   const char *text;
   char *owned;               /* text, when read from a file */
   char label[512];           /* the path, or models/<dir>/<name>.json for the built-in data */
+  unsigned flags;            /* how a file was read (enum input_flags, util.h): its loader's
+                                messages follow INPUT_HIDE_CONTENT too */
 };
 /* data_load, keeping the text: 0 or the codes of data_load.  Close with
 ** data_close (also after a failure). */
 int data_open(const char *dir, const char *name, struct data_doc *d, char *err, size_t errlen);
+/* data_open, a file read as flags (enum input_flags, util.h) say: with
+** INPUT_HIDE_CONTENT a malformed file is reported by line and column alone. */
+int data_open_flags(const char *dir, const char *name, unsigned flags, struct data_doc *d, char *err,
+                    size_t errlen);
 void data_close(struct data_doc *d);
 /* The line of the value of a member, by its keys from the top (NULL-terminated,
 ** e.g. {"knobs", "tlb_entries", NULL}): each key is the first `"KEY":` after

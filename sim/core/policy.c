@@ -62,11 +62,19 @@ static bool is_pow2(uint64_t u) { return u && !(u & (u - 1)); }
 
 static bool hex_text(const char *s) { return s[0] == '0' && (s[1] == 'x' || s[1] == 'X'); }
 
+/* A value as a message shows it: quoted, or "the value" when it comes from a
+** file whose content is not shown (INPUT_HIDE_CONTENT). */
+static const char *shown(const char *value, bool hide, char *buf, size_t n) {
+  if (hide) return "the value";
+  snprintf(buf, n, "'%s'", value);
+  return buf;
+}
+
 /* A whole number in decimal within the knob's range (and a power of two for
-** KNOB_P); otherwise false with a message naming the value and the range.
-** Counts and sizes are decimal only: 0x hex is for the masks (KNOB_X), and
-** parse_u64 refuses a leading 0, which C would read as octal. */
-static bool set_ranged(const struct knob *k, unsigned *dest, const char *value, char *err, size_t errlen) {
+** KNOB_P); otherwise false with a message naming the value (unless hide) and
+** the range.  Counts and sizes are decimal only: 0x hex is for the masks
+** (KNOB_X), and parse_u64 refuses a leading 0, which C would read as octal. */
+static bool set_ranged(const struct knob *k, unsigned *dest, const char *value, bool hide, char *err, size_t errlen) {
   uint64_t u;
   bool hex = hex_text(value), whole = !hex && parse_u64(value, &u);
   if (whole && u >= k->lo && u <= k->hi && (k->type != KNOB_P || is_pow2(u))) {
@@ -76,12 +84,15 @@ static bool set_ranged(const struct knob *k, unsigned *dest, const char *value, 
   const char *what = hex ? "is not a decimal whole number in" : !whole ? "is not a whole number in"
                     : k->type == KNOB_P ? "is not a power of two in" : "is outside the range";
   const char *why = hex ? " (only the mask knobs take 0x hex)" : parse_u64_hint(value);
-  snprintf(err, errlen, "knob %s: '%s' %s %u..%u%s", k->name, value, what, k->lo, k->hi, why);
+  char buf[512];
+  snprintf(err, errlen, "knob %s: %s %s %u..%u%s", k->name, shown(value, hide, buf, sizeof buf), what, k->lo,
+           k->hi, why);
   return false;
 }
 
-static bool set_knob(struct policy *p, const struct knob *k, const char *value, char *err, size_t errlen) {
-  char *base = (char *)p + k->offset;
+static bool set_knob(struct policy *p, const struct knob *k, const char *value, bool hide, char *err,
+                     size_t errlen) {
+  char *base = (char *)p + k->offset, buf[512];
   uint64_t u;
   bool b;
   switch (k->type) {
@@ -90,7 +101,7 @@ static bool set_knob(struct policy *p, const struct knob *k, const char *value, 
     *(bool *)base = b;
     return true;
   case KNOB_U: case KNOB_P:
-    return set_ranged(k, (unsigned *)base, value, err, errlen);
+    return set_ranged(k, (unsigned *)base, value, hide, err, errlen);
   case KNOB_X:
     if (!parse_u64(value, &u)) break;
     *(uint64_t *)base = u;
@@ -99,7 +110,8 @@ static bool set_knob(struct policy *p, const struct knob *k, const char *value, 
     const char *const *c = choices_for(k->name);
     for (int i = 0; c[i]; i++)
       if (strcmp(c[i], value) == 0) { *(int *)base = i; return true; }
-    size_t used = (size_t)snprintf(err, errlen, "knob %s: '%s' is not one of: ", k->name, value);
+    size_t used = (size_t)snprintf(err, errlen, "knob %s: %s is not one of: ", k->name,
+                                   shown(value, hide, buf, sizeof buf));
     for (int i = 0; c[i] && used < errlen; i++)
       used += (size_t)snprintf(err + used, errlen - used, "%s%s", i ? ", " : "", c[i]);
     return false;
@@ -107,7 +119,7 @@ static bool set_knob(struct policy *p, const struct knob *k, const char *value, 
   }
   static const char *const what[] = { [KNOB_B] = "true or false (or 1|0, on|off, yes|no)",
                                       [KNOB_X] = "a 64-bit mask: decimal, or 0x hex" };
-  snprintf(err, errlen, "knob %s: '%s' is not %s%s", k->name, value, what[k->type],
+  snprintf(err, errlen, "knob %s: %s is not %s%s", k->name, shown(value, hide, buf, sizeof buf), what[k->type],
            k->type == KNOB_X ? parse_u64_hint(value) : "");
   return false;
 }
@@ -137,7 +149,7 @@ static int unknown_knob(const char *key, char *err, size_t errlen) {
 int policy_set(struct policy *p, const char *key, const char *value, char *err, size_t errlen) {
   const struct knob *k = find_knob(key);
   if (!k) return unknown_knob(key, err, errlen);
-  return set_knob(p, k, value, err, errlen) ? EXIT_OK : EXIT_USAGE;
+  return set_knob(p, k, value, false, err, errlen) ? EXIT_OK : EXIT_USAGE;
 }
 
 /* Applies the overrides "KEY=VALUE" in order (a later value of a key wins)
@@ -154,7 +166,7 @@ static int apply_sets(struct policy *p, char *const *sets, int nsets, bool *give
     key[eq - sets[i]] = 0;
     const struct knob *k = find_knob(key);
     if (!k) return unknown_knob(key, err, errlen);
-    if (!set_knob(p, k, eq + 1, err, errlen)) return EXIT_USAGE;
+    if (!set_knob(p, k, eq + 1, false, err, errlen)) return EXIT_USAGE;
     given[k - knobs] = true;
   }
   return EXIT_OK;
@@ -176,7 +188,7 @@ static void policy_defaults(struct policy *p) {
   char err[256];
   memset(p, 0, sizeof *p);
   for (size_t i = 0; i < NKNOBS; i++)
-    if (!set_knob(p, &knobs[i], knobs[i].def, err, sizeof err)) abort();   /* table bug */
+    if (!set_knob(p, &knobs[i], knobs[i].def, false, err, sizeof err)) abort();   /* table bug */
 }
 
 /* A JSON knob value as the text policy_set accepts; a number as it reads
@@ -191,15 +203,32 @@ static bool json_value_text(const cJSON *v, char *buf, size_t n) {
   return true;
 }
 
+/* One knob of a file: 0, or EXIT_BADINPUT with the message (without the
+** file and line) in sub.  With hide, neither an unknown knob's name nor the
+** value is shown. */
+static int apply_knob(struct policy *p, const cJSON *k, bool hide, char *sub, size_t n) {
+  const struct knob *kn = find_knob(k->string);
+  char text[128];
+  if (!kn && hide) {
+    char names[1024];
+    list_knob_names(names, sizeof names);
+    snprintf(sub, n, "unknown knob; valid knobs: %s", names);
+  } else if (!json_value_text(k, text, sizeof text)) {
+    snprintf(sub, n, "knob %s: value must be a boolean, number or string", k->string);
+  } else if (!kn) {
+    policy_set(p, k->string, text, sub, n);        /* its message for an unknown knob */
+  } else if (set_knob(p, kn, text, hide, sub, n)) {
+    return EXIT_OK;
+  }
+  return EXIT_BADINPUT;
+}
+
 /* Applies the knobs of a preset's "knobs" object; a bad one is bad input,
 ** named with the file and line. */
 static int apply_knobs(struct policy *p, const struct data_doc *d, const cJSON *ks, char *err, size_t errlen) {
   for (const cJSON *k = ks->child; k; k = k->next) {
-    char text[128], sub[512];
-    if (!json_value_text(k, text, sizeof text))
-      snprintf(sub, sizeof sub, "knob %s: value must be a boolean, number or string", k->string);
-    else if (!policy_set(p, k->string, text, sub, sizeof sub))
-      continue;
+    char sub[1536];
+    if (!apply_knob(p, k, d->flags & INPUT_HIDE_CONTENT, sub, sizeof sub)) continue;
     const char *path[] = { "knobs", k->string, NULL };   /* found only for a message: it scans the text */
     int line = data_line(d, path);
     snprintf(err, errlen, "%s:%d: %s", d->label, line ? line : 1, sub);
@@ -209,29 +238,42 @@ static int apply_knobs(struct policy *p, const struct data_doc *d, const cJSON *
 }
 
 /* A message about the preset that file d names as "base", prefixed with where
-** d names it, so that a missing or bad base says which file asked for it. */
-static void in_base(const struct data_doc *d, char *err, size_t errlen) {
+** d names it, so that a missing or bad base says which file asked for it.
+** When d's content is not to be shown, neither is the base's name (a path
+** or a preset name is text of d) nor what its loading said (it names the
+** base, and its content is that of a file d names): only whether it is no
+** preset's name, with the valid ones. */
+static void in_base(const struct data_doc *d, int rc, char *err, size_t errlen) {
   const char *path[] = { "base", NULL };
   int line = data_line(d, path);
   char inner[1024];
-  snprintf(inner, sizeof inner, "%s", err);
+  if (!(d->flags & INPUT_HIDE_CONTENT)) {
+    snprintf(inner, sizeof inner, "%s", err);
+  } else if (rc == EXIT_USAGE) {
+    size_t used = (size_t)snprintf(inner, sizeof inner, "not the name of a preset; valid: ");
+    for (const char *const *n = data_names("policies"); *n && used < sizeof inner; n++)
+      used += (size_t)snprintf(inner + used, sizeof inner - used, "%s%s", n == data_names("policies") ? "" : ", ", *n);
+  } else {
+    snprintf(inner, sizeof inner, "the file it names cannot be used as a policy (what is wrong is not shown, as "
+             "it would show the name and text of that file)");
+  }
   snprintf(err, errlen, "%s:%d: \"base\": %s", d->label, line ? line : 1, inner);
 }
 
-/* Applies one preset (and, first, the preset it names as "base").  A file
-** whose content is wrong is bad input (EXIT_BADINPUT); an unknown name is a
-** usage error (data_load). */
-static int apply_preset(struct policy *p, const char *name, int depth, char *err, size_t errlen) {
+/* Applies one preset (and, first, the preset it names as "base"), reading a
+** file as flags say.  A file whose content is wrong is bad input
+** (EXIT_BADINPUT); an unknown name is a usage error (data_load). */
+static int apply_preset(struct policy *p, const char *name, int depth, unsigned flags, char *err, size_t errlen) {
   if (depth > 8) {
     snprintf(err, errlen, "policy %s: \"base\" chain too deep (a cycle?)", name);
     return EXIT_BADINPUT;
   }
   struct data_doc d;
-  int rc = data_open("policies", name, &d, err, errlen);
+  int rc = data_open_flags("policies", name, flags, &d, err, errlen);
   if (rc) return rc;
   const cJSON *base = cJSON_GetObjectItemCaseSensitive(d.json, "base");
-  if (cJSON_IsString(base) && (rc = apply_preset(p, base->valuestring, depth + 1, err, errlen)) != 0)
-    in_base(&d, err, errlen);
+  if (cJSON_IsString(base) && (rc = apply_preset(p, base->valuestring, depth + 1, flags, err, errlen)) != 0)
+    in_base(&d, rc, err, errlen);
   const cJSON *ks = cJSON_GetObjectItemCaseSensitive(d.json, "knobs");
   if (!rc && !cJSON_IsObject(ks)) {
     snprintf(err, errlen, "%s: missing \"knobs\" object", d.label);
@@ -243,7 +285,7 @@ static int apply_preset(struct policy *p, const char *name, int depth, char *err
 }
 
 /* Applies "a+b+c" in order; an empty part ("+", "a+", "a++b") is a usage error. */
-static int apply_presets(struct policy *p, const char *spec, char *err, size_t errlen) {
+static int apply_presets(struct policy *p, const char *spec, unsigned flags, char *err, size_t errlen) {
   for (const char *s = spec;;) {
     const char *plus = strchr(s, '+');
     size_t n = plus ? (size_t)(plus - s) : strlen(s);
@@ -255,7 +297,7 @@ static int apply_presets(struct policy *p, const char *spec, char *err, size_t e
     }
     memcpy(name, s, n);
     name[n] = 0;
-    int rc = apply_preset(p, name, 0, err, errlen);
+    int rc = apply_preset(p, name, 0, flags, err, errlen);
     if (rc || !plus) return rc;
     s = plus + 1;
   }
@@ -263,13 +305,18 @@ static int apply_presets(struct policy *p, const char *spec, char *err, size_t e
 
 int policy_resolve(struct policy *p, const char *spec, char *const *sets, int nsets,
                    char *err, size_t errlen) {
+  return policy_resolve_flags(p, spec, sets, nsets, 0, err, errlen);
+}
+
+int policy_resolve_flags(struct policy *p, const char *spec, char *const *sets, int nsets, unsigned flags,
+                         char *err, size_t errlen) {
   policy_defaults(p);
   if (!spec || !*spec) {
     snprintf(err, errlen, "empty policy name");
     return EXIT_USAGE;
   }
   bool given[NKNOBS] = { 0 };
-  int rc = apply_presets(p, spec, err, errlen);
+  int rc = apply_presets(p, spec, flags, err, errlen);
   if (!rc) rc = apply_sets(p, sets, nsets, given, err, errlen);
   write_name(p->name, sizeof p->name, spec, p, given);
   return rc;

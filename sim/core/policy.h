@@ -21,6 +21,11 @@
 ** file/line or lists the valid names.  p->name is policy_name's. */
 int policy_resolve(struct policy *p, const char *spec, char *const *sets, int nsets,
                    char *err, size_t errlen);
+/* policy_resolve, the preset files read as flags say (enum input_flags,
+** util.h; with INPUT_HIDE_CONTENT, no message quotes them).  The spec and
+** the overrides are the caller's, and messages still quote those. */
+int policy_resolve_flags(struct policy *p, const char *spec, char *const *sets, int nsets, unsigned flags,
+                         char *err, size_t errlen);
 /* The name a policy resolved from spec and sets has, and runs are stored
 ** under, found without reading a preset: spec, then ",KEY=VALUE" for each
 ** knob the overrides set, once, in the knob table's order (models/knobs.h),

@@ -32,12 +32,26 @@ static const char *const param_descs[] = {
 #define PRICE_MAX   4294967295.0
 #define CR3_TARGETS_MAX 511.0
 
-/* "FILE:LINE: params.KEY" for messages (the line of the entry's "value" when found). */
-static const char *where(const struct data_doc *d, const char *key, char *buf, size_t n) {
+static bool hidden(const struct data_doc *d) { return d->flags & INPUT_HIDE_CONTENT; }
+
+/* "FILE:LINE: params.KEY" for messages (the line of the entry's "value" when
+** found); a key that names nothing is not shown from a file whose content
+** is not (INPUT_HIDE_CONTENT): "a key of params" then. */
+static const char *where(const struct data_doc *d, const char *key, bool known, char *buf, size_t n) {
   const char *value_path[] = { "params", key, "value", NULL }, *key_path[] = { "params", key, NULL };
   int line = data_line(d, value_path);
   if (!line) line = data_line(d, key_path);
-  snprintf(buf, n, "%s:%d: params.%s", d->label, line ? line : 1, key);
+  if (!known && hidden(d)) snprintf(buf, n, "%s:%d: a key of params", d->label, line ? line : 1);
+  else snprintf(buf, n, "%s:%d: params.%s", d->label, line ? line : 1, key);
+  return buf;
+}
+
+/* A value of the file as a message shows it: "value 12.5", or "the value"
+** when its content is not shown. */
+static const char *value_shown(const struct data_doc *d, double v, char *buf, size_t n) {
+  char num[NUM_TEXT_MAX];
+  if (hidden(d)) return "the value";
+  snprintf(buf, n, "value %s", num_shortest(num, v));
   return buf;
 }
 
@@ -47,24 +61,24 @@ static bool read_entry(const struct data_doc *d, const char *key, const cJSON *e
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "value");
   const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kind");
   const cJSON *s = cJSON_GetObjectItemCaseSensitive(e, "source");
-  char at[600], num[NUM_TEXT_MAX];
+  char at[600], val[NUM_TEXT_MAX + 8];
   if (!cJSON_IsObject(e) || !cJSON_IsNumber(v)) {
     snprintf(err, errlen, "%s: expected {\"value\": non-negative number, \"kind\", \"source\"}",
-             where(d, key, at, sizeof at));
+             where(d, key, true, at, sizeof at));
     return false;
   }
   if (!isfinite(v->valuedouble) || v->valuedouble < 0) {
-    snprintf(err, errlen, "%s: value %s is negative (values are non-negative numbers)", where(d, key, at, sizeof at),
-             num_shortest(num, v->valuedouble));
+    snprintf(err, errlen, "%s: %s is negative (values are non-negative numbers)", where(d, key, true, at, sizeof at),
+             value_shown(d, v->valuedouble, val, sizeof val));
     return false;
   }
   if (!cJSON_IsString(k) || (strcmp(k->valuestring, "measured") && strcmp(k->valuestring, "derived") &&
                              strcmp(k->valuestring, "estimated"))) {
-    snprintf(err, errlen, "%s: \"kind\" must be measured, derived or estimated", where(d, key, at, sizeof at));
+    snprintf(err, errlen, "%s: \"kind\" must be measured, derived or estimated", where(d, key, true, at, sizeof at));
     return false;
   }
   if (!cJSON_IsString(s) || !s->valuestring[0]) {
-    snprintf(err, errlen, "%s: every value needs a \"source\"", where(d, key, at, sizeof at));
+    snprintf(err, errlen, "%s: every value needs a \"source\"", where(d, key, true, at, sizeof at));
     return false;
   }
   *out = v->valuedouble;
@@ -75,11 +89,11 @@ static bool read_entry(const struct data_doc *d, const char *key, const cJSON *e
 static bool read_whole(const struct data_doc *d, const char *key, const cJSON *e, double max, uint64_t *out,
                        char *err, size_t errlen) {
   double v;
-  char at[600], num[NUM_TEXT_MAX];
+  char at[600], val[NUM_TEXT_MAX + 8];
   if (!read_entry(d, key, e, &v, err, errlen)) return false;
   if (v != floor(v) || v > max) {
-    snprintf(err, errlen, "%s: value %s is not a whole number in 0..%.0f", where(d, key, at, sizeof at),
-             num_shortest(num, v), max);
+    snprintf(err, errlen, "%s: %s is not a whole number in 0..%.0f", where(d, key, true, at, sizeof at),
+             value_shown(d, v, val, sizeof val), max);
     return false;
   }
   *out = (uint64_t)v;
@@ -121,7 +135,7 @@ static bool read_handlers(struct profile *pr, const struct data_doc *d, const cJ
     int sub = dot ? stat_key_by_name(dot + 1) : -1;
     if (reason < 0 || (dot && (sub < 0 || !stat_key_is_sub((unsigned)sub)))) {
       char at[600];
-      snprintf(err, errlen, "%s: unknown exit reason or breakdown row", where(d, e->string, at, sizeof at));
+      snprintf(err, errlen, "%s: unknown exit reason or breakdown row", where(d, e->string, false, at, sizeof at));
       return false;
     }
     uint64_t c;
@@ -149,7 +163,8 @@ static bool check_known(const struct data_doc *d, const cJSON *params, char *err
     for (unsigned i = 0; i < PP_JSON_COUNT && !known; i++) known = strcmp(e->string, param_names[i]) == 0;
     if (!known) {
       char at[600];
-      size_t used = (size_t)snprintf(err, errlen, "%s: unknown parameter; valid: ", where(d, e->string, at, sizeof at));
+      size_t used = (size_t)snprintf(err, errlen, "%s: unknown parameter; valid: ",
+                                     where(d, e->string, false, at, sizeof at));
       for (unsigned i = 0; i < PP_JSON_COUNT && used < errlen; i++)
         used += (size_t)snprintf(err + used, errlen - used, "%s%s", i ? ", " : "", param_names[i]);
       if (used < errlen) snprintf(err + used, errlen - used, ", handler.<EXIT_REASON>[.<breakdown row>]");
@@ -161,12 +176,12 @@ static bool check_known(const struct data_doc *d, const cJSON *params, char *err
 
 /* Parameter i of the profile, in its range. */
 static bool read_param(struct profile *pr, const struct data_doc *d, unsigned i, const cJSON *e, char *err, size_t errlen) {
-  char at[600], num[NUM_TEXT_MAX];
+  char at[600], val[NUM_TEXT_MAX + 8];
   if (i == PP_CLOCK_GHZ) {
     if (!read_entry(d, param_names[i], e, &pr->clock_ghz, err, errlen)) return false;
     if (clock_ghz_in_range(pr->clock_ghz)) return true;
-    snprintf(err, errlen, "%s: value %s is outside the range (0, %g] GHz", where(d, param_names[i], at, sizeof at),
-             num_shortest(num, pr->clock_ghz), CLOCK_GHZ_MAX);
+    snprintf(err, errlen, "%s: %s is outside the range (0, %g] GHz", where(d, param_names[i], true, at, sizeof at),
+             value_shown(d, pr->clock_ghz, val, sizeof val), CLOCK_GHZ_MAX);
     return false;
   }
   double max = is_capability(i) ? 1 : i == PP_CR3_TARGETS ? CR3_TARGETS_MAX : PRICE_MAX;
@@ -174,9 +189,13 @@ static bool read_param(struct profile *pr, const struct data_doc *d, unsigned i,
 }
 
 int profile_load(struct profile *pr, const char *name, char *err, size_t errlen) {
+  return profile_load_flags(pr, name, 0, err, errlen);
+}
+
+int profile_load_flags(struct profile *pr, const char *name, unsigned flags, char *err, size_t errlen) {
   memset(pr, 0, sizeof *pr);
   struct data_doc d;
-  int rc = data_open("cpus", name, &d, err, errlen);
+  int rc = data_open_flags("cpus", name, flags, &d, err, errlen);
   if (rc) return rc;
   const cJSON *params = cJSON_GetObjectItemCaseSensitive(d.json, "params");
   bool ok = cJSON_IsObject(params);
@@ -194,7 +213,7 @@ int profile_load(struct profile *pr, const char *name, char *err, size_t errlen)
   if (ok) ok = read_handlers(pr, &d, params, err, errlen);
   if (ok && pr->p[PP_TLB_MISS_2D] < pr->p[PP_TLB_MISS_NATIVE]) {
     char at[600];
-    snprintf(err, errlen, "%s must not be below tlb_miss_native", where(&d, "tlb_miss_2d", at, sizeof at));
+    snprintf(err, errlen, "%s must not be below tlb_miss_native", where(&d, "tlb_miss_2d", true, at, sizeof at));
     ok = false;
   }
   if (ok) pr->p[PP_TLB_MISS_2D_EXTRA] = pr->p[PP_TLB_MISS_2D] - pr->p[PP_TLB_MISS_NATIVE];

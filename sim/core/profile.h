@@ -25,6 +25,9 @@ struct profile {
 ** EXIT_USAGE for an unknown name or EXIT_BADINPUT for a malformed file (the
 ** message names the file and key).  Call profile_free whatever the result. */
 int profile_load(struct profile *pr, const char *name, char *err, size_t errlen);
+/* profile_load, a file read as flags say (enum input_flags, util.h; with
+** INPUT_HIDE_CONTENT no message shows an unknown key or a value of it). */
+int profile_load_flags(struct profile *pr, const char *name, unsigned flags, char *err, size_t errlen);
 void profile_free(struct profile *pr);
 /* The VMX capabilities the profile states (its vmx.* parameters). */
 struct vmx_caps profile_vmx_caps(const struct profile *pr);

@@ -326,11 +326,12 @@ static void name_config(char *err, size_t errlen, const struct run_set *s, unsig
   snprintf(err, errlen, "%s (policy %s, cpu %s)", msg, c->policy ? c->policy : "", c->cpu ? c->cpu : PROFILE_DEFAULT);
 }
 
-static int resolve_config(struct config *c, const struct run_config *rc_, char *err, size_t errlen) {
-  int rc = policy_resolve(&c->pol, rc_->policy, rc_->sets, rc_->nsets, err, errlen);
+static int resolve_config(struct config *c, const struct run_config *rc_, unsigned input_flags, char *err,
+                          size_t errlen) {
+  int rc = policy_resolve_flags(&c->pol, rc_->policy, rc_->sets, rc_->nsets, input_flags, err, errlen);
   if (rc) return rc;
   c->prof_loaded = true;
-  return profile_load(&c->prof, rc_->cpu ? rc_->cpu : PROFILE_DEFAULT, err, errlen);
+  return profile_load_flags(&c->prof, rc_->cpu ? rc_->cpu : PROFILE_DEFAULT, input_flags, err, errlen);
 }
 
 /* Sets every engine up, each with the profiles of its configurations; on a
@@ -357,7 +358,7 @@ static int init_engines(struct pass *p, struct config *cfg, const struct run_set
 static int replay_configs(const struct run_set *s, struct run_output *out, struct config *cfg, char *err, size_t errlen) {
   unsigned n = s->nconfigs;
   struct trace_reader r;
-  int rc = s->open ? s->open(&r, s->open_arg) : trace_open(&r, s->trace);
+  int rc = s->open ? s->open(&r, s->open_arg) : trace_open_flags(&r, s->trace, s->input_flags);
   if (rc) {
     snprintf(err, errlen, "%s", r.err);
     return rc;
@@ -418,7 +419,7 @@ int run_traces(const struct run_set *s, struct run_output *out, char *err, size_
   int rc = EXIT_OK;
   unsigned i;
   for (i = 0; i < n && !rc; i++)
-    if ((rc = resolve_config(&cfg[i], &s->configs[i], err, errlen))) name_config(err, errlen, s, i);
+    if ((rc = resolve_config(&cfg[i], &s->configs[i], s->input_flags, err, errlen))) name_config(err, errlen, s, i);
   if (!rc) {
     rc = replay_configs(s, out, cfg, err, errlen);
     for (unsigned k = 0; k < n; k++) {
@@ -434,7 +435,8 @@ int run_traces(const struct run_set *s, struct run_output *out, char *err, size_
 
 int run_trace(const struct run_spec *spec, struct run_output *out, char *err, size_t errlen) {
   struct run_set s = { .trace = spec->trace, .configs = &spec->config, .nconfigs = 1, .hash_trace = spec->hash_trace,
-                       .progress = spec->progress, .progress_arg = spec->progress_arg, .views = spec->views };
+                       .input_flags = spec->input_flags, .progress = spec->progress,
+                       .progress_arg = spec->progress_arg, .views = spec->views };
   return run_traces(&s, out, err, errlen);
 }
 

@@ -36,6 +36,10 @@ struct run_spec {
   const char *trace;          /* binary trace path */
   struct run_config config;
   bool hash_trace;            /* also hash the trace as it is read (into rep.trace_hash): for storing */
+  /* how the trace, policy and CPU files are read (enum input_flags, util.h):
+  ** 0 for files the user named; files a regression case names are read
+  ** without their text in messages and only when regular */
+  unsigned input_flags;
   /* called every 2^22 events; returns false to stop (then out->interrupted);
   ** NULL: stop when interrupt_requested() (sim/core/util.h) */
   bool (*progress)(struct engine *e, const struct trace_reader *r, void *arg);
@@ -55,6 +59,7 @@ struct run_set {
   unsigned nconfigs;
   unsigned jobs;              /* threads sharing the engines (0 or 1: the caller's only) */
   bool hash_trace;
+  unsigned input_flags;       /* as run_spec's, for the trace and every configuration's files */
   bool (*progress)(struct engine *e, const struct trace_reader *r, void *arg);   /* with the first engine */
   void *progress_arg;
   struct run_views views;     /* for every configuration */

@@ -422,21 +422,25 @@ int trace_open_fd(struct trace_reader *r, int fd, const char *name) {
   return rc == EXIT_OK ? rc : open_failed(r, rc);
 }
 
-int trace_open(struct trace_reader *r, const char *path) {
+int trace_open(struct trace_reader *r, const char *path) { return trace_open_flags(r, path, 0); }
+
+int trace_open_flags(struct trace_reader *r, const char *path, unsigned flags) {
   memset(r, 0, sizeof *r);
+  bool regular_only = flags & INPUT_REGULAR_ONLY;
   r->stream_fd = -1;
   r->read_ahead = true;
-  r->from_stdin = !strcmp(path, "-");
+  r->from_stdin = !strcmp(path, "-") && !regular_only;     /* else "-" is a file's name */
   r->path = r->from_stdin ? "<stdin>" : path;
   r->compression = "";
-  r->fd = strcmp(path, "-") ? open(path, O_RDONLY) : -1;
+  r->fd = r->from_stdin ? -1 : regular_only ? input_open(path, flags, r->err, sizeof r->err) : open(path, O_RDONLY);
+  if (r->fd < 0 && regular_only) return open_failed(r, EXIT_BADINPUT);
   struct stat st = { .st_mode = 0 };
   int rc = EXIT_OK;
-  if (strcmp(path, "-") && (r->fd < 0 || fstat(r->fd, &st) != 0)) {
+  if (!r->from_stdin && (r->fd < 0 || fstat(r->fd, &st) != 0)) {
     rc = trace_fail(r->err, EXIT_BADINPUT, "%s: %s", path, strerror(errno));
-  } else if (strcmp(path, "-") && S_ISDIR(st.st_mode)) {
+  } else if (!r->from_stdin && S_ISDIR(st.st_mode)) {
     rc = trace_fail(r->err, EXIT_BADINPUT, "%s: is a directory, not a trace", path);
-  } else if (strcmp(path, "-") && plain_file(r, &st)) {
+  } else if (!r->from_stdin && plain_file(r, &st)) {
     if (st.st_size == 0) {
       rc = trace_fail(r->err, EXIT_BADINPUT, "%s: byte 0: empty file, not a vmxsim trace", path);
     } else {

@@ -88,6 +88,11 @@ struct trace_reader {
 };
 
 int  trace_open(struct trace_reader *r, const char *path);      /* 0 or EXIT_BADINPUT, r->err */
+/* trace_open, the file opened as flags say (enum input_flags, util.h): with
+** INPUT_REGULAR_ONLY anything but a regular file is refused, "-" included.
+** The messages quote no bytes of a trace in any case (before its magic
+** number is checked they name only the byte). */
+int  trace_open_flags(struct trace_reader *r, const char *path, unsigned flags);
 void trace_close(struct trace_reader *r);
 /* The same for a trace arriving on an open descriptor (a pipe from an
 ** importer: sim/import/import.h, import_stream_start): read once, as a stream,

@@ -46,6 +46,13 @@ struct trace_text_parser {
 
   unsigned long err_line;           /* line the message in err refers to */
   char err[256];                    /* "what is wrong", without FILE:LINE */
+
+  /* Messages name a word of the text by its column instead of quoting it,
+  ** and quote nothing else of it either: for a text that is not the user's
+  ** own choice (INPUT_HIDE_CONTENT, sim/core/util.h).  false after init. */
+  bool hide_content;
+  const char *words;                /* the line being parsed, split into words (for their columns) */
+  char shown[256];                  /* a word as the message being written shows it */
 };
 
 void trace_text_parser_init(struct trace_text_parser *p);
@@ -69,6 +76,10 @@ int trace_text_parse_end(struct trace_text_parser *p);
 ** `out`, written atomically (sim/core/outfile.h): `vmxsim trace asm`.
 ** Returns 0, or EXIT_BADINPUT with "FILE:LINE: what" (or "FILE: what") in err. */
 int trace_text_assemble(const char *in, const char *out, char *err, size_t errlen);
+/* trace_text_assemble, the input read as flags say (enum input_flags,
+** util.h): with INPUT_HIDE_CONTENT no message quotes it, with
+** INPUT_REGULAR_ONLY only a regular file is read. */
+int trace_text_assemble_flags(const char *in, const char *out, unsigned flags, char *err, size_t errlen);
 
 /* Canonical text of one record, without a vCPU and without a newline: e.g.
 ** "cr3w 0x1000 %rbx +20", "@init cr3=0x1000".  A record that has no

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct assembler {
   struct trace_text_parser p;
@@ -103,14 +104,28 @@ static int asm_file(struct assembler *as, FILE *f, const char *name) {
 }
 
 int trace_text_assemble(const char *in, const char *out, char *err, size_t errlen) {
-  bool is_stdin = strcmp(in, "-") == 0;
-  FILE *f = is_stdin ? stdin : fopen(in, "r");
-  if (!f) {
+  return trace_text_assemble_flags(in, out, 0, err, errlen);
+}
+
+/* The input as a stream: standard input for "-", else the file opened as flags say; NULL with err set. */
+static FILE *open_text(const char *in, unsigned flags, char *err, size_t errlen) {
+  if (strcmp(in, "-") == 0) return stdin;
+  int fd = input_open(in, flags, err, errlen);
+  FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+  if (fd >= 0 && !f) {
     snprintf(err, errlen, "%s: %s", in, strerror(errno));
-    return EXIT_BADINPUT;
+    close(fd);
   }
+  return f;
+}
+
+int trace_text_assemble_flags(const char *in, const char *out, unsigned flags, char *err, size_t errlen) {
+  bool is_stdin = strcmp(in, "-") == 0;
+  FILE *f = open_text(in, flags, err, errlen);
+  if (!f) return EXIT_BADINPUT;
   struct assembler as = { .open = false, .err = err, .errlen = errlen, .to_stdout = !strcmp(out, "-") };
   trace_text_parser_init(&as.p);
+  as.p.hide_content = flags & INPUT_HIDE_CONTENT;
   int rc = as.to_stdout ? 0 : outfile_begin(&as.out, out, OUTFILE_REGULAR, err, errlen);
   if (rc == 0) rc = asm_file(&as, f, is_stdin ? "<stdin>" : in);
   trace_text_parser_free(&as.p);

@@ -27,7 +27,8 @@ static int parse_paging(struct trace_text_parser *p, char **tok, int ntok) {
   if (directive_once(p, "@paging", SEEN_PAGING)) return EXIT_BADINPUT;
   if (ntok != 2) return trace_text_syntax(p, "@paging: expects one of 32, pae, 64");
   int mode = paging_from_name(tok[1]);
-  if (mode < 0) return trace_text_syntax(p, "@paging: unknown mode '%s' (32, pae, 64)", tok[1]);
+  if (mode < 0)
+    return trace_text_syntax(p, "@paging: unknown mode %s (32, pae, 64)", trace_text_word(p, tok[1], true, ""));
   p->paging = (unsigned)mode;
   return 0;
 }
@@ -82,11 +83,13 @@ int trace_text_parse_meta(struct trace_text_parser *p, const char *rest, size_t 
   return 0;
 }
 
-/* Reports a JSON error at byte pos of the metadata on the @meta line holding it. */
+/* Reports a JSON error at byte pos of the metadata on the @meta line holding
+** it: the column, and the text there unless it is not to be shown. */
 static int meta_error(struct trace_text_parser *p, size_t pos, const char *what) {
   size_t i = p->meta_count - 1;
   while (i > 0 && p->meta_off[i] > pos) i--;
   p->err_line = p->meta_line[i];
+  if (p->hide_content) return trace_text_syntax(p, "@meta: %s at column %zu", what, pos - p->meta_off[i] + 7);
   const char *at = p->metadata + pos;
   int n = (int)strcspn(at, "\n");
   if (n > 24) n = 24;
@@ -122,5 +125,6 @@ int trace_text_parse_directive(struct trace_text_parser *p, char **tok, int ntok
   if (strcmp(tok[0], "@paging") == 0) return parse_paging(p, tok, ntok);
   if (strcmp(tok[0], "@vcpus") == 0) return parse_vcpus(p, tok, ntok);
   if (strcmp(tok[0], "@workload") == 0) return parse_workload(p, rest);
-  return trace_text_syntax(p, "unknown directive '%s' (@paging, @workload, @vcpus, @meta, @init)", tok[0]);
+  return trace_text_syntax(p, "unknown directive %s (@paging, @workload, @vcpus, @meta, @init)",
+                           trace_text_word(p, tok[0], true, ""));
 }

@@ -58,6 +58,11 @@ int trace_text_syntax(struct trace_text_parser *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int trace_text_number_in(struct trace_text_parser *p, const char *who, const char *what, const char *tok,
                          uint64_t lo, uint64_t hi, unsigned base, uint64_t *out);
+/* A word of the line being parsed (tok points into p->words) as a message
+** shows it: 'tok' (quoted) or tok, or, when the text is not to be shown
+** (p->hide_content), "NOUN at column N" ("at column N" for noun "").  Valid
+** until the next call: one word per message. */
+const char *trace_text_word(struct trace_text_parser *p, const char *tok, bool quoted, const char *noun);
 /* @init emits records, so it lives with the record lines, though a directive names it. */
 int trace_text_parse_init(struct trace_text_parser *p, char **tok, int ntok, trace_text_emit_fn emit, void *ctx);
 

@@ -23,6 +23,14 @@ int trace_text_syntax(struct trace_text_parser *p, const char *fmt, ...) {
   return EXIT_BADINPUT;
 }
 
+const char *trace_text_word(struct trace_text_parser *p, const char *tok, bool quoted, const char *noun) {
+  if (p->hide_content)
+    snprintf(p->shown, sizeof p->shown, "%s%sat column %zu", noun, *noun ? " " : "", (size_t)(tok - p->words) + 1);
+  else
+    snprintf(p->shown, sizeof p->shown, quoted ? "'%s'" : "%s", tok);
+  return p->shown;
+}
+
 /* "drw N VALUE [%GPR] [+CYCLES]", for messages about missing or extra operands. */
 static const char *usage_of(const struct mnemonic *m, char *buf, size_t n) {
   size_t len = (size_t)snprintf(buf, n, "%s", m->name);
@@ -60,17 +68,19 @@ int trace_text_number_in(struct trace_text_parser *p, const char *who, const cha
                          uint64_t lo, uint64_t hi, unsigned base, uint64_t *out) {
   switch (parse_number(tok, out)) {
   case NUM_JUNK:
-    return trace_text_syntax(p, "%s: %s '%s' is not a number (decimal or 0x hex)", who, what, tok);
+    return trace_text_syntax(p, "%s: %s %s is not a number (decimal or 0x hex)", who, what,
+                             trace_text_word(p, tok, true, ""));
   case NUM_OVERFLOW:
-    return trace_text_syntax(p, "%s: %s %s does not fit in 64 bits", who, what, tok);
+    return trace_text_syntax(p, "%s: %s %s does not fit in 64 bits", who, what, trace_text_word(p, tok, false, ""));
   }
   if (*out < lo && hi == U64)
-    return trace_text_syntax(p, "%s: %s %s must be at least %llu", who, what, tok, (unsigned long long)lo);
+    return trace_text_syntax(p, "%s: %s %s must be at least %llu", who, what, trace_text_word(p, tok, false, ""),
+                             (unsigned long long)lo);
   if (*out < lo || *out > hi) {
     char a[24], b[24];
     trace_text_fmt_num(a, sizeof a, lo, base);
     trace_text_fmt_num(b, sizeof b, hi, base);
-    return trace_text_syntax(p, "%s: %s %s out of range %s..%s", who, what, tok, a, b);
+    return trace_text_syntax(p, "%s: %s %s out of range %s..%s", who, what, trace_text_word(p, tok, false, ""), a, b);
   }
   return 0;
 }
@@ -92,8 +102,8 @@ static int parse_reason(struct trace_text_parser *p, const char *who, const char
   uint64_t v;
   if (r >= 0) v = (uint64_t)r;
   else if (parse_number(tok, &v) != NUM_OK || v > 0xffff)
-    return trace_text_syntax(p, "%s: exit reason '%s' is neither a name (CR_ACCESS, ...) nor a number 0..65535",
-                             who, tok);
+    return trace_text_syntax(p, "%s: exit reason %s is neither a name (CR_ACCESS, ...) nor a number 0..65535",
+                             who, trace_text_word(p, tok, true, ""));
   put_slot(ev, TO_B_LO, v);
   return 0;
 }
@@ -103,12 +113,17 @@ static bool label_byte_ok(unsigned char c) { return c > 0x20 && c != 0x7f && c !
 static int parse_label(struct trace_text_parser *p, const char *tok, struct trace_event *ev) {
   size_t len = strlen(tok);
   if (len > MARK_LABEL_MAX)
-    return trace_text_syntax(p, "mark: label '%s' is %zu bytes, at most %d", tok, len, MARK_LABEL_MAX);
+    return trace_text_syntax(p, "mark: label %s is %zu bytes, at most %d", trace_text_word(p, tok, true, ""), len,
+                             MARK_LABEL_MAX);
   unsigned char bytes[MARK_LABEL_MAX] = { 0 };
   memcpy(bytes, tok, len);
-  for (size_t i = 0; i < len; i++)
-    if (!label_byte_ok(bytes[i]))
-      return trace_text_syntax(p, "mark: label byte 0x%02x is not allowed (printable, no '#')", bytes[i]);
+  for (size_t i = 0; i < len; i++) {
+    if (label_byte_ok(bytes[i])) continue;
+    if (p->hide_content)
+      return trace_text_syntax(p, "mark: label %s: its byte %zu is not allowed (printable, no '#')",
+                               trace_text_word(p, tok, false, ""), i + 1);
+    return trace_text_syntax(p, "mark: label byte 0x%02x is not allowed (printable, no '#')", bytes[i]);
+  }
   for (int i = 0; i < 8; i++) {
     ev->a |= (uint64_t)bytes[i] << (8 * i);
     ev->b |= (uint64_t)bytes[8 + i] << (8 * i);
@@ -119,15 +134,16 @@ static int parse_label(struct trace_text_parser *p, const char *tok, struct trac
 static int parse_gpr(struct trace_text_parser *p, const char *who, const char *tok, struct trace_event *ev) {
   for (unsigned i = 0; tok[0] == '%' && i < 16; i++)
     if (strcmp(tok + 1, trace_text_gpr_names[i]) == 0) { ev->b = i; return 0; }
-  return trace_text_syntax(p, "%s: register '%s' is not one of %%rax..%%r15", who, tok);
+  return trace_text_syntax(p, "%s: register %s is not one of %%rax..%%r15", who, trace_text_word(p, tok, true, ""));
 }
 
 static int parse_word(struct trace_text_parser *p, const char *who, const struct op *o,
                       const char *tok, struct trace_event *ev) {
   if (o->w0 && strcmp(tok, o->w0) == 0) return 0;
   if (strcmp(tok, o->w1) == 0) { ev->aux |= 1; return 0; }
-  if (!o->w0) return trace_text_syntax(p, "%s: %s '%s' is not '%s'", who, o->what, tok, o->w1);
-  return trace_text_syntax(p, "%s: %s '%s' is not '%s' or '%s'", who, o->what, tok, o->w0, o->w1);
+  const char *shown = trace_text_word(p, tok, true, "");
+  if (!o->w0) return trace_text_syntax(p, "%s: %s %s is not '%s'", who, o->what, shown, o->w1);
+  return trace_text_syntax(p, "%s: %s %s is not '%s' or '%s'", who, o->what, shown, o->w0, o->w1);
 }
 
 static int parse_op(struct trace_text_parser *p, const struct mnemonic *m, const struct op *o,
@@ -140,7 +156,7 @@ static int parse_op(struct trace_text_parser *p, const struct mnemonic *m, const
   case OP_REASON: return parse_reason(p, m->name, tok, ev);
   case OP_IOSIZE:
     if (parse_number(tok, &v) != NUM_OK || (v != 1 && v != 2 && v != 4))
-      return trace_text_syntax(p, "%s: size '%s' is not 1, 2 or 4", m->name, tok);
+      return trace_text_syntax(p, "%s: size %s is not 1, 2 or 4", m->name, trace_text_word(p, tok, true, ""));
     ev->aux |= (uint8_t)(v << 1);
     return 0;
   }
@@ -153,9 +169,11 @@ static int parse_op(struct trace_text_parser *p, const struct mnemonic *m, const
 static int parse_cycles(struct trace_text_parser *p, const char *who, const char *tok, uint32_t *out) {
   uint64_t v;
   int rc = parse_number(tok + 1, &v);
-  if (rc == NUM_JUNK) return trace_text_syntax(p, "%s: '%s' is not a cycle count (+N)", who, tok);
+  if (rc == NUM_JUNK)
+    return trace_text_syntax(p, "%s: %s is not a cycle count (+N)", who, trace_text_word(p, tok, true, "the word"));
   if (rc == NUM_OVERFLOW || v > CYCLES_MAX)
-    return trace_text_syntax(p, "%s: cycles %s out of range 0..%u", who, tok + 1, CYCLES_MAX);
+    return trace_text_syntax(p, "%s: cycles %s out of range 0..%u", who, trace_text_word(p, tok + 1, false, ""),
+                             CYCLES_MAX);
   *out = (uint32_t)v;
   return 0;
 }
@@ -164,7 +182,8 @@ static int parse_cycles(struct trace_text_parser *p, const char *who, const char
 static int take_cycles(struct trace_text_parser *p, const char *who, char **tok, int *ntok, uint32_t *cycles) {
   *cycles = 0;
   for (int i = 1; i < *ntok - 1; i++)
-    if (tok[i][0] == '+') return trace_text_syntax(p, "%s: '%s' must come last", who, tok[i]);
+    if (tok[i][0] == '+')
+      return trace_text_syntax(p, "%s: %s must come last", who, trace_text_word(p, tok[i], true, "the word"));
   if (*ntok > 1 && tok[*ntok - 1][0] == '+') {
     (*ntok)--;
     return parse_cycles(p, who, tok[*ntok], cycles);
@@ -196,8 +215,9 @@ static int parse_event(struct trace_text_parser *p, char **tok, int ntok, trace_
   if (!m) {
     size_t n = strlen(tok[0]);
     if (strncmp(tok[0], "cr", 2) == 0 && n > 2 && (tok[0][n - 1] == 'w' || tok[0][n - 1] == 'r'))
-      return trace_text_syntax(p, "unknown event '%s' (control registers: cr0, cr3, cr4, cr8)", tok[0]);
-    return trace_text_syntax(p, "unknown event '%s'", tok[0]);
+      return trace_text_syntax(p, "unknown event %s (control registers: cr0, cr3, cr4, cr8)",
+                               trace_text_word(p, tok[0], true, ""));
+    return trace_text_syntax(p, "unknown event %s", trace_text_word(p, tok[0], true, ""));
   }
   struct trace_event ev = blank_event(m->type);
   if (m->aux >= 0) ev.aux = (uint8_t)m->aux;
@@ -215,8 +235,8 @@ static int parse_event(struct trace_text_parser *p, char **tok, int ntok, trace_
     if (parse_op(p, m, &m->ops[i], tok[i + 1], &ev)) return EXIT_BADINPUT;
   }
   if (ntok > nops + 1)
-    return trace_text_syntax(p, "%s: unexpected '%s' (usage: %s)", m->name, tok[nops + 1],
-                             usage_of(m, usage, sizeof usage));
+    return trace_text_syntax(p, "%s: unexpected %s (usage: %s)", m->name,
+                             trace_text_word(p, tok[nops + 1], true, "word"), usage_of(m, usage, sizeof usage));
   return emit_record(p, &ev, emit, ctx);
 }
 
@@ -229,7 +249,8 @@ static int parse_run(struct trace_text_parser *p, char **tok, int ntok, trace_te
   if (ntok < 2) return trace_text_syntax(p, "run: missing CYCLES (usage: run CYCLES)");
   if (tok[1][0] == '+' || (ntok > 2 && tok[2][0] == '+'))
     return trace_text_syntax(p, "run: takes no +CYCLES; its operand is the cycle count (usage: run CYCLES)");
-  if (ntok > 2) return trace_text_syntax(p, "run: unexpected '%s' (usage: run CYCLES)", tok[2]);
+  if (ntok > 2)
+    return trace_text_syntax(p, "run: unexpected %s (usage: run CYCLES)", trace_text_word(p, tok[2], true, "word"));
   if (trace_text_number_in(p, "run", "cycle count", tok[1], 0, RUN_CYCLES_MAX, 10, &n)) return EXIT_BADINPUT;
   do {
     struct trace_event ev = blank_event(EV_RUN);
@@ -251,8 +272,8 @@ static int parse_raw(struct trace_text_parser *p, char **tok, int ntok, trace_te
   int t = event_type_from_mnemonic(tok[1]);
   if (t >= 0) type = (uint64_t)t;
   else if (parse_number(tok[1], &type) != NUM_OK || type >= EV_COUNT)
-    return trace_text_syntax(p, "raw: unknown event type '%s' (a type mnemonic such as crw, or 0..%d)", tok[1],
-                             EV_COUNT - 1);
+    return trace_text_syntax(p, "raw: unknown event type %s (a type mnemonic such as crw, or 0..%d)",
+                             trace_text_word(p, tok[1], true, ""), EV_COUNT - 1);
   if (trace_text_number_in(p, "raw", "aux", tok[2], 0, 255, 16, &aux) ||
       trace_text_number_in(p, "raw", "operand a", tok[3], 0, U64, 16, &ev.a) ||
       trace_text_number_in(p, "raw", "operand b", tok[4], 0, U64, 16, &ev.b))
@@ -266,7 +287,8 @@ static int parse_raw(struct trace_text_parser *p, char **tok, int ntok, trace_te
 static int parse_vcpu(struct trace_text_parser *p, char **tok, int ntok) {
   uint64_t v;
   if (ntok < 2) return trace_text_syntax(p, "vcpu: missing N (usage: vcpu N)");
-  if (ntok > 2) return trace_text_syntax(p, "vcpu: unexpected '%s' (usage: vcpu N)", tok[2]);
+  if (ntok > 2)
+    return trace_text_syntax(p, "vcpu: unexpected %s (usage: vcpu N)", trace_text_word(p, tok[2], true, "word"));
   if (trace_text_number_in(p, "vcpu", "vCPU", tok[1], 0, TRACE_VCPU_MAX - 1, 10, &v)) return EXIT_BADINPUT;
   p->vcpu = (unsigned)v;
   return 0;
@@ -281,9 +303,11 @@ static int parse_init_reg(struct trace_text_parser *p, const char *key, const ch
                           unsigned *crs, struct trace_event *ev) {
   unsigned cr = 0;
   if (strncmp(key, "cr", 2) != 0)
-    return trace_text_syntax(p, "@init: expected crN=VALUE or vcpu=N, got '%s'", key);
+    return trace_text_syntax(p, "@init: expected crN=VALUE or vcpu=N, got %s",
+                             trace_text_word(p, key, true, "the word"));
   if (strlen(key) != 3 || !cr_number_ok(cr = (unsigned)(key[2] - '0')))
-    return trace_text_syntax(p, "@init: control register '%s' is not one of cr0, cr3, cr4, cr8", key);
+    return trace_text_syntax(p, "@init: control register %s is not one of cr0, cr3, cr4, cr8",
+                             trace_text_word(p, key, true, ""));
   if (*crs & (1u << cr)) return trace_text_syntax(p, "@init: %s given twice", key);
   *crs |= 1u << cr;
   char what[16];
@@ -301,7 +325,9 @@ int trace_text_parse_init(struct trace_text_parser *p, char **tok, int ntok, tra
   bool have_vcpu = false;
   for (int i = 1; i < ntok; i++) {
     char *eq = strchr(tok[i], '=');
-    if (!eq) return trace_text_syntax(p, "@init: expected crN=VALUE or vcpu=N, got '%s'", tok[i]);
+    if (!eq)
+      return trace_text_syntax(p, "@init: expected crN=VALUE or vcpu=N, got %s",
+                               trace_text_word(p, tok[i], true, "the word"));
     *eq = 0;
     if (strcmp(tok[i], "vcpu") == 0) {
       uint64_t v;
@@ -363,6 +389,20 @@ static const char *meta_text(const char *s) {
   return s[5] == ' ' || s[5] == '\t' ? s + 6 : NULL;
 }
 
+/* A line split into words (the words of text, a copy of the line without
+** its comment): a directive, `vcpu`, `run`, `raw` or an event. */
+static int parse_words(struct trace_text_parser *p, const char *text, const char *words, char **tok, int ntok,
+                       trace_text_emit_fn emit, void *ctx) {
+  if (tok[0][0] == '@') {
+    const char *rest = ntok > 1 ? text + (tok[1] - words) : "";
+    return trace_text_parse_directive(p, tok, ntok, rest, emit, ctx);
+  }
+  if (strcmp(tok[0], "vcpu") == 0) return parse_vcpu(p, tok, ntok);
+  if (strcmp(tok[0], "run") == 0) return parse_run(p, tok, ntok, emit, ctx);
+  if (strcmp(tok[0], "raw") == 0) return parse_raw(p, tok, ntok, emit, ctx);
+  return parse_event(p, tok, ntok, emit, ctx);
+}
+
 int trace_text_parse_line(struct trace_text_parser *p, const char *line, trace_text_emit_fn emit, void *ctx) {
   p->line++;
   p->err_line = p->line;
@@ -385,14 +425,10 @@ int trace_text_parse_line(struct trace_text_parser *p, const char *line, trace_t
   int ntok = tokenize(words, tok);
   if (ntok < 0) return trace_text_syntax(p, "too many tokens (at most %d)", MAX_TOKENS);
   if (ntok == 0) return 0;
-  if (tok[0][0] == '@') {
-    const char *rest = ntok > 1 ? text + (tok[1] - words) : "";
-    return trace_text_parse_directive(p, tok, ntok, rest, emit, ctx);
-  }
-  if (strcmp(tok[0], "vcpu") == 0) return parse_vcpu(p, tok, ntok);
-  if (strcmp(tok[0], "run") == 0) return parse_run(p, tok, ntok, emit, ctx);
-  if (strcmp(tok[0], "raw") == 0) return parse_raw(p, tok, ntok, emit, ctx);
-  return parse_event(p, tok, ntok, emit, ctx);
+  p->words = words;                             /* for trace_text_word, while the line is parsed */
+  int rc = parse_words(p, text, words, tok, ntok, emit, ctx);
+  p->words = NULL;
+  return rc;
 }
 
 int trace_text_parse_end(struct trace_text_parser *p) {

@@ -2,11 +2,13 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void errorf(const char *fmt, ...) {
@@ -148,9 +150,8 @@ bool parse_double(const char *s, double *out) {
   return true;
 }
 
-char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
+/* The rest of f, which it closes, as read_file gives it. */
+static char *read_stream(FILE *f, size_t *len) {
   size_t cap = 4096, n = 0;
   char *buf = xmalloc(cap);
   size_t got;
@@ -165,6 +166,47 @@ char *read_file(const char *path, size_t *len) {
   buf[n] = 0;
   if (len) *len = n;
   return buf;
+}
+
+char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  return f ? read_stream(f, len) : NULL;
+}
+
+char *read_fd(int fd, size_t *len) {
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return NULL;
+  }
+  return read_stream(f, len);
+}
+
+/* What a file that is not a regular one is, for messages. */
+static const char *file_kind(mode_t m) {
+  return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+       : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "something else";
+}
+
+int input_open(const char *path, unsigned flags, char *err, size_t errlen) {
+  bool regular_only = flags & INPUT_REGULAR_ONLY;
+  /* O_NONBLOCK: opening a FIFO that has no writer would wait for one; a
+  ** regular file ignores the flag */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | (regular_only ? O_NONBLOCK : 0));
+  struct stat st;
+  if (fd < 0 || (regular_only && fstat(fd, &st) != 0)) {
+    snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  if (regular_only && !S_ISREG(st.st_mode)) {
+    snprintf(err, errlen, "%s: is %s, not a regular file", path, file_kind(st.st_mode));
+    close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 /* Room for n more bytes and the NUL: the capacity at least doubles, so appends are amortised O(1). */

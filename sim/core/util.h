@@ -125,6 +125,25 @@ const char *data_file(const char *name, char *buf, size_t n);
 /* Reads a whole file into a NUL-terminated buffer (caller frees); NULL with errno set. */
 char *read_file(const char *path, size_t *len);
 
+/* How a file named by another file is read: `vmxsim regress` reads the trace,
+** policy and CPU files its case files name, and a case file is not the user's
+** own choice of file to look into.  0 for a file the user named. */
+enum input_flags {
+  /* Messages name the file, the line or byte and what was expected, but quote
+  ** none of its text (a key, a value, a word, the bytes near an error): the
+  ** file could be anyone's that the user can read. */
+  INPUT_HIDE_CONTENT = 1,
+  /* Only a regular file is read: a FIFO, a device or a directory is refused
+  ** before a read could wait for ever (a FIFO without a writer, a terminal)
+  ** or never end (/dev/zero). */
+  INPUT_REGULAR_ONLY = 2,
+};
+/* Opens path for reading, as flags (enum input_flags) allow.  Returns the
+** descriptor, or -1 with "PATH: why" in err. */
+int input_open(const char *path, unsigned flags, char *err, size_t errlen);
+/* read_file from an open descriptor, which it closes. */
+char *read_fd(int fd, size_t *len);
+
 /* vmxsim's cache directory for leaf (the XDG Base Directory rule: an absolute
 ** $XDG_CACHE_HOME, a relative one being ignored, else $HOME/.cache; then
 ** vmxsim/leaf), malloc'd; NULL when neither names a place. */

@@ -22,6 +22,12 @@
 
 #define DEFAULT_DIR "tests/regress"
 
+/* How the trace, policy and CPU files a case names are read: a case may name
+** any file the user can read, so that the messages about one quote none of
+** its text, and one that is not a regular file (a FIFO, /dev/zero) is refused
+** rather than waited on. */
+#define CASE_INPUT_FLAGS (INPUT_HIDE_CONTENT | INPUT_REGULAR_ONLY)
+
 static const char regress_usage[] =
   "usage: vmxsim regress [DIR|FILE...] [--update] [--format table|json|junit] [-o FILE]\n"
   "\n"
@@ -61,6 +67,13 @@ static const char regress_usage[] =
   "section of \"expect\" is checked completely (reasons and counters not listed are\n"
   "expected to be 0); sections left out are not checked.  cycles_tolerance is\n"
   "relative (0.001 = 0.1%; default 0, exact).\n"
+  "\n"
+  "A case may name any file you can read, by a path relative to the case file's\n"
+  "directory (for a symbolic link, that of the file it leads to), ../ and absolute\n"
+  "paths included.  A case is trusted as a Makefile is: run only cases you trust.\n"
+  "Messages about the files a case names never quote their text (they give the\n"
+  "line, column or byte and what was expected), and a file that is not a regular\n"
+  "one (a FIFO, a device) is refused.\n"
   "\n"
   "exit status: 0 all cases passed; 6 a case failed; 3 a case could not be run\n"
   "(malformed case file, missing trace, unknown policy: the message names the file);\n"
@@ -166,11 +179,42 @@ bool regress_has_suffix(const char *s, const char *suf) {
   return n >= m && !strcmp(s + n - m, suf);
 }
 
-/* Adds every *.json under dir (recursively, dot-files skipped), sorted. */
-static int scan_dir(struct files *f, const char *dir) {
+/* The directories a scan is in, innermost first: symbolic links to
+** directories are followed, and one that leads back to one of these would
+** be scanned for ever. */
+struct dir_chain {
+  dev_t dev;
+  ino_t ino;
+  const char *path;
+  const struct dir_chain *up;
+};
+
+/* d's place in the chain; false (with the message printed) when d is already in it. */
+static bool chain_enter(struct dir_chain *here, DIR *d, const char *dir, const struct dir_chain *up) {
+  struct stat st;
+  if (fstat(dirfd(d), &st) != 0) {
+    errorf("%s: %s", dir, strerror(errno));
+    return false;
+  }
+  *here = (struct dir_chain){ st.st_dev, st.st_ino, dir, up };
+  for (const struct dir_chain *a = up; a; a = a->up)
+    if (a->dev == st.st_dev && a->ino == st.st_ino) {
+      errorf("%s: is %s again, a directory it is in (a loop of symbolic links)", dir, a->path);
+      return false;
+    }
+  return true;
+}
+
+/* Adds every *.json under dir (recursively, dot-files skipped), sorted; up: the directories dir is in. */
+static int scan_dir(struct files *f, const char *dir, const struct dir_chain *up) {
   DIR *d = opendir(dir);
   if (!d) {
     errorf("%s: %s", dir, strerror(errno));
+    return EXIT_BADINPUT;
+  }
+  struct dir_chain chain;
+  if (!chain_enter(&chain, d, dir, up)) {
+    closedir(d);
     return EXIT_BADINPUT;
   }
   struct files here = { 0 };
@@ -186,7 +230,7 @@ static int scan_dir(struct files *f, const char *dir) {
   for (size_t i = 0; i < here.n; i++) {
     struct stat st;
     if (rc == EXIT_OK && stat(here.v[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-      rc = scan_dir(f, here.v[i]);
+      rc = scan_dir(f, here.v[i], &chain);
     } else if (rc == EXIT_OK && regress_has_suffix(here.v[i], ".json")) {
       files_add(f, here.v[i]);
       continue;
@@ -215,7 +259,7 @@ static int find_cases(struct files *f, char **paths, int npaths) {
       continue;
     }
     size_t before = f->n;
-    int rc = scan_dir(f, paths[i]);
+    int rc = scan_dir(f, paths[i], NULL);
     if (rc) return rc;
     if (f->n == before) {
       errorf("%s: no case files (*.json) in this directory", paths[i]);
@@ -299,7 +343,7 @@ static const char *case_trace(const struct regress_case *c, struct trace_cache *
     return out;
   }
   char msg[1024];
-  int rc = text ? trace_text_assemble(c->trace, out, msg, sizeof msg)
+  int rc = text ? trace_text_assemble_flags(c->trace, out, CASE_INPUT_FLAGS, msg, sizeof msg)
                 : gen_generate(c->ngen, c->gen, out, msg, sizeof msg);
   if (rc != EXIT_OK) {
     snprintf(err, errlen, "%s: %s %s failed: %s", c->path, text ? "trace asm" : "generate", text ? c->trace : cmd, msg);
@@ -346,7 +390,8 @@ static void run_case(const char *file, const struct opts *o, struct trace_cache 
     set_error(res, err);
     goto done;
   }
-  struct run_spec spec = { .trace = trace, .config = { c.policy, c.cpu, c.sets, c.nsets } };
+  struct run_spec spec = { .trace = trace, .config = { c.policy, c.cpu, c.sets, c.nsets },
+                           .input_flags = CASE_INPUT_FLAGS };
   ro = xmalloc(sizeof *ro);
   char rerr[2048];
   int rc = run_trace(&spec, ro, rerr, sizeof rerr);

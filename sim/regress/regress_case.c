@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char *const top_keys[] = { "cpu", "cycles_tolerance", "description", "expect",
                                         "generate", "policy", "set", "trace", NULL };
@@ -106,6 +107,20 @@ static bool json_uint(const cJSON *v, uint64_t *out) {
     return false;
   *out = (uint64_t)v->valuedouble;
   return true;
+}
+
+/* The directory a case's paths are relative to: the case file's, or, when
+** path is a symbolic link, that of the file it leads to (a link to a case
+** kept elsewhere runs it as it runs there); "" for the current directory. */
+static char *case_dir(const char *path) {
+  struct stat st;
+  char *real = lstat(path, &st) == 0 && S_ISLNK(st.st_mode) ? realpath(path, NULL) : NULL;
+  char *dir = xstrdup(real ? real : path);
+  char *slash = strrchr(dir, '/');
+  if (slash) slash[slash == dir] = 0;            /* "/case.json" is in "/" */
+  else dir[0] = 0;
+  free(real);
+  return dir;
 }
 
 /* dir/p for a relative p (dir "" = the current directory). */
@@ -314,7 +329,9 @@ int regress_case_load(struct regress_case *c, const char *path, bool lenient, ch
   if (errlen) err[0] = 0;
   c->path = xstrdup(path);
   size_t len;
-  c->text = read_file(path, &len);
+  int fd = input_open(path, INPUT_REGULAR_ONLY, err, errlen);    /* a FIFO would keep regress waiting */
+  if (fd < 0) return EXIT_BADINPUT;
+  c->text = read_fd(fd, &len);
   if (!c->text) {
     snprintf(err, errlen, "%s: %s", path, strerror(errno));
     return EXIT_BADINPUT;
@@ -334,10 +351,7 @@ int regress_case_load(struct regress_case *c, const char *path, bool lenient, ch
     list_keys(top_keys, known, sizeof known);
     ok = fail_at(c, e->string, err, errlen, "unknown key '%s' (expected %s)", e->string, known);
   }
-  char *slash = strrchr(c->path, '/');
-  char *dir = slash ? xstrdup(c->path) : xstrdup("");
-  if (slash) dir[slash - c->path] = 0;
-  if (slash == c->path) strcpy(dir, "/");
+  char *dir = case_dir(path);
   const cJSON *trace = cJSON_GetObjectItemCaseSensitive(j, "trace");
   const cJSON *gen = cJSON_GetObjectItemCaseSensitive(j, "generate");
   const cJSON *policy = cJSON_GetObjectItemCaseSensitive(j, "policy");

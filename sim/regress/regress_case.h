@@ -2,7 +2,13 @@
 ** the comparison of expectations with results, and the canonical JSON text
 ** that --update writes (sorted keys, 2-space indentation).
 **
-** A case file is one JSON object (paths are relative to the case file):
+** A case file is one JSON object.  Its paths are relative to the case file's
+** directory (for a symbolic link, that of the file it leads to) and may lead
+** anywhere the user can read, ../ and absolute paths included: a case is
+** trusted as a Makefile is.  What they name is read without a word of it in
+** any message (INPUT_HIDE_CONTENT, sim/core/util.h), and only when it is a
+** regular file; the case file's own text may be quoted.
+** The keys:
 **   "trace": "t.bin" | "generate": ["lat_ctx", "--procs", "2", ...]   exactly one
 **   "policy": "shadowcache+lazydr"        required (preset spec or JSON path)
 **   "cpu": "core2-2007"                   optional (default PROFILE_DEFAULT)
@@ -52,7 +58,8 @@ struct regress_case {
   char dropped[512];           /* lenient load: expectation names this vmxsim no longer knows */
 };
 
-/* Reads and validates a case file.  lenient (for --update): expectation
+/* Reads and validates a case file (a regular one: a FIFO or a device is
+** refused, not waited on).  lenient (for --update): expectation
 ** entries that are unknown or malformed are dropped (named in c->dropped)
 ** instead of being errors.  Returns 0, or EXIT_BADINPUT with
 ** "FILE[:LINE[:COL]]: message" in err, one line per problem found (all of

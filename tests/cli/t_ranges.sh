@@ -30,6 +30,7 @@ refused_set refill_high=2000000 "knob refill_high: '2000000' is outside the rang
 refused_set cr3_target_count=512 "knob cr3_target_count: '512' is outside the range 0..511"
 refused_set flood_threshold=4294967296 "knob flood_threshold: '4294967296' is outside the range 0..4294967295"
 refused_set refill_low=5.5 "knob refill_low: '5.5' is not a whole number in 0..1048576"
+refused_set tlb_entries=5.5 "knob tlb_entries: '5.5' is not a whole number in 4..16384"
 # counts and sizes are decimal: 010 was octal 8 and 0x10 was 16, each a run of its own name
 refused_set shadow_pages_max=010 "knob shadow_pages_max: '010' is not a whole number in 0..1048576 (a leading 0 is ambiguous: C would read it as octal"
 refused_set shadow_pages_max=0x10 "knob shadow_pages_max: '0x10' is not a decimal whole number in 0..1048576 (only the mask knobs take 0x hex)"

@@ -259,13 +259,120 @@ bad_case "-o in generate" '{"policy": "ept", "generate": ["lat_ctx", "-o", "x.bi
 bad_case "generator error" '{"policy": "ept", "generate": ["lat_ctx", "--procs", "1", "--iters", "5"], "expect": {}}' \
   "bad.json: generate lat_ctx --procs 1 --iters 5 failed: gen lat_ctx: --procs"
 printf 'cr5w 0x1\n' > bad.txt
-bad_case "bad text trace" '{"policy": "ept", "trace": "bad.txt", "expect": {}}' \
-  "bad.json: trace asm bad.txt failed: bad.txt:1: unknown event 'cr5w'"
+bad_case "bad text trace (a word of it is not quoted: see below)" '{"policy": "ept", "trace": "bad.txt", "expect": {}}' \
+  "bad.json: trace asm bad.txt failed: bad.txt:1: unknown event at column 1 (control registers: cr0, cr3, cr4, cr8)"
 
 # Errors do not stop the other cases; the summary counts them.
 run "$VMXSIM" regress bad.json cases
 check_rc "an error among passing cases exits 3" 3
 check_contains "the other cases still run" "$out" "regress: 2 passed, 0 failed, 1 error (3 cases"
+
+# ---- the files a case names: anywhere the user can read, relative to the case file ----
+
+run "$VMXSIM" regress --help
+check_contains "--help states where a case's files may be" "$out" "A case may name any file you can read"
+check_contains "--help says to run only trusted cases" "$out" "run only cases you trust"
+check_contains "--help says their text is not quoted" "$out" "never quote"
+
+# ../ and absolute paths, for the trace, a policy file and a CPU file alike
+mkdir -p named/deep
+printf '{"knobs": {"vpid": false}}\n' > named/plain.json
+printf '{"trace": "../../tiny.txt", "policy": "../plain.json", "cpu": "%s"}\n' \
+  "$ROOT/models/cpus/core2-2007.json" > named/deep/up.json
+printf '{"trace": "%s/tiny.txt", "policy": "%s/named/plain.json+lazydr"}\n' "$PWD" "$PWD" > named/deep/abs.json
+run "$VMXSIM" regress --update named/deep
+check_rc "a case may name files with ../ and absolute paths" 0
+check_contains "... both are recorded" "$out" "2 recorded, 0 unchanged, 0 errors"
+run "$VMXSIM" regress named/deep
+check_rc "... and pass" 0
+check_eq "... with the exits of the trace they name" "4 4" \
+  "$(value named/deep/up.json total_exits) $(value named/deep/abs.json total_exits)"
+
+# A case reached through a symbolic link names its files from where the case file is.
+mkdir -p links
+ln -s ../named/deep/up.json links/up.json
+run "$VMXSIM" regress links/up.json
+check_rc "a symbolic link to a case: its paths are relative to the case file, not the link" 0
+check_contains "... the link is the name shown" "$out" "PASS      links/up.json"
+
+# ---- what a case names is read but never quoted: its text stays out of every message ----
+
+printf 'hunter2-line-one of a private file\nhunter2-line-two\n' > private.txt
+cp private.txt private-trace.txt
+printf '{"knobs": {"hunter2_knob": "hunter2-value"}, "params": {"hunter2_param": 1}}\n' > private.json
+printf '{"knobs": {"paging": "hunter2-paging"}}\n' > private-value.json
+printf '{"base": "/hunter2/base/path", "knobs": {}}\n' > private-base.json
+printf '{"knobs": {"vpid": hunter2}}\n' > private-syntax.json
+hidden_case() { # name case-json file-named
+  printf '%s\n' "$2" > hidden.json
+  run "$VMXSIM" regress hidden.json
+  check_rc "$1: exits 3" 3
+  check_contains "$1: the message names the file" "$err" "vmxsim: hidden.json: "
+  check_contains "$1: ... and the file it names" "$err" "$3"
+  check_not_contains "$1: its text is not on standard error" "$err" "hunter2"
+  check_not_contains "$1: nor on standard output" "$out" "hunter2"
+  run "$VMXSIM" regress --format junit hidden.json
+  check_not_contains "$1: nor in the JUnit report" "$out" "hunter2"
+}
+hidden_case "a text file as the trace" '{"policy": "ept", "trace": "private-trace.txt", "expect": {}}' \
+  "trace asm private-trace.txt failed: private-trace.txt:1: unknown event at column 1"
+hidden_case "a text file as the policy" '{"policy": "./private.txt", "trace": "tiny.txt", "expect": {}}' \
+  "./private.txt:1:1: malformed JSON (expected a JSON object; its text is not shown)"
+hidden_case "a text file as the CPU" '{"policy": "ept", "cpu": "./private.txt", "trace": "tiny.txt", "expect": {}}' \
+  "./private.txt:1:1: malformed JSON"
+hidden_case "a JSON file as the policy: an unknown knob" \
+  '{"policy": "private.json", "trace": "tiny.txt", "expect": {}}' "private.json:1: unknown knob; valid knobs: paging,"
+hidden_case "a JSON file as the policy: a bad value" \
+  '{"policy": "private-value.json", "trace": "tiny.txt", "expect": {}}' \
+  "private-value.json:1: knob paging: the value is not one of: shadow, ept"
+hidden_case "a JSON file as the policy: the base it names" \
+  '{"policy": "private-base.json", "trace": "tiny.txt", "expect": {}}' "private-base.json:1: \"base\": "
+hidden_case "a JSON file as the policy: a syntax error" \
+  '{"policy": "private-syntax.json", "trace": "tiny.txt", "expect": {}}' "private-syntax.json:1:20: malformed JSON"
+hidden_case "a JSON file as the CPU: an unknown parameter" \
+  '{"policy": "ept", "cpu": "private.json", "trace": "tiny.txt", "expect": {}}' \
+  "private.json:1: a key of params: unknown parameter; valid: clock_ghz,"
+cp private.txt private.bin
+hidden_case "a text file as a binary trace" '{"policy": "ept", "trace": "private.bin", "expect": {}}' \
+  "private.bin: byte 0: not a vmxsim trace"
+# what the user names on the command line is the user's own: its messages still quote it
+run "$VMXSIM" trace asm private-trace.txt -o private-out.bin
+check_contains "trace asm still quotes the file it is given" "$err" "unknown event 'hunter2-line-one'"
+run "$VMXSIM" --no-db --policy private.json "$ROOT/traces/lat_ctx-2p.bin"
+check_contains "--policy FILE still quotes the file it is given" "$err" "unknown knob 'hunter2_knob'"
+
+# ---- what is not a regular file is refused, not waited on ----
+
+mkfifo named.fifo
+printf '{"policy": "ept", "trace": "named.fifo", "expect": {}}\n' > fifo-trace.json
+printf '{"policy": "ept", "trace": "named-fifo.txt", "expect": {}}\n' > fifo-text.json
+ln -s named.fifo named-fifo.txt
+printf '{"policy": "./named.fifo", "trace": "tiny.txt", "expect": {}}\n' > fifo-policy.json
+printf '{"policy": "ept", "cpu": "/dev/null", "trace": "tiny.txt", "expect": {}}\n' > null-cpu.json
+for c in fifo-trace fifo-text fifo-policy null-cpu; do
+  run timeout 20 "$VMXSIM" regress $c.json
+  check_rc "$c: refused at once (exit 3, not a wait)" 3
+  check_contains "$c: ... as not a regular file" "$err" ", not a regular file"
+done
+check_contains "a device as the CPU: the message" "$err" "null-cpu.json: /dev/null: is a character device, not a regular file"
+run timeout 20 "$VMXSIM" regress fifo-trace.json
+check_contains "a FIFO as the trace: the message" "$err" "fifo-trace.json: named.fifo: is a FIFO, not a regular file"
+mkfifo case.fifo.json
+run timeout 20 "$VMXSIM" regress case.fifo.json
+check_rc "a case file that is a FIFO is refused at once" 3
+check_contains "... with the reason" "$err" "case.fifo.json: is a FIFO, not a regular file"
+rm -f case.fifo.json named.fifo named-fifo.txt
+
+# a symbolic link to a directory the scan is in would be followed for ever (two took 2^40 steps)
+mkdir -p loop
+cp named/deep/up.json loop/
+sed -i 's#"../../tiny.txt"#"../tiny.txt"#; s#"../plain.json"#"../named/plain.json"#' loop/up.json
+ln -s . loop/again
+ln -s .. loop/parent
+run timeout 20 "$VMXSIM" regress loop
+check_rc "a directory with a link back into itself is refused (3), not scanned for ever" 3
+check_contains "... the message names the loop" "$err" "loop/again: is loop again, a directory it is in (a loop of symbolic links)"
+rm -rf loop
 
 # ---- generated traces are temporary ----
 

@@ -7,7 +7,10 @@
 ** accepted one is written as a binary trace, which the trace reader must then
 ** read back record for record: what `trace asm` writes, `vmxsim` replays.
 ** (A record with impossible operands, which `raw` can spell, is refused at
-** its line, as the assembler refuses it: tests/cli/t_trace.sh.) */
+** its line, as the assembler refuses it: tests/cli/t_trace.sh.)  The text
+** is parsed again as a regression case's trace (hide_content): refused the
+** same way at the same line, its message quoting no word of the line that
+** the shown message quotes. */
 #include "fuzz.h"
 #include "sim/core/trace.h"
 #include "sim/core/trace_text.h"
@@ -81,6 +84,29 @@ static void write_and_read(const struct trace_text_parser *p) {
   unlink(path);
 }
 
+/* The same text with its words hidden: refused alike, at the same line,
+** with a message of printable ASCII (all the syntax's words are; a byte
+** outside it can only be the text's) that names a column where the shown
+** message differs (it quoted a word there). */
+static void check_hidden(const uint8_t *data, size_t size, int rc, const struct trace_text_parser *shown) {
+  struct trace_text_parser p;
+  unsigned long lines;
+  trace_text_parser_init(&p);
+  p.hide_content = true;
+  recs.n = 0;
+  recs.p = &p;
+  int hidden_rc = parse_all(&p, data, size, &lines);
+  bool ascii = true;
+  for (const char *c = p.err; *c; c++) ascii &= *c >= 0x20 && *c < 0x7f;
+  bool named = !strcmp(p.err, shown->err) || strstr(p.err, "column");
+  if (hidden_rc != rc || p.err_line != shown->err_line || (rc == EXIT_BADINPUT && (!p.err[0] || !ascii || !named))) {
+    fprintf(stderr, "hidden: exit code %d at line %lu '%s'; shown: %d at line %lu '%s'\n", hidden_rc, p.err_line,
+            p.err, rc, shown->err_line, shown->err);
+    abort();
+  }
+  trace_text_parser_free(&p);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   struct trace_text_parser p;
   unsigned long lines;
@@ -99,6 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fprintf(stderr, "parser returned %d\n", rc);
     abort();
   }
+  if (rc != -1) check_hidden(data, size, rc, &p);
   trace_text_parser_free(&p);
   return 0;
 }

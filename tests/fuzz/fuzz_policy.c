@@ -9,7 +9,9 @@
 ** policy file, and the small trace replays under it (a knob in range must
 ** not exhaust memory or overflow: fuzz_replay.h).  Its name is policy_name's
 ** for the same spec and sets, and names itself: its own overrides, resolved
-** again, give the same name and knobs (one configuration, one name). */
+** again, give the same name and knobs (one configuration, one name).  A file
+** is resolved again as a regression case's (INPUT_HIDE_CONTENT): the same
+** policy or the same refusal, named by the file, with nothing of it quoted. */
 #include "fuzz_replay.h"
 #include <ctype.h>
 #include "sim/core/policy.h"
@@ -66,6 +68,24 @@ static void check_name(const struct policy *p, const char *spec, char *const *se
   free(copy);
 }
 
+/* The file resolved as one a regression case names: what resolve gave
+** (rc, and the same knobs), its message naming the file and quoting nothing
+** (no message about such a file has a ' after the file's name). */
+static void check_hidden(const char *file, int rc, const struct policy *p) {
+  struct policy q;
+  char err[2048] = "";
+  int hidden_rc = policy_resolve_flags(&q, file, NULL, 0, INPUT_HIDE_CONTENT | INPUT_REGULAR_ONLY, err, sizeof err);
+  char *want = rc == 0 ? policy_to_json(p) : NULL, *got = hidden_rc == 0 ? policy_to_json(&q) : NULL;
+  bool same = hidden_rc == rc && (rc != 0 || strcmp(want, got) == 0);
+  if (!same || (rc != 0 && (strncmp(err, file, strlen(file)) != 0 || strchr(err + strlen(file), '\'')))) {
+    fprintf(stderr, "as a case's file: exit code %d (not %d), message '%s', knobs %s (not %s)\n", hidden_rc, rc, err,
+            got ? got : "none", want ? want : "none");
+    abort();
+  }
+  free(want);
+  free(got);
+}
+
 static void resolve(const char *spec, char *const *sets, int nsets, const char *file) {
   struct policy p;
   char err[2048] = "";
@@ -80,6 +100,7 @@ static void resolve(const char *spec, char *const *sets, int nsets, const char *
     fprintf(stderr, "policy refused with exit code %d and message '%s'\n", rc, err);
     abort();
   }
+  if (file) check_hidden(file, rc, &p);
 }
 
 /* The input's lines, each an exact copy of its own bytes (at most 1 + SETS_MAX). */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "models/vmx/controls.h"
@@ -603,6 +604,102 @@ static void malformed_profile_json_names_the_file_and_line(void **state) {
   assert_contains(err, ":3:");
 }
 
+/* ------------------------------------------------------------------------ */
+/* Files named by another file (a regression case): read, never quoted       */
+
+/* Writes text to dir/file and returns the path (static storage). */
+static const char *write_file(const char *file, const char *text) {
+  static char path[256];
+  snprintf(path, sizeof path, "%s/%s", tmpdir, file);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  return path;
+}
+
+/* What loading path says, quoting and not quoting it: the same refusal, both
+** naming the file and the line, only the first showing the word "zq9k"
+** (which each file holds where it is wrong). */
+static void check_hidden(const char *path, bool profile, const char *hidden_says) {
+  char shown[2048] = "", hidden[2048] = "";
+  struct profile pr;
+  int rc = profile ? profile_load_flags(&pr, path, 0, shown, sizeof shown)
+                   : policy_resolve_flags(&P, path, NULL, 0, 0, shown, sizeof shown);
+  int rc_hidden = profile ? profile_load_flags(&pr, path, INPUT_HIDE_CONTENT, hidden, sizeof hidden)
+                          : policy_resolve_flags(&P, path, NULL, 0, INPUT_HIDE_CONTENT, hidden, sizeof hidden);
+  printf("%s\n  shown:  %s\n  hidden: %s\n", path, shown, hidden);
+  assert_true(rc == EXIT_BADINPUT || rc == EXIT_USAGE);   /* usage: a "base" that names no preset */
+  assert_int_equal(rc_hidden, rc);
+  assert_contains(shown, "zq9k");
+  assert_true(strncmp(hidden, path, strlen(path)) == 0);
+  assert_contains(hidden, hidden_says);
+  if (strstr(hidden, "zq9k")) fail_msg("the hidden message shows the file's text: %s", hidden);
+}
+
+static void a_hidden_policy_file_is_named_by_line_and_never_quoted(void **state) {
+  (void)state;
+  check_hidden(write_file("knob.json", "{\"knobs\": {\"zq9k\": 1}}"), false, ":1: unknown knob; valid knobs: paging,");
+  check_hidden(write_file("novalue.json", "{\"knobs\": {\"zq9k\": [1]}}"), false, ":1: unknown knob; valid");
+  check_hidden(write_file("choice.json", "{\"knobs\": {\n\"paging\": \"zq9k\"}}"), false,
+               ":2: knob paging: the value is not one of: shadow, ept");
+  check_hidden(write_file("range.json", "{\"knobs\": {\"tlb_entries\": \"zq9k\"}}"), false,
+               ":1: knob tlb_entries: the value is not a whole number in 4..16384");
+  check_hidden(write_file("bool.json", "{\"knobs\": {\"vpid\": \"zq9k\"}}"), false,
+               ":1: knob vpid: the value is not true or false");
+  check_hidden(write_file("syntax.json", "{\"knobs\":\n {\"vpid\": zq9k}}"), false,
+               ":2:11: malformed JSON (expected a JSON object; its text is not shown)");
+  /* a text that ends too early: where it ends */
+  char msg[512];
+  const char *open = write_file("open.json", "{\"knobs\": \n");
+  assert_int_equal(policy_resolve_flags(&P, open, NULL, 0, INPUT_HIDE_CONTENT, msg, sizeof msg), EXIT_BADINPUT);
+  assert_contains(msg, "open.json:1:10: malformed JSON: the text ends before the value is complete");
+  /* a base's name is text of the file, and what its loading said would show it */
+  check_hidden(write_file("base-name.json", "{\"base\": \"zq9k\", \"knobs\": {}}"), false,
+               ":1: \"base\": not the name of a preset; valid: ");
+  write_file("zq9k.json", "{\"knobs\": {\"vpid\": 7}}");
+  char base[512];
+  snprintf(base, sizeof base, "{\"base\": \"%s/zq9k.json\", \"knobs\": {}}", tmpdir);
+  check_hidden(write_file("base-file.json", base), false, ":1: \"base\": the file it names cannot be used as a policy");
+}
+
+static void a_hidden_profile_is_named_by_line_and_never_quoted(void **state) {
+  (void)state;
+  char path[256];
+  snprintf(path, sizeof path, "%s/param.json", tmpdir);
+  write_profile(path, NULL, "vmread", "{ \"value\": 50, \"kind\": \"estimated\", \"source\": \"x\" },\n"
+                "    \"zq9k\": { \"value\": 1 }");
+  check_hidden(path, true, ": a key of params: unknown parameter; valid: clock_ghz,");
+  snprintf(path, sizeof path, "%s/handler.json", tmpdir);
+  write_profile(path, NULL, "vmread", "{ \"value\": 50, \"kind\": \"estimated\", \"source\": \"x\" },\n"
+                "    \"handler.zq9k\": { \"value\": 1, \"kind\": \"estimated\", \"source\": \"x\" }");
+  check_hidden(path, true, ": a key of params: unknown exit reason or breakdown row");
+  /* a number is text too: "zq9k" cannot be one, so the value is one no other message holds */
+  snprintf(path, sizeof path, "%s/fraction.json", tmpdir);
+  write_profile(path, NULL, "vm_roundtrip", "{ \"value\": 1862.5, \"kind\": \"derived\", \"source\": \"zq9k\" }");
+  char hidden[2048] = "";
+  struct profile pr;
+  assert_int_equal(profile_load_flags(&pr, path, INPUT_HIDE_CONTENT, hidden, sizeof hidden), EXIT_BADINPUT);
+  assert_contains(hidden, "params.vm_roundtrip: the value is not a whole number in 0..4294967295");
+  if (strstr(hidden, "1862")) fail_msg("the hidden message shows the value: %s", hidden);
+}
+
+/* A FIFO named as a file to read only when regular is refused at once (it
+** would wait for a writer); a path the user gives may be one. */
+static void a_fifo_is_refused_when_only_regular_files_are_read(void **state) {
+  (void)state;
+  char path[256];
+  snprintf(path, sizeof path, "%s/policy.fifo.json", tmpdir);
+  assert_int_equal(mkfifo(path, 0600), 0);
+  err[0] = 0;
+  assert_int_equal(policy_resolve_flags(&P, path, NULL, 0, INPUT_REGULAR_ONLY, err, sizeof err), EXIT_BADINPUT);
+  assert_contains(err, "policy.fifo.json: is a FIFO, not a regular file");
+  struct profile pr;
+  assert_int_equal(profile_load_flags(&pr, "/dev/null", INPUT_REGULAR_ONLY, err, sizeof err), EXIT_BADINPUT);
+  assert_string_equal(err, "/dev/null: is a character device, not a regular file");
+  unlink(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(every_preset_resolves_on_its_own),
@@ -651,6 +748,9 @@ int main(void) {
     cmocka_unit_test(profile_missing_a_parameter_names_the_file_and_key),
     cmocka_unit_test(profile_with_unknown_handler_reason_names_the_file_and_key),
     cmocka_unit_test(malformed_profile_json_names_the_file_and_line),
+    cmocka_unit_test(a_hidden_policy_file_is_named_by_line_and_never_quoted),
+    cmocka_unit_test(a_hidden_profile_is_named_by_line_and_never_quoted),
+    cmocka_unit_test(a_fifo_is_refused_when_only_regular_files_are_read),
   };
   /* the group set-up makes the temporary directory the profile-file tests write to */
   return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);

@@ -308,6 +308,62 @@ static void malformed_lines_give_precise_messages(void **state) {
     assert_string_equal(cases[i][1], error_of(cases[i][0]));
 }
 
+/* The error message for a one-line text whose words are not to be shown. */
+static const char *hidden_error_of(const char *line) {
+  static char err[256];
+  struct trace_text_parser p;
+  struct recs r;
+  trace_text_parser_init(&p);
+  p.hide_content = true;
+  int rc = parse_text(&p, line, &r);
+  snprintf(err, sizeof err, "%s", rc ? p.err : "");
+  trace_text_parser_free(&p);
+  return err;
+}
+
+/* A text that is not the user's own (a regression case's trace) is never
+** quoted: each line holds "zq9k" (or a number) where it is wrong, and the
+** message names its column instead. */
+static void hidden_text_is_named_by_column_never_quoted(void **state) {
+  (void)state;
+  static const char *const cases[][2] = {
+    { "zq9k", "unknown event at column 1" },
+    { "crzq9kw 1", "unknown event at column 1 (control registers: cr0, cr3, cr4, cr8)" },
+    { "cr3w zq9k", "cr3w: value at column 6 is not a number (decimal or 0x hex)" },
+    { "cr3w 0x10000000000000000", "cr3w: value at column 6 does not fit in 64 bits" },
+    { "cr8w 0x10", "cr8w: value at column 6 out of range 0x0..0xf" },
+    { "cr3w 0x1 %zq9k", "cr3w: register at column 10 is not one of %rax..%r15" },
+    { "hlt zq9k", "hlt: unexpected word at column 5 (usage: hlt [+CYCLES])" },
+    { "hlt +zq9k", "hlt: the word at column 5 is not a cycle count (+N)" },
+    { "hlt +4294967296", "hlt: cycles at column 6 out of range 0..4294967295" },
+    { "cr3w 0x1 +zq9k %rbx", "cr3w: the word at column 10 must come last" },
+    { "io zq9k 0x3f8 1", "io: direction at column 4 is not 'in' or 'out'" },
+    { "io out 0x3f8 9", "io: size at column 14 is not 1, 2 or 4" },
+    { "mark zq9kzq9kzq9kzq9k0", "mark: label at column 6 is 17 bytes, at most 16" },
+    { "mark zq9k\x7f", "mark: label at column 6: its byte 5 is not allowed (printable, no '#')" },
+    { "vcpu 256", "vcpu: vCPU at column 6 out of range 0..255" },
+    { "vcpu 1 zq9k", "vcpu: unexpected word at column 8 (usage: vcpu N)" },
+    { "run 5 zq9k", "run: unexpected word at column 7 (usage: run CYCLES)" },
+    { "@init zq9k", "@init: expected crN=VALUE or vcpu=N, got the word at column 7" },
+    { "@init zq9k=1", "@init: expected crN=VALUE or vcpu=N, got the word at column 7" },
+    { "@init crzq9k=1", "@init: control register at column 7 is not one of cr0, cr3, cr4, cr8" },
+    { "@init cr3=zq9k", "@init: cr3 value at column 11 is not a number (decimal or 0x hex)" },
+    { "@init vcpu=256 cr3=1", "@init: vCPU at column 12 out of range 0..255" },
+    { "@paging zq9k", "@paging: unknown mode at column 9 (32, pae, 64)" },
+    { "@vcpus 0", "@vcpus: vCPU count at column 8 out of range 1..256" },
+    { "@zq9k", "unknown directive at column 1 (@paging, @workload, @vcpus, @meta, @init)" },
+    { "@meta {\"a\": zq9k}", "@meta: invalid JSON at column 13" },
+    { "@meta {\"a\": 1} # zq9k", "@meta: invalid JSON at column 16" },
+    { "measured zq9k 5", "measured: exit reason at column 10 is neither a name (CR_ACCESS, ...) nor a number 0..65535" },
+    { "raw zq9k 0 0 0", "raw: unknown event type at column 5 (a type mnemonic such as crw, or 0..28)" },
+    { "raw hlt zq9k 0 0", "raw: aux at column 9 is not a number (decimal or 0x hex)" },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    assert_string_equal(cases[i][1], hidden_error_of(cases[i][0]));
+    assert_string_not_equal(error_of(cases[i][0]), hidden_error_of(cases[i][0]));   /* which quotes */
+  }
+}
+
 static void errors_report_the_line_they_belong_to(void **state) {
   (void)state;
   struct trace_text_parser p;
@@ -510,6 +566,7 @@ int main(void) {
     cmocka_unit_test(vcpu_line_sets_the_vcpu_of_following_records),
     cmocka_unit_test(header_directives_fill_the_parser_header),
     cmocka_unit_test(malformed_lines_give_precise_messages),
+    cmocka_unit_test(hidden_text_is_named_by_column_never_quoted),
     cmocka_unit_test(errors_report_the_line_they_belong_to),
     cmocka_unit_test(emit_failure_stops_the_parse_with_its_code),
     cmocka_unit_test(records_without_a_canonical_form_format_as_raw),
