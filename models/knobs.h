@@ -7,10 +7,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum mmu_paging   { PAGING_SHADOW, PAGING_EPT };
+/* The values of the enum knobs paging and shadow_eviction, each with the name
+** policies and --set spell it (sim/core/policy.c's choices are these names,
+** in enum order).  X(constant, name) */
+#define MMU_PAGING_VALUES(X) X(PAGING_SHADOW, "shadow") X(PAGING_EPT, "ept")
+#define SHADOW_EVICT_VALUES(X) X(EVICT_FIFO, "fifo") X(EVICT_LRU, "lru")
+#define KNOB_VALUE_ENUM(constant, name) constant,
+#define KNOB_VALUE_NAME(constant, name) [constant] = name,
+
+enum mmu_paging   { MMU_PAGING_VALUES(KNOB_VALUE_ENUM) };
 /* dr_switch indexes the scheme table of models/hv/dr.c; its names are the knob's values. */
 enum dr_switching { DR_EAGER, DR_LAZY };
-enum shadow_evict { EVICT_FIFO, EVICT_LRU };
+enum shadow_evict { SHADOW_EVICT_VALUES(KNOB_VALUE_ENUM) };
 
 /*
 ** The range of every numeric knob, and why (policy.c refuses a value outside
@@ -44,8 +52,9 @@ enum shadow_evict { EVICT_FIFO, EVICT_LRU };
 ** X(name, type, default, field, min, max, description)
 ** type: B bool, U unsigned integer in min..max, P power of two in min..max
 ** (both in decimal), X 64-bit mask (decimal or 0x hex, any value), E enum
-** (choices in policy.c).  A run's name spells each value one way
-** (policy_name in sim/core/policy.h).
+** (its names: MMU_PAGING_VALUES and SHADOW_EVICT_VALUES above, dr_scheme_names()
+** of models/hv/dr.c; sim/core/policy.c choices_for).  A run's name spells each
+** value one way (policy_name in sim/core/policy.h).
 ** min and max matter for U and P only.
 ** The knob names are part of the interface: `--set KEY=VALUE`, policy files,
 ** regression cases and the results database use them (docs/vmxsim.1,

@@ -98,7 +98,9 @@ int option_format(const char *s, int *format) {
 
 int option_input_format(const char *s) {
   if (strcmp(s, "auto") && strcmp(s, "vmxsim") && !import_format_find(s)) {
-    errorf("--input-format %s: expected auto, vmxsim, trace-cmd, xentrace, kvm-ftrace or perf-script", s);
+    char names[256];
+    import_format_names(names, sizeof names, ", ", " or ");
+    errorf("--input-format %s: expected auto, vmxsim, %s", s, names);
     return EXIT_USAGE;
   }
   return EXIT_OK;

@@ -22,8 +22,9 @@ struct knob {
   const char *const *choices;   /* KNOB_E: NULL-terminated */
 };
 
-static const char *const paging_choices[] = { "shadow", "ept", NULL };
-static const char *const evict_choices[] = { "fifo", "lru", NULL };
+/* Each enum knob's names come from where its values are defined (models/knobs.h, models/hv/dr.c). */
+static const char *const paging_choices[] = { MMU_PAGING_VALUES(KNOB_VALUE_NAME) NULL };
+static const char *const evict_choices[] = { SHADOW_EVICT_VALUES(KNOB_VALUE_NAME) NULL };
 
 static const char *const *choices_for(const char *name) {
   if (strcmp(name, "paging") == 0) return paging_choices;

@@ -359,21 +359,63 @@ static void default_workload(const char *in, char *out, size_t n) {
 
 /* ---- a whole import ---- */
 
-static int xen_adapter(struct import *im, const char *buf, size_t len) {
-  return import_xentrace(im, (const unsigned char *)buf, len);
-}
-
-static const struct import_format formats[] = {
-  { "perf-script", import_perf_script, false, NULL },
-  { "kvm-ftrace", import_kvm_ftrace, false, NULL },
-  { "xentrace", xen_adapter, true, NULL },
-  { "trace-cmd", NULL, false, import_tracecmd },
+/* The importers: each row is defined in its importer's file.  The order is
+** the order `vmxsim import --help` and the messages list them in. */
+extern const struct import_format import_perf_format, import_kvm_ftrace_format, import_xentrace_format,
+  import_tracecmd_format;
+static const struct import_format *const formats[] = {
+  &import_perf_format,
+  &import_kvm_ftrace_format,
+  &import_xentrace_format,
+  &import_tracecmd_format,
+  NULL,
 };
 
+const struct import_format *const *import_formats(void) { return formats; }
+
 const struct import_format *import_format_find(const char *name) {
-  for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
-    if (strcmp(name, formats[i].name) == 0) return &formats[i];
+  for (const struct import_format *const *f = formats; *f; f++)
+    if (strcmp(name, (*f)->name) == 0) return *f;
   return NULL;
+}
+
+/* The rows' names, or (recordings) their recordings, or (looks_for) what their text probes look for. */
+enum format_word { WORD_NAME, WORD_RECORDING, WORD_LOOKS_FOR };
+
+static const char *format_word(const struct import_format *f, enum format_word w) {
+  return w == WORD_NAME ? f->name : w == WORD_RECORDING ? f->recording : f->looks_for;
+}
+
+/* The rows' words (those they have) joined by sep, the last two by last. */
+static void join_formats(char *buf, size_t n, enum format_word w, const char *sep, const char *last) {
+  size_t used = 0, total = 0, i = 0;
+  buf[0] = 0;
+  for (const struct import_format *const *f = formats; *f; f++) total += format_word(*f, w) != NULL;
+  for (const struct import_format *const *f = formats; *f && used < n; f++) {
+    const char *word = format_word(*f, w);
+    if (!word) continue;
+    used += (size_t)snprintf(buf + used, n - used, "%s%s", i == 0 ? "" : i + 1 == total ? last : sep, word);
+    i++;
+  }
+}
+
+void import_format_names(char *buf, size_t n, const char *sep, const char *last) {
+  join_formats(buf, n, WORD_NAME, sep, last);
+}
+
+/* The surest probe's row for the file's first n bytes (head[n] is 0); NULL: none knows them. */
+static const struct import_format *probe_formats(const unsigned char *head, size_t n) {
+  const char *text = memchr(head, 0, n) ? NULL : (const char *)head;
+  const struct import_format *best = NULL;
+  int best_score = IMPORT_PROBE_NO;
+  for (const struct import_format *const *f = formats; *f; f++) {
+    int score = (*f)->probe(head, n, text);
+    if (score > best_score) {
+      best = *f;
+      best_score = score;
+    }
+  }
+  return best;
 }
 
 const struct import_format *import_detect(const char *path, char *err, size_t errlen) {
@@ -391,20 +433,18 @@ const struct import_format *import_detect(const char *path, char *err, size_t er
   size_t n = (size_t)got;
   head[n] = 0;
   if (n >= 8 && memcmp(head, TRACE_MAGIC, 8) == 0) return NULL;
-  if (n >= 10 && memcmp(head, "\x17\x08\x44tracing", 10) == 0) return import_format_find("trace-cmd");
-  uint32_t w0 = n >= 4 ? (uint32_t)head[0] | (uint32_t)head[1] << 8 | (uint32_t)head[2] << 16 | (uint32_t)head[3] << 24 : 0;
-  if ((w0 & 0x0fffffffu) == 0x0001f003u) return import_format_find("xentrace");     /* a CPU-change record */
-  const char *text = (const char *)head;
+  const struct import_format *f = probe_formats(head, n);
+  if (f) return f;
+  char what[256];
   if (memchr(head, 0, n)) {
-    snprintf(err, errlen, "%s: neither a vmxsim trace nor a recording vmxsim reads (trace-cmd trace.dat, xentrace, "
-             "KVM ftrace or perf script text); --input-format names it", path);
-    return NULL;
+    join_formats(what, sizeof what, WORD_RECORDING, ", ", " or ");
+    snprintf(err, errlen, "%s: neither a vmxsim trace nor a recording vmxsim reads (%s); --input-format names it",
+             path, what);
+  } else {
+    join_formats(what, sizeof what, WORD_LOOKS_FOR, ", ", " or ");
+    snprintf(err, errlen, "%s: not a vmxsim trace (bad magic), and its first 64 KiB hold no %s; --input-format "
+             "names the recording's format, 'vmxsim trace asm' assembles text traces", path, what);
   }
-  if (strstr(text, "kvm_exit")) return import_format_find("kvm-ftrace");
-  if (strstr(text, "sched:") || strstr(text, "raw_syscalls:") || strstr(text, "exceptions:page_fault"))
-    return import_format_find("perf-script");
-  snprintf(err, errlen, "%s: not a vmxsim trace (bad magic), and its first 64 KiB hold no kvm_exit or perf "
-           "script events; --input-format names the recording's format, 'vmxsim trace asm' assembles text traces", path);
   return NULL;
 }
 
@@ -414,7 +454,7 @@ int import_convert(const struct import_job *job, struct import *im, const struct
 
 int import_head_of(const struct import_job *job, struct import *im, struct import_head *h, char *err, size_t errlen) {
   memset(h, 0, sizeof *h);
-  import_coverage(im, job->format->name);
+  import_coverage(im, job->format);
   if (im->used == 0) {
     /* Nothing recognised: most likely another format, or the wrong events recorded. */
     const char *f = job->format->name;

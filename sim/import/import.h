@@ -189,7 +189,8 @@ void import_recorder_warning(struct import *im, const char *text, size_t len);
 ** for, recorder_warnings) to im->meta and writes one warning per problem into
 ** im->warnings.  Returns the number of warnings.  Never an error: an
 ** incomplete recording still imports. */
-unsigned import_coverage(struct import *im, const char *format);
+struct import_format;
+unsigned import_coverage(struct import *im, const struct import_format *format);
 
 /* ---- small parsing helpers shared by the text importers ---- */
 /* Next line of buf from *pos (without "\n" or "\r\n"); false at the end. */
@@ -222,19 +223,55 @@ int import_xentrace(struct import *im, const unsigned char *buf, size_t len); /*
 int import_tracecmd(struct import *im, const char *path);
 bool import_tracecmd_available(void);
 
-/* ---- a whole import: input file to trace file (import.c) ---- */
+/* ---- the formats: one row each, in the importer's own file ---- */
 
+/* One event a format's results rely on (import_coverage compares the
+** recording's events against its format's list). */
+struct import_need {
+  const char *event;         /* as the recording names it */
+  const char *gives;         /* what it becomes in the trace */
+  const char *without;       /* what a replay lacks without it; NULL: only noted in the metadata */
+};
+
+/* How sure a probe is that a file's first bytes are its format: the surest
+** row wins (ties: the first in the table). */
+enum import_probe_score {
+  IMPORT_PROBE_NO = 0,
+  IMPORT_PROBE_EVENTS,       /* event names that another format's text may also hold */
+  IMPORT_PROBE_SPECIFIC,     /* events only this format records (a KVM host's kvm_exit) */
+  IMPORT_PROBE_MAGIC,        /* the format's magic number */
+};
+
+/*
+** An importer, as `vmxsim import`, detection and coverage see it.  Each
+** importer's file defines its row; the table in import.c lists the rows, and
+** everything that names the formats (the command's usage and messages,
+** --input-format, detection) reads that table.
+*/
 struct import_format {
-  const char *name;          /* as `vmxsim import` takes it: perf-script, kvm-ftrace, xentrace, trace-cmd */
+  const char *name;          /* as `vmxsim import` and --input-format take it */
+  const char *summary;       /* its lines under "formats:" in `vmxsim import --help` ("\n" between them) */
+  const char *usage;         /* `vmxsim import NAME --help` */
+  const char *recording;     /* the recording in detection's messages: "xentrace", "KVM ftrace text" */
+  const char *looks_for;     /* text formats: what the probe looks for, in detection's messages; NULL: binary */
+  /* The file's first bytes (n of them; text: the same as a string, NULL when
+  ** they hold a NUL byte): an enum import_probe_score. */
+  int (*probe)(const unsigned char *head, size_t n, const char *text);
   int (*run)(struct import *im, const char *buf, size_t len);
   bool binary;               /* positions in messages are byte offsets */
   int (*run_path)(struct import *im, const char *path);   /* reads the file itself (run is NULL) */
+  const struct import_need *needs;   /* what its results rely on (import_coverage) */
+  size_t nneeds;
 };
+/* The rows, in the table's order; NULL-terminated. */
+const struct import_format *const *import_formats(void);
 /* The format called name, or NULL. */
 const struct import_format *import_format_find(const char *name);
-/* The recording format of the file at path, from its first bytes: trace-cmd's
-** magic, a xentrace CPU-change record, KVM ftrace or perf script text; NULL for
-** a vmxsim trace or what none of these is (err says which: "" for a vmxsim trace).
+/* The formats' names joined by sep, the last two by last ("a, b or c"), into buf. */
+void import_format_names(char *buf, size_t n, const char *sep, const char *last);
+/* The recording format of the file at path, from its first bytes: the row
+** whose probe is surest; NULL for a vmxsim trace or what no probe knows (err
+** says which: "" for a vmxsim trace).
 ** Standard input ("-") and pipes can be read once, so they are not looked at:
 ** they are taken for vmxsim traces (--input-format names a recording's format). */
 const struct import_format *import_detect(const char *path, char *err, size_t errlen);

@@ -4,7 +4,9 @@
 ** importers only report what they see (import_saw, import_recorded,
 ** import_recorder_warning); import_coverage compares, fills the metadata
 ** member "coverage" and leaves warnings for the front end to print.  An
-** incomplete recording is still imported: the warnings say what it lacks. */
+** incomplete recording is still imported: the warnings say what it lacks.
+** What a format's results need is a list in its row (struct import_format's
+** needs), kept in the importer's own file beside the parsing it describes. */
 #include "import.h"
 #include "sim/core/util.h"
 
@@ -12,60 +14,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-/* One event a format's results rely on. */
-struct need {
-  const char *event;         /* as the recording names it */
-  const char *gives;         /* what it becomes in the trace */
-  const char *without;       /* what a replay lacks without it; NULL: only noted in the metadata */
-};
-
-/* perf script: the tracepoints workloads/record/record.sh records. */
-static const struct need perf_needs[] = {
-  { "sched:sched_switch", "context switches (CR3 writes)", "no context switches: no CR3 exits at all" },
-  { "raw_syscalls:sys_enter", "system calls (syscall events)",
-    "no system calls: the CR3 switches of PTI or Xen-PV kernels on entry are not replayed" },
-  { "raw_syscalls:sys_exit", "system call returns (sysret events)",
-    "no system call returns: the CR3 switches of PTI or Xen-PV kernels on return are not replayed" },
-  { "exceptions:page_fault_user", "user page faults (touch events)",
-    "no user page faults: replays show no shadow page faults, and no shadow-MMU cost, for user memory" },
-  { "exceptions:page_fault_kernel", "kernel page faults (touch events)",
-    "no kernel page faults: replays show no shadow page faults for kernel memory" },
-  { "tlb:tlb_flush", "TLB flushes outside context switches (CR3 reloads)",
-    "no TLB flushes: CR3 reloads outside context switches are not replayed" },
-  { "sched:sched_process_fork", "process creation (which tasks share an address space)", NULL },
-};
-
-/* KVM ftrace: exits, entries and the detail events that give exits their operands. */
-static const struct need kvm_needs[] = {
-  { "kvm_exit", "VM exits", "no VM exits" },
-  { "kvm_entry", "VM entries (guest time between exits: run cycles)",
-    "no VM entries: the guest's time between exits is not replayed (no run cycles)" },
-  { "kvm_cr", "control-register accesses (the register and value of CR_ACCESS exits)",
-    "no kvm_cr: CR_ACCESS exits lose which register was written and with what value" },
-  { "kvm_page_fault", "page faults behind EXCEPTION_NMI and EPT_VIOLATION exits (touch events)",
-    "no kvm_page_fault: page-fault exits carry no address, so replays show no shadow-MMU work" },
-  { "kvm_msr", "MSR accesses (rdmsr, wrmsr operands)", NULL },
-  { "kvm_cpuid", "CPUID leaves", NULL },
-  { "kvm_pio", "port I/O (port and size)", NULL },
-  { "kvm_hypercall", "hypercall numbers", NULL },
-};
-
-/* xentrace: the HVM records import_xen.c reads. */
-static const struct need xen_needs[] = {
-  { "HVM VMEXIT", "VM exits", "no VM exits" },
-  { "HVM VMENTRY", "VM entries (guest time between exits: run cycles)",
-    "no VM entries: the guest's time between exits is not replayed (no run cycles)" },
-  { "HVM CR_WRITE", "control-register writes (register and value)", NULL },
-};
-
-static const struct need *needs_of(const char *format, size_t *n) {
-  if (!strcmp(format, "perf-script")) { *n = sizeof perf_needs / sizeof *perf_needs; return perf_needs; }
-  if (!strcmp(format, "kvm-ftrace")) { *n = sizeof kvm_needs / sizeof *kvm_needs; return kvm_needs; }
-  if (!strcmp(format, "xentrace")) { *n = sizeof xen_needs / sizeof *xen_needs; return xen_needs; }
-  *n = 0;
-  return NULL;
-}
 
 void import_saw(struct import *im, const char *event, size_t len) { import_tally_name(&im->seen, event, len); }
 
@@ -98,9 +46,9 @@ static void warn(struct import *im, const char *fmt, ...) {
   va_end(ap);
 }
 
-unsigned import_coverage(struct import *im, const char *format) {
-  size_t nneeds;
-  const struct need *needs = needs_of(format, &nneeds);
+unsigned import_coverage(struct import *im, const struct import_format *format) {
+  size_t nneeds = format->nneeds;
+  const struct import_need *needs = format->needs;
   cJSON *cov = cJSON_AddObjectToObject(im->meta, "coverage");
   import_tally_json(cov, "seen", &im->seen, NULL);
   if (im->recorded.n) {

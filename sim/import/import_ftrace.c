@@ -356,3 +356,68 @@ int import_kvm_ftrace(struct import *im, const char *buf, size_t len) {
   free(K);
   return rc;
 }
+
+/* ---- the format's row (the table of sim/import/import.c) ---- */
+
+/* KVM ftrace: exits, entries and the detail events that give exits their operands. */
+static const struct import_need kvm_needs[] = {
+  { "kvm_exit", "VM exits", "no VM exits" },
+  { "kvm_entry", "VM entries (guest time between exits: run cycles)",
+    "no VM entries: the guest's time between exits is not replayed (no run cycles)" },
+  { "kvm_cr", "control-register accesses (the register and value of CR_ACCESS exits)",
+    "no kvm_cr: CR_ACCESS exits lose which register was written and with what value" },
+  { "kvm_page_fault", "page faults behind EXCEPTION_NMI and EPT_VIOLATION exits (touch events)",
+    "no kvm_page_fault: page-fault exits carry no address, so replays show no shadow-MMU work" },
+  { "kvm_msr", "MSR accesses (rdmsr, wrmsr operands)", NULL },
+  { "kvm_cpuid", "CPUID leaves", NULL },
+  { "kvm_pio", "port I/O (port and size)", NULL },
+  { "kvm_hypercall", "hypercall numbers", NULL },
+};
+
+static const char kvm_usage[] =
+  "usage: vmxsim import kvm-ftrace IN.txt -o OUT.bin [--cpu-ghz G] [--paging 32|pae|64]\n"
+  "                                [--workload NAME] [--skip-bad]\n"
+  "\n"
+  "IN.txt is /sys/kernel/tracing/trace text or 'trace-cmd report' output of KVM's\n"
+  "tracepoints on the host (old and new line formats). Each exit the host took\n"
+  "becomes the guest action that caused it:\n"
+  "  CR_ACCESS + kvm_cr cr_write N = V   crNw V (cr_read: crNr; CLTS, LMSW from info1)\n"
+  "  MSR_READ/MSR_WRITE + kvm_msr        rdmsr IDX / wrmsr IDX V\n"
+  "  CPUID + kvm_cpuid                   cpuid FUNC IDX\n"
+  "  HLT, INVLPG (info1), RDTSC, PAUSE   hlt, invlpg ADDR, rdtsc, pause\n"
+  "  IO_INSTRUCTION + kvm_pio            io in|out PORT SIZE\n"
+  "  VMCALL + kvm_hypercall              vmcall NR\n"
+  "  EXCEPTION_NMI/EPT_VIOLATION +\n"
+  "    kvm_page_fault                    touch PAGE 1 (w when error_code bit 1)\n"
+  "  DR_ACCESS                           drw/drr N (info1 bits 2:0, direction bit 4)\n"
+  "  EXTERNAL_INTERRUPT                  intr VECTOR\n"
+  "Guest time from kvm_entry to the next kvm_exit becomes 'run' cycles; 'vcpu N'\n"
+  "becomes vCPU N. Only exits the host took are recorded: record with kvm_intel\n"
+  "ept=0 to see every guest CR3 write.\n"
+  "\n"
+  "example:\n"
+  "  trace-cmd record -e kvm:kvm_exit -e kvm:kvm_entry -e kvm:kvm_cr -e kvm:kvm_msr \\\n"
+  "      -e kvm:kvm_cpuid -e kvm:kvm_page_fault -e kvm:kvm_pio -e kvm:kvm_hypercall\n"
+  "  trace-cmd report > kvm.txt\n"
+  "  vmxsim import kvm-ftrace kvm.txt -o kvm.bin\n";
+
+/* kvm_exit names KVM ftrace text; a host's recording may hold sched events
+** as well, which perf script text also has: kvm_exit is the surer sign. */
+static int kvm_probe(const unsigned char *head, size_t n, const char *text) {
+  (void)head;
+  (void)n;
+  return text && strstr(text, "kvm_exit") ? IMPORT_PROBE_SPECIFIC : IMPORT_PROBE_NO;
+}
+
+const struct import_format import_kvm_ftrace_format = {
+  .name = "kvm-ftrace",
+  .summary = "ftrace / 'trace-cmd report' text of KVM's kvm_exit, kvm_entry,\n"
+             "kvm_cr, kvm_msr, kvm_cpuid, kvm_page_fault, kvm_hypercall, kvm_pio",
+  .usage = kvm_usage,
+  .recording = "KVM ftrace text",
+  .looks_for = "kvm_exit events",
+  .probe = kvm_probe,
+  .run = import_kvm_ftrace,
+  .needs = kvm_needs,
+  .nneeds = sizeof kvm_needs / sizeof *kvm_needs,
+};

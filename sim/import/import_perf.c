@@ -520,3 +520,70 @@ int import_perf_script(struct import *im, const char *buf, size_t len) {
   free(P);
   return rc;
 }
+
+/* ---- the format's row (the table of sim/import/import.c) ---- */
+
+/* What perf's results rely on: the tracepoints workloads/record/record.sh records. */
+static const struct import_need perf_needs[] = {
+  { "sched:sched_switch", "context switches (CR3 writes)", "no context switches: no CR3 exits at all" },
+  { "raw_syscalls:sys_enter", "system calls (syscall events)",
+    "no system calls: the CR3 switches of PTI or Xen-PV kernels on entry are not replayed" },
+  { "raw_syscalls:sys_exit", "system call returns (sysret events)",
+    "no system call returns: the CR3 switches of PTI or Xen-PV kernels on return are not replayed" },
+  { "exceptions:page_fault_user", "user page faults (touch events)",
+    "no user page faults: replays show no shadow page faults, and no shadow-MMU cost, for user memory" },
+  { "exceptions:page_fault_kernel", "kernel page faults (touch events)",
+    "no kernel page faults: replays show no shadow page faults for kernel memory" },
+  { "tlb:tlb_flush", "TLB flushes outside context switches (CR3 reloads)",
+    "no TLB flushes: CR3 reloads outside context switches are not replayed" },
+  { "sched:sched_process_fork", "process creation (which tasks share an address space)", NULL },
+};
+
+static const char perf_usage[] =
+  "usage: vmxsim import perf-script IN.txt -o OUT.bin [--cpu-ghz G] [--paging 32|pae|64]\n"
+  "                                 [--workload NAME] [--skip-bad]\n"
+  "\n"
+  "IN.txt is 'perf script -F +pid' output of a recording of the tracepoints\n"
+  "sched:sched_switch, sched:sched_process_fork, raw_syscalls:sys_enter/sys_exit,\n"
+  "exceptions:page_fault_user/page_fault_kernel and tlb:tlb_flush (workloads/record/).\n"
+  "It describes what the guest kernel would do running that workload:\n"
+  "  sched_switch to another process   mark switch; cr3w of that process's CR3\n"
+  "                                    (0x10000000 + n*0x100000; idle and kernel\n"
+  "                                    threads keep the previous address space)\n"
+  "  sys_enter NR / sys_exit           syscall NR / sysret\n"
+  "  page_fault_* address error_code   touch PAGE 1 (w when error_code bit 1)\n"
+  "  tlb_flush pages:-1 or N           cr3w of the current CR3 (tlb_flush carries no\n"
+  "                                    address); reason 0 belongs to the switch's cr3w\n"
+  "  time between events on a CPU      run (seconds x cpu-ghz)\n"
+  "Each CPU becomes a vCPU (dense, in order of appearance). A line of a task whose\n"
+  "process is not the one loaded on its CPU means the switch to it was not recorded\n"
+  "(perf records only the workload's tasks): the cr3w is inserted there.\n"
+  "workloads/record/README.md has the full mapping.\n"
+  "\n"
+  "example:\n"
+  "  perf record -e sched:sched_switch -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit \\\n"
+  "      -o pipe.data -- taskset -c 0 perf bench sched pipe -l 10000\n"
+  "  perf script -F +pid -i pipe.data > pipe.txt\n"
+  "  vmxsim import perf-script pipe.txt -o pipe.bin\n";
+
+/* perf script text names its tracepoints by group: "sched:", "raw_syscalls:", "exceptions:page_fault". */
+static int perf_probe(const unsigned char *head, size_t n, const char *text) {
+  (void)head;
+  (void)n;
+  if (!text) return IMPORT_PROBE_NO;
+  return strstr(text, "sched:") || strstr(text, "raw_syscalls:") || strstr(text, "exceptions:page_fault")
+         ? IMPORT_PROBE_EVENTS : IMPORT_PROBE_NO;
+}
+
+const struct import_format import_perf_format = {
+  .name = "perf-script",
+  .summary = "'perf script -F +pid' text of a native Linux recording: context\n"
+             "switches become CR3 writes, syscalls, page faults, TLB flushes",
+  .usage = perf_usage,
+  .recording = "perf script text",
+  .looks_for = "perf script events",
+  .probe = perf_probe,
+  .run = import_perf_script,
+  .needs = perf_needs,
+  .nneeds = sizeof perf_needs / sizeof *perf_needs,
+};

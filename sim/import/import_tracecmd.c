@@ -255,3 +255,40 @@ int import_tracecmd(struct import *im, const char *path) {
 bool import_tracecmd_available(void) { return false; }
 
 #endif
+
+/* ---- the format's row (the table of sim/import/import.c) ---- */
+
+static const char tracecmd_usage[] =
+  "usage: vmxsim import trace-cmd TRACE.dat -o OUT.bin [--cpu-ghz G] [--paging 32|pae|64]\n"
+  "                               [--workload NAME] [--skip-bad]\n"
+  "\n"
+  "TRACE.dat is what 'trace-cmd record' or 'trace-cmd extract' writes.  It is read\n"
+  "through libtracecmd and libtraceevent (each event printed with the format the\n"
+  "recording kernel gave it, as 'trace-cmd report' prints it), then mapped as\n"
+  "  kvm-ftrace   when it holds kvm:kvm_exit (a KVM host): see 'vmxsim import kvm-ftrace --help'\n"
+  "  perf-script  otherwise (sched_switch, raw_syscalls, page faults, tlb_flush of a\n"
+  "               native recording; each thread counts as its own process)\n"
+  "Timestamps keep their nanoseconds.  Messages quote lines of that report text.\n"
+  "Built without libtracecmd-dev, libtraceevent-dev and libtracefs-dev, vmxsim says so; convert\n"
+  "with 'trace-cmd report -t -i TRACE.dat > report.txt' and import the text.\n"
+  "\n"
+  "example (workloads/record/README.md has more):\n"
+  "  trace-cmd record -e kvm -o kvm.dat          # on the KVM host\n"
+  "  vmxsim import trace-cmd kvm.dat -o kvm.bin\n"
+  "  vmxsim summary kvm.bin\n";
+
+/* trace.dat's magic: 0x17 0x08 0x44 and "tracing". */
+static int tracecmd_probe(const unsigned char *head, size_t n, const char *text) {
+  (void)text;
+  return n >= 10 && memcmp(head, "\x17\x08\x44tracing", 10) == 0 ? IMPORT_PROBE_MAGIC : IMPORT_PROBE_NO;
+}
+
+const struct import_format import_tracecmd_format = {
+  .name = "trace-cmd",
+  .summary = "trace-cmd's trace.dat, read through libtracecmd: KVM host events as\n"
+             "kvm-ftrace, native sched/syscall/fault events as perf-script",
+  .usage = tracecmd_usage,
+  .recording = "trace-cmd trace.dat",
+  .probe = tracecmd_probe,
+  .run_path = import_tracecmd,
+};

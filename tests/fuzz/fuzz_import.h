@@ -41,7 +41,7 @@ static int import_once(const uint8_t *data, size_t size, bool skip_bad, uint64_t
   import_init(&im, &o, check_event, &s);
   int rc = IMPORTER(&im, (const void *)data, size);
   if (rc == 0) {
-    import_coverage(&im, IMPORT_FORMAT);
+    import_coverage(&im, import_format_find(IMPORT_FORMAT));
     if (s.n && s.max_vcpu >= im.nvcpus) {
       fprintf(stderr, "record on vCPU %u, the import counted %u vCPUs\n", s.max_vcpu, im.nvcpus);
       abort();
