@@ -115,7 +115,7 @@ struct mmu_fault mmu_mmio_fault(const struct mmu *m, uint64_t gla, uint64_t gpa,
 /* A VM exit/entry happened on the vCPU (TLB flush unless VPID). */
 void mmu_on_vm_transition(struct mmu *m, unsigned vcpu);
 /* Brings every count, cycle and the TLB up to date with the touches so far:
-** the segment memo (seg.h) may hold back a segment's misses until it ends.
+** the segment memo (seg_memo.h) may hold back a segment's misses until it ends.
 ** The engine calls it before an event that may change what touches do and
 ** before anyone reads the counts; mmu_stepwise also turns the memo off, for
 ** a replay one event at a time (the REPL shows each touch's own cost). */

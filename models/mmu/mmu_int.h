@@ -7,7 +7,7 @@
 #include "pageset.h"
 #include "spt.h"
 #include "tlb.h"
-#include "seg.h"
+#include "seg_memo.h"
 
 #define MAX_ROOTS 4
 #define MAX_PREV KNOB_PREV_ROOTS_MAX   /* the prev_roots knob's maximum */
@@ -78,7 +78,7 @@ struct mmu {
   uint64_t *ctr;                   /* the engine's counters */
   struct mmu_sink *sink;
   struct work *evict_work;         /* where evictions during a handler are charged */
-  struct seg_memo *seg;            /* shadow paging (seg.h); NULL otherwise */
+  struct seg_memo *seg;            /* shadow paging (seg_memo.h); NULL otherwise */
 };
 
 static inline bool mmu_ept(const struct mmu *m) { return m->ept; }
@@ -114,7 +114,7 @@ void roots_drop_prev(struct mmu *m, struct mmu_vcpu *mv);
 /* mmu.c: a touch without the segment memo (it replays compared touches with it) */
 void mmu_touch_plain(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev);
 
-/* mmu_seg.c: the segment memo (seg.h).  mmu_seg_touch is true when the touch
+/* mmu_seg_use.c: the segment memo (seg_memo.h).  mmu_seg_touch is true when the touch
 ** was taken by a comparison with a record (nothing more to do for it); the
 ** touch is the segment's vCPU's (mmu_guest_event ends another's first). */
 bool mmu_seg_touch(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev);

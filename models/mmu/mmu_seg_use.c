@@ -1,4 +1,4 @@
-/* The segment memo in the MMU (models/mmu/seg.h): where segments start,
+/* The segment memo in the MMU (models/mmu/seg_memo.h): where segments start,
 ** are compared, recorded and end. */
 #include "mmu_int.h"
 #include "models/counters.h"
