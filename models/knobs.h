@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* paging indexes the paging-mode table of models/mmu/mmu.c; its names are the knob's values. */
 enum mmu_paging   { PAGING_SHADOW, PAGING_EPT };
 /* dr_switch indexes the scheme table of models/hv/dr.c; its names are the knob's values. */
 enum dr_switching { DR_EAGER, DR_LAZY };
