@@ -7,15 +7,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The values of the enum knobs paging and shadow_eviction, each with the name
-** policies and --set spell it (sim/core/policy.c's choices are these names,
-** in enum order).  X(constant, name) */
-#define MMU_PAGING_VALUES(X) X(PAGING_SHADOW, "shadow") X(PAGING_EPT, "ept")
+/* The values of the enum knob shadow_eviction, each with the name policies
+** and --set spell it (sim/core/policy.c's choices are these names, in enum
+** order).  X(constant, name) */
 #define SHADOW_EVICT_VALUES(X) X(EVICT_FIFO, "fifo") X(EVICT_LRU, "lru")
 #define KNOB_VALUE_ENUM(constant, name) constant,
 #define KNOB_VALUE_NAME(constant, name) [constant] = name,
 
-enum mmu_paging   { MMU_PAGING_VALUES(KNOB_VALUE_ENUM) };
+/* paging indexes the paging-mode table of models/mmu/mmu.c; its names are the knob's values. */
+enum mmu_paging   { PAGING_SHADOW, PAGING_EPT };
 /* dr_switch indexes the scheme table of models/hv/dr.c; its names are the knob's values. */
 enum dr_switching { DR_EAGER, DR_LAZY };
 enum shadow_evict { SHADOW_EVICT_VALUES(KNOB_VALUE_ENUM) };
@@ -52,8 +52,8 @@ enum shadow_evict { SHADOW_EVICT_VALUES(KNOB_VALUE_ENUM) };
 ** X(name, type, default, field, min, max, description)
 ** type: B bool, U unsigned integer in min..max, P power of two in min..max
 ** (both in decimal), X 64-bit mask (decimal or 0x hex, any value), E enum
-** (its names: MMU_PAGING_VALUES and SHADOW_EVICT_VALUES above, dr_scheme_names()
-** of models/hv/dr.c; sim/core/policy.c choices_for).  A run's name spells each
+** (its names: SHADOW_EVICT_VALUES above, mmu_paging_names() of models/mmu/mmu.c,
+** dr_scheme_names() of models/hv/dr.c; sim/core/policy.c choices_for).  A run's name spells each
 ** value one way (policy_name in sim/core/policy.h).
 ** min and max matter for U and P only.
 ** The knob names are part of the interface: `--set KEY=VALUE`, policy files,

@@ -8,11 +8,7 @@
 #define VMXSIM_EMULATE_H
 
 #include "vcpu.h"
-
-/* CR4 bits KVM must keep host-owned without EPT, because they change how
-** shadow page tables are built or which TLB entries survive (KVM's
-** KVM_MMU_CR4_ROLE_BITS and the PGE/PCIDE flush rules). */
-#define CR4_SHADOW_PAGING_OWNED (CR4_PGE | CR4_PCIDE | CR4_PAE | CR4_PSE | CR4_SMEP)
+#include "models/mmu/mmu.h"    /* CR4_SHADOW_PAGING_OWNED */
 
 /* Handles the exit x (the handler of x->reason).  ev is the instruction to
 ** emulate: the one that exited, or the MMIO access that faulted; NULL for a

@@ -5,18 +5,15 @@
 #include "dr.h"
 #include "emulate.h"
 #include "models/counters.h"
+#include "models/mmu/mmu.h"
 #include "models/vmx/controls.h"
 
 #include <string.h>
 
 /* Bits the host keeps set in the real CR0/CR4 regardless of the guest:
-** CR4.VMXE (IA32_VMX_CR4_FIXED0), and under shadow paging CR0.PG/WP/PE/NE
-** and CR4.PAE: the shadow tables of a 32-bit guest are PAE tables (KVM's
-** KVM_PMODE_VM_CR4_ALWAYS_ON, Linux 2.6.20 drivers/kvm/kvm.h; the guest's
-** own PAE bit is host-owned, CR4_SHADOW_PAGING_OWNED, so it reads its own). */
+** CR4.VMXE (IA32_VMX_CR4_FIXED0), and those the paging mode forces
+** (struct paging_vmx: under shadow paging CR0.PG/WP/PE/NE and CR4.PAE). */
 #define CR4_HOST_FORCED (1ull << 13)
-#define CR4_SHADOW_FORCED (CR4_HOST_FORCED | CR4_PAE)
-#define CR0_SHADOW_FORCED (CR0_PG | CR0_WP | CR0_PE | (1ull << 5))
 
 /* KVM's MSR-bitmap pass-through set: the MSRs a guest may access directly. */
 static const uint32_t passthrough_msrs[] = {
@@ -30,17 +27,17 @@ static void msr_pass(struct vmx_cpu *s, uint32_t msr) {
   s->msr_bitmap[2048 + base + bit / 8] &= (uint8_t)~(1u << (bit % 8));   /* writes */
 }
 
-/* Secondary controls the policy needs (KVM sets "activate secondary controls"
-** only when it uses one, so that it runs on CPUs without them). */
-static uint64_t setup_secondary(const struct policy *p) {
-  return (p->paging == PAGING_EPT ? SEC_ENABLE_EPT : 0) | (p->vpid ? SEC_ENABLE_VPID : 0) |
-         (p->apic_access_virt ? SEC_APIC_ACCESS : 0);
+/* Secondary controls the policy and its paging mode need (KVM sets "activate
+** secondary controls" only when it uses one, so that it runs on CPUs without
+** them). */
+static uint64_t setup_secondary(const struct vcpu *v, const struct policy *p) {
+  return v->paging->secondary | (p->vpid ? SEC_ENABLE_VPID : 0) | (p->apic_access_virt ? SEC_APIC_ACCESS : 0);
 }
 
-static uint64_t setup_controls(const struct policy *p) {
+static uint64_t setup_controls(const struct vcpu *v, const struct policy *p) {
   uint64_t cpu = p->tpr_shadow ? CPU_TPR_SHADOW : CPU_CR8_LOAD_EXITING | CPU_CR8_STORE_EXITING;
-  if (setup_secondary(p)) cpu |= CPU_ACTIVATE_SECONDARY;
-  if (p->paging == PAGING_SHADOW) cpu |= CPU_CR3_LOAD_EXITING | CPU_CR3_STORE_EXITING | CPU_INVLPG_EXITING;
+  if (setup_secondary(v, p)) cpu |= CPU_ACTIVATE_SECONDARY;
+  cpu |= v->paging->cpu_controls;
   if (p->hlt_exiting) cpu |= CPU_HLT_EXITING;
   if (p->rdtsc_exiting) cpu |= CPU_RDTSC_EXITING;
   if (p->pause_exiting) cpu |= CPU_PAUSE_EXITING;
@@ -50,15 +47,11 @@ static uint64_t setup_controls(const struct policy *p) {
   return cpu;
 }
 
-/* The CR4 guest/host mask: the policy's, plus the bits shadow paging needs
-** host-owned (CR4_SHADOW_PAGING_OWNED, emulate.h). */
+/* The CR4 guest/host mask: the policy's, plus the bits the paging mode needs
+** host-owned (shadow paging: CR4_SHADOW_PAGING_OWNED, models/mmu/mmu.h). */
 static uint64_t setup_cr4_mask(struct vcpu *v, const struct policy *p) {
-  uint64_t mask = p->cr4_mask;
-  if (p->paging == PAGING_SHADOW) {
-    v->cr4_forced = CR4_SHADOW_PAGING_OWNED & ~mask;
-    mask |= CR4_SHADOW_PAGING_OWNED;
-  }
-  return mask;
+  v->cr4_forced = v->paging->cr4_owned & ~p->cr4_mask;
+  return p->cr4_mask | v->paging->cr4_owned;
 }
 
 static void setup_bitmaps(struct vmx_cpu *s) {
@@ -85,15 +78,14 @@ uint64_t vcpu_setup(struct vcpu *v, unsigned id, const struct policy *p) {
   v->pol = p;
   v->dr = dr_scheme_for(p);
   v->cr3c = cr3c_scheme_for(p);
+  v->paging = mmu_paging_vmx(p);
   struct vmcs *c = &v->vmx.vmcs;
   vmcs_poke(c, VMCS_PIN_BASED_VM_EXEC_CONTROL, PIN_EXT_INTR_EXITING | PIN_NMI_EXITING);
-  vmcs_poke(c, VMCS_CPU_BASED_VM_EXEC_CONTROL, setup_controls(p));
-  vmcs_poke(c, VMCS_SECONDARY_VM_EXEC_CONTROL, setup_secondary(p));
+  vmcs_poke(c, VMCS_CPU_BASED_VM_EXEC_CONTROL, setup_controls(v, p));
+  vmcs_poke(c, VMCS_SECONDARY_VM_EXEC_CONTROL, setup_secondary(v, p));
   vmcs_poke(c, VMCS_VM_EXIT_CONTROLS, EXIT_SAVE_DEBUG_CONTROLS);
   vmcs_poke(c, VMCS_VM_ENTRY_CONTROLS, ENTRY_LOAD_DEBUG_CONTROLS);
-  /* Shadow paging intercepts every guest #PF (KVM: the shadow MMU must see
-  ** the faults that fill shadow entries). */
-  vmcs_poke(c, VMCS_EXCEPTION_BITMAP, p->paging == PAGING_SHADOW ? 1u << 14 : 0);
+  vmcs_poke(c, VMCS_EXCEPTION_BITMAP, v->paging->exceptions);
   vmcs_poke(c, VMCS_CR0_GUEST_HOST_MASK, p->cr0_mask);
   vmcs_poke(c, VMCS_CR4_GUEST_HOST_MASK, setup_cr4_mask(v, p));
   vmcs_poke(c, VMCS_CR3_TARGET_COUNT, p->cr3_target_count);
@@ -106,9 +98,7 @@ uint64_t vcpu_setup(struct vcpu *v, unsigned id, const struct policy *p) {
 }
 
 static uint64_t forced_bits(const struct vcpu *v, unsigned cr) {
-  bool shadow = v->pol->paging == PAGING_SHADOW;
-  if (cr == 4) return shadow ? CR4_SHADOW_FORCED : CR4_HOST_FORCED;
-  return shadow ? CR0_SHADOW_FORCED : 0;
+  return cr == 4 ? CR4_HOST_FORCED | v->paging->cr4_forced : v->paging->cr0_forced;
 }
 
 /* The hypervisor keeps the read shadow equal to the guest-visible value and
@@ -131,7 +121,7 @@ void vcpu_init_reg(struct vcpu *v, unsigned cr, uint64_t value) {
   case 0: case 4: vcpu_set_cr(v, cr, value, false); break;
   case 3:
     v->guest_cr3 = value;
-    if (v->pol->paging == PAGING_EPT) vmcs_poke(&v->vmx.vmcs, VMCS_GUEST_CR3, value);
+    if (v->paging->guest_cr3_direct) vmcs_poke(&v->vmx.vmcs, VMCS_GUEST_CR3, value);
     break;
   case 8: v->vmx.cr8 = value; break;
   }

@@ -19,6 +19,7 @@
 
 struct dr_scheme;
 struct cr3c_scheme;
+struct paging_vmx;
 
 /* The paravirtual CR3 cache's per-vCPU table (cr3cache_pv.c): the guest CR3 each
 ** CR3-target slot caches (the target value itself holds the shadow root). */
@@ -33,12 +34,13 @@ struct vcpu {
   const struct policy *pol;
   const struct dr_scheme *dr;      /* debug-register switching (dr.h) */
   const struct cr3c_scheme *cr3c;  /* CR3 cache (cr3cache.h) */
+  const struct paging_vmx *paging; /* what the paging mode needs of the VMCS (models/mmu/mmu.h) */
   uint64_t guest_cr3;        /* the guest's CR3 (GUEST_CR3 holds the shadow root under shadow paging) */
   uint64_t guest_dr[8];      /* the guest's architectural debug registers */
   uint64_t host_dr[8];       /* the host thread's debug registers */
   bool guest_dr_live;        /* the physical DR0-3, DR6 hold the guest's values */
   bool dr_wont_exit;         /* KVM: MOV-DR exiting cleared until the next exit */
-  uint64_t cr4_forced;       /* CR4 bits shadow paging forces host-owned */
+  uint64_t cr4_forced;       /* CR4 bits the paging mode forces host-owned beyond the policy's mask */
   struct cr3c_table cr3c_table;
   uint64_t dr_mismatches;    /* guest DR reads that saw a non-guest value: a switching bug */
   bool halted;               /* in HLT, waiting for an interrupt */

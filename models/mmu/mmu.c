@@ -1,42 +1,52 @@
-/* The VM's memory-management model: its interface, guest memory events, TLB
-** charging and requests (see mmu.h and models/mmu/README.md). */
+/* The VM's memory-management model: its interface, the paging modes' table,
+** guest memory events and requests (see mmu.h and models/mmu/README.md). */
 #include "mmu_int.h"
 #include "models/alloc.h"
 #include "models/counters.h"
-#include "models/vmx/exit.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* The paging modes, indexed by the paging knob (enum mmu_paging,
+** models/knobs.h); their names are the knob's values.  A mode is one file
+** defining its struct paging_ops and a row here. */
+extern const struct paging_ops paging_shadow, paging_ept;
+static const struct paging_ops *const paging_modes[] = {
+  [PAGING_SHADOW] = &paging_shadow,
+  [PAGING_EPT]    = &paging_ept,
+};
+#define NMODES (sizeof paging_modes / sizeof *paging_modes)
+
+static const struct paging_ops *paging_for(const struct policy *p) { return paging_modes[p->paging]; }
+
+const struct paging_vmx *mmu_paging_vmx(const struct policy *p) { return &paging_for(p)->vmx; }
+
+const char *const *mmu_paging_names(void) {
+  static const char *names[NMODES + 1];
+  for (size_t i = 0; i < NMODES; i++) names[i] = paging_modes[i]->name;
+  return names;
+}
+
 struct mmu *mmu_create(const struct policy *p, unsigned paging, unsigned nvcpu, struct mmu_sink *sink,
                        uint64_t *counters) {
   struct mmu *m = xcalloc(1, sizeof *m);
+  m->ops = paging_for(p);
   m->pol = p;
-  m->ept = p->paging == PAGING_EPT;
-  m->roots = roots_scheme_for(p);
   m->paging = paging;
   m->nvcpu = nvcpu;
   m->sink = sink;
   m->ctr = counters;
-  m->nroots = gpt_roots(paging);
-  m->slevels = gpt_shadow_levels(paging);
   m->glevels = gpt_guest_levels(paging);
   m->v = xcalloc(nvcpu, sizeof *m->v);
   for (unsigned i = 0; i < nvcpu; i++) tlb_init(&m->v[i].tlb, p->tlb_entries);
-  if (!m->ept) m->present_memo = xcalloc(1u << PRESENT_MEMO_BITS, sizeof *m->present_memo);
-  spt_init(&m->pool, p->shadow_pages_max, p->shadow_eviction == EVICT_LRU, p->shadow_refill,
-           p->refill_low, p->refill_high, shadow_on_evict, m);
-  pageset_init(&m->ept_map);
-  m->ept_next_gfn = EPT_FIRST_GFN;
-  if (m->ept) ept_load_root(m);
-  if (!m->ept) m->seg = seg_create(&m->v[0].tlb);   /* every vCPU's TLB has the same size */
+  m->ops->init(m);
+  if (m->ops->seg_memo) m->seg = seg_create(&m->v[0].tlb);   /* every vCPU's TLB has the same size */
   return m;
 }
 
 unsigned mmu_min_pool(const struct policy *p, unsigned paging, unsigned nvcpu) {
-  if (p->paging == PAGING_EPT) return 0;
-  unsigned prev = p->prev_roots < MAX_PREV ? p->prev_roots : MAX_PREV;
-  return (nvcpu * (1 + prev) + 1) * gpt_roots(paging);
+  const struct paging_ops *ops = paging_for(p);
+  return ops->min_pool ? ops->min_pool(p, paging, nvcpu) : 0;
 }
 
 /* Frees the segment memo; the TLBs stop reading a record's copy first. */
@@ -50,35 +60,33 @@ static void seg_drop(struct mmu *m) {
 void mmu_destroy(struct mmu *m) {
   seg_drop(m);
   for (unsigned i = 0; i < m->nvcpu; i++) tlb_free(&m->v[i].tlb);
+  m->ops->destroy(m);
   free(m->v);
-  free(m->present_memo);
-  spt_destroy(&m->pool);
-  pageset_free(&m->ept_map);
   free(m);
 }
 
 /* A touch of `pages` pages from va: the TLB misses it takes relative to
 ** native are charged (the trace's cycles already hold native misses;
-** virtualization adds the 2-D walk's extra references, and a full walk for
-** entries only a VM-transition flush removed), and each miss's walk may fault. */
+** virtualization adds what the paging mode prices), and each miss's walk may
+** fault. */
 static void touch_pages(struct mmu *m, const struct mmu_ctx *c, uint64_t va, uint64_t pages, bool write) {
   struct tlb *t = &m->v[c->vcpu].tlb;
+  const struct paging_ops *ops = m->ops;
   uint32_t virt = 0, native = 0;
   for (uint64_t i = 0; i < pages; i++, va += 1ull << 12) {
     bool global = c->pge && gpt_is_kernel(m->paging, va);
     enum tlb_result r = tlb_access(t, va, c->cr3, global);
     if (r == TLB_HIT) continue;
     if (r == TLB_MISS_VIRT) virt++; else native++;
-    if (mmu_ept(m)) ept_walk(m, c, va, write);
-    else if (!shadow_known_present(m, c->vcpu, va)) shadow_access(m, c, va, write);
+    ops->miss(m, c, va, write);
   }
   if (!virt && !native) return;
   if (m->seg && m->seg->mode == SEG_RECORD) mmu_seg_count(m, virt, native);
   m->ctr[CTR_TLB_MISSES] += virt + native;
   m->ctr[CTR_TLB_MISSES_VIRT] += virt;
   /* only misses cost the guest */
-  if (virt) m->sink->guest_ops(m->sink, c->vcpu, mmu_ept(m) ? PP_TLB_MISS_2D : PP_TLB_MISS_NATIVE, virt);
-  if (native && mmu_ept(m)) m->sink->guest_ops(m->sink, c->vcpu, PP_TLB_MISS_2D_EXTRA, native);
+  if (virt) m->sink->guest_ops(m->sink, c->vcpu, ops->miss_virt_price, virt);
+  if (native && ops->miss_native_price != MMU_NO_PRICE) m->sink->guest_ops(m->sink, c->vcpu, ops->miss_native_price, native);
 }
 
 static struct touch_memo *memo_set(struct mmu_vcpu *mv, uint64_t va) {
@@ -93,7 +101,7 @@ static bool memo_hit(const struct touch_memo *tm, const struct trace_event *ev, 
 ** for one stays small enough to be inlined into the engine's loop. */
 static __attribute__((noinline)) void guest_event(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev) {
   if (ev->type == EV_PTWRITE) {                /* the segment has ended (mmu_guest_event) */
-    if (!mmu_ept(m)) shadow_pt_write(m, c, ev->a, ev->aux);
+    if (m->ops->pt_write) m->ops->pt_write(m, c, ev->a, ev->aux);
     return;
   }
   struct mmu_vcpu *mv = &m->v[c->vcpu];
@@ -135,7 +143,8 @@ __attribute__((always_inline)) inline void mmu_guest_event(struct mmu *m, const 
         return;
       }
     }
-    /* another vCPU's segment ends before this vCPU does anything, its roots too */
+    /* another vCPU's segment ends before this vCPU does anything, its roots
+    ** too (the segment memo is shadow paging's: struct paging_ops) */
     if (s->mode != SEG_IDLE && s->vcpu != c->vcpu) mmu_seg_end(m);
     roots_ensure(m, c);
     if (mmu_seg_touch(m, c, ev)) return;
@@ -143,12 +152,8 @@ __attribute__((always_inline)) inline void mmu_guest_event(struct mmu *m, const 
     return;
   }
   if (s) mmu_seg_end(m);       /* a page-table write: the segment ends before the roots are looked at */
-  if (!mmu_ept(m)) {
-    roots_ensure(m, c);
-    touch_plain(m, c, ev);
-    return;
-  }
-  m->guest_ev = ev;            /* a first touch past the guest's frames names its record */
+  if (m->ops->prepare) m->ops->prepare(m, c);
+  m->guest_ev = ev;            /* e.g. an EPT first touch past the guest's frames names its record */
   touch_plain(m, c, ev);
   m->guest_ev = NULL;
 }
@@ -177,16 +182,16 @@ void mmu_request(struct mmu *m, const struct mmu_ctx *c, enum mmu_request req, u
   case MMU_CR3_SWITCH:
     tlb_flush_nonglobal(&mv->tlb);    /* MOV to CR3 without PCID */
     m->ctr[CTR_TLB_FLUSHES]++;
-    if (!mmu_ept(m)) roots_switch(m, c, arg, exited, w);
+    if (m->ops->cr3_switch) m->ops->cr3_switch(m, c, arg, exited, w);
     break;
   case MMU_INVLPG:
     tlb_invlpg(&mv->tlb, arg);
-    if (!mmu_ept(m) && exited) shadow_invlpg(m, c, arg);
+    if (exited && m->ops->invlpg) m->ops->invlpg(m, c, arg);
     break;
   case MMU_FLUSH_ALL:
     tlb_flush_all(&mv->tlb);
     m->ctr[CTR_TLB_FLUSHES]++;
-    if (!mmu_ept(m) && exited) work_add(w, PP_ROOT_SWITCH, 1);   /* KVM reloads the MMU context */
+    if (exited && m->ops->flush_all) m->ops->flush_all(m, w);
     break;
   case MMU_NONE:
     break;
@@ -194,11 +199,12 @@ void mmu_request(struct mmu *m, const struct mmu_ctx *c, enum mmu_request req, u
 }
 
 struct mmu_fault mmu_mmio_fault(const struct mmu *m, uint64_t gla, uint64_t gpa, bool write) {
-  if (mmu_ept(m))
-    return (struct mmu_fault){ .kind = MMU_FAULT_EPT_VIOLATION, .gla = gla, .gpa = gpa,
-                               .ept_qual = (write ? EPT_QUAL_WRITE : EPT_QUAL_READ) | EPT_QUAL_GLA_VALID | EPT_QUAL_GLA_FINAL };
-  return (struct mmu_fault){ .kind = MMU_FAULT_PF, .gla = gla, .pfec = write ? PFEC_WRITE : 0 };
+  return m->ops->fault(gla, gpa, write);
 }
+
+const char *mmu_failure(const struct mmu *m) { return m->ops->failure ? m->ops->failure(m) : NULL; }
+
+const struct trace_event *mmu_failure_event(const struct mmu *m) { return m->failed_ev; }
 
 void mmu_on_vm_transition(struct mmu *m, unsigned vcpu) {
   if (m->seg) mmu_seg_end(m);
@@ -208,19 +214,9 @@ void mmu_on_vm_transition(struct mmu *m, unsigned vcpu) {
   m->ctr[CTR_TLB_FLUSHES]++;
 }
 
-void mmu_print_shadow(const struct mmu *m, FILE *f) {   /* the REPL steps: no segment is pending (mmu_stepwise) */
-  if (mmu_ept(m)) {
-    fprintf(f, "EPT: %llu guest frames mapped, %llu EPT paging-structure pages\n",
-            (unsigned long long)pageset_pages(&m->ept_map), (unsigned long long)m->ept_tables);
-    return;
-  }
-  spt_print(&m->pool, f, 8);
-  for (unsigned i = 0; i < m->nvcpu; i++) {
-    const struct mmu_vcpu *mv = &m->v[i];
-    fprintf(f, "vCPU %u: current root cr3 0x%llx", i, (unsigned long long)mv->cur.cr3);
-    for (unsigned p = 0; p < mv->nprev; p++) fprintf(f, "%s0x%llx", p ? ", " : "; previous ", (unsigned long long)mv->prev[p].cr3);
-    fprintf(f, "\n");
-  }
-}
+/* the REPL steps: no segment is pending (mmu_stepwise) */
+void mmu_print_shadow(const struct mmu *m, FILE *f) { m->ops->print(m, f); }
+
+const char *mmu_describe(const struct mmu *m, enum mmu_topic t, uint64_t arg) { return m->ops->describe(t, arg); }
 
 void mmu_print_tlb(const struct mmu *m, unsigned vcpu, FILE *f) { tlb_print(&m->v[vcpu].tlb, f); }

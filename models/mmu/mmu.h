@@ -5,10 +5,11 @@
 ** an operation passes in (struct mmu_ctx) and reports everything that concerns
 ** the rest of the hypervisor through struct mmu_sink.
 **
-** Files: mmu.c (this interface, TLB charging), mmu_shadow.c (shadow faults,
-** guest page-table writes, zaps), mmu_roots*.c (shadow roots, one file per
-** root-management scheme), mmu_ept.c (EPT), plus gpt/spt/tlb/pageset/hset
-** (models/mmu/README.md).
+** Files: mmu.c (this interface, the touch path, the paging-mode table),
+** one file per paging mode (mmu_shadow.c: shadow faults, guest page-table
+** writes, zaps; mmu_ept.c: EPT), mmu_roots*.c (shadow roots, one file per
+** root-management scheme), mmu_seg_use.c (the segment memo in use), plus
+** gpt/spt/tlb/pageset/hset/seg_memo (models/mmu/README.md).
 */
 #ifndef VMXSIM_MMU_H
 #define VMXSIM_MMU_H
@@ -46,7 +47,31 @@ _Static_assert(SHADOW_PDPT_HPA_BASE + (uint64_t)KNOB_POOL_MAX * SHADOW_PDPT_BYTE
 ** next ones above it in the order they are touched (mmu_ept.c). */
 #define EPT_FIRST_GFN 0x1000ull
 
+/* CR4 bits KVM must keep host-owned without EPT, because they change how
+** shadow page tables are built or which TLB entries survive (KVM's
+** KVM_MMU_CR4_ROLE_BITS and the PGE/PCIDE flush rules); a write that changes
+** one flushes the TLB (models/hv/emulate.c).  Its bits are models/vmx/exit.h's,
+** which a user includes (this header does not, so that it stays clear of
+** those names where it is included beside a generator's). */
+#define CR4_SHADOW_PAGING_OWNED (CR4_PGE | CR4_PCIDE | CR4_PAE | CR4_PSE | CR4_SMEP)
+
 struct mmu;
+
+/* What a paging mode needs of the processor: the VMCS set-up
+** (models/hv/vcpu.c) adds these to what the policy asks for. */
+struct paging_vmx {
+  uint32_t cpu_controls;     /* primary processor-based controls (CPU_*, models/vmx/controls.h) */
+  uint32_t secondary;        /* secondary controls (SEC_*) */
+  uint32_t exceptions;       /* exceptions intercepted (bit = vector) */
+  uint64_t cr0_forced;       /* bits kept set in the real CR0 whatever the guest writes */
+  uint64_t cr4_forced;       /* the same for CR4 */
+  uint64_t cr4_owned;        /* CR4 bits host-owned whatever the policy's mask */
+  bool guest_cr3_direct;     /* GUEST_CR3 holds the guest's own CR3, not roots the hypervisor builds */
+};
+/* The paging mode the policy's paging knob selects (the table in mmu.c). */
+const struct paging_vmx *mmu_paging_vmx(const struct policy *p);
+/* The paging knob's values, NULL-terminated, in the order of enum mmu_paging. */
+const char *const *mmu_paging_names(void);
 
 /* The vCPU state one MMU operation depends on. */
 struct mmu_ctx {
@@ -115,7 +140,7 @@ struct mmu_fault mmu_mmio_fault(const struct mmu *m, uint64_t gla, uint64_t gpa,
 /* A VM exit/entry happened on the vCPU (TLB flush unless VPID). */
 void mmu_on_vm_transition(struct mmu *m, unsigned vcpu);
 /* Brings every count, cycle and the TLB up to date with the touches so far:
-** the segment memo (seg.h) may hold back a segment's misses until it ends.
+** the segment memo (seg_memo.h) may hold back a segment's misses until it ends.
 ** The engine calls it before an event that may change what touches do and
 ** before anyone reads the counts; mmu_stepwise also turns the memo off, for
 ** a replay one event at a time (the REPL shows each touch's own cost). */
@@ -133,8 +158,16 @@ const char *mmu_failure(const struct mmu *m);
 ** replayed, for the engine to turn into a record number before the next. */
 const struct trace_event *mmu_failure_event(const struct mmu *m);
 
-/* For the REPL: pool usage, roots and oldest pages; a vCPU's TLB. */
+/* For the REPL: the paging mode's state (shadow paging: pool usage, roots and
+** oldest pages; EPT: the frames and tables mapped); a vCPU's TLB. */
 void mmu_print_shadow(const struct mmu *m, FILE *f);
+/* For the REPL: what the paging mode says about itself, in words. */
+enum mmu_topic {
+  MMU_WHY_NO_TOUCH_EXIT,     /* why a touch took no exit */
+  MMU_WHY_NO_PTWRITE_EXIT,   /* why a guest page-table write took no exit */
+  MMU_GUEST_CR3_IS,          /* what GUEST_CR3 (arg: its value) holds: ": the shadow root", or "" */
+};
+const char *mmu_describe(const struct mmu *m, enum mmu_topic t, uint64_t arg);
 void mmu_print_tlb(const struct mmu *m, unsigned vcpu, FILE *f);
 
 #endif

@@ -1,4 +1,4 @@
-/* EPT: guest frames are mapped on first use.  Each first touch of a
+/* EPT, a paging mode (struct paging_ops): guest frames are mapped on first use.  Each first touch of a
 ** guest-physical page (a data page, or a guest page-table page read by the
 ** walk) is an EPT violation whose handler allocates the missing EPT
 ** paging-structure pages and installs the entry (KVM tdp_page_fault).
@@ -13,6 +13,8 @@
 ** its pages take one range, not 2^20 entries. */
 #include "mmu_int.h"
 #include "models/counters.h"
+#include "models/vmx/controls.h"
+#include "models/vmx/exit.h"
 
 /* The EPT paging-structure page of `level` that maps gfn holds 2^(9 * level)
 ** frames (SDM 28.2.2: 9 bits of the guest-physical address per level, level 4
@@ -29,7 +31,13 @@ static bool table_is_new(unsigned level, uint64_t gfn) {
 ** loads (mmu_alloc_roots() from kvm_mmu_load(); tdp_page_fault() asserts a
 ** valid root_hpa, Linux 2.6.27 arch/x86/kvm/mmu.c), so no violation pays
 ** for it. */
-void ept_load_root(struct mmu *m) { m->ept_tables = 1; }
+static void init(struct mmu *m) {
+  pageset_init(&m->ept.map);
+  m->ept.next_gfn = EPT_FIRST_GFN;
+  m->ept.tables = 1;
+}
+
+static void destroy(struct mmu *m) { pageset_free(&m->ept.map); }
 
 /* The first frame past what the guest can address.  32-bit paging translates
 ** to 32-bit physical addresses (SDM 4.3; PSE-36's larger ones only for 4-MByte
@@ -42,18 +50,16 @@ static uint64_t ept_gfn_end(unsigned paging) { return paging == PAGING_32 ? 1ull
 ** that reused frames, which a trace does not record: the frames go on, so the
 ** replay finishes, and the run is refused (mmu_failure). */
 static uint64_t first_touch(struct mmu *m, const struct gpt_key *page) {
-  if (!pageset_add(&m->ept_map, page)) return 0;
-  if (m->ept_next_gfn >= ept_gfn_end(m->paging) && !m->ept_out_of_frames) {
-    m->ept_out_of_frames = true;
+  if (!pageset_add(&m->ept.map, page)) return 0;
+  if (m->ept.next_gfn >= ept_gfn_end(m->paging) && !m->ept.out_of_frames) {
+    m->ept.out_of_frames = true;
     m->failed_ev = m->guest_ev;
   }
-  return m->ept_next_gfn++;
+  return m->ept.next_gfn++;
 }
 
-const struct trace_event *mmu_failure_event(const struct mmu *m) { return m->failed_ev; }
-
-const char *mmu_failure(const struct mmu *m) {
-  if (!m->ept_out_of_frames) return NULL;
+static const char *failure(const struct mmu *m) {
+  if (!m->ept.out_of_frames) return NULL;
   return m->paging == PAGING_32
            ? "it touches more distinct pages than a guest with 32-bit paging has frames below 4 GiB "
              "(1,044,480 from 16 MiB on): EPT gives each page first touched a frame of its own"
@@ -67,7 +73,7 @@ static void touch_frame(struct mmu *m, unsigned vcpu, const struct gpt_key *page
   work_clear(&w);
   for (unsigned level = 1; level <= 4; level++)
     if (table_is_new(level, gfn)) {
-      m->ept_tables++;
+      m->ept.tables++;
       work_add(&w, PP_SHADOW_ALLOC, 1);
     }
   work_add(&w, PP_SHADOW_INSTALL, 1);
@@ -79,7 +85,7 @@ static void touch_frame(struct mmu *m, unsigned vcpu, const struct gpt_key *page
 
 /* A TLB miss under EPT: the two-dimensional walk reads each guest
 ** page-table page through EPT, then the data page. */
-void ept_walk(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool write) {
+static void walk(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool write) {
   for (unsigned level = m->glevels; level >= 1; level--) {
     struct gpt_key k = gpt_table_of(m->paging, c->cr3, va, level);
     touch_frame(m, c->vcpu, &k, va, EPT_QUAL_READ);   /* the walker reads a guest table */
@@ -87,3 +93,35 @@ void ept_walk(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool write) {
   struct gpt_key data = gpt_data_key(m->paging, c->cr3, va);
   touch_frame(m, c->vcpu, &data, va, (write ? EPT_QUAL_WRITE : EPT_QUAL_READ) | EPT_QUAL_GLA_FINAL);
 }
+
+static struct mmu_fault fault(uint64_t gla, uint64_t gpa, bool write) {
+  return (struct mmu_fault){ .kind = MMU_FAULT_EPT_VIOLATION, .gla = gla, .gpa = gpa,
+                             .ept_qual = (write ? EPT_QUAL_WRITE : EPT_QUAL_READ) | EPT_QUAL_GLA_VALID | EPT_QUAL_GLA_FINAL };
+}
+
+static void print(const struct mmu *m, FILE *f) {
+  fprintf(f, "EPT: %llu guest frames mapped, %llu EPT paging-structure pages\n",
+          (unsigned long long)pageset_pages(&m->ept.map), (unsigned long long)m->ept.tables);
+}
+
+static const char *describe(enum mmu_topic t, uint64_t arg) {
+  (void)arg;
+  switch (t) {
+  case MMU_WHY_NO_TOUCH_EXIT:   return "no exit: EPT already maps every page touched";
+  case MMU_WHY_NO_PTWRITE_EXIT: return "no exit: under EPT the guest's page tables are not write-protected";
+  case MMU_GUEST_CR3_IS:        return "";     /* the guest's own CR3 */
+  }
+  return "";
+}
+
+/* No CR3, INVLPG or #PF exits: the processor walks the guest's own tables,
+** and GUEST_CR3 holds the guest's CR3. */
+const struct paging_ops paging_ept = {
+  .name = "ept",
+  .vmx = { .secondary = SEC_ENABLE_EPT, .guest_cr3_direct = true },
+  /* a miss only a VM-transition flush caused costs the whole two-dimensional
+  ** walk; any other the 2-D walk's extra references */
+  .miss_virt_price = PP_TLB_MISS_2D, .miss_native_price = PP_TLB_MISS_2D_EXTRA,
+  .init = init, .destroy = destroy, .miss = walk, .fault = fault, .failure = failure,
+  .print = print, .describe = describe,
+};

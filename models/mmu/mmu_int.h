@@ -1,5 +1,5 @@
 /* Internals shared by the MMU's files (mmu.c, mmu_shadow.c, mmu_roots*.c,
-** mmu_ept.c); nothing outside models/mmu includes this. */
+** mmu_ept.c, mmu_seg_use.c); nothing outside models/mmu includes this. */
 #ifndef VMXSIM_MMU_INT_H
 #define VMXSIM_MMU_INT_H
 
@@ -7,7 +7,7 @@
 #include "pageset.h"
 #include "spt.h"
 #include "tlb.h"
-#include "seg.h"
+#include "seg_memo.h"
 
 #define MAX_ROOTS 4
 #define MAX_PREV KNOB_PREV_ROOTS_MAX   /* the prev_roots knob's maximum */
@@ -33,6 +33,7 @@ struct touch_memo {
 struct mmu_vcpu {
   struct touch_memo memo[TOUCH_MEMO];
   unsigned memo_next;               /* which way of a full set is replaced */
+  /* shadow paging: the roots (mmu_roots*.c) */
   uint64_t roots_ok_gen;            /* pool generation at which cur was last found live; 0: to check */
   struct root_set cur;
   struct root_set prev[MAX_PREV];   /* previous roots, most recent first */
@@ -61,27 +62,83 @@ struct present_memo {
   uint32_t root;
 };
 
-struct mmu {
-  bool ept;                        /* the policy's paging is EPT (read on every touch) */
-  struct present_memo *present_memo;   /* [1 << PRESENT_MEMO_BITS], shadow paging */
-  const struct policy *pol;
+/* Shadow paging's state (mmu_shadow.c, mmu_roots*.c; the roots of each vCPU
+** are in struct mmu_vcpu). */
+struct shadow_state {
+  struct present_memo *present_memo;   /* [1 << PRESENT_MEMO_BITS] */
   const struct root_scheme *roots;
-  unsigned paging, nvcpu, nroots, slevels, glevels;
-  struct mmu_vcpu *v;
+  unsigned nroots, slevels;
   struct spt_pool pool;
-  struct pageset ept_map;          /* guest pages mapped in EPT: data pages (level 0) and page-table pages */
-  uint64_t ept_next_gfn;           /* the frame the next first touch gets (mmu_ept.c) */
-  bool ept_out_of_frames;          /* a first touch was given a frame past the guest's memory */
-  const struct trace_event *guest_ev;   /* the guest event being replayed under EPT, or NULL */
-  const struct trace_event *failed_ev;  /* guest_ev when ept_out_of_frames was set (mmu_failure_event) */
-  uint64_t ept_tables;             /* EPT paging-structure pages allocated, the root included */
-  uint64_t *ctr;                   /* the engine's counters */
-  struct mmu_sink *sink;
   struct work *evict_work;         /* where evictions during a handler are charged */
-  struct seg_memo *seg;            /* shadow paging (seg.h); NULL otherwise */
 };
 
-static inline bool mmu_ept(const struct mmu *m) { return m->ept; }
+/* EPT's state (mmu_ept.c). */
+struct ept_state {
+  struct pageset map;              /* guest pages mapped: data pages (level 0) and page-table pages */
+  uint64_t next_gfn;               /* the frame the next first touch gets */
+  bool out_of_frames;              /* a first touch was given a frame past the guest's memory */
+  uint64_t tables;                 /* EPT paging-structure pages allocated, the root included */
+};
+
+/* A paging mode: how the hypervisor makes the guest's linear addresses
+** translate, by shadow tables it keeps in step with the guest's
+** (mmu_shadow.c) or by a second level of tables the processor walks
+** (mmu_ept.c).  One const instance per file, chosen once by mmu_create from
+** the paging knob through the table in mmu.c.  Hooks marked "NULL:" may be
+** NULL. */
+struct paging_ops {
+  const char *name;                /* the paging knob's value */
+  struct paging_vmx vmx;           /* what the VMCS gets (mmu.h) */
+  /* the segment memo applies (seg_memo.h): a segment's start is the shadow
+  ** roots and pool, so only for a mode with them */
+  bool seg_memo;
+  void (*init)(struct mmu *m);     /* sets up the mode's state */
+  void (*destroy)(struct mmu *m);
+  /* The fewest shadow pages a policy can run with (mmu_min_pool); NULL: 0. */
+  unsigned (*min_pool)(const struct policy *p, unsigned paging, unsigned nvcpu);
+  /* Before a guest memory action, makes the vCPU's translation current
+  ** (shadow paging: the roots, loaded lazily); NULL: nothing to do. */
+  void (*prepare)(struct mmu *m, const struct mmu_ctx *c);
+  /* A TLB miss on va: the mode's walk, which may fault (through the sink). */
+  void (*miss)(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool write);
+  /* What a TLB miss costs the guest beyond the trace's own cycles (which
+  ** hold the misses it took natively): one that only a VM-transition flush
+  ** caused, and any other (MMU_NO_PRICE: nothing). */
+  enum profile_param miss_virt_price, miss_native_price;
+  /* A guest write to a page-table entry; NULL: the guest's tables are not write-protected. */
+  void (*pt_write)(struct mmu *m, const struct mmu_ctx *c, uint64_t va, unsigned level);
+  /* The mode's part of a CR3 switch, after the TLB's; NULL: none. */
+  void (*cr3_switch)(struct mmu *m, const struct mmu_ctx *c, uint64_t cr3, bool exited, struct work *w);
+  /* A handler's INVLPG of va, after the TLB's; NULL: none. */
+  void (*invlpg)(struct mmu *m, const struct mmu_ctx *c, uint64_t va);
+  /* A handler's flush of every translation (a paging bit of CR4 changed),
+  ** after the TLB's; NULL: none. */
+  void (*flush_all)(struct mmu *m, struct work *w);
+  /* The fault of an access to a guest-physical page the hypervisor never maps. */
+  struct mmu_fault (*fault)(uint64_t gla, uint64_t gpa, bool write);
+  /* Why the replay so far cannot stand for a real guest, or NULL; NULL: never. */
+  const char *(*failure)(const struct mmu *m);
+  /* For the REPL: the mode's state, and what it says about itself (mmu.h). */
+  void (*print)(const struct mmu *m, FILE *f);
+  const char *(*describe)(enum mmu_topic t, uint64_t arg);
+};
+
+/* A miss that costs nothing beyond the trace's own cycles (struct paging_ops). */
+#define MMU_NO_PRICE PP_COUNT
+
+struct mmu {
+  const struct paging_ops *ops;    /* the paging mode */
+  struct seg_memo *seg;            /* the segment memo (seg_memo.h) when the mode has one, else NULL */
+  const struct policy *pol;
+  unsigned paging, nvcpu, glevels;
+  struct mmu_vcpu *v;
+  struct shadow_state sh;          /* shadow paging's (paging_shadow) */
+  struct ept_state ept;            /* EPT's (paging_ept) */
+  const struct trace_event *guest_ev;   /* the guest event being replayed, or NULL */
+  const struct trace_event *failed_ev;  /* guest_ev when the replay first failed (mmu_failure_event) */
+  uint64_t *ctr;                   /* the engine's counters */
+  struct mmu_sink *sink;
+};
 
 /* mmu_roots.c */
 const struct root_scheme *roots_scheme_for(const struct policy *p);
@@ -90,8 +147,8 @@ void roots_switch(struct mmu *m, const struct mmu_ctx *c, uint64_t cr3, bool exi
 
 static inline bool roots_live(const struct mmu *m, const struct root_set *r) {
   if (!r->used) return false;
-  for (unsigned i = 0; i < m->nroots; i++)
-    if (r->slot[i] == SPT_NONE || !m->pool.page[r->slot[i]].live || m->pool.page[r->slot[i]].serial != r->serial[i])
+  for (unsigned i = 0; i < m->sh.nroots; i++)
+    if (r->slot[i] == SPT_NONE || !m->sh.pool.page[r->slot[i]].live || m->sh.pool.page[r->slot[i]].serial != r->serial[i])
       return false;
   return true;
 }
@@ -103,8 +160,8 @@ static inline void roots_ensure(struct mmu *m, const struct mmu_ctx *c) {
   if (mv->cur.cr3 == c->cr3) {
     /* roots found live stay so while the pool is unchanged (roots_switch and
     ** zaps of everything change cur and reset roots_ok_gen) */
-    if (mv->roots_ok_gen == m->pool.gen) return;
-    if (roots_live(m, &mv->cur)) { mv->roots_ok_gen = m->pool.gen; return; }
+    if (mv->roots_ok_gen == m->sh.pool.gen) return;
+    if (roots_live(m, &mv->cur)) { mv->roots_ok_gen = m->sh.pool.gen; return; }
   }
   roots_switch(m, c, c->cr3, false, NULL);
 }
@@ -114,7 +171,7 @@ void roots_drop_prev(struct mmu *m, struct mmu_vcpu *mv);
 /* mmu.c: a touch without the segment memo (it replays compared touches with it) */
 void mmu_touch_plain(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev);
 
-/* mmu_seg.c: the segment memo (seg.h).  mmu_seg_touch is true when the touch
+/* mmu_seg_use.c: the segment memo (seg_memo.h).  mmu_seg_touch is true when the touch
 ** was taken by a comparison with a record (nothing more to do for it); the
 ** touch is the segment's vCPU's (mmu_guest_event ends another's first). */
 bool mmu_seg_touch(struct mmu *m, const struct mmu_ctx *c, const struct trace_event *ev);
@@ -122,29 +179,9 @@ void mmu_seg_count(struct mmu *m, uint32_t virt, uint32_t native);
 void mmu_seg_end(struct mmu *m);
 
 /* mmu_shadow.c */
-/* Is va known to be mapped all the way down the current shadow tables? (a
-** remembered answer: struct present_memo) */
-static inline struct present_memo *shadow_present_memo(const struct mmu *m, uint32_t root, uint64_t vpn) {
-  return &m->present_memo[((vpn ^ (uint64_t)root << 40) * 0x9e3779b97f4a7c15ull) >> (64 - PRESENT_MEMO_BITS)];
-}
-static inline unsigned shadow_root_index(const struct mmu *m, uint64_t va) {
-  return m->nroots == 1 ? 0 : (unsigned)((va >> 30) & 3);
-}
-static inline bool shadow_known_present(const struct mmu *m, unsigned vcpu, uint64_t va) {
-  uint32_t root = m->v[vcpu].cur.slot[shadow_root_index(m, va)];
-  const struct present_memo *pm = shadow_present_memo(m, root, va >> 12);
-  return pm->gen == m->pool.gen && pm->vpn == va >> 12 && pm->root == root && root != SPT_NONE;
-}
 void shadow_on_evict(void *arg, struct spt_pool *p, uint32_t slot);
 /* Accounts for a shadow page about to be freed (counter, work, CR3 cache);
 ** true if the CR3 cache was cleared because of it. */
 bool shadow_note_zap(struct mmu *m, const struct spt_page *pg, struct work *w);
-void shadow_access(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool write);
-void shadow_pt_write(struct mmu *m, const struct mmu_ctx *c, uint64_t va, unsigned level);
-void shadow_invlpg(struct mmu *m, const struct mmu_ctx *c, uint64_t va);
-
-/* mmu_ept.c */
-void ept_load_root(struct mmu *m);
-void ept_walk(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool write);
 
 #endif

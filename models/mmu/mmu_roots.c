@@ -33,31 +33,31 @@ const struct root_scheme *roots_scheme_for(const struct policy *p) {
 
 void roots_pin(struct mmu *m, struct root_set *r, int delta) {
   if (!roots_live(m, r)) return;
-  for (unsigned i = 0; i < m->nroots; i++) m->pool.page[r->slot[i]].pins += (uint32_t)delta;
+  for (unsigned i = 0; i < m->sh.nroots; i++) m->sh.pool.page[r->slot[i]].pins += (uint32_t)delta;
 }
 
 /* Finds or builds the roots of address space cr3 (KVM mmu_alloc_roots).
 ** Returns true if every root was already in the pool. */
 static bool build(struct mmu *m, uint64_t cr3, struct root_set *r, struct work *w) {
   bool all_found = true;
-  spt_reserve(&m->pool, m->nroots);
+  spt_reserve(&m->sh.pool, m->sh.nroots);
   r->used = true;
   r->cr3 = cr3;
-  for (unsigned i = 0; i < m->nroots; i++) {
+  for (unsigned i = 0; i < m->sh.nroots; i++) {
     struct gpt_step st;
     gpt_root(m->paging, cr3, i, &st);
-    uint32_t s = spt_find(&m->pool, &st.gkey, st.level, st.quadrant);
+    uint32_t s = spt_find(&m->sh.pool, &st.gkey, st.level, st.quadrant);
     if (s == SPT_NONE) {
       all_found = false;
-      s = spt_alloc(&m->pool, &st.gkey, st.level, st.quadrant);
+      s = spt_alloc(&m->sh.pool, &st.gkey, st.level, st.quadrant);
       if (s != SPT_NONE) {
         m->ctr[CTR_SHADOW_ALLOCATED]++;
         if (w) work_add(w, PP_SHADOW_ALLOC, 1);
       }
     }
     r->slot[i] = s;
-    r->serial[i] = s == SPT_NONE ? 0 : m->pool.page[s].serial;
-    if (s != SPT_NONE) spt_touch(&m->pool, s);
+    r->serial[i] = s == SPT_NONE ? 0 : m->sh.pool.page[s].serial;
+    if (s != SPT_NONE) spt_touch(&m->sh.pool, s);
   }
   return all_found;
 }
@@ -67,23 +67,23 @@ static bool build(struct mmu *m, uint64_t cr3, struct root_set *r, struct work *
 ** KNOB_POOL_MAX, and the mask keeps SPT_NONE, a root a full pool could not
 ** hold, in the range too). */
 static uint64_t root_hpa(const struct mmu *m, const struct root_set *r) {
-  if (m->nroots > 1) return SHADOW_PDPT_HPA_BASE + (uint64_t)(r->slot[0] & (KNOB_POOL_MAX - 1)) * SHADOW_PDPT_BYTES;
+  if (m->sh.nroots > 1) return SHADOW_PDPT_HPA_BASE + (uint64_t)(r->slot[0] & (KNOB_POOL_MAX - 1)) * SHADOW_PDPT_BYTES;
   return SHADOW_ROOT_HPA_BASE + ((uint64_t)r->slot[0] << 12);
 }
 
 /* Makes cr3's roots current: reused by the scheme, or found or built. */
 static void make_current(struct mmu *m, struct mmu_vcpu *mv, uint64_t cr3, bool exited, struct work *w) {
-  if (exited && m->roots->reuse && m->roots->reuse(m, mv, cr3)) {
+  if (exited && m->sh.roots->reuse && m->sh.roots->reuse(m, mv, cr3)) {
     m->ctr[CTR_ROOT_HITS]++;
     m->ctr[CTR_PREV_ROOT_HITS]++;
-    for (unsigned i = 0; i < m->nroots; i++) spt_touch(&m->pool, mv->cur.slot[i]);   /* LRU: a root switch uses it */
+    for (unsigned i = 0; i < m->sh.nroots; i++) spt_touch(&m->sh.pool, mv->cur.slot[i]);   /* LRU: a root switch uses it */
     return;
   }
   if (mv->cur.used) roots_pin(m, &mv->cur, -1);
   struct work *charge = exited ? w : NULL;
-  m->evict_work = charge;
+  m->sh.evict_work = charge;
   bool found = build(m, cr3, &mv->cur, charge);
-  m->evict_work = NULL;
+  m->sh.evict_work = NULL;
   roots_pin(m, &mv->cur, +1);
   if (exited) {
     work_add(w, PP_ROOT_SWITCH, 1);
@@ -94,7 +94,7 @@ static void make_current(struct mmu *m, struct mmu_vcpu *mv, uint64_t cr3, bool 
 void roots_switch(struct mmu *m, const struct mmu_ctx *c, uint64_t cr3, bool exited, struct work *w) {
   struct mmu_vcpu *mv = &m->v[c->vcpu];
   mv->roots_ok_gen = 0;
-  if (exited && m->roots->on_cr3_exit) m->roots->on_cr3_exit(m, w);
+  if (exited && m->sh.roots->on_cr3_exit) m->sh.roots->on_cr3_exit(m, w);
   if (mv->cur.cr3 == cr3 && roots_live(m, &mv->cur)) {
     if (exited) { m->ctr[CTR_ROOT_HITS]++; work_add(w, PP_ROOT_SWITCH, 1); }
     return;                              /* the roots GUEST_CR3 holds already */

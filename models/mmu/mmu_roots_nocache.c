@@ -13,10 +13,10 @@ static void zap_everything(struct mmu *m, struct work *w) {
     memset(&m->v[i].cur, 0, sizeof m->v[i].cur);
     m->v[i].roots_ok_gen = 0;
   }
-  for (uint32_t s = m->pool.oldest, next; s != SPT_NONE; s = next) {
-    next = m->pool.page[s].newer;
-    shadow_note_zap(m, &m->pool.page[s], w);
-    spt_free(&m->pool, s);
+  for (uint32_t s = m->sh.pool.oldest, next; s != SPT_NONE; s = next) {
+    next = m->sh.pool.page[s].newer;
+    shadow_note_zap(m, &m->sh.pool.page[s], w);
+    spt_free(&m->sh.pool, s);
   }
 }
 

@@ -1,12 +1,25 @@
-/* Shadow paging: hidden page faults that fill shadow entries, trapped guest
-** page-table writes (and the write flooding that zaps a shadow page), INVLPG,
-** and zaps.  KVM's paging_tmpl.h and mmu.c of 2007 are the model. */
+/* Shadow paging, a paging mode (struct paging_ops): hidden page faults that
+** fill shadow entries, trapped guest page-table writes (and the write
+** flooding that zaps a shadow page), INVLPG, and zaps; the roots are
+** mmu_roots*.c's.  KVM's paging_tmpl.h and mmu.c of 2007 are the model. */
 #include "mmu_int.h"
+#include "models/alloc.h"
 #include "models/counters.h"
+#include "models/vmx/controls.h"
 #include "models/vmx/exit.h"
 
+#include <stdlib.h>
+
+/* Where the answer for vpn under root is remembered (struct present_memo). */
+static inline struct present_memo *shadow_present_memo(const struct mmu *m, uint32_t root, uint64_t vpn) {
+  return &m->sh.present_memo[((vpn ^ (uint64_t)root << 40) * 0x9e3779b97f4a7c15ull) >> (64 - PRESENT_MEMO_BITS)];
+}
+static inline unsigned shadow_root_index(const struct mmu *m, uint64_t va) {
+  return m->sh.nroots == 1 ? 0 : (unsigned)((va >> 30) & 3);
+}
+
 static bool is_root_page(const struct mmu *m, const struct spt_page *pg) {
-  return pg->level == m->slevels && pg->gkey.level == gpt_guest_levels(m->paging) - (m->paging == PAGING_PAE);
+  return pg->level == m->sh.slevels && pg->gkey.level == gpt_guest_levels(m->paging) - (m->paging == PAGING_PAE);
 }
 
 bool shadow_note_zap(struct mmu *m, const struct spt_page *pg, struct work *w) {
@@ -18,15 +31,15 @@ bool shadow_note_zap(struct mmu *m, const struct spt_page *pg, struct work *w) {
 void shadow_on_evict(void *arg, struct spt_pool *p, uint32_t slot) {
   struct mmu *m = arg;
   m->ctr[CTR_SHADOW_EVICTED]++;
-  shadow_note_zap(m, &p->page[slot], m->evict_work);
+  shadow_note_zap(m, &p->page[slot], m->sh.evict_work);
 }
 
 /* Is va mapped all the way down from shadow root page `page`?  Follows the
 ** links the way the hardware walker does (a link names exactly the child the
 ** guest table structure implies), so no hash lookup is needed. */
 static bool walk(const struct mmu *m, uint32_t page, uint64_t va) {
-  const struct spt_pool *p = &m->pool;
-  for (unsigned level = m->slevels; level > 1; level--) {
+  const struct spt_pool *p = &m->sh.pool;
+  for (unsigned level = m->sh.slevels; level > 1; level--) {
     const struct spt_link *l = &p->page[page].links[(va >> (12 + 9 * (level - 1))) & 511];
     if (!l->serial || !p->page[l->slot].live || p->page[l->slot].serial != l->serial) return false;
     page = l->slot;
@@ -41,9 +54,9 @@ static bool present(const struct mmu *m, const struct mmu_vcpu *mv, uint64_t va,
   if (page == SPT_NONE) return false;
   uint64_t vpn = va >> 12;
   struct present_memo *pm = shadow_present_memo(m, page, vpn);
-  if (pm->gen == m->pool.gen && pm->vpn == vpn && pm->root == page) return true;
+  if (pm->gen == m->sh.pool.gen && pm->vpn == vpn && pm->root == page) return true;
   if (!walk(m, page, va)) return false;
-  *pm = (struct present_memo){ vpn, m->pool.gen, page };
+  *pm = (struct present_memo){ vpn, m->sh.pool.gen, page };
   return true;
 }
 
@@ -55,35 +68,36 @@ static void fill(struct mmu *m, struct mmu_vcpu *mv, const struct gpt_step *path
   work_add(w, hint ? PP_GUEST_PTE_READ_FAST : PP_GUEST_PTE_READ, m->glevels);
   work_add(w, hint ? PP_MEMSLOT_LOOKUP_FAST : PP_MEMSLOT_LOOKUP, m->glevels);
   m->ctr[CTR_GUEST_WALKS]++;
-  m->evict_work = w;
-  spt_reserve(&m->pool, m->slevels);
-  m->evict_work = NULL;
+  m->sh.evict_work = w;
+  spt_reserve(&m->sh.pool, m->sh.slevels);
+  m->sh.evict_work = NULL;
   uint32_t page = mv->cur.slot[root_i];
   if (page == SPT_NONE || !roots_live(m, &mv->cur)) return;
-  m->pool.page[page].writes = 0;
-  for (unsigned i = 0; i + 1 < m->slevels; i++) {
+  m->sh.pool.page[page].writes = 0;
+  for (unsigned i = 0; i + 1 < m->sh.slevels; i++) {
     const struct gpt_step *c = &path[i + 1];
-    uint32_t child = spt_find(&m->pool, &c->gkey, c->level, c->quadrant);
+    uint32_t child = spt_find(&m->sh.pool, &c->gkey, c->level, c->quadrant);
     if (child == SPT_NONE) {
-      child = spt_alloc(&m->pool, &c->gkey, c->level, c->quadrant);
+      child = spt_alloc(&m->sh.pool, &c->gkey, c->level, c->quadrant);
       if (child == SPT_NONE) return;      /* every page pinned: nothing can be cached */
       m->ctr[CTR_SHADOW_ALLOCATED]++;
       work_add(w, PP_SHADOW_ALLOC, 1);
     }
-    spt_touch(&m->pool, child);
-    m->pool.page[child].writes = 0;
-    if (!spt_linked(&m->pool, page, path[i].entry, child)) {
-      spt_link(&m->pool, page, path[i].entry, child);
+    spt_touch(&m->sh.pool, child);
+    m->sh.pool.page[child].writes = 0;
+    if (!spt_linked(&m->sh.pool, page, path[i].entry, child)) {
+      spt_link(&m->sh.pool, page, path[i].entry, child);
       work_add(w, PP_SHADOW_INSTALL, 1);
     }
     page = child;
   }
-  spt_leaf_set(&m->pool, page, path[m->slevels - 1].entry, true);
+  spt_leaf_set(&m->sh.pool, page, path[m->sh.slevels - 1].entry, true);
   work_add(w, PP_SHADOW_INSTALL, 1);
 }
 
-/* One page access under shadow paging. */
-void shadow_access(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool write) {
+/* A TLB miss under shadow paging: the shadow walk, and a hidden page fault
+** when the page is not mapped all the way down. */
+static void shadow_access(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool write) {
   struct mmu_vcpu *mv = &m->v[c->vcpu];
   unsigned ri = shadow_root_index(m, va);
   if (present(m, mv, va, ri)) return;
@@ -104,15 +118,15 @@ void shadow_access(struct mmu *m, const struct mmu_ctx *c, uint64_t va, bool wri
 ** write-protected when shadowed, so the write faults, is emulated, and the
 ** shadow entry updated; repeated writes without a fault through the page
 ** ("flooding") zap it, as 2007 KVM did. */
-void shadow_pt_write(struct mmu *m, const struct mmu_ctx *c, uint64_t va, unsigned level) {
+static void shadow_pt_write(struct mmu *m, const struct mmu_ctx *c, uint64_t va, unsigned level) {
   struct gpt_key k = gpt_table_of(m->paging, c->cr3, va, level);
-  if (level < 1 || level > m->slevels) return;   /* e.g. the PAE PDPT: not shadowed */
+  if (level < 1 || level > m->sh.slevels) return;   /* e.g. the PAE PDPT: not shadowed */
   /* Every shadow page of the guest page (one per quadrant for 32-bit guests)
   ** sees the write: KVM counts flooding per shadow page of the gfn. */
   uint32_t hit[4];
   unsigned nhit = 0;
   for (unsigned q = 0; q < 4; q++)
-    if ((hit[nhit] = spt_find(&m->pool, &k, level, q)) != SPT_NONE) nhit++;
+    if ((hit[nhit] = spt_find(&m->sh.pool, &k, level, q)) != SPT_NONE) nhit++;
   if (!nhit) return;                                           /* not shadowed: a plain write */
   struct work w;
   work_clear(&w);
@@ -121,17 +135,17 @@ void shadow_pt_write(struct mmu *m, const struct mmu_ctx *c, uint64_t va, unsign
   if (level == 1) {
     struct gpt_step path[GPT_MAX_LEVELS];
     gpt_walk(m->paging, c->cr3, va, path);
-    uint32_t leaf = spt_find(&m->pool, &path[m->slevels - 1].gkey, 1, path[m->slevels - 1].quadrant);
-    if (leaf != SPT_NONE && spt_leaf_present(&m->pool, leaf, path[m->slevels - 1].entry))
+    uint32_t leaf = spt_find(&m->sh.pool, &path[m->sh.slevels - 1].gkey, 1, path[m->sh.slevels - 1].quadrant);
+    if (leaf != SPT_NONE && spt_leaf_present(&m->sh.pool, leaf, path[m->sh.slevels - 1].entry))
       work_add(&w, PP_SHADOW_INSTALL, 1);                      /* update the shadow PTE in place */
   }
   bool zapped = false, cleared = false;
   for (unsigned i = 0; i < nhit; i++) {
-    struct spt_page *pg = &m->pool.page[hit[i]];
+    struct spt_page *pg = &m->sh.pool.page[hit[i]];
     if (++pg->writes >= m->pol->flood_threshold && m->pol->flood_threshold && !pg->pins) {
       cleared |= shadow_note_zap(m, pg, &w);
       m->ctr[CTR_FLOOD_ZAPS]++;
-      spt_free(&m->pool, hit[i]);
+      spt_free(&m->sh.pool, hit[i]);
       zapped = true;
     }
   }
@@ -142,10 +156,89 @@ void shadow_pt_write(struct mmu *m, const struct mmu_ctx *c, uint64_t va, unsign
 }
 
 /* KVM invlpg: drop the shadow leaf entry of va. */
-void shadow_invlpg(struct mmu *m, const struct mmu_ctx *c, uint64_t va) {
+static void shadow_invlpg(struct mmu *m, const struct mmu_ctx *c, uint64_t va) {
   struct gpt_step path[GPT_MAX_LEVELS];
   gpt_walk(m->paging, c->cr3, va, path);
-  const struct gpt_step *leaf = &path[m->slevels - 1];
-  uint32_t s = spt_find(&m->pool, &leaf->gkey, 1, leaf->quadrant);
-  if (s != SPT_NONE) spt_leaf_set(&m->pool, s, leaf->entry, false);
+  const struct gpt_step *leaf = &path[m->sh.slevels - 1];
+  uint32_t s = spt_find(&m->sh.pool, &leaf->gkey, 1, leaf->quadrant);
+  if (s != SPT_NONE) spt_leaf_set(&m->sh.pool, s, leaf->entry, false);
 }
+
+static void prepare(struct mmu *m, const struct mmu_ctx *c) { roots_ensure(m, c); }
+
+/* KVM reloads the MMU context. */
+static void flush_all(struct mmu *m, struct work *w) {
+  (void)m;
+  work_add(w, PP_ROOT_SWITCH, 1);
+}
+
+/* Every vCPU pins the roots of its address space (and of its previous roots),
+** and a switch must be able to build one more set of roots. */
+static unsigned min_pool(const struct policy *p, unsigned paging, unsigned nvcpu) {
+  unsigned prev = p->prev_roots < MAX_PREV ? p->prev_roots : MAX_PREV;
+  return (nvcpu * (1 + prev) + 1) * gpt_roots(paging);
+}
+
+/* A not-present #PF. */
+static struct mmu_fault fault(uint64_t gla, uint64_t gpa, bool write) {
+  (void)gpa;
+  return (struct mmu_fault){ .kind = MMU_FAULT_PF, .gla = gla, .pfec = write ? PFEC_WRITE : 0 };
+}
+
+static void init(struct mmu *m) {
+  const struct policy *p = m->pol;
+  m->sh.roots = roots_scheme_for(p);
+  m->sh.nroots = gpt_roots(m->paging);
+  m->sh.slevels = gpt_shadow_levels(m->paging);
+  m->sh.present_memo = xcalloc(1u << PRESENT_MEMO_BITS, sizeof *m->sh.present_memo);
+  spt_init(&m->sh.pool, p->shadow_pages_max, p->shadow_eviction == EVICT_LRU, p->shadow_refill,
+           p->refill_low, p->refill_high, shadow_on_evict, m);
+}
+
+static void destroy(struct mmu *m) {
+  free(m->sh.present_memo);
+  spt_destroy(&m->sh.pool);
+}
+
+/* Pool usage, the oldest pages and each vCPU's roots. */
+static void print(const struct mmu *m, FILE *f) {
+  spt_print(&m->sh.pool, f, 8);
+  for (unsigned i = 0; i < m->nvcpu; i++) {
+    const struct mmu_vcpu *mv = &m->v[i];
+    fprintf(f, "vCPU %u: current root cr3 0x%llx", i, (unsigned long long)mv->cur.cr3);
+    for (unsigned p = 0; p < mv->nprev; p++) fprintf(f, "%s0x%llx", p ? ", " : "; previous ", (unsigned long long)mv->prev[p].cr3);
+    fprintf(f, "\n");
+  }
+}
+
+static const char *describe(enum mmu_topic t, uint64_t arg) {
+  switch (t) {
+  case MMU_WHY_NO_TOUCH_EXIT:   return "no exit: the shadow tables already map every page touched";
+  case MMU_WHY_NO_PTWRITE_EXIT: return "no exit: that guest page table is not shadowed, so it is not write-protected";
+  /* Shadow roots for the first CR3 are built lazily, without a VMWRITE. */
+  case MMU_GUEST_CR3_IS:        return arg ? ": the shadow root" : ": no CR3 exit has loaded a shadow root yet";
+  }
+  return "";
+}
+
+/* Shadow paging intercepts every guest #PF (KVM: the shadow MMU must see the
+** faults that fill shadow entries), CR3 loads and stores and INVLPG, and keeps
+** paging on in the real CR0 (PG, WP, PE, NE) and CR4.PAE: the shadow tables of
+** a 32-bit guest are PAE tables (KVM's KVM_PMODE_VM_CR4_ALWAYS_ON, Linux
+** 2.6.20 drivers/kvm/kvm.h; the guest's own PAE bit is host-owned,
+** CR4_SHADOW_PAGING_OWNED, so it reads its own). */
+const struct paging_ops paging_shadow = {
+  .name = "shadow",
+  .vmx = { .cpu_controls = CPU_CR3_LOAD_EXITING | CPU_CR3_STORE_EXITING | CPU_INVLPG_EXITING,
+           .exceptions = 1u << 14,
+           .cr0_forced = CR0_PG | CR0_WP | CR0_PE | (1ull << 5),
+           .cr4_forced = CR4_PAE,
+           .cr4_owned = CR4_SHADOW_PAGING_OWNED },
+  .seg_memo = true,
+  /* a miss only a VM-transition flush caused costs a full native walk; a
+  ** native miss costs what it cost natively, which the trace's cycles hold */
+  .miss_virt_price = PP_TLB_MISS_NATIVE, .miss_native_price = MMU_NO_PRICE,
+  .init = init, .destroy = destroy, .min_pool = min_pool, .prepare = prepare, .miss = shadow_access,
+  .pt_write = shadow_pt_write, .cr3_switch = roots_switch, .invlpg = shadow_invlpg, .flush_all = flush_all,
+  .fault = fault, .print = print, .describe = describe,
+};

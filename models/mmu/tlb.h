@@ -57,7 +57,7 @@ struct tlb {
   struct tlb_fp fp;
 };
 
-/* A copy of a TLB's state, to be put back later (models/mmu/seg.h). */
+/* A copy of a TLB's state, to be put back later (models/mmu/seg_memo.h). */
 struct tlb_snap {
   struct tlb_entry *e;
   uint8_t *next;

@@ -1,6 +1,7 @@
 /* Hypervisor policies: knob table, preset loading, '+' composition and overrides. */
 #include "policy.h"
 #include "models/hv/dr.h"
+#include "models/mmu/mmu.h"
 #include "data.h"
 #include "texttable.h"
 #include "util.h"
@@ -22,12 +23,12 @@ struct knob {
   const char *const *choices;   /* KNOB_E: NULL-terminated */
 };
 
-/* Each enum knob's names come from where its values are defined (models/knobs.h, models/hv/dr.c). */
-static const char *const paging_choices[] = { MMU_PAGING_VALUES(KNOB_VALUE_NAME) NULL };
+/* Each enum knob's names come from where its values are defined (models/knobs.h,
+** the tables of models/mmu/mmu.c and models/hv/dr.c). */
 static const char *const evict_choices[] = { SHADOW_EVICT_VALUES(KNOB_VALUE_NAME) NULL };
 
 static const char *const *choices_for(const char *name) {
-  if (strcmp(name, "paging") == 0) return paging_choices;
+  if (strcmp(name, "paging") == 0) return mmu_paging_names();     /* one per paging mode (models/mmu/mmu.c) */
   if (strcmp(name, "dr_switch") == 0) return dr_scheme_names();   /* one per models/hv/dr_*.c */
   if (strcmp(name, "shadow_eviction") == 0) return evict_choices;
   return NULL;

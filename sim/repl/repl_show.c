@@ -68,12 +68,7 @@ static void mmu_story(const struct repl *s, char *buf, size_t n) {
 
 /* Why a guest memory action (touch, ptwrite) did not exit. */
 static const char *mmu_no_exit(const struct repl *s) {
-  bool ept = s->pol->paging == PAGING_EPT;
-  if (s->ev.type == EV_PTWRITE)
-    return ept ? "no exit: under EPT the guest's page tables are not write-protected"
-               : "no exit: that guest page table is not shadowed, so it is not write-protected";
-  return ept ? "no exit: EPT already maps every page touched"
-             : "no exit: the shadow tables already map every page touched";
+  return mmu_describe(s->e->mmu, s->ev.type == EV_PTWRITE ? MMU_WHY_NO_PTWRITE_EXIT : MMU_WHY_NO_TOUCH_EXIT, 0);
 }
 
 /* The one-line verdict for the last event, with the MMU's part appended. */
@@ -142,12 +137,10 @@ static void print_owned_cr(const struct vmcs *c, unsigned cr, enum vmcs_field va
 static int info_regs(struct repl *s) {
   const struct vcpu *v = cur_vcpu(s);
   const struct vmcs *c = &v->vmx.vmcs;
-  bool ept = s->pol->paging == PAGING_EPT;
   printf("vCPU %u guest registers\n", v->id);
   print_owned_cr(c, 0, VMCS_GUEST_CR0, VMCS_CR0_READ_SHADOW, VMCS_CR0_GUEST_HOST_MASK);
   uint64_t root = vmcs_peek(c, VMCS_GUEST_CR3);
-  /* Shadow roots for the first CR3 are built lazily, without a VMWRITE. */
-  const char *what = ept ? "" : root ? ": the shadow root" : ": no CR3 exit has loaded a shadow root yet";
+  const char *what = mmu_describe(s->e->mmu, MMU_GUEST_CR3_IS, root);
   printf("  cr3               0x%016" PRIx64 "  (GUEST_CR3 0x%016" PRIx64 "%s)\n", v->guest_cr3, root, what);
   print_owned_cr(c, 4, VMCS_GUEST_CR4, VMCS_CR4_READ_SHADOW, VMCS_CR4_GUEST_HOST_MASK);
   printf("  cr8               0x%016" PRIx64 "\n", v->vmx.cr8);

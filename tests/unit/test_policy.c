@@ -16,6 +16,7 @@
 #include "models/vmx/controls.h"
 #include "models/vmx/exit.h"
 #include "models/hv/vcpu.h"
+#include "models/mmu/mmu.h"
 #include "sim/core/policy.h"
 #include "sim/core/profile.h"
 #include "sim/core/util.h"
@@ -389,6 +390,50 @@ static void shadow_paging_turns_on_cr3_and_invlpg_exiting_and_intercepts_page_fa
   assert_int_equal(vmcs_peek(c, VMCS_CR3_TARGET_COUNT), 0);
 }
 
+/* The paging mode decides what the real CR0/CR4 keep set and what GUEST_CR3
+** holds: shadow paging keeps paging and CR4.PAE on whatever the guest writes,
+** and loads its roots into GUEST_CR3 later; under EPT the registers are the
+** guest's (CR4.VMXE aside) and GUEST_CR3 is the guest's CR3 from the start. */
+static void paging_mode_decides_the_real_control_registers_and_guest_cr3(void **state) {
+  (void)state;
+  static const struct { const char *policy; uint64_t cr0, cr4, cr3; } want[] = {
+    { "shadowcache", CR0_PG | CR0_WP | CR0_PE | (1ull << 5), CR4_PAE | (1ull << 13), 0 },
+    { "ept",         0,                                      1ull << 13,             0x5000 },
+  };
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    setup_vcpu(want[i].policy);
+    vcpu_set_cr(&V, 0, CR0_MP, false);          /* a guest with paging and protection off */
+    vcpu_set_cr(&V, 4, 0, false);
+    vcpu_init_reg(&V, 3, 0x5000);
+    printf("%s: GUEST_CR0 0x%llx, GUEST_CR4 0x%llx, GUEST_CR3 0x%llx\n", want[i].policy,
+           (unsigned long long)vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_CR0),
+           (unsigned long long)vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_CR4),
+           (unsigned long long)vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_CR3));
+    assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_CR0), CR0_MP | want[i].cr0);
+    assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_CR0_READ_SHADOW), CR0_MP);
+    assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_CR4), want[i].cr4);
+    assert_int_equal(vmcs_peek(&V.vmx.vmcs, VMCS_GUEST_CR3), want[i].cr3);
+    assert_int_equal(V.guest_cr3, 0x5000);
+  }
+}
+
+/* The paging knob's values are the paging modes' names, in the order of enum mmu_paging. */
+static void paging_knob_values_are_the_modes_names(void **state) {
+  (void)state;
+  const char *const *names = mmu_paging_names();
+  assert_string_equal(names[PAGING_SHADOW], "shadow");
+  assert_string_equal(names[PAGING_EPT], "ept");
+  assert_null(names[PAGING_EPT + 1]);
+  char *sets[] = { "paging=ept" };
+  assert_int_equal(policy_resolve(&P, "shadowcache", sets, 1, err, sizeof err), 0);
+  assert_int_equal(P.paging, PAGING_EPT);
+  sets[0] = "paging=npt";
+  assert_int_not_equal(policy_resolve(&P, "shadowcache", sets, 1, err, sizeof err), 0);
+  printf("message: %s\n", err);
+  assert_contains(err, "shadow");
+  assert_contains(err, "ept");
+}
+
 static void cr3cache_programs_cr3_target_count_4(void **state) {
   (void)state;
   setup_vcpu("cr3cache");
@@ -732,6 +777,8 @@ int main(void) {
     cmocka_unit_test(missing_base_names_the_file_that_asked_for_it),
     cmocka_unit_test(ept_preset_turns_off_cr3_and_invlpg_exiting_and_enables_ept),
     cmocka_unit_test(shadow_paging_turns_on_cr3_and_invlpg_exiting_and_intercepts_page_faults),
+    cmocka_unit_test(paging_mode_decides_the_real_control_registers_and_guest_cr3),
+    cmocka_unit_test(paging_knob_values_are_the_modes_names),
     cmocka_unit_test(cr3cache_programs_cr3_target_count_4),
     cmocka_unit_test(policy_masks_reach_the_vmcs),
     cmocka_unit_test(shadow_paging_forces_cr4_pge_host_owned_even_with_cr4mask),

@@ -1,4 +1,4 @@
-/* The segment memo (models/mmu/seg.h) changes no figure: a replay in blocks,
+/* The segment memo (models/mmu/seg_memo.h) changes no figure: a replay in blocks,
 ** where the memo takes repeated passes whole, gives every count and cycle of a
 ** replay one event at a time, where it is off; and the TLB fingerprint it
 ** keys on tells states apart exactly when they behave differently. */

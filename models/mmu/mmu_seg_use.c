@@ -1,4 +1,4 @@
-/* The segment memo in the MMU (models/mmu/seg.h): where segments start,
+/* The segment memo in the MMU (models/mmu/seg_memo.h): where segments start,
 ** are compared, recorded and end. */
 #include "mmu_int.h"
 #include "models/counters.h"
@@ -14,8 +14,8 @@ static uint64_t mix(uint64_t v) {
 static uint64_t start_key(const struct mmu *m, const struct mmu_ctx *c) {
   const struct mmu_vcpu *mv = &m->v[c->vcpu];
   uint64_t h = mix(tlb_fingerprint(&mv->tlb) ^ c->cr3);
-  h = mix(h ^ (m->pool.gen << 1 | c->pge));
-  for (unsigned i = 0; i < m->nroots; i++) h = mix(h ^ mv->cur.slot[i]);
+  h = mix(h ^ (m->sh.pool.gen << 1 | c->pge));
+  for (unsigned i = 0; i < m->sh.nroots; i++) h = mix(h ^ mv->cur.slot[i]);
   if (c->vcpu) h = mix(h ^ c->vcpu);               /* vCPU 0's starts as with one vCPU */
   return h ? h : 1;                                /* 0 marks an empty way */
 }
@@ -31,7 +31,7 @@ static void start(struct mmu *m, const struct mmu_ctx *c) {
     s->i = 0;
   } else if (seg_seen_before(s, key)) {
     s->mode = SEG_RECORD;
-    seg_record_start(s, key, m->pool.gen, m->ctr[CTR_SHADOW_FAULTS]);
+    seg_record_start(s, key, m->sh.pool.gen, m->ctr[CTR_SHADOW_FAULTS]);
   } else {
     s->mode = SEG_OFF;
   }
@@ -110,7 +110,7 @@ static void keep(struct mmu *m) {
 void mmu_seg_end(struct mmu *m) {
   struct seg_memo *s = m->seg;
   if (s->mode == SEG_MATCH) settle_match(m, s->vcpu);
-  else if (s->mode == SEG_RECORD && s->rec.n && m->pool.gen == s->gen && m->ctr[CTR_SHADOW_FAULTS] == s->faults)
+  else if (s->mode == SEG_RECORD && s->rec.n && m->sh.pool.gen == s->gen && m->ctr[CTR_SHADOW_FAULTS] == s->faults)
     keep(m);
   s->mode = SEG_IDLE;
 }

@@ -1,6 +1,6 @@
 /* The segment memo's store: recorded segments by start, a set-associative
-** table with LRU replacement (see seg.h). */
-#include "seg.h"
+** table with LRU replacement (see seg_memo.h). */
+#include "seg_memo.h"
 #include "models/alloc.h"
 
 #include <stdlib.h>

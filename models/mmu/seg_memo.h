@@ -29,8 +29,8 @@
 ** alike (about 2^-64 for a pair) would take each other's record.  The
 ** fingerprint is an XOR of entry hashes, so a collision could be built on
 ** purpose, but none comes by chance. */
-#ifndef VMXSIM_SEG_H
-#define VMXSIM_SEG_H
+#ifndef VMXSIM_SEG_MEMO_H
+#define VMXSIM_SEG_MEMO_H
 
 #include <stdbool.h>
 #include <stdint.h>
