@@ -41,8 +41,8 @@ static inline const char *fuzz_small_trace(void) {
 ** a configuration may cause (usage: a pool too small for the roots; VM entry:
 ** a control the CPU lacks) is a finding. */
 static inline int fuzz_replay(const char *policy, const char *cpu, char *const *sets, int nsets) {
-  struct run_spec spec = { .trace = fuzz_small_trace(), .policy = policy, .cpu = cpu, .sets = sets,
-                           .nsets = nsets, .views = true };
+  struct run_spec spec = { .trace = fuzz_small_trace(), .config = { policy, cpu, sets, nsets },
+                           .views = { .views = true } };
   struct run_output out;
   memset(&out, 0, sizeof out);
   char err[1024] = "";
