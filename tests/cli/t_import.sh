@@ -311,7 +311,8 @@ else
   printf '_' | dd of=corrupt.dat bs=1 seek=143405 conv=notrunc 2>/dev/null
   run env ASAN_OPTIONS=allocator_may_return_null=1 "$VMXSIM" import trace-cmd corrupt.dat -o corrupt.bin
   check_rc "trace-cmd: a corrupt size field is bad input" 3
-  check_contains "trace-cmd: the corrupt file is named" "$err" "corrupt.dat: not a trace-cmd trace.dat file, or unreadable"
+  check_contains "trace-cmd: the corrupt file is named, and the allocation that failed" "$err" \
+    "corrupt.dat: libtracecmd needed more memory than its reader may use for this file"
   [ ! -e corrupt.bin ] && pass "trace-cmd: no trace from a corrupt file" || fail "trace-cmd: no trace from a corrupt file" "corrupt.bin exists"
   # another: an event format that makes libtraceevent divide by zero; vmxsim reads the file
   # in a child process, so the crash is a refused file
@@ -329,6 +330,26 @@ else
   check_contains "trace-cmd: ... and says so, with the bound" "$err" \
     "tracedat-loop.dat: libtracecmd had not finished reading it after 7 s of CPU time"
   [ ! -e loop.bin ] && pass "trace-cmd: no trace from it" || fail "trace-cmd: no trace from it" "loop.bin exists"
+  # the cut sched seed claiming 10^7 CPUs (its count, at byte 22264): libtracecmd took 81 MB
+  # and 7 s of CPU time for them and the file imported (10^8: 780 MB, then the CPU bound);
+  # the reader child now has 64 MiB and 32 times the file's size of memory
+  cp "$SEEDS/sched.dat" cpus.dat
+  printf '\200\226\230\000' | dd of=cpus.dat bs=1 seek=22264 conv=notrunc 2>/dev/null
+  run env ASAN_OPTIONS=allocator_may_return_null=1 "$VMXSIM" import trace-cmd cpus.dat -o cpus.bin
+  check_rc "trace-cmd: a file that asks for far more memory than it holds is bad input" 3
+  check_contains "trace-cmd: ... and says so, with the bound" "$err" \
+    "cpus.dat: libtracecmd needed more memory than its reader may use for this file (65 MiB: 64 MiB and 32 times"
+  [ ! -e cpus.bin ] && pass "trace-cmd: no trace from it" || fail "trace-cmd: no trace from it" "cpus.bin exists"
+  # fuzz inputs (the tracecmd harness, 2026-12-06, from the cut seeds) whose printk formats
+  # make libtraceevent read past its buffer (tep_parse_printk_formats: strdup, and strcmp
+  # in tep_register_print_string), which a sanitizer build reports: read in the child, each
+  # is a refused file (there the sanitizer ends the child), never a crash of vmxsim
+  for f in "$ROOT"/tests/data/tracedat-oob-*.dat; do
+    run env ASAN_OPTIONS=allocator_may_return_null=1 "$VMXSIM" import trace-cmd "$f" -o oob.bin
+    check_rc "trace-cmd: ${f##*/}, read past a buffer by libtraceevent, is bad input" 3
+    check_contains "trace-cmd: ... named" "$err" "vmxsim: $f: "
+    [ ! -e oob.bin ] && pass "trace-cmd: no trace from it" || fail "trace-cmd: no trace from it" "oob.bin exists"
+  done
 fi
 run "$VMXSIM" import trace-cmd "$REC/perf-pipe.txt.gz" -o no.bin
 check_rc "trace-cmd: another file is bad input" 3
