@@ -225,9 +225,9 @@ int import_tracecmd(struct import *im, const char *path);
 ** the in-process fuzz harness (tests/fuzz/fuzz_tracecmd_inproc.c), which enforces
 ** the bounds itself. */
 int import_tracecmd_in_process(struct import *im, const char *path);
-/* The reader child's bounds for a file of size bytes: seconds of CPU time, and bytes of
+/* The reader child's bounds for the file at path: seconds of CPU time, and bytes of
 ** address space over what it has mapped when it starts. */
-void import_tracecmd_bounds(uint64_t size, uint64_t *cpu_s, uint64_t *mem);
+void import_tracecmd_bounds(const char *path, uint64_t *cpu_s, uint64_t *mem);
 bool import_tracecmd_available(void);
 
 /* ---- a whole import: input file to trace file (import.c) ---- */

@@ -44,7 +44,8 @@
 ** time, and well below the tracecmd fuzz harness's timeout (scripts/fuzz.sh).
 **
 ** Memory: an address-space bound (RLIMIT_AS), over what the child has mapped
-** when it starts (its copy of vmxsim), of 64 MiB and 32 times the file's size.
+** when it starts (its copy of vmxsim), of 64 MiB and 32 times the file's size,
+** 256 times for a compressed file (file version 7 names its compression).
 ** A corrupt size or count field makes libtracecmd ask for what it says: fuzz
 ** inputs of 36 KB asked for 2 to 4 GB, one for 2^62 bytes (which malloc
 ** refuses), and a file that claims 10^8 CPUs filled 780 MB for them.  Past the
@@ -52,17 +53,21 @@
 ** READ_NO_MEMORY when errno is ENOMEM) or faults on the NULL (reader_fault).
 ** What good files took beyond the start, measured: 9 and 11 MB for the two
 ** recordings of traces/recorded/ (2 MB and 150 KB, uncompressed: the libraries'
-** own needs); 27 MB for a 1.1 MB zstd-compressed file with the kernel's symbols
-** (the symbols' 5 MB of text, decompressed, then parsed into a table: 24 times
-** the file); 65 MB for a 4.4 MB compressed file of 46 MB of ring buffer, which
-** libtracecmd decompresses into memory (15 times).  The base is six times the
-** libraries' own needs; the multiple is above what decompression and the parsed
-** tables took, a compressed file's worst case.  The report text is not the
-** child's: it goes to vmxsim through the pipe as it is printed. */
+** own needs), 62 MB for a file of 53 MB and the kernel's symbols.  libtracecmd
+** holds a compressed file's data decompressed, and libtraceevent parses the
+** symbols into a table: 27 MB for a 1.1 MB zstd-compressed file with the
+** symbols (24 times the file), 65 MB for 4.4 MB compressed from 46 MB of ring
+** buffer (15 times), 191 MB for 1.9 MB compressed from 174 MB of identical
+** records (100 times; the recorded sched file's data compresses 7 times).  The
+** base is six times the libraries' own needs; each multiple is above what the
+** files of its kind took, 2.5 times the most repetitive one's for compressed
+** files.  The report text is not the child's: it goes to vmxsim through the
+** pipe as it is printed. */
 #define READER_CPU_BASE_S    5
 #define READER_CPU_PER_MIB_S 2
 #define READER_MEM_BASE_MIB  64
 #define READER_MEM_PER_BYTE  32
+#define READER_MEM_PER_COMPRESSED_BYTE 256
 
 /* What read_report found: the child's status byte. */
 enum read_status { READ_OK, READ_NOT_TRACEDAT, READ_NOT_AGAIN, READ_NO_MEMORY };
@@ -209,24 +214,44 @@ static enum read_status read_report(const char *path, struct report_out *o, bool
 struct reader_bounds {
   rlim_t cpu_s;              /* seconds of CPU time */
   uint64_t mem;              /* bytes of address space over what the child has mapped at its start */
+  unsigned per_byte;         /* mem's multiple of the file's size */
 };
 
-static struct reader_bounds reader_bounds(uint64_t size) {
+/* Whether the trace.dat at path says its sections are compressed: file version
+** 7 names its compression ("none", or an algorithm) after the page size.  Only
+** a regular file is looked at (a FIFO's bytes would be gone). */
+static bool tracedat_compressed(const char *path) {
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st;
+  unsigned char h[64] = { 0 };
+  ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, h, sizeof h - 1) : 0;
+  close(fd);
+  static const unsigned char magic[10] = { 0x17, 0x08, 'D', 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+  if (n < (ssize_t)sizeof magic || memcmp(h, magic, sizeof magic)) return false;
+  const char *version = (const char *)h + sizeof magic;     /* NUL-terminated: h's last byte is 0 */
+  size_t at = sizeof magic + strlen(version) + 1 + 6;       /* endianness, long size, page size */
+  return atoi(version) >= 7 && at < (size_t)n && strcmp((const char *)h + at, "none") != 0;
+}
+
+static struct reader_bounds reader_bounds(uint64_t size, bool compressed) {
   uint64_t mib = size / (1u << 20) + (size % (1u << 20) != 0);
   uint64_t base = (uint64_t)READER_MEM_BASE_MIB << 20;
+  unsigned k = compressed ? READER_MEM_PER_COMPRESSED_BYTE : READER_MEM_PER_BYTE;
   return (struct reader_bounds){
     .cpu_s = (rlim_t)(READER_CPU_BASE_S + READER_CPU_PER_MIB_S * mib),
-    .mem = size > (UINT64_MAX - base) / READER_MEM_PER_BYTE ? UINT64_MAX : base + READER_MEM_PER_BYTE * size,
+    .mem = size > (UINT64_MAX - base) / k ? UINT64_MAX : base + k * size,
+    .per_byte = k,
   };
 }
 
 static struct reader_bounds reader_bounds_of(const char *path) {
   struct stat st;
-  return reader_bounds(stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0);
+  return reader_bounds(stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0, tracedat_compressed(path));
 }
 
-void import_tracecmd_bounds(uint64_t size, uint64_t *cpu_s, uint64_t *mem) {
-  struct reader_bounds b = reader_bounds(size);
+void import_tracecmd_bounds(const char *path, uint64_t *cpu_s, uint64_t *mem) {
+  struct reader_bounds b = reader_bounds_of(path);
   *cpu_s = b.cpu_s;
   *mem = b.mem;
 }
@@ -310,14 +335,14 @@ static void report_child(const char *path, int fd, struct reader_bounds b) {
   _exit(ok ? 0 : 1);                           /* no atexit work: the parent owns the process's files */
 }
 
-/* The message for a status of read_report's; mem: the child's memory bound
-** (0 when read in this process). */
-static int read_refused(struct import *im, enum read_status st, uint64_t mem) {
-  if (st == READ_NO_MEMORY && mem)
+/* The message for a status of read_report's; b: the child's bounds (NULL when
+** read in this process). */
+static int read_refused(struct import *im, enum read_status st, const struct reader_bounds *b) {
+  if (st == READ_NO_MEMORY && b)
     snprintf(im->err, sizeof im->err, "%s: libtracecmd needed more memory than its reader may use for this file "
-             "(%llu MiB: %d MiB and %d times the file's size): a corrupt trace.dat? (a corrupt size or count field "
-             "makes it ask for far more than the file holds)", im->opt.input, (unsigned long long)(mem >> 20),
-             READER_MEM_BASE_MIB, READER_MEM_PER_BYTE);
+             "(%llu MiB: %d MiB and %u times the file's size%s): a corrupt trace.dat? (a corrupt size or count field "
+             "makes it ask for far more than the file holds)", im->opt.input, (unsigned long long)(b->mem >> 20),
+             READER_MEM_BASE_MIB, b->per_byte, b->per_byte == READER_MEM_PER_BYTE ? "" : ", compressed");
   else if (st == READ_NO_MEMORY)
     snprintf(im->err, sizeof im->err, "%s: libtracecmd could not allocate the memory it asked for: a corrupt "
              "trace.dat? (a corrupt size or count field makes it ask for far more than the file holds)",
@@ -341,7 +366,7 @@ static int reader_died(struct import *im, int status, const struct rusage *ru, s
              "and %d s a MiB of file): a corrupt trace.dat? (a corrupt ring-buffer page can make it loop for ever)",
              im->opt.input, (unsigned long long)b.cpu_s, READER_CPU_BASE_S, READER_CPU_PER_MIB_S);
   else if (WIFEXITED(status) && WEXITSTATUS(status) == READER_EXIT_NO_MEMORY)
-    return read_refused(im, READ_NO_MEMORY, b.mem);
+    return read_refused(im, READ_NO_MEMORY, &b);
   else if (WIFSIGNALED(status))
     snprintf(im->err, sizeof im->err, "%s: libtracecmd crashed reading it (signal %d, %s): a corrupt trace.dat file?",
              im->opt.input, WTERMSIG(status), strsignal(WTERMSIG(status)));
@@ -392,7 +417,7 @@ static int report_in_child(struct import *im, const char *path, struct strbuf *o
   *kvm = out->s[out->len - 1] != 0;
   out->len -= 2;
   out->s[out->len] = 0;
-  return st ? read_refused(im, st, b.mem) : 0;
+  return st ? read_refused(im, st, &b) : 0;
 }
 
 /* The report text, as kvm-ftrace or perf-script text, into the import. */
@@ -412,7 +437,7 @@ int import_tracecmd_in_process(struct import *im, const char *path) {
   enum read_status st = read_report(path, &o, &kvm, true);
   if (st) {
     free(o.text.s);
-    return read_refused(im, st, 0);
+    return read_refused(im, st, NULL);
   }
   return import_report(im, &o.text, kvm);
 }

@@ -330,16 +330,23 @@ else
   check_contains "trace-cmd: ... and says so, with the bound" "$err" \
     "tracedat-loop.dat: libtracecmd had not finished reading it after 7 s of CPU time"
   [ ! -e loop.bin ] && pass "trace-cmd: no trace from it" || fail "trace-cmd: no trace from it" "loop.bin exists"
-  # the cut sched seed claiming 10^7 CPUs (its count, at byte 22264): libtracecmd took 81 MB
-  # and 7 s of CPU time for them and the file imported (10^8: 780 MB, then the CPU bound);
+  # the cut sched seed claiming 10^8 CPUs (its count, at byte 22264): libtracecmd filled 780
+  # MB for them in 14 s before the CPU bound ended it (10^7: 81 MB, and the file imported);
   # the reader child now has 64 MiB and 32 times the file's size of memory
   cp "$SEEDS/sched.dat" cpus.dat
-  printf '\200\226\230\000' | dd of=cpus.dat bs=1 seek=22264 conv=notrunc 2>/dev/null
+  printf '\000\341\365\005' | dd of=cpus.dat bs=1 seek=22264 conv=notrunc 2>/dev/null
   run env ASAN_OPTIONS=allocator_may_return_null=1 "$VMXSIM" import trace-cmd cpus.dat -o cpus.bin
   check_rc "trace-cmd: a file that asks for far more memory than it holds is bad input" 3
   check_contains "trace-cmd: ... and says so, with the bound" "$err" \
-    "cpus.dat: libtracecmd needed more memory than its reader may use for this file (65 MiB: 64 MiB and 32 times"
+    "cpus.dat: libtracecmd needed more memory than its reader may use for this file (65 MiB: 64 MiB and 32 times the file's size)"
   [ ! -e cpus.bin ] && pass "trace-cmd: no trace from it" || fail "trace-cmd: no trace from it" "cpus.bin exists"
+  # a compressed file's data is held decompressed (100 times the file for the most repetitive
+  # one measured), so its bound is 256 times its size: the sched seed converted to zstd
+  # (trace-cmd convert), one 8-byte field of its compressed metadata (byte 603) set to 2^31-1
+  run env ASAN_OPTIONS=allocator_may_return_null=1 "$VMXSIM" import trace-cmd "$ROOT/tests/data/tracedat-zstd-size.dat" -o z.bin
+  check_rc "trace-cmd: a compressed file that asks for far more memory than it holds is bad input" 3
+  check_contains "trace-cmd: ... with the bound of a compressed file" "$err" \
+    "tracedat-zstd-size.dat: libtracecmd needed more memory than its reader may use for this file (67 MiB: 64 MiB and 256 times the file's size, compressed)"
   # fuzz inputs (the tracecmd harness, 2026-12-06, from the cut seeds) whose printk formats
   # make libtraceevent read past its buffer (tep_parse_printk_formats: strdup, and strcmp
   # in tep_register_print_string), which a sanitizer build reports: read in the child, each

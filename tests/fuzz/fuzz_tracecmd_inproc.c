@@ -34,14 +34,14 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/time.h>
 #include <ucontext.h>
 
 /* A failed allocation is the libraries' way of refusing a size field (they get
 ** NULL, and vmxsim refuses the file): malloc returns NULL as in the child, above
-** 66 MiB, the child's bound for a file of 64 KiB (larger inputs get less than
-** their child would, which refuses them sooner, never wrongly). */
+** 66 MiB, the child's bound for an uncompressed file of 64 KiB (larger or
+** compressed inputs get less than their child would, which refuses them
+** sooner, never wrongly). */
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "allocator_may_return_null=1:max_allocation_size_mb=66"; }
 
@@ -166,9 +166,8 @@ static void shelter_from_library_faults(void) {
 /* The trace-cmd import, with the file read in this process and the libraries'
 ** faults ending the read as they end the child: refused, as the child's are. */
 static int read_here(struct import *im, const char *path) {
-  struct stat st;
   uint64_t cpu_s, mem;
-  import_tracecmd_bounds(stat(path, &st) == 0 ? (uint64_t)st.st_size : 0, &cpu_s, &mem);
+  import_tracecmd_bounds(path, &cpu_s, &mem);
   int sig = sigsetjmp(read_ended, 1);
   set_cpu_timer(0, 0);
   if (sig) {
