@@ -39,9 +39,12 @@
 **
 ** CPU time: a corrupt ring-buffer page can make libtraceevent's
 ** kbuffer_next_event loop for ever (fuzz inputs of 36 KB that had not ended
-** after 40 minutes).  A good file takes milliseconds a MiB (libtracecmd's parse
-** and one printed line a record), so the bound is far above any real file's
-** time, and well below the tracecmd fuzz harness's timeout (scripts/fuzz.sh).
+** after 40 minutes; those that give records on end are refused sooner, by the
+** report's memory), and a corrupt CPU count makes libtracecmd look at every
+** CPU it claims for each record.  A good file takes milliseconds a MiB
+** (libtracecmd's parse and one printed line a record), so the bound is far
+** above any real file's time, and well below the tracecmd fuzz harness's
+** timeout (scripts/fuzz.sh).
 **
 ** Memory: an address-space bound (RLIMIT_AS), over what the child has mapped
 ** when it starts (its copy of vmxsim), of 64 MiB and 32 times the file's size,
@@ -52,17 +55,20 @@
 ** bound an allocation fails: libtracecmd then gives up (the status byte says
 ** READ_NO_MEMORY when errno is ENOMEM) or faults on the NULL (reader_fault).
 ** What good files took beyond the start, measured: 9 and 11 MB for the two
-** recordings of traces/recorded/ (2 MB and 150 KB, uncompressed: the libraries'
-** own needs), 62 MB for a file of 53 MB and the kernel's symbols.  libtracecmd
+** recordings of traces/recorded/ (the KVM one of 2 MB, uncompressed, the sched
+** one of 150 KB, zstd-compressed: the libraries' own needs), 62 MB for an
+** uncompressed file of 53 MB and the kernel's symbols.  libtracecmd
 ** holds a compressed file's data decompressed, and libtraceevent parses the
 ** symbols into a table: 27 MB for a 1.1 MB zstd-compressed file with the
 ** symbols (24 times the file), 65 MB for 4.4 MB compressed from 46 MB of ring
 ** buffer (15 times), 191 MB for 1.9 MB compressed from 174 MB of identical
-** records (100 times; the recorded sched file's data compresses 7 times).  The
+** records (100 times; the recorded sched file's data is compressed 7 times).  The
 ** base is six times the libraries' own needs; each multiple is above what the
 ** files of its kind took, 2.5 times the most repetitive one's for compressed
 ** files.  The report text is not the child's: it goes to vmxsim through the
-** pipe as it is printed. */
+** pipe as it is printed, and as much of it as of the child's memory: a corrupt
+** ring-buffer page made libtracecmd give records without end, 470 MB of text
+** from a 40 KB file in the 7 s of its CPU bound (a fuzz input). */
 #define READER_CPU_BASE_S    5
 #define READER_CPU_PER_MIB_S 2
 #define READER_MEM_BASE_MIB  64
@@ -70,7 +76,7 @@
 #define READER_MEM_PER_COMPRESSED_BYTE 256
 
 /* What read_report found: the child's status byte. */
-enum read_status { READ_OK, READ_NOT_TRACEDAT, READ_NOT_AGAIN, READ_NO_MEMORY };
+enum read_status { READ_OK, READ_NOT_TRACEDAT, READ_NOT_AGAIN, READ_NO_MEMORY, READ_TOO_LONG };
 
 /* The child's exit status when it faults after an allocation failed (errno
 ** ENOMEM: libtracecmd dereferences some of the NULLs malloc returns). */
@@ -78,12 +84,14 @@ enum read_status { READ_OK, READ_NOT_TRACEDAT, READ_NOT_AGAIN, READ_NO_MEMORY };
 
 /* Where the report text goes: kept whole in text (in this process), or written
 ** through fd in pieces of up to cap bytes (the child's: its memory holds the
-** libraries' data, not the report, and a write needs no allocation). */
+** libraries' data, not the report, and a write needs no allocation); at most
+** max bytes, past which the reading stops. */
 struct report_out {
   int fd;                    /* -1: kept in text */
   struct strbuf text;
   char *chunk;               /* the child's: cap bytes, n of them not written yet */
   size_t n, cap;
+  uint64_t len, max;         /* bytes of report so far, and the most there may be */
   bool write_failed;
 };
 
@@ -113,6 +121,7 @@ static void out_flush(struct report_out *o) {
 }
 
 static void out_add(struct report_out *o, const char *s, size_t n) {
+  o->len += n;
   if (o->fd < 0) {
     strbuf_add(&o->text, s, n);
     return;
@@ -140,7 +149,7 @@ static int find_kvm_exit(struct tracecmd_input *h, struct tep_record *rec, int c
   struct reader *R = arg;
   note_memory(R);
   if (tep_data_type(R->tep, rec) == R->kvm_exit_id) R->kvm = true;
-  return R->kvm;               /* nonzero stops the iteration */
+  return R->kvm ? -1 : 0;      /* negative stops the iteration (a positive value does not) */
 }
 
 /* One record as `trace-cmd report` (KVM) or `perf script` (native events) prints it. */
@@ -168,7 +177,7 @@ static int add_record(struct tracecmd_input *h, struct tep_record *rec, int cpu,
   out_add(R->out, R->info.buffer, strlen(R->info.buffer));
   out_add(R->out, "\n", 1);
   R->records++;
-  return 0;
+  return R->out->len > R->out->max ? -1 : 0;   /* negative stops the iteration */
 }
 
 /* The report text of the file at path (what `trace-cmd report` prints, one
@@ -201,6 +210,7 @@ static enum read_status read_report(const char *path, struct report_out *o, bool
     note_memory(&R);
   }
   if (R.no_memory) st = READ_NO_MEMORY;
+  else if (o->len > o->max) st = READ_TOO_LONG;
   trace_seq_destroy(&R.info);
   if (close_handles)
     for (int i = 0; i < 2; i++) {
@@ -327,7 +337,7 @@ static void report_child(const char *path, int fd, struct reader_bounds b) {
   setrlimit(RLIMIT_CPU, &cpu);
   limit_address_space(b.mem);
   static char chunk[1 << 16];
-  struct report_out o = { .fd = fd, .chunk = chunk, .cap = sizeof chunk };
+  struct report_out o = { .fd = fd, .chunk = chunk, .cap = sizeof chunk, .max = b.mem };
   bool kvm = false;
   unsigned char tail[2] = { (unsigned char)read_report(path, &o, &kvm, false), kvm };
   out_flush(&o);
@@ -335,18 +345,29 @@ static void report_child(const char *path, int fd, struct reader_bounds b) {
   _exit(ok ? 0 : 1);                           /* no atexit work: the parent owns the process's files */
 }
 
-/* The message for a status of read_report's; b: the child's bounds (NULL when
-** read in this process). */
+/* The memory bound, as messages give it: "65 MiB: 64 MiB and 32 times the file's size". */
+static const char *bound_text(const struct reader_bounds *b, char *buf, size_t n) {
+  snprintf(buf, n, "%llu MiB: %d MiB and %u times the file's size%s", (unsigned long long)(b->mem >> 20),
+           READER_MEM_BASE_MIB, b->per_byte, b->per_byte == READER_MEM_PER_BYTE ? "" : ", compressed");
+  return buf;
+}
+
+/* The message for a status of read_report's; b: the reader's bounds (NULL for
+** an allocation that failed in this process, which has none of its own). */
 static int read_refused(struct import *im, enum read_status st, const struct reader_bounds *b) {
+  char bound[96];
   if (st == READ_NO_MEMORY && b)
     snprintf(im->err, sizeof im->err, "%s: libtracecmd needed more memory than its reader may use for this file "
-             "(%llu MiB: %d MiB and %u times the file's size%s): a corrupt trace.dat? (a corrupt size or count field "
-             "makes it ask for far more than the file holds)", im->opt.input, (unsigned long long)(b->mem >> 20),
-             READER_MEM_BASE_MIB, b->per_byte, b->per_byte == READER_MEM_PER_BYTE ? "" : ", compressed");
+             "(%s): a corrupt trace.dat? (a corrupt size or count field makes it ask for far more than the file "
+             "holds)", im->opt.input, bound_text(b, bound, sizeof bound));
   else if (st == READ_NO_MEMORY)
     snprintf(im->err, sizeof im->err, "%s: libtracecmd could not allocate the memory it asked for: a corrupt "
              "trace.dat? (a corrupt size or count field makes it ask for far more than the file holds)",
              im->opt.input);
+  else if (st == READ_TOO_LONG)
+    snprintf(im->err, sizeof im->err, "%s: its report (one line a record) grew past the reader's memory bound "
+             "(%s): a corrupt trace.dat? (a corrupt ring-buffer page can make libtracecmd give records without "
+             "end)", im->opt.input, bound_text(b, bound, sizeof bound));
   else if (st == READ_NOT_TRACEDAT)
     snprintf(im->err, sizeof im->err, "%s: not a trace-cmd trace.dat file, or unreadable (libtracecmd could not "
              "open it)", im->opt.input);
@@ -363,7 +384,8 @@ static int reader_died(struct import *im, int status, const struct rusage *ru, s
               (WTERMSIG(status) == SIGXCPU || (WTERMSIG(status) == SIGKILL && cpu_used >= b.cpu_s));
   if (over)
     snprintf(im->err, sizeof im->err, "%s: libtracecmd had not finished reading it after %llu s of CPU time (%d s, "
-             "and %d s a MiB of file): a corrupt trace.dat? (a corrupt ring-buffer page can make it loop for ever)",
+             "and %d s a MiB of file): a corrupt trace.dat? (a corrupt ring-buffer page can make it loop for ever, a "
+             "corrupt CPU count look at millions of CPUs for each record)",
              im->opt.input, (unsigned long long)b.cpu_s, READER_CPU_BASE_S, READER_CPU_PER_MIB_S);
   else if (WIFEXITED(status) && WEXITSTATUS(status) == READER_EXIT_NO_MEMORY)
     return read_refused(im, READ_NO_MEMORY, &b);
@@ -432,12 +454,14 @@ static int import_report(struct import *im, struct strbuf *out, bool kvm) {
 }
 
 int import_tracecmd_in_process(struct import *im, const char *path) {
-  struct report_out o = { .fd = -1 };
+  struct reader_bounds b = reader_bounds_of(path);
+  /* a quarter of the bound: the text's buffer doubles as it grows, and its last line may be long */
+  struct report_out o = { .fd = -1, .max = b.mem / 4 };
   bool kvm = false;
   enum read_status st = read_report(path, &o, &kvm, true);
   if (st) {
     free(o.text.s);
-    return read_refused(im, st, NULL);
+    return read_refused(im, st, st == READ_TOO_LONG ? &b : NULL);
   }
   return import_report(im, &o.text, kvm);
 }

@@ -323,13 +323,34 @@ else
   check_rc "trace-cmd: a crash in the libraries is bad input" 3
   check_contains "trace-cmd: and says so" "$err" "fpe.dat: libtracecmd crashed reading it (signal 8"
   # a fuzz input (2026-12-04, from the cut KVM seed) whose ring-buffer page makes
-  # libtraceevent's kbuffer_next_event loop for ever: vmxsim waited for ever; the child
-  # that reads it now has 5 s of CPU time and 2 s a MiB
+  # libtraceevent's kbuffer_next_event give records for ever: vmxsim waited for ever, then
+  # the child's CPU bound refused it (in the pass that looks for a kvm_exit record, which
+  # went on past the first); that pass now stops there, and the report's memory does
   run "$VMXSIM" import trace-cmd "$ROOT/tests/data/tracedat-loop.dat" -o loop.bin
-  check_rc "trace-cmd: a file the libraries read in a loop is bad input" 3
+  check_rc "trace-cmd: a file whose records never end is bad input" 3
   check_contains "trace-cmd: ... and says so, with the bound" "$err" \
-    "tracedat-loop.dat: libtracecmd had not finished reading it after 7 s of CPU time"
+    "tracedat-loop.dat: its report (one line a record) grew past the reader's memory bound (65 MiB: 64 MiB and 32 times the file's size)"
   [ ! -e loop.bin ] && pass "trace-cmd: no trace from it" || fail "trace-cmd: no trace from it" "loop.bin exists"
+  # the cut sched seed with each CPU's two pages ten times over (flyrecord's sizes, at byte
+  # 22751, 81920 each) claiming 8 million CPUs (at byte 22264; 64 MB, under the memory
+  # bound): libtracecmd looks at every CPU for each of its 3,370 records, 27 billion looks;
+  # the child's CPU bound (5 s, and 2 s a MiB) refuses it
+  head -c 22264 "$SEEDS/sched.dat" > cpuloop.dat
+  printf '\000\022\172\000' >> cpuloop.dat                          # 8,000,000
+  dd if="$SEEDS/sched.dat" bs=1 skip=22268 count=$((22751 - 22268)) 2>/dev/null >> cpuloop.dat
+  printf '\000\140\000\000\000\000\000\000\000\100\001\000\000\000\000\000' >> cpuloop.dat  # CPU 0: 24576, 81920
+  printf '\000\240\001\000\000\000\000\000\000\100\001\000\000\000\000\000' >> cpuloop.dat  # CPU 1: 106496, 81920
+  dd if="$SEEDS/sched.dat" bs=1 skip=22783 count=$((24576 - 22783)) 2>/dev/null >> cpuloop.dat
+  for cpu in 0 1; do
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+      dd if="$SEEDS/sched.dat" bs=8192 skip=$((3 + cpu)) count=1 2>/dev/null >> cpuloop.dat
+    done
+  done
+  run "$VMXSIM" import trace-cmd cpuloop.dat -o cpuloop.bin
+  check_rc "trace-cmd: a file the libraries read for too long is bad input" 3
+  check_contains "trace-cmd: ... and says so, with the bound" "$err" \
+    "cpuloop.dat: libtracecmd had not finished reading it after 7 s of CPU time"
+  [ ! -e cpuloop.bin ] && pass "trace-cmd: no trace from it" || fail "trace-cmd: no trace from it" "cpuloop.bin exists"
   # the cut sched seed claiming 10^8 CPUs (its count, at byte 22264): libtracecmd filled 780
   # MB for them in 14 s before the CPU bound ended it (10^7: 81 MB, and the file imported);
   # the reader child now has 64 MiB and 32 times the file's size of memory
