@@ -322,6 +322,12 @@ else
   run "$VMXSIM" import trace-cmd fpe.dat -o fpe.bin
   check_rc "trace-cmd: a crash in the libraries is bad input" 3
   check_contains "trace-cmd: and says so" "$err" "fpe.dat: libtracecmd crashed reading it (signal 8"
+  # a fuzz input (tracecmd_inproc, 2026-12-06, from the cut sched seed) whose event format
+  # makes libtraceevent call strcmp on a NULL: it stopped that harness (the fault was in
+  # the sanitizer's strcmp, not the library); read in the child, it is a refused file
+  run "$VMXSIM" import trace-cmd "$ROOT/tests/data/tracedat-crash-strcmp.dat" -o strcmp.bin
+  check_rc "trace-cmd: a file libtraceevent crashes on is bad input" 3
+  check_contains "trace-cmd: ... and says so" "$err" "tracedat-crash-strcmp.dat: libtracecmd crashed reading it (signal 11"
   # a fuzz input (2026-12-04, from the cut KVM seed) whose ring-buffer page makes
   # libtraceevent's kbuffer_next_event give records for ever: vmxsim waited for ever, then
   # the child's CPU bound refused it (in the pass that looks for a kvm_exit record, which
