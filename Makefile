@@ -208,7 +208,7 @@ slurm: all
 # ---- fuzzing (tests/fuzz/, docs/testing.md): libFuzzer harnesses, one per parser, built by
 # clang with AddressSanitizer and UndefinedBehaviorSanitizer into build-fuzz/
 FUZZ_SRCS  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
-FUZZ_SRCS  := $(if $(TRACECMD_LIBS),$(FUZZ_SRCS),$(filter-out tests/fuzz/fuzz_tracecmd.c,$(FUZZ_SRCS)))
+FUZZ_SRCS  := $(if $(TRACECMD_LIBS),$(FUZZ_SRCS),$(filter-out tests/fuzz/fuzz_tracecmd%.c,$(FUZZ_SRCS)))
 FUZZ_BINS  := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_MAKE   = $(MAKE) --no-print-directory CC=clang SANITIZER=address,undefined BUILD=build-fuzz LTO=0 OPT=-O1 \
               CFLAGS=$(call shq,$(CFLAGS) -fsanitize=fuzzer-no-link) fuzz-bins

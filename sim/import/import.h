@@ -221,6 +221,14 @@ int import_xentrace(struct import *im, const unsigned char *buf, size_t len); /*
 /* trace-cmd's trace.dat at path, through libtracecmd (sim/import/import_tracecmd.c); EXIT_BADINPUT
 ** with a message saying how to convert it when vmxsim was built without the library. */
 int import_tracecmd(struct import *im, const char *path);
+/* The same import with the file read in this process, without the reader child's
+** bounds on CPU time and memory and its shelter from the libraries' crashes: for
+** the in-process fuzz harness (tests/fuzz/fuzz_tracecmd_inproc.c), which enforces
+** the bounds itself. */
+int import_tracecmd_in_process(struct import *im, const char *path);
+/* The reader child's bounds for the file at path: seconds of CPU time, and bytes of
+** address space over what it has mapped when it starts. */
+void import_tracecmd_bounds(const char *path, uint64_t *cpu_s, uint64_t *mem);
 bool import_tracecmd_available(void);
 
 /* ---- the formats: one row each, in the importer's own file ---- */

@@ -314,7 +314,8 @@ else
   printf '_' | dd of=corrupt.dat bs=1 seek=143405 conv=notrunc 2>/dev/null
   run env ASAN_OPTIONS=allocator_may_return_null=1 "$VMXSIM" import trace-cmd corrupt.dat -o corrupt.bin
   check_rc "trace-cmd: a corrupt size field is bad input" 3
-  check_contains "trace-cmd: the corrupt file is named" "$err" "corrupt.dat: not a trace-cmd trace.dat file, or unreadable"
+  check_contains "trace-cmd: the corrupt file is named, and the allocation that failed" "$err" \
+    "corrupt.dat: libtracecmd needed more memory than its reader may use for this file"
   [ ! -e corrupt.bin ] && pass "trace-cmd: no trace from a corrupt file" || fail "trace-cmd: no trace from a corrupt file" "corrupt.bin exists"
   # another: an event format that makes libtraceevent divide by zero; vmxsim reads the file
   # in a child process, so the crash is a refused file
@@ -324,14 +325,68 @@ else
   run "$VMXSIM" import trace-cmd fpe.dat -o fpe.bin
   check_rc "trace-cmd: a crash in the libraries is bad input" 3
   check_contains "trace-cmd: and says so" "$err" "fpe.dat: libtracecmd crashed reading it (signal 8"
+  # a fuzz input (tracecmd_inproc, 2026-12-06, from the cut sched seed) whose event format
+  # makes libtraceevent call strcmp on a NULL: it stopped that harness (the fault was in
+  # the sanitizer's strcmp, not the library); read in the child, it is a refused file
+  run "$VMXSIM" import trace-cmd "$ROOT/tests/data/tracedat-crash-strcmp.dat" -o strcmp.bin
+  check_rc "trace-cmd: a file libtraceevent crashes on is bad input" 3
+  check_contains "trace-cmd: ... and says so" "$err" "tracedat-crash-strcmp.dat: libtracecmd crashed reading it (signal 11"
   # a fuzz input (2026-12-04, from the cut KVM seed) whose ring-buffer page makes
-  # libtraceevent's kbuffer_next_event loop for ever: vmxsim waited for ever; the child
-  # that reads it now has 5 s of CPU time and 2 s a MiB
+  # libtraceevent's kbuffer_next_event give records for ever: vmxsim waited for ever, then
+  # the child's CPU bound refused it (in the pass that looks for a kvm_exit record, which
+  # went on past the first); that pass now stops there, and the report's memory does
   run "$VMXSIM" import trace-cmd "$ROOT/tests/data/tracedat-loop.dat" -o loop.bin
-  check_rc "trace-cmd: a file the libraries read in a loop is bad input" 3
+  check_rc "trace-cmd: a file whose records never end is bad input" 3
   check_contains "trace-cmd: ... and says so, with the bound" "$err" \
-    "tracedat-loop.dat: libtracecmd had not finished reading it after 7 s of CPU time"
+    "tracedat-loop.dat: its report (one line a record) grew past the reader's memory bound (65 MiB: 64 MiB and 32 times the file's size)"
   [ ! -e loop.bin ] && pass "trace-cmd: no trace from it" || fail "trace-cmd: no trace from it" "loop.bin exists"
+  # the cut sched seed with each CPU's two pages ten times over (flyrecord's sizes, at byte
+  # 22751, 81920 each) claiming 8 million CPUs (at byte 22264; 64 MB, under the memory
+  # bound): libtracecmd looks at every CPU for each of its 3,370 records, 27 billion looks;
+  # the child's CPU bound (5 s, and 2 s a MiB) refuses it
+  head -c 22264 "$SEEDS/sched.dat" > cpuloop.dat
+  printf '\000\022\172\000' >> cpuloop.dat                          # 8,000,000
+  dd if="$SEEDS/sched.dat" bs=1 skip=22268 count=$((22751 - 22268)) 2>/dev/null >> cpuloop.dat
+  printf '\000\140\000\000\000\000\000\000\000\100\001\000\000\000\000\000' >> cpuloop.dat  # CPU 0: 24576, 81920
+  printf '\000\240\001\000\000\000\000\000\000\100\001\000\000\000\000\000' >> cpuloop.dat  # CPU 1: 106496, 81920
+  dd if="$SEEDS/sched.dat" bs=1 skip=22783 count=$((24576 - 22783)) 2>/dev/null >> cpuloop.dat
+  for cpu in 0 1; do
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+      dd if="$SEEDS/sched.dat" bs=8192 skip=$((3 + cpu)) count=1 2>/dev/null >> cpuloop.dat
+    done
+  done
+  run "$VMXSIM" import trace-cmd cpuloop.dat -o cpuloop.bin
+  check_rc "trace-cmd: a file the libraries read for too long is bad input" 3
+  check_contains "trace-cmd: ... and says so, with the bound" "$err" \
+    "cpuloop.dat: libtracecmd had not finished reading it after 7 s of CPU time"
+  [ ! -e cpuloop.bin ] && pass "trace-cmd: no trace from it" || fail "trace-cmd: no trace from it" "cpuloop.bin exists"
+  # the cut sched seed claiming 10^8 CPUs (its count, at byte 22264): libtracecmd filled 780
+  # MB for them in 14 s before the CPU bound ended it (10^7: 81 MB, and the file imported);
+  # the reader child now has 64 MiB and 32 times the file's size of memory
+  cp "$SEEDS/sched.dat" cpus.dat
+  printf '\000\341\365\005' | dd of=cpus.dat bs=1 seek=22264 conv=notrunc 2>/dev/null
+  run env ASAN_OPTIONS=allocator_may_return_null=1 "$VMXSIM" import trace-cmd cpus.dat -o cpus.bin
+  check_rc "trace-cmd: a file that asks for far more memory than it holds is bad input" 3
+  check_contains "trace-cmd: ... and says so, with the bound" "$err" \
+    "cpus.dat: libtracecmd needed more memory than its reader may use for this file (65 MiB: 64 MiB and 32 times the file's size)"
+  [ ! -e cpus.bin ] && pass "trace-cmd: no trace from it" || fail "trace-cmd: no trace from it" "cpus.bin exists"
+  # a compressed file's data is held decompressed (100 times the file for the most repetitive
+  # one measured), so its bound is 256 times its size: the sched seed converted to zstd
+  # (trace-cmd convert), one 8-byte field of its compressed metadata (byte 603) set to 2^31-1
+  run env ASAN_OPTIONS=allocator_may_return_null=1 "$VMXSIM" import trace-cmd "$ROOT/tests/data/tracedat-zstd-size.dat" -o z.bin
+  check_rc "trace-cmd: a compressed file that asks for far more memory than it holds is bad input" 3
+  check_contains "trace-cmd: ... with the bound of a compressed file" "$err" \
+    "tracedat-zstd-size.dat: libtracecmd needed more memory than its reader may use for this file (67 MiB: 64 MiB and 256 times the file's size, compressed)"
+  # fuzz inputs (the tracecmd harness, 2026-12-06, from the cut seeds) whose printk formats
+  # make libtraceevent read past its buffer (tep_parse_printk_formats: strdup, and strcmp
+  # in tep_register_print_string), which a sanitizer build reports: read in the child, each
+  # is a refused file (there the sanitizer ends the child), never a crash of vmxsim
+  for f in "$ROOT"/tests/data/tracedat-oob-*.dat; do
+    run env ASAN_OPTIONS=allocator_may_return_null=1 "$VMXSIM" import trace-cmd "$f" -o oob.bin
+    check_rc "trace-cmd: ${f##*/}, read past a buffer by libtraceevent, is bad input" 3
+    check_contains "trace-cmd: ... named" "$err" "vmxsim: $f: "
+    [ ! -e oob.bin ] && pass "trace-cmd: no trace from it" || fail "trace-cmd: no trace from it" "oob.bin exists"
+  done
 fi
 run "$VMXSIM" import trace-cmd "$REC/perf-pipe.txt.gz" -o no.bin
 check_rc "trace-cmd: another file is bad input" 3

@@ -22,10 +22,11 @@ static inline void fuzz_read_imported(const char *path) {
   trace_close(&r);
 }
 
-/* 0 with the trace read back, or import_file's exit code and message. */
-static inline int fuzz_import_file(const char *format, const char *in, char *err, size_t errlen) {
+/* 0 with the trace read back, or import_file's exit code and message: the
+** format's import, or another (a harness's own variant of one). */
+static inline int fuzz_import_as(const struct import_format *format, const char *in, char *err, size_t errlen) {
   const char *out = fuzz_path("import.bin");
-  struct import_job job = { .format = import_format_find(format), .input = in, .output = out,
+  struct import_job job = { .format = format, .input = in, .output = out,
                             .command = "fuzz", .opt = { .cpu_ghz = 2.4, .paging = PAGING_64 } };
   struct import im;
   int rc = import_file(&job, &im, err, errlen);
@@ -34,6 +35,10 @@ static inline int fuzz_import_file(const char *format, const char *in, char *err
   fuzz_read_imported(out);
   unlink(out);
   return 0;
+}
+
+static inline int fuzz_import_file(const char *format, const char *in, char *err, size_t errlen) {
+  return fuzz_import_as(import_format_find(format), in, err, errlen);
 }
 
 #endif
