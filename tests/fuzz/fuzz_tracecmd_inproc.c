@@ -18,8 +18,10 @@
 **   past it, an instruction of the libraries' ends the read (one of vmxsim's
 **   runs on, to libFuzzer's -timeout, a finding);
 ** - its shelter from the libraries' own faults: a fault whose instruction is
-**   libtracecmd's or libtraceevent's ends the read, as it ends the child;
-**   any other fault (vmxsim's code, the sanitizers') stays a finding.
+**   libtracecmd's or libtraceevent's, or that of code they called (libc, the
+**   sanitizer's strcmp, ...), ends the read, as it ends the child; any other
+**   fault (vmxsim's code and what it calls, a sanitizer's report) stays a
+**   finding.
 ** An ended read's data is left behind (the libraries' cannot be freed after a
 ** fault in them), which -rss_limit_mb bounds.  The number of reads ended is
 ** printed at exit.  Each such input is one vmxsim refuses in its child
