@@ -127,8 +127,6 @@ static int check_writable(const char *path, char *err, size_t errlen) {
 ** process made the same file meanwhile, its file (maybe holding runs) stays
 ** and is used. */
 static int create_new(const char *path, char *err, size_t errlen) {
-  struct stat sb;
-  bool empty = stat(path, &sb) == 0 && sb.st_size == 0;   /* left by an older vmxsim: replaced */
   struct outfile o;
   int rc = outfile_begin(&o, path, OUTFILE_REGULAR, err, errlen);
   if (rc) return EXIT_DB;
@@ -148,7 +146,7 @@ static int create_new(const char *path, char *err, size_t errlen) {
     outfile_discard(&o);
     return rc;
   }
-  rc = empty ? outfile_commit(&o, err, errlen) : outfile_commit_new(&o, err, errlen);
+  rc = outfile_commit_new(&o, err, errlen);
   return rc ? EXIT_DB : 0;
 }
 
@@ -179,9 +177,11 @@ int store_open_journal(const char *path, bool create, enum store_journal journal
   *out = NULL;
   int rc = store_check_path(path, create, err, errlen);
   if (rc) return rc;
+  /* An existing file, an empty one included (left by an older vmxsim, or being
+  ** made by another process), is opened as it is: SQLite's locks order the
+  ** processes that make its schema.  Only a missing one is made here. */
   struct stat sb;
-  bool exists = stat(path, &sb) == 0 && sb.st_size > 0;
-  rc = exists ? check_writable(path, err, errlen) : create_new(path, err, errlen);
+  rc = stat(path, &sb) == 0 ? check_writable(path, err, errlen) : create_new(path, err, errlen);
   if (rc) return rc;
   /* URIs are for ATTACH (a merge's read-only shards); the path itself stays a
   ** plain name: one that starts with "file:" is opened as "./file:..." */
