@@ -8,7 +8,7 @@
 static void *check(void *p) {
   if (!p) {
     fputs("vmxsim: out of memory\n", stderr);
-    exit(70);                      /* EXIT_INTERNAL in sim/core/util.h */
+    exit(70);                      /* EXIT_INTERNAL in sim/base/util.h */
   }
   return p;
 }

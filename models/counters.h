@@ -1,6 +1,6 @@
 /* What the models count: the stat keys (exit reasons and their per-register
 ** breakdown rows) and the named counters a run reports.  The models index
-** these; sim/core/stats.c names and accumulates them. */
+** these; sim/replay/stats.c names and accumulates them. */
 #ifndef VMXSIM_COUNTERS_H
 #define VMXSIM_COUNTERS_H
 

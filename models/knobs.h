@@ -1,5 +1,5 @@
 /* A hypervisor policy as the models see it: one struct of knobs.  Policies
-** are data (the JSON files of models/policies); sim/core/policy.c loads, composes and
+** are data (the JSON files of models/policies); sim/config/policy.c loads, composes and
 ** prints them from this one list. */
 #ifndef VMXSIM_KNOBS_H
 #define VMXSIM_KNOBS_H
@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 /* The values of the enum knob shadow_eviction, each with the name policies
-** and --set spell it (sim/core/policy.c's choices are these names, in enum
+** and --set spell it (sim/config/policy.c's choices are these names, in enum
 ** order).  X(constant, name) */
 #define SHADOW_EVICT_VALUES(X) X(EVICT_FIFO, "fifo") X(EVICT_LRU, "lru")
 #define KNOB_VALUE_ENUM(constant, name) constant,
@@ -53,8 +53,8 @@ enum shadow_evict { SHADOW_EVICT_VALUES(KNOB_VALUE_ENUM) };
 ** type: B bool, U unsigned integer in min..max, P power of two in min..max
 ** (both in decimal), X 64-bit mask (decimal or 0x hex, any value), E enum
 ** (its names: SHADOW_EVICT_VALUES above, mmu_paging_names() of models/mmu/mmu.c,
-** dr_scheme_names() of models/hv/dr.c; sim/core/policy.c choices_for).  A run's name spells each
-** value one way (policy_name in sim/core/policy.h).
+** dr_scheme_names() of models/hv/dr.c; sim/config/policy.c choices_for).  A run's name spells each
+** value one way (policy_name in sim/config/policy.h).
 ** min and max matter for U and P only.
 ** The knob names are part of the interface: `--set KEY=VALUE`, policy files,
 ** regression cases and the results database use them (docs/vmxsim.1,

@@ -1,6 +1,6 @@
 /* Work items: what a handler or the MMU did, as counts of priced operations.
 ** Models fill a work record; only the engine turns it into cycles, at the
-** prices of a CPU profile (the JSON files of models/cpus; loaded by sim/core/profile.c). */
+** prices of a CPU profile (the JSON files of models/cpus; loaded by sim/config/profile.c). */
 #ifndef VMXSIM_WORK_H
 #define VMXSIM_WORK_H
 

@@ -2,7 +2,7 @@
 #include "gen_cpuid.h"
 
 #include <string.h>
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 static const char *const cpuid_sources[] = {
   "kvm-unit-tests x86/vmexit.c 'cpuid' test: CPUID in a tight loop, the usual lightweight-exit benchmark "

@@ -2,7 +2,7 @@
 #include "gen_cr4toggle.h"
 
 #include <string.h>
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 /* Global flush by toggling CR4.PGE: ~750-960 cycles (linux-mm "TLB flush
 ** multiple pages per IPI", 2015); the midpoint is taken. */

@@ -3,7 +3,7 @@
 
 #include <string.h>
 #include "gen_latctx.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 static const char *const debug_sources[] = {
   "lmbench lat_ctx native, 2007 Core 2, -s 0 (kvm-devel 'mmu optimizations branch', 2007-01): "

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gen_latctx.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 static const char *const hackbench_sources[] = {
   "hackbench: groups of 20 senders and 20 receivers, UNIX sockets by default (-p pipes), "

@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 #include <string.h>
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 /*
 ** Native lat_ctx on the 2007 Core 2 (kvm-devel thread "mmu optimizations

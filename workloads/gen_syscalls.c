@@ -3,7 +3,7 @@
 #include "gen_syscalls.h"
 
 #include <string.h>
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 /* CR3 reload with a full non-global flush, Haswell (linux-mm "TLB flush
 ** multiple pages per IPI", 2015: Westmere 108, Haswell 124 cycles). */

@@ -3,7 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 #include "gen_cpuid.h"
 #include "gen_cr4toggle.h"
 #include "gen_debug.h"

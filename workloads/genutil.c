@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/core/outfile.h"
-#include "sim/core/util.h"
+#include "sim/base/outfile.h"
+#include "sim/base/util.h"
 
 /* ---- layout ---- */
 

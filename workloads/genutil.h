@@ -7,9 +7,9 @@
 #include <stdint.h>
 #include <cJSON.h>
 #include "models/event.h"
-#include "sim/core/outfile.h"
-#include "sim/core/trace.h"
-#include "sim/core/util.h"
+#include "sim/base/outfile.h"
+#include "sim/trace/trace.h"
+#include "sim/base/util.h"
 
 /*
 ** Errors (docs/architecture.md, "Errors"): every gen_* function that can fail

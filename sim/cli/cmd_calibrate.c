@@ -1,10 +1,10 @@
-/* `vmxsim calibrate`: a CPU profile fitted to a recording's measured exit costs (sim/core/calibrate.h). */
+/* `vmxsim calibrate`: a CPU profile fitted to a recording's measured exit costs (sim/cli/calibrate.h). */
 #include "commands.h"
 #include "options.h"
-#include "sim/core/calibrate.h"
-#include "sim/core/outfile.h"
-#include "sim/core/profile.h"
-#include "sim/core/util.h"
+#include "calibrate.h"
+#include "sim/base/outfile.h"
+#include "sim/config/profile.h"
+#include "sim/base/util.h"
 
 #include <cJSON.h>
 #include <getopt.h>

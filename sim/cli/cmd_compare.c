@@ -2,11 +2,11 @@
 ** the latest run of a trace under each policy, replaying the missing ones. */
 #include "commands.h"
 #include "db_query.h"
-#include "sim/core/compare.h"
-#include "sim/core/profile.h"
-#include "sim/core/report.h"
-#include "sim/core/runner.h"
-#include "sim/core/util.h"
+#include "compare.h"
+#include "sim/config/profile.h"
+#include "sim/replay/report.h"
+#include "sim/replay/runner.h"
+#include "sim/base/util.h"
 #include "sim/store/known.h"
 #include "sim/store/store.h"
 

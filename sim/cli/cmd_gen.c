@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 #include "workloads/generators.h"
 
 static void usage(FILE *f) {

@@ -1,7 +1,7 @@
 /* `vmxsim import`: options and messages; the importer library (sim/import/import.h) does the work. */
 #include "commands.h"
 #include "sim/import/import.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

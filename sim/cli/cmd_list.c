@@ -1,10 +1,10 @@
 /* `vmxsim policies` and `vmxsim cpus`: list the presets and profiles compiled in,
 ** as a table, CSV or JSON. */
 #include "commands.h"
-#include "sim/core/policy.h"
-#include "sim/core/profile.h"
-#include "sim/core/report.h"
-#include "sim/core/util.h"
+#include "sim/config/policy.h"
+#include "sim/config/profile.h"
+#include "sim/replay/report.h"
+#include "sim/base/util.h"
 
 #include <string.h>
 

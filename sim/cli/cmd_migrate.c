@@ -1,7 +1,7 @@
 /* `vmxsim migrate`: brings a results database's schema up to this vmxsim's.
 ** The read-only commands (runs, report, compare) never do, and name this one. */
 #include "commands.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 #include "sim/store/store.h"
 
 #include <stdio.h>

@@ -1,9 +1,10 @@
 /* `vmxsim report`: prints a stored run's report again, as the batch run printed it. */
 #include "commands.h"
 #include "db_query.h"
-#include "sim/core/report.h"
-#include "sim/core/util.h"
+#include "sim/replay/report.h"
+#include "sim/base/util.h"
 #include "sim/store/store.h"
+#include "sim/present/report_print.h"
 
 #include <stdlib.h>
 

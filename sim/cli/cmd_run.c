@@ -1,14 +1,16 @@
 /* `vmxsim run`: replay a trace under a policy and print the report. */
 #include "commands.h"
 #include "options.h"
-#include "sim/core/engine.h"
-#include "sim/core/policy.h"
-#include "sim/core/runner.h"
-#include "sim/core/report.h"
+#include "sim/replay/engine.h"
+#include "sim/config/policy.h"
+#include "sim/replay/runner.h"
+#include "sim/replay/report.h"
 #include "sim/store/known.h"
 #include "sim/store/store.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 #include "sim/import/import.h"
+#include "sim/present/views_print.h"
+#include "sim/present/report_print.h"
 
 #include <getopt.h>
 #include <stdlib.h>

@@ -2,10 +2,11 @@
 ** filter after listing them. */
 #include "commands.h"
 #include "db_query.h"
-#include "sim/core/report.h"
-#include "sim/core/texttable.h"
-#include "sim/core/util.h"
+#include "sim/replay/report.h"
+#include "sim/base/texttable.h"
+#include "sim/base/util.h"
 #include "sim/store/store.h"
+#include "sim/present/report_print.h"
 
 #include <cJSON.h>
 #include <inttypes.h>

@@ -1,13 +1,15 @@
 /* `vmxsim summary`: a recording's exits as the host measured them, the way
-** xenalyze --summary and perf kvm stat report show them (sim/core/views.h). */
+** xenalyze --summary and perf kvm stat report show them (sim/replay/views.h). */
 #include "commands.h"
 #include "options.h"
 #include "sim/import/import.h"
-#include "sim/core/report.h"
-#include "sim/core/trace.h"
-#include "sim/core/trace_meta.h"
-#include "sim/core/util.h"
-#include "sim/core/views.h"
+#include "sim/replay/report.h"
+#include "sim/trace/trace.h"
+#include "sim/trace/trace_meta.h"
+#include "sim/base/util.h"
+#include "sim/replay/views.h"
+#include "sim/present/views_print.h"
+#include "sim/base/format.h"
 
 #include <cJSON.h>
 #include <getopt.h>

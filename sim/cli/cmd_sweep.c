@@ -3,7 +3,7 @@
 ** databases.  The work is in sim/sweep (plan, sweep, slurm) and sim/store. */
 #define _GNU_SOURCE   /* sched_getaffinity: the CPUs this process may use */
 #include "commands.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 #include "sim/store/store.h"
 #include "sim/sweep/plan.h"
 #include "sim/sweep/slurm.h"

@@ -1,9 +1,9 @@
 /* `vmxsim trace asm|dump|info`: assemble text traces, dump binary ones, summarise them. */
 #include "commands.h"
-#include "sim/core/outfile.h"
-#include "sim/core/trace.h"
-#include "sim/core/trace_text.h"
-#include "sim/core/util.h"
+#include "sim/base/outfile.h"
+#include "sim/trace/trace.h"
+#include "sim/trace/trace_text.h"
+#include "sim/base/util.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -148,7 +148,7 @@ static int dump_records(struct trace_reader *r, FILE *out) {
   return 0;
 }
 
-/* The dump's output: standard output, or PATH written atomically (sim/core/outfile.h).
+/* The dump's output: standard output, or PATH written atomically (sim/base/outfile.h).
 ** Returns 0 or EXIT_BADINPUT with the message in err. */
 static int dump_open(struct outfile *o, const char *path, FILE **out, char *err, size_t errlen) {
   *out = stdout;

@@ -3,9 +3,9 @@
 ** the same way and `runs` lists the runs `compare` would take. */
 #include "db_query.h"
 #include "options.h"
-#include "sim/core/policy.h"
-#include "sim/core/report.h"
-#include "sim/core/util.h"
+#include "sim/config/policy.h"
+#include "sim/replay/report.h"
+#include "sim/base/util.h"
 #include "sim/store/known.h"
 #include "sim/store/store.h"
 

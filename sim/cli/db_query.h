@@ -5,8 +5,8 @@
 #ifndef VMXSIM_DB_QUERY_H
 #define VMXSIM_DB_QUERY_H
 
-#include "sim/core/compare.h"
-#include "sim/core/hash.h"
+#include "compare.h"
+#include "sim/trace/hash.h"
 
 #include <sqlite3.h>
 #include <stdbool.h>

@@ -1,11 +1,11 @@
 /* vmxsim: command-line entry point and subcommand dispatch. */
 #include "commands.h"
-#include "sim/core/policy.h"
-#include "sim/core/util.h"
+#include "sim/config/policy.h"
+#include "sim/base/util.h"
 #include "sim/regress/regress.h"
 #include "sim/repl/repl.h"
 #include "sim/reproduce/reproduce.h"
-#include "sim/core/version.h"
+#include "sim/base/version.h"
 
 #include <string.h>
 #include <sys/stat.h>

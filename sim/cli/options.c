@@ -1,9 +1,9 @@
 /* Option values several commands share (options.h). */
 #include "options.h"
-#include "sim/core/report.h"
-#include "sim/core/trace.h"
-#include "sim/core/util.h"
-#include "sim/core/outfile.h"
+#include "sim/replay/report.h"
+#include "sim/trace/trace.h"
+#include "sim/base/util.h"
+#include "sim/base/outfile.h"
 #include "sim/import/import.h"
 #include "stream_memo.h"
 

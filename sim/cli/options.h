@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "sim/core/views.h"
+#include "sim/replay/views.h"
 
 /* --interval N[us|ms|s|ev]: a width in microseconds (1 us .. INTERVAL_US_MAX) or in events (1 .. 2^64 - 1). */
 #define INTERVAL_US_MAX 1e12

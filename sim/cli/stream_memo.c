@@ -1,9 +1,9 @@
 /* Remembered first conversions of recordings (stream_memo.h). */
 #include "stream_memo.h"
-#include "sim/core/hash.h"
-#include "sim/core/outfile.h"
-#include "sim/core/util.h"
-#include "sim/core/version.h"
+#include "sim/trace/hash.h"
+#include "sim/base/outfile.h"
+#include "sim/base/util.h"
+#include "sim/base/version.h"
 #include "sim/sweep/sweep.h"
 
 #include <stdint.h>

@@ -4,9 +4,9 @@
 ** import_perf.c, import_ftrace.c, import_xen.c and import_tracecmd.c. */
 #include "import.h"
 #include "import_int.h"
-#include "sim/core/outfile.h"
-#include "sim/core/zin.h"
-#include "sim/core/util.h"
+#include "sim/base/outfile.h"
+#include "sim/trace/zin.h"
+#include "sim/base/util.h"
 
 #include <cJSON.h>
 #include <errno.h>

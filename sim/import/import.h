@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "models/event.h"
-#include "sim/core/trace.h"
+#include "sim/trace/trace.h"
 
 /*
 ** How an import runs.  An importer (one file per format) reads the whole
@@ -287,7 +287,7 @@ const struct import_format *import_detect(const char *path, char *err, size_t er
 struct import_job {
   const struct import_format *format;
   const char *input;         /* the recording; "-" for standard input */
-  const char *output;        /* the trace, written atomically (sim/core/outfile.h) */
+  const char *output;        /* the trace, written atomically (sim/base/outfile.h) */
   const char *workload;      /* header workload name; NULL: the input's base name */
   const char *command;       /* the command line, recorded in the metadata */
   struct import_opts opt;    /* opt.input is set from input */

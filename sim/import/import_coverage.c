@@ -8,7 +8,7 @@
 ** What a format's results need is a list in its row (struct import_format's
 ** needs), kept in the importer's own file beside the parsing it describes. */
 #include "import.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <cJSON.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* ftrace / trace-cmd text of KVM's host tracepoints -> trace of the guest actions that caused each exit. */
 #include "import.h"
 #include "import_exit.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 #include "models/vmx/exit_reason.h"
 
 #include <stdio.h>

@@ -2,7 +2,7 @@
 ** decimal and hex, a CPU column, seconds with a fraction, a named field, and a
 ** small map from a 32-bit key (a pid, a CPU) to a number. */
 #include "import.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

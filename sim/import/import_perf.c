@@ -1,6 +1,6 @@
 /* `perf script` text of a native Linux recording -> trace of what the guest kernel would do (workloads/record/README.md). */
 #include "import.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <cJSON.h>
 #include <stdio.h>

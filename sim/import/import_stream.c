@@ -3,8 +3,8 @@
 #define _GNU_SOURCE   /* pipe2, F_SETPIPE_SZ */
 #include "import.h"
 #include "import_int.h"
-#include "sim/core/hash.h"
-#include "sim/core/util.h"
+#include "sim/trace/hash.h"
+#include "sim/base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -15,7 +15,7 @@
 ** otherwise the format says how to go through `trace-cmd report` instead.
 */
 #include "import.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <cJSON.h>
 #include <string.h>

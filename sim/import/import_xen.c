@@ -1,7 +1,7 @@
 /* Xen binary traces (xentrace) -> trace: HVM exits, entries and CR accesses, per physical CPU. */
 #include "import.h"
 #include "import_exit.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <cJSON.h>
 #include <stdio.h>

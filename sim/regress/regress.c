@@ -4,10 +4,10 @@
 #include "regress.h"
 #include "regress_case.h"
 #include "regress_int.h"
-#include "sim/core/outfile.h"
-#include "sim/core/runner.h"
-#include "sim/core/trace_text.h"
-#include "sim/core/util.h"
+#include "sim/base/outfile.h"
+#include "sim/replay/runner.h"
+#include "sim/trace/trace_text.h"
+#include "sim/base/util.h"
 #include "workloads/generators.h"
 
 #include <cJSON.h>

@@ -1,7 +1,7 @@
 /* Regression case files: loading, validation, comparison and --update (see
 ** regress_case.h); regress_json.c writes them back as canonical JSON. */
 #include "regress_case.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <cJSON.h>
 #include <errno.h>

@@ -6,7 +6,7 @@
 ** directory (for a symbolic link, that of the file it leads to) and may lead
 ** anywhere the user can read, ../ and absolute paths included: a case is
 ** trusted as a Makefile is.  What they name is read without a word of it in
-** any message (INPUT_HIDE_CONTENT, sim/core/util.h), and only when it is a
+** any message (INPUT_HIDE_CONTENT, sim/base/util.h), and only when it is a
 ** regular file; the case file's own text may be quoted.
 ** The keys:
 **   "trace": "t.bin" | "generate": ["lat_ctx", "--procs", "2", ...]   exactly one
@@ -27,8 +27,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "sim/core/report.h"
-#include "sim/core/stats.h"
+#include "sim/replay/report.h"
+#include "sim/replay/stats.h"
 
 /* Largest integer that a JSON number (an IEEE double) holds exactly, and every smaller one: 2^53 - 1. */
 #define REGRESS_JSON_INT_MAX 9007199254740991.0

@@ -4,7 +4,7 @@
 #define VMXSIM_REGRESS_INT_H
 
 #include "regress_case.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,7 +3,7 @@
 ** `regress --update` rewrites a case the same way every time and a diff shows
 ** only what changed. */
 #include "regress_case.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <cJSON.h>
 #include <math.h>

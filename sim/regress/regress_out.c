@@ -2,8 +2,8 @@
 ** delta, and the results as JSON and as JUnit XML (regress_int.h). */
 #include "regress_case.h"
 #include "regress_int.h"
-#include "sim/core/stats.h"
-#include "sim/core/util.h"
+#include "sim/replay/stats.h"
+#include "sim/base/util.h"
 
 #include <cJSON.h>
 #include <math.h>

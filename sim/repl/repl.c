@@ -1,7 +1,7 @@
 /* `vmxsim repl`: the interactive loop, its input (GNU Readline on a terminal, plain fgets otherwise) and Ctrl-C. */
 #include "repl.h"
 #include "sim/store/store.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -13,7 +13,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include "sim/core/engine.h"
+#include "sim/replay/engine.h"
 
 #define REPL_MAX_SETS 64           /* --set / `set` overrides */
 #define REPL_MAX_BP   64           /* breakpoints alive at once */

@@ -3,7 +3,7 @@
 ** them.  Matching, describing and parsing all follow the kinds of struct
 ** repl_bp, so a new kind is added in this one file. */
 #include "repl_int.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* Tab completion for interactive REPL sessions: command names, then each command's arguments (readline). */
 #include "repl.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <ctype.h>
 #include <stdlib.h>

@@ -4,10 +4,10 @@
 ** rather than move through the trace or show it, and restart() shares
 ** rebuild() with repl_open(), so a restart builds exactly what a start does. */
 #include "repl_int.h"
-#include "sim/core/report.h"
+#include "sim/replay/report.h"
 #include "sim/store/known.h"
 #include "sim/store/store.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -3,10 +3,11 @@
 ** report so far (stats).  repl_make_report is here with stats, whose report
 ** `save` stores. */
 #include "repl_int.h"
-#include "sim/core/report.h"
-#include "sim/core/runner.h"
-#include "sim/core/trace_text.h"
-#include "sim/core/util.h"
+#include "sim/replay/report.h"
+#include "sim/replay/runner.h"
+#include "sim/trace/trace_text.h"
+#include "sim/base/util.h"
+#include "sim/present/report_print.h"
 
 #include <inttypes.h>
 #include <stdio.h>

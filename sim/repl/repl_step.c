@@ -3,8 +3,8 @@
 ** next-exit, continue, until).  They all go through run_to(), so an interrupt,
 ** the end of the trace and a corrupt record are reported in one place. */
 #include "repl_int.h"
-#include "sim/core/trace_text.h"
-#include "sim/core/util.h"
+#include "sim/trace/trace_text.h"
+#include "sim/base/util.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
 /* The six classic exit-cost experiments of `vmxsim reproduce` (docs/experiments.md). */
 #include "reproduce.h"
-#include "sim/core/data.h"
-#include "sim/core/profile.h"
-#include "sim/core/trace.h"
+#include "sim/config/data.h"
+#include "sim/config/profile.h"
+#include "sim/trace/trace.h"
 #include "models/mmu/gpt.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -2,12 +2,12 @@
 ** stores their tables (the experiments themselves are in experiments.c, the
 ** charts in reproduce_plot.c). */
 #include "reproduce.h"
-#include "sim/core/outfile.h"
-#include "sim/core/runner.h"
+#include "sim/base/outfile.h"
+#include "sim/replay/runner.h"
 #include "sim/store/store.h"
-#include "sim/core/texttable.h"
-#include "sim/core/trace.h"
-#include "sim/core/util.h"
+#include "sim/base/texttable.h"
+#include "sim/trace/trace.h"
+#include "sim/base/util.h"
 #include "workloads/generators.h"
 
 #include <cJSON.h>

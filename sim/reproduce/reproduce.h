@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "sim/core/report.h"
+#include "sim/replay/report.h"
 
 #define XP_MAX_COLS 10
 #define XP_MAX_ROWS 24

@@ -2,7 +2,7 @@
 ** gnuplot with scripts/plot/bars.gp from data files written beside it
 ** (reproduce.h: xp_plot). */
 #include "reproduce.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <errno.h>
 #include <stdio.h>

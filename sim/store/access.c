@@ -6,7 +6,7 @@
 ** outlive it with the wrong owner or mode.  docs/schema.md, "Read-only use". */
 #include "store.h"
 #include "store_int.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -5,8 +5,8 @@
 ** two can never disagree. */
 #include "store.h"
 #include "store_int.h"
-#include "sim/core/hash.h"
-#include "sim/core/util.h"
+#include "sim/trace/hash.h"
+#include "sim/base/util.h"
 
 #include <sqlite3.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
 #include "known.h"
 #include "store.h"
 #include "store_int.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -17,7 +17,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "sim/core/hash.h"
+#include "sim/trace/hash.h"
 
 /* How much older than the look a file's ctime must be for its hash to be
 ** remembered: well above any file system's timestamp granularity (2 s on FAT). */

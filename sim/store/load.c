@@ -3,7 +3,7 @@
 ** so a concurrent writer is never seen half way. */
 #include "store.h"
 #include "store_int.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <sqlite3.h>
 #include <stdio.h>

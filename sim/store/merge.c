@@ -3,8 +3,8 @@
 ** ids remapped, one transaction per merged file.  docs/sweeps.md, "Merge". */
 #include "store.h"
 #include "store_int.h"
-#include "sim/core/util.h"
-#include "sim/core/version.h"
+#include "sim/base/util.h"
+#include "sim/base/version.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -4,9 +4,9 @@
 ** sim/store shares, so that they all report a failure the same way. */
 #include "store.h"
 #include "store_int.h"
-#include "sim/core/outfile.h"
-#include "sim/core/util.h"
-#include "sim/core/version.h"
+#include "sim/base/outfile.h"
+#include "sim/base/util.h"
+#include "sim/base/version.h"
 
 #include <sqlite3.h>
 #include <errno.h>

@@ -2,7 +2,7 @@
 ** explicit migration (vmxsim migrate).  docs/schema.md, "Read-only use". */
 #include "store.h"
 #include "store_int.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>

@@ -4,10 +4,10 @@
 ** one transaction per run" and "Deleting runs". */
 #include "store.h"
 #include "store_int.h"
-#include "sim/core/hash.h"
-#include "sim/core/runner.h"
-#include "sim/core/util.h"
-#include "sim/core/version.h"
+#include "sim/trace/hash.h"
+#include "sim/replay/runner.h"
+#include "sim/base/util.h"
+#include "sim/base/version.h"
 
 #include <sqlite3.h>
 #include <stdio.h>

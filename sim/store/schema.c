@@ -3,7 +3,7 @@
 ** never edited, only appended to: docs/schema.md, "Migrations". */
 #include "store.h"
 #include "store_int.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -65,7 +65,7 @@ static const char schema_v1[] =
   "CREATE TABLE counters (\n"
   "  run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
   "  seq     INTEGER NOT NULL,  -- position in the report\n"
-  "  name    TEXT NOT NULL,     -- e.g. 'shadow_pages_allocated' (COUNTERS in sim/core/stats.h)\n"
+  "  name    TEXT NOT NULL,     -- e.g. 'shadow_pages_allocated' (COUNTERS in sim/replay/stats.h)\n"
   "  value   INTEGER NOT NULL,\n"
   "  PRIMARY KEY (run_id, seq)\n"
   ") WITHOUT ROWID;\n"
@@ -78,7 +78,7 @@ static const char schema_v1[] =
   "         r.wall_seconds, r.events_per_sec, r.partial\n"
   "  FROM runs r JOIN traces t ON t.id = r.trace_id;\n";
 
-/* Version 2: the views of a run (sim/core/views.h), measured and simulated. */
+/* Version 2: the views of a run (sim/replay/views.h), measured and simulated. */
 static const char schema_v2[] =
   "CREATE TABLE views (\n"
   "  run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"

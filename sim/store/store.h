@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "sim/core/report.h"
+#include "sim/replay/report.h"
 
 #define STORE_DEFAULT_PATH "vmxsim.db"
 #define STORE_SCHEMA_VERSION 4            /* PRAGMA user_version of a current database */
@@ -38,7 +38,7 @@ struct store_run {
                                     its hash is remembered when settled and unchanged; NULL: not */
 };
 
-/* The store_run of a finished replay (sim/core/runner.h) of the trace file
+/* The store_run of a finished replay (sim/replay/runner.h) of the trace file
 ** `trace`; it points into out. */
 struct run_output;
 struct store_run store_run_of(const struct run_output *out, const char *trace);

@@ -4,8 +4,8 @@
 ** docs/schema.md, "sweeps". */
 #include "store.h"
 #include "store_int.h"
-#include "sim/core/util.h"
-#include "sim/core/version.h"
+#include "sim/base/util.h"
+#include "sim/base/version.h"
 
 #include <sqlite3.h>
 #include <stdio.h>

@@ -4,8 +4,8 @@
 ** why), and this is the one place that fixes it. */
 #include "plan.h"
 #include "plan_int.h"
-#include "sim/core/hash.h"
-#include "sim/core/util.h"
+#include "sim/trace/hash.h"
+#include "sim/base/util.h"
 
 #include <cJSON.h>
 #include <errno.h>

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "sim/core/policy.h"
+#include "sim/config/policy.h"
 
 #define PLAN_RUNS_MAX 1000000u    /* a bigger product is refused (split the plan) */
 #define PLAN_WHERE_MAX 160         /* a JSON path such as $.policies[3].knobs.cr3_target_count[2] */

@@ -4,7 +4,7 @@
 ** relative to the plan.  Every section (plan_traces.c, plan_policies.c,
 ** plan_runs.c) reads through these, so that all of them refuse alike. */
 #include "plan_int.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <cJSON.h>
 #include <math.h>

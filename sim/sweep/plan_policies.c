@@ -3,9 +3,9 @@
 ** read, so that a bad spec, knob or profile is refused before any run and a
 ** run's policy and CPU are known by their JSON and hash. */
 #include "plan_int.h"
-#include "sim/core/hash.h"
-#include "sim/core/profile.h"
-#include "sim/core/util.h"
+#include "sim/trace/hash.h"
+#include "sim/config/profile.h"
+#include "sim/base/util.h"
 
 #include <cJSON.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
 ** of the lists because this decides which runs exist and in which order,
 ** the order --shard counts in. */
 #include "plan_int.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <cJSON.h>
 #include <stdlib.h>

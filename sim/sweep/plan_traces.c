@@ -3,7 +3,7 @@
 ** read, not when a worker runs it; and what a run makes of a trace: the
 ** generator's command line and the label listings show. */
 #include "plan_int.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 #include "workloads/generators.h"
 
 #include <cJSON.h>

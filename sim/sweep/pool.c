@@ -1,6 +1,6 @@
 /* A pool of worker processes answering tasks through pipes (see pool.h). */
 #include "pool.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

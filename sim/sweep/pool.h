@@ -8,7 +8,7 @@
 **
 ** A worker whose parent dies reads end-of-file on its task pipe and exits.
 ** SIGINT and SIGTERM take their default action in the workers; the parent
-** polls interrupt_requested() (sim/core/util.h) and stops handing out tasks. */
+** polls interrupt_requested() (sim/base/util.h) and stops handing out tasks. */
 #ifndef VMXSIM_POOL_H
 #define VMXSIM_POOL_H
 

@@ -1,8 +1,8 @@
 /* Slurm job-array scripts for a sweep, and their submission (see slurm.h). */
 #include "slurm.h"
 #include "sweep.h"
-#include "sim/core/outfile.h"
-#include "sim/core/util.h"
+#include "sim/base/outfile.h"
+#include "sim/base/util.h"
 
 #include <errno.h>
 #include <stdarg.h>

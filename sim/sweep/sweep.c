@@ -1,11 +1,11 @@
 /* Running a sweep plan: traces, skipping, workers, storing (see sweep.h). */
 #include "sweep.h"
 #include "pool.h"
-#include "sim/core/hash.h"
-#include "sim/core/runner.h"
-#include "sim/core/trace.h"
-#include "sim/core/util.h"
-#include "sim/core/version.h"
+#include "sim/trace/hash.h"
+#include "sim/replay/runner.h"
+#include "sim/trace/trace.h"
+#include "sim/base/util.h"
+#include "sim/base/version.h"
 #include "workloads/generators.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* libFuzzer harness: the text form of traces (sim/core/trace_text_parse.c and
+/* libFuzzer harness: the text form of traces (sim/trace/trace_text_parse.c and
 ** trace_text_header.c), as `vmxsim trace asm` parses it.
 **
 ** The input is split into lines as the assembler splits them, and each line
@@ -12,9 +12,9 @@
 ** same way at the same line, its message quoting no word of the line that
 ** the shown message quotes. */
 #include "fuzz.h"
-#include "sim/core/trace.h"
-#include "sim/core/trace_text.h"
-#include "sim/core/util.h"
+#include "sim/trace/trace.h"
+#include "sim/trace/trace_text.h"
+#include "sim/base/util.h"
 
 #define RECORDS_MAX 4096
 
@@ -23,7 +23,7 @@ static struct records recs;
 
 /* Keeps a record; one that `trace asm` refuses (impossible operands, spelt
 ** with `raw`) is refused the way the assembler refuses it: bad input at its
-** line (sim/core/trace_text_asm.c, asm_emit). */
+** line (sim/trace/trace_text_asm.c, asm_emit). */
 static int keep(void *ctx, const struct trace_event *ev) {
   struct records *r = ctx;
   if (r->n == RECORDS_MAX) return EXIT_USAGE;     /* the harness's own bound, not an error */

@@ -7,8 +7,8 @@
 ** parser too).  A refusal is a usage error with a message; an accepted line
 ** sets only values of the option's kind, within the range its check gives. */
 #include "fuzz.h"
-#include "sim/core/trace.h"
-#include "sim/core/util.h"
+#include "sim/trace/trace.h"
+#include "sim/base/util.h"
 #include "sim/sweep/plan.h"
 #include "workloads/genutil.h"
 #include <math.h>

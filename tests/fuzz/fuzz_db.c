@@ -7,9 +7,10 @@
 ** the merge, EXIT_BADINPUT) and a message naming the file, or succeeds; a
 ** merge that succeeds leaves a database whose last run loads too. */
 #include "fuzz.h"
-#include "sim/core/report.h"
-#include "sim/core/util.h"
+#include "sim/replay/report.h"
+#include "sim/base/util.h"
 #include "sim/store/store.h"
+#include "sim/present/report_print.h"
 #include <sqlite3.h>
 
 static void check_refusal(int rc, const char *err, const char *path, const char *what, int also) {

@@ -13,7 +13,7 @@
 **     scratch file, and it ends cleanly. */
 #include "fuzz_import_file.h"
 #include "sim/cli/options.h"
-#include "sim/core/hash.h"
+#include "sim/trace/hash.h"
 
 /* The stream read to its end; its hash into hex. */
 static void read_stream(struct import_stream *s, char hex[HASH_HEX_LEN + 1]) {

@@ -12,7 +12,7 @@
 ** and @init records written last) and the trace reader must read the trace
 ** it writes to its end. */
 #include "fuzz_import_file.h"
-#include "sim/core/zin.h"
+#include "sim/trace/zin.h"
 
 #define INPUT_NAME "recording"
 

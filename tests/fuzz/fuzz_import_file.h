@@ -7,8 +7,8 @@
 #define VMXSIM_FUZZ_IMPORT_FILE_H
 
 #include "fuzz.h"
-#include "sim/core/trace.h"
-#include "sim/core/util.h"
+#include "sim/trace/trace.h"
+#include "sim/base/util.h"
 #include "sim/import/import.h"
 
 /* An imported trace must be one the reader reads to its end (one thread, so

@@ -1,13 +1,13 @@
 /* libFuzzer harness: the members of a trace's metadata that vmxsim reads
-** (sim/core/trace_meta.c, used by `vmxsim summary`).  The input is the
+** (sim/trace/trace_meta.c, used by `vmxsim summary`).  The input is the
 ** metadata text, as a copy of exactly its bytes with a NUL (the reader gives
 ** the metadata so).  Each member is read with its own range: accepted, the
 ** value is the default or a number in that range (whole when it must be);
 ** refused, the exit code is EXIT_BADINPUT and the message names the file,
 ** byte 64, the member and its range. */
 #include "fuzz.h"
-#include "sim/core/trace_meta.h"
-#include "sim/core/util.h"
+#include "sim/trace/trace_meta.h"
+#include "sim/base/util.h"
 #include <math.h>
 
 static void read_member(const char *meta, const char *key, const struct meta_range *want) {

@@ -1,7 +1,7 @@
 /* libFuzzer harness: the option values several commands share
 ** (sim/cli/options.c: --vcpu, --interval, --sort, --cpu-ghz, --format,
 ** --input-format and the bounded counts), the number parsers beneath them
-** (sim/core/util.c parse_u64, parse_double), and the comma-separated lists
+** (sim/base/util.c parse_u64, parse_double), and the comma-separated lists
 ** of --policy and --cpu (option_list_next; `run`'s, sim/cli/cmd_run.c, and
 ** `compare`'s and `runs`', sim/cli/db_query.c).  Each input line is given to
 ** every parser as an exact copy; an accepted value must lie in the range the
@@ -13,9 +13,9 @@
 #include "sim/cli/commands.h"
 #include "sim/cli/db_query.h"
 #include "sim/cli/options.h"
-#include "sim/core/policy.h"
-#include "sim/core/trace.h"
-#include "sim/core/util.h"
+#include "sim/config/policy.h"
+#include "sim/trace/trace.h"
+#include "sim/base/util.h"
 #include <ctype.h>
 #include <math.h>
 #include <strings.h>

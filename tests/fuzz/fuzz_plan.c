@@ -6,7 +6,7 @@
 ** its name is a name, and the Slurm scripts made with it have the lines the
 ** scripts of a plain name have, no more. */
 #include "fuzz.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 #include "sim/sweep/plan.h"
 #include "sim/sweep/slurm.h"
 #include "sim/sweep/sweep.h"

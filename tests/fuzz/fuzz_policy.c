@@ -1,4 +1,4 @@
-/* libFuzzer harness: policies (sim/core/policy.c), as files and as
+/* libFuzzer harness: policies (sim/config/policy.c), as files and as
 ** `--policy SPEC --set KEY=VALUE...`.
 **
 ** An input that starts with '{' (after blanks) is a policy file; any other
@@ -14,7 +14,7 @@
 ** policy or the same refusal, named by the file, with nothing of it quoted. */
 #include "fuzz_replay.h"
 #include <ctype.h>
-#include "sim/core/policy.h"
+#include "sim/config/policy.h"
 #include <cJSON.h>
 
 #define SETS_MAX 8

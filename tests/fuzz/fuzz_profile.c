@@ -1,4 +1,4 @@
-/* libFuzzer harness: CPU cost profiles (sim/core/profile.c), as files given
+/* libFuzzer harness: CPU cost profiles (sim/config/profile.c), as files given
 ** to --cpu.  A profile either loads, or is refused with EXIT_BADINPUT and a
 ** message naming the file; a loaded one prices the small trace under shadow
 ** paging and under EPT (a value in its documented range must not overflow
@@ -6,7 +6,7 @@
 ** Loaded as a regression case's file (INPUT_HIDE_CONTENT), it gives the same
 ** result, and a refusal names the file and shows none of its values. */
 #include "fuzz_replay.h"
-#include "sim/core/profile.h"
+#include "sim/config/profile.h"
 
 /* A number after "value " is one of the file's. */
 static bool shows_text(const char *msg) {

@@ -6,7 +6,7 @@
 ** rewrite it with those same results, and the rewritten text must load again
 ** with the same expectations (what --update writes, regress reads). */
 #include "fuzz.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 #include "sim/regress/regress_case.h"
 
 /* Every line of a refusal names the file (but the last of a message that

@@ -7,9 +7,9 @@
 #define VMXSIM_FUZZ_REPLAY_H
 
 #include "fuzz.h"
-#include "sim/core/runner.h"
-#include "sim/core/trace_text.h"
-#include "sim/core/util.h"
+#include "sim/replay/runner.h"
+#include "sim/trace/trace_text.h"
+#include "sim/base/util.h"
 
 static const char fuzz_small_text[] =
   "@paging 64\n@vcpus 2\n"

@@ -1,9 +1,9 @@
-/* libFuzzer harness: the binary trace reader (sim/core/trace.c and
-** trace_pipe.c) and a replay of what it accepts (sim/core/runner.c, the
+/* libFuzzer harness: the binary trace reader (sim/trace/trace.c and
+** trace_pipe.c) and a replay of what it accepts (sim/replay/runner.c, the
 ** engine and the models).
 **
 ** The input is a trace file, written as it is (a gzip, xz or zstd input goes
-** through the stream reader, sim/core/zin.c).  The reader either refuses it
+** through the stream reader, sim/trace/zin.c).  The reader either refuses it
 ** with EXIT_BADINPUT and a message naming the file, or hands out records
 ** that every text form survives: each record's `trace dump` line assembles
 ** back to the same 24 bytes.  An accepted trace is then replayed in one pass
@@ -16,10 +16,10 @@
 ** pages in all is read and not replayed, so that a legal slow input is not
 ** taken for a hang. */
 #include "fuzz.h"
-#include "sim/core/runner.h"
-#include "sim/core/trace.h"
-#include "sim/core/trace_text.h"
-#include "sim/core/util.h"
+#include "sim/replay/runner.h"
+#include "sim/trace/trace.h"
+#include "sim/trace/trace_text.h"
+#include "sim/base/util.h"
 
 #define FILE_NAME "trace.bin"
 #define REPLAY_PAGES_MAX (1u << 12)

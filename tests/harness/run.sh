@@ -48,19 +48,25 @@ check_eq "the summary: a crash counts as one failure" "unit: 4 passed, 3 failed,
 
 # ---- tests/layers/check.sh on a small tree: every way of naming a higher layer's header
 CASE=layers
-mkdir -p "$T/tree/models/mmu" "$T/tree/sim/core"
-: > "$T/tree/sim/core/stats.h"
+mkdir -p "$T/tree/models/mmu" "$T/tree/sim/replay"
+: > "$T/tree/sim/replay/stats.h"
 : > "$T/tree/models/mmu/tlb.h"
-for inc in '"sim/core/stats.h"' '"../../sim/core/stats.h"' '"./../../sim/core/stats.h"' '<sim/core/stats.h>'; do
+for inc in '"sim/replay/stats.h"' '"../../sim/replay/stats.h"' '"./../../sim/replay/stats.h"' '<sim/replay/stats.h>'; do
   printf '#include %s\n' "$inc" > "$T/tree/models/mmu/tlb.c"
   run "$ROOT/tests/layers/check.sh" "$T/tree"
   check_rc "models/ including $inc fails" 1
-  check_contains "and names it" "$out" "models/mmu/tlb.c:1 includes sim/core/stats.h"
+  check_contains "and names it" "$out" "models/mmu/tlb.c:1 includes sim/replay/stats.h"
 done
 printf '#include "tlb.h"\n#include "./tlb.h"\n#include <stdio.h>\n' > "$T/tree/models/mmu/tlb.c"
 run "$ROOT/tests/layers/check.sh" "$T/tree"
 check_rc "its own folder and system headers pass" 0
-check_eq "counted" "layers: 2 passed, 0 failed (includes between layers)" "$out"
+check_eq "counted" "layers: 2 passed, 0 failed (includes between layers, include cycles)" "$out"
+printf '#include "vcpu.h"\n' > "$T/tree/models/mmu/tlb.h"
+printf '#include "tlb.h"\n' > "$T/tree/models/mmu/vcpu.h"
+run "$ROOT/tests/layers/check.sh" "$T/tree"
+check_rc "two headers of one folder including each other fail" 1
+check_contains "and the circle is named" "$out" "include cycle among: models/mmu/"
+check_contains "with both files" "$out" "mmu/vcpu.h"
 
 # ---- the Makefile
 CASE=makefile

@@ -1,10 +1,14 @@
 #!/bin/sh
-# Fails when a file includes a header of a higher layer (tests/layers/layers.txt).
+# Fails when a file includes a header of a higher layer (tests/layers/layers.txt),
+# or when headers include each other in a circle (a.h -> b.h -> a.h), which
+# layers cannot see inside one folder.
 # Prints "layers: N passed, M failed" like the other test suites.
 # Usage: tests/layers/check.sh [TREE]   (TREE: the top of a tree to check; default this one)
 layers=$(cd "$(dirname "$0")" && pwd)/layers.txt
 cd "${1:-$(dirname "$0")/../..}" || exit 1
-awk '
+edges=$(mktemp) && counts=$(mktemp) || exit 1
+trap 'rm -f "$edges" "$counts"' EXIT
+awk -v edges="$edges" -v counts="$counts" '
   FNR == NR {                                  # layers.txt: rank of each path prefix
     if ($0 ~ /^#/ || NF == 0) next
     rank++
@@ -36,14 +40,21 @@ awk '
     if (inc ~ /^\.\.?\//) target = collapse(dir(FILENAME) inc)
     else target = collapse((inc ~ /\//) ? inc : dir(FILENAME) inc)
     if (target ~ /^build/) next                # generated files
+    print FILENAME, target > edges
     ls = layer(FILENAME); lt = layer(target)
     if (ls == 0 || lt == 0) next               # outside the layered tree (tests, build)
     if (dir(FILENAME) == dir(target) || lt < ls) { ok++; next }
     printf "  FAIL  %s:%d includes %s (layer %d, its own is %d)\n", FILENAME, FNR, target, lt, ls
     bad++
   }
-  END {
-    printf "layers: %d passed, %d failed (includes between layers)\n", ok + 0, bad + 0
-    exit bad > 0
-  }
+  END { print ok + 0, bad + 0 > counts }
 ' "$layers" $(find models sim workloads -name "*.[ch]" 2>/dev/null | sort)
+read -r ok bad < "$counts"
+# tsort names the files of each circle it finds on its standard error.
+loop=$(tsort "$edges" 2>&1 >/dev/null | sed -n 's/^tsort: //p' | grep -v 'input contains a loop' | tr '\n' ' ')
+if [ -n "$loop" ]; then
+  printf '  FAIL  include cycle among: %s\n' "${loop% }"
+  bad=$((bad + 1))
+fi
+printf 'layers: %d passed, %d failed (includes between layers, include cycles)\n' "$ok" "$bad"
+[ "$bad" -eq 0 ]

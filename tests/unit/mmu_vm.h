@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "models/vmx/exit_reason.h"
-#include "sim/core/engine.h"
+#include "sim/replay/engine.h"
 
 #define KERNEL_TEXT 0xffffffff81000000ull
 #define USER_CODE   0x400000ull

@@ -16,8 +16,8 @@
 #include "models/vmx/exit.h"
 #include "models/vmx/exit_reason.h"
 #include "models/hv/vcpu.h"
-#include "sim/core/policy.h"
-#include "sim/core/stats.h"
+#include "sim/config/policy.h"
+#include "sim/replay/stats.h"
 #include "models/work.h"
 
 static struct policy P;

@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "vmx_fixture.h"
-#include "sim/core/engine.h"
-#include "sim/core/policy.h"
-#include "sim/core/profile.h"
+#include "sim/replay/engine.h"
+#include "sim/config/policy.h"
+#include "sim/config/profile.h"
 
 /* Fails with the whole message when needle is not in haystack. */
 static void assert_contains(const char *haystack, const char *needle) {

@@ -1,4 +1,4 @@
-/* The views fed on a thread of its own (sim/core/feeder.h) are those the
+/* The views fed on a thread of its own (sim/replay/feeder.h) are those the
 ** replay's thread makes feeding them itself: every row, percentile and
 ** interval of a recording's measured exits, and of simulated exits noted a
 ** block ahead. */
@@ -14,10 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/core/feeder.h"
-#include "sim/core/trace.h"
-#include "sim/core/views.h"
+#include "sim/replay/feeder.h"
+#include "sim/trace/trace.h"
+#include "sim/replay/views.h"
 #include "sim/import/import.h"
+#include "sim/present/views_print.h"
 
 static char *views_text(const struct views *w) {
   struct views_print p = { .ghz = 2.4, .total_cycles = 1 };

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "sim/import/import.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 /* ---- helpers: run an importer over a text, collect what it emits ---- */
 

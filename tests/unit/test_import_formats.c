@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "sim/cli/commands.h"
-#include "sim/core/trace.h"
-#include "sim/core/util.h"
+#include "sim/trace/trace.h"
+#include "sim/base/util.h"
 #include "sim/import/import.h"
 
 /* ---- helpers ---- */

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/core/hash.h"
-#include "sim/core/trace.h"
-#include "sim/core/util.h"
+#include "sim/trace/hash.h"
+#include "sim/trace/trace.h"
+#include "sim/base/util.h"
 #include "sim/import/import.h"
 
 static char dir[64];

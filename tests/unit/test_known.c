@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sim/core/hash.h"
-#include "sim/core/report.h"
+#include "sim/trace/hash.h"
+#include "sim/replay/report.h"
 #include "sim/store/known.h"
 #include "sim/store/store.h"
 #include "db_fixture.h"

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/core/version.h"
+#include "sim/base/version.h"
 #include "sim/store/store.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 #include "db_fixture.h"
 
 #define assert_contains(hay, needle) do { \

@@ -15,7 +15,7 @@
 #include "models/mmu/tlb.h"
 #include "models/hv/cr3cache.h"
 #include "models/vmx/exit_reason.h"
-#include "sim/core/engine.h"
+#include "sim/replay/engine.h"
 #include "mmu_vm.h"
 
 /* ---- geometry ---- */

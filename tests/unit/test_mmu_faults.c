@@ -16,7 +16,7 @@
 #include "models/mmu/tlb.h"
 #include "models/hv/cr3cache.h"
 #include "models/vmx/exit_reason.h"
-#include "sim/core/engine.h"
+#include "sim/replay/engine.h"
 #include "mmu_vm.h"
 
 /* ---- an address space whose CR3 is 0 (a trace without "@init cr3") ---- */

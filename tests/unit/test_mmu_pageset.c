@@ -15,7 +15,7 @@
 #include "models/mmu/hset.h"
 #include "models/mmu/pageset.h"
 #include "models/vmx/exit_reason.h"
-#include "sim/core/engine.h"
+#include "sim/replay/engine.h"
 #include "mmu_vm.h"
 
 /* ---- the reference: every page kept, exactly ---- */

@@ -1,4 +1,4 @@
-/* Unit tests for num_shortest (sim/core/util.h): the shortest decimal text that
+/* Unit tests for num_shortest (sim/base/util.h): the shortest decimal text that
 ** reads back as the same double, whole numbers without an exponent; and for
 ** parse_u64: decimal or 0x hex, never octal. */
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 static void shortest_reads_back_the_same_double(void **state) {
   (void)state;

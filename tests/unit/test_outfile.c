@@ -1,4 +1,4 @@
-/* Unit tests for atomic output files (sim/core/outfile.h): the temporary file's
+/* Unit tests for atomic output files (sim/base/outfile.h): the temporary file's
 ** name and place, rename on commit, nothing left on discard, modes, refusals. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sim/core/outfile.h"
-#include "sim/core/util.h"
+#include "sim/base/outfile.h"
+#include "sim/base/util.h"
 
 static char dir[256];
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 #include "sim/sweep/plan.h"
 #include "sim/sweep/sweep.h"
 

@@ -17,9 +17,9 @@
 #include "models/vmx/exit.h"
 #include "models/hv/vcpu.h"
 #include "models/mmu/mmu.h"
-#include "sim/core/policy.h"
-#include "sim/core/profile.h"
-#include "sim/core/util.h"
+#include "sim/config/policy.h"
+#include "sim/config/profile.h"
+#include "sim/base/util.h"
 
 static struct policy P;
 static struct vcpu V;

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 #include "sim/regress/regress_case.h"
 
 static char err[4096];

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 #include "sim/reproduce/reproduce.h"
 
 static struct xp_ctx ctx;

@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "models/mmu/tlb.h"
-#include "sim/core/engine.h"
-#include "sim/core/trace.h"
+#include "sim/replay/engine.h"
+#include "sim/trace/trace.h"
 #include "workloads/generators.h"
 
 #include <unistd.h>

@@ -1,5 +1,5 @@
 /* Unit tests for shell_quote, shell_quote_always and control_char
-** (sim/core/util.h): the words the Slurm scripts and the printed commands are
+** (sim/base/util.h): the words the Slurm scripts and the printed commands are
 ** made of.  tests/cli/t_sweep.sh has sh read them back; tests/slurm/run.sh sbatch. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 
 static void check(void (*quote)(struct strbuf *, const char *), const char *s, const char *want) {
   struct strbuf b = { 0 };

@@ -9,7 +9,7 @@
 
 #include <stdlib.h>
 
-#include "sim/core/stats.h"
+#include "sim/replay/stats.h"
 
 /* Nearest-rank percentile of n values, computed plainly. */
 static uint64_t plain_percentile(uint64_t *v, size_t n, unsigned pct) {

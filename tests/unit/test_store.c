@@ -11,12 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/core/hash.h"
-#include "sim/core/report.h"
+#include "sim/trace/hash.h"
+#include "sim/replay/report.h"
 #include "sim/store/store.h"
-#include "sim/core/util.h"
+#include "sim/base/util.h"
 #include "faulty_vfs.h"
 #include "db_fixture.h"
+#include "sim/present/report_print.h"
 
 #define assert_contains(hay, needle) do { \
     const char *h_ = (hay), *n_ = (needle); \

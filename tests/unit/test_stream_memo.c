@@ -17,9 +17,9 @@
 
 #include "sim/cli/options.h"
 #include "sim/cli/stream_memo.h"
-#include "sim/core/hash.h"
-#include "sim/core/trace.h"
-#include "sim/core/util.h"
+#include "sim/trace/hash.h"
+#include "sim/trace/trace.h"
+#include "sim/base/util.h"
 
 #define SAMPLE "tests/data/xentrace-sample/sample.xentrace"
 

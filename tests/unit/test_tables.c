@@ -18,8 +18,8 @@
 #include "models/vmx/controls.h"
 #include "models/vmx/exit.h"
 #include "models/vmx/exit_reason.h"
-#include "sim/core/trace_text.h"
-#include "sim/core/util.h"
+#include "sim/trace/trace_text.h"
+#include "sim/base/util.h"
 
 static const char *const enum_names[EV_COUNT] = {
 #define X(e, m, d) "EV_" #e,

@@ -1,4 +1,4 @@
-/* Unit tests for the binary form of traces: the writer and the reader (sim/core/trace*.c). */
+/* Unit tests for the binary form of traces: the writer and the reader (sim/trace/trace*.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/core/trace.h"
-#include "sim/core/hash.h"
-#include "sim/core/util.h"
+#include "sim/trace/trace.h"
+#include "sim/trace/hash.h"
+#include "sim/base/util.h"
 #include "trace_helpers.h"
 
 /* A message holds a part; prints both when it does not. */

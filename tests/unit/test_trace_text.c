@@ -1,4 +1,4 @@
-/* Unit tests for the text form of traces: parse, format and print (sim/core/trace_text*.c). */
+/* Unit tests for the text form of traces: parse, format and print (sim/trace/trace_text*.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/core/trace.h"
-#include "sim/core/util.h"
-#include "sim/core/trace_text.h"
+#include "sim/trace/trace.h"
+#include "sim/base/util.h"
+#include "sim/trace/trace_text.h"
 #include "trace_helpers.h"
 
 

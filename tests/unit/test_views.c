@@ -1,4 +1,4 @@
-/* Views (sim/core/views.c, views_print.c): per-row figures as xenalyze computes them, above its sample size too,
+/* Views (sim/replay/views.c, views_print.c): per-row figures as xenalyze computes them, above its sample size too,
 ** breakdown keys and vCPU filtering. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,9 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/core/views.h"
+#include "sim/replay/views.h"
 #include <cJSON.h>
 #include "models/vmx/exit_reason.h"
+#include "sim/present/views_print.h"
 
 /* xenalyze's update_summary and percentile(), written out again (tools/xentrace/xenalyze.c):
 ** an even sample of at most S values, then the element N * p / 100 of the sorted sample. */

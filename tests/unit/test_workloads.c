@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/core/trace.h"
+#include "sim/trace/trace.h"
 #include "workloads/gen_cr4toggle.h"
 #include "workloads/gen_debug.h"
 #include "workloads/gen_hackbench.h"

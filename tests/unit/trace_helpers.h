@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 #include <string.h>
-#include "sim/core/trace.h"
+#include "sim/trace/trace.h"
 
 #define LE8(s) ((uint64_t)(s)[0] | (uint64_t)(s)[1] << 8 | (uint64_t)(s)[2] << 16 | (uint64_t)(s)[3] << 24 | \
                 (uint64_t)(s)[4] << 32 | (uint64_t)(s)[5] << 40 | (uint64_t)(s)[6] << 48 | (uint64_t)(s)[7] << 56)

@@ -1,0 +1,181 @@
+/* The views of a replay fed on a thread of its own (feeder.h). */
+#include "feeder.h"
+#include "sim/base/util.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Blocks given and not yet fed, at most: enough that the replay hands a block
+** on and goes on while the feeder is still on the one before (a barrier per
+** block left both threads idle for a thread's wake-up twice a block, a quarter
+** of a recording's replay), few enough that memory stays flat. */
+#define FEEDER_DEPTH 3
+
+/* Exits a sink holds before its block is given, at most.  One record may
+** cause any number of exits (a touch of 2^20 pages under EPT is 2^20
+** violations): past this many, the replay's thread feeds them to the view
+** itself once every block given is fed (then the feeder touches no sink
+** until the next is given), rather than keep 48 bytes an exit. */
+#define FEEDER_NOTES_MAX 65536
+
+/* An exit as views_add_keyed takes it: its cause's record is gone by the time
+** it is fed, so what the cause says (the breakdown) is found when it is noted,
+** which also keeps the note small (a block's notes are read once, from memory). */
+struct note {
+  uint64_t events, cr3, clock, cycles, key;
+  uint32_t vcpu;
+  uint16_t reason;
+  uint8_t dim;
+};
+
+struct notes { struct note *v; size_t n, cap; };
+
+/* A block given: a copy of its records (the replay's reader reuses theirs),
+** and each sink's exits noted before it was given. */
+struct slot {
+  struct trace_event *evs;
+  size_t n, cap;
+  struct notes *notes;         /* [nsinks] */
+};
+
+struct feeder {
+  struct views **views;
+  unsigned n;
+  struct views **sinks;
+  struct notes *filling;       /* [nsinks]: the exits noted since the last give */
+  unsigned nsinks;
+  struct slot slots[FEEDER_DEPTH];
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  pthread_t thread;
+  /* guarded by mu: block k is in slots[k % FEEDER_DEPTH] */
+  uint64_t given, fed;
+  bool quit;
+};
+
+static void feed_notes(struct views *w, struct notes *b) {
+  for (size_t i = 0; i < b->n; i++) {
+    const struct note *x = &b->v[i];
+    w->events = x->events;
+    views_add_keyed(w, x->vcpu, x->reason, x->dim, x->key, x->cr3, x->clock, x->cycles);
+  }
+  b->n = 0;
+}
+
+static void feed(struct feeder *f, struct slot *s) {
+  views_feed_block(f->views, f->n, s->evs, s->n);
+  for (unsigned k = 0; k < f->nsinks; k++) feed_notes(f->sinks[k], &s->notes[k]);
+}
+
+/* Feeds the blocks in the order given; after quit, those left first. */
+static void *feeder_main(void *arg) {
+  struct feeder *f = arg;
+  pthread_mutex_lock(&f->mu);
+  for (;;) {
+    while (f->fed == f->given && !f->quit) pthread_cond_wait(&f->cv, &f->mu);
+    if (f->fed == f->given) break;
+    struct slot *s = &f->slots[f->fed % FEEDER_DEPTH];
+    pthread_mutex_unlock(&f->mu);
+    feed(f, s);
+    pthread_mutex_lock(&f->mu);
+    f->fed++;
+    pthread_cond_broadcast(&f->cv);
+  }
+  pthread_mutex_unlock(&f->mu);
+  return NULL;
+}
+
+struct feeder *feeder_start(struct views **views, unsigned n) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) return NULL;
+  struct feeder *f = xcalloc(1, sizeof *f);
+  f->views = views;
+  f->n = n;
+  if (pthread_mutex_init(&f->mu, NULL) != 0) { free(f); return NULL; }
+  if (pthread_cond_init(&f->cv, NULL) != 0) { pthread_mutex_destroy(&f->mu); free(f); return NULL; }
+  if (pthread_create(&f->thread, NULL, feeder_main, f) != 0) {
+    pthread_cond_destroy(&f->cv);
+    pthread_mutex_destroy(&f->mu);
+    free(f);
+    return NULL;
+  }
+  return f;
+}
+
+/* Before the first block (the thread reads sinks and slots only for blocks given). */
+unsigned feeder_add_sink(struct feeder *f, struct views *w) {
+  unsigned k = f->nsinks++;
+  f->sinks = xrealloc(f->sinks, f->nsinks * sizeof *f->sinks);
+  f->sinks[k] = w;
+  f->filling = xrealloc(f->filling, f->nsinks * sizeof *f->filling);
+  f->filling[k] = (struct notes){ 0 };
+  for (unsigned d = 0; d < FEEDER_DEPTH; d++) {
+    struct slot *s = &f->slots[d];
+    s->notes = xrealloc(s->notes, f->nsinks * sizeof *s->notes);
+    s->notes[k] = (struct notes){ 0 };
+  }
+  return k;
+}
+
+void feeder_note(struct feeder *f, unsigned sink, uint64_t events, unsigned vcpu, unsigned reason,
+                 const struct trace_event *cause, uint64_t cr3, uint64_t clock, uint64_t cycles) {
+  struct notes *b = &f->filling[sink];
+  if (b->n == FEEDER_NOTES_MAX) {
+    feeder_wait(f);
+    feed_notes(f->sinks[sink], b);
+  }
+  if (b->n == b->cap) b->v = xrealloc(b->v, (b->cap = b->cap ? 2 * b->cap : 1024) * sizeof *b->v);
+  uint64_t key;
+  unsigned dim = views_breakdown(reason, cause, &key);
+  b->v[b->n++] = (struct note){ .events = events, .cr3 = cr3, .clock = clock, .cycles = cycles, .key = key,
+                                .vcpu = vcpu, .reason = (uint16_t)reason, .dim = (uint8_t)dim };
+}
+
+void feeder_give(struct feeder *f, const struct trace_event *evs, size_t n) {
+  pthread_mutex_lock(&f->mu);
+  while (f->given - f->fed >= FEEDER_DEPTH) pthread_cond_wait(&f->cv, &f->mu);
+  struct slot *s = &f->slots[f->given % FEEDER_DEPTH];
+  pthread_mutex_unlock(&f->mu);
+  /* The slot is free (fed) and the thread reads none at or past `given`: filled without the lock. */
+  if (!f->n) n = 0;                            /* no measured views: the records are not needed */
+  if (n > s->cap) s->evs = xrealloc(s->evs, (s->cap = n) * sizeof *s->evs);
+  if (n) memcpy(s->evs, evs, n * sizeof *evs);
+  s->n = n;
+  for (unsigned k = 0; k < f->nsinks; k++) {   /* the slot's notes were emptied when it was fed */
+    struct notes t = s->notes[k];
+    s->notes[k] = f->filling[k];
+    f->filling[k] = t;
+  }
+  pthread_mutex_lock(&f->mu);
+  f->given++;
+  pthread_cond_broadcast(&f->cv);
+  pthread_mutex_unlock(&f->mu);
+}
+
+void feeder_wait(struct feeder *f) {
+  pthread_mutex_lock(&f->mu);
+  while (f->fed != f->given) pthread_cond_wait(&f->cv, &f->mu);
+  pthread_mutex_unlock(&f->mu);
+}
+
+void feeder_stop(struct feeder *f) {
+  if (!f) return;
+  pthread_mutex_lock(&f->mu);
+  f->quit = true;
+  pthread_cond_broadcast(&f->cv);
+  pthread_mutex_unlock(&f->mu);
+  pthread_join(f->thread, NULL);
+  pthread_cond_destroy(&f->cv);
+  pthread_mutex_destroy(&f->mu);
+  for (unsigned k = 0; k < f->nsinks; k++) free(f->filling[k].v);
+  for (unsigned d = 0; d < FEEDER_DEPTH; d++) {
+    for (unsigned k = 0; k < f->nsinks; k++) free(f->slots[d].notes[k].v);
+    free(f->slots[d].notes);
+    free(f->slots[d].evs);
+  }
+  free(f->filling);
+  free(f->sinks);
+  free(f);
+}
