@@ -21,6 +21,8 @@ enum cr_subkey {
 /* Stat keys: 0..64 exit reasons, then the CR breakdown, then DR0-7 x write/read. */
 #define STAT_CR_BASE EXIT_REASON_MAX
 #define STAT_DR_BASE (STAT_CR_BASE + CRSUB_COUNT)
+/* A breakdown row (a register of CR_ACCESS or DR_ACCESS), not a reason. */
+static inline bool stat_key_is_sub(unsigned key) { return key >= STAT_CR_BASE; }
 #define STAT_KEYS    (STAT_DR_BASE + 16)
 static inline unsigned stat_key_dr(unsigned dr, bool read) { return STAT_DR_BASE + (dr & 7) * 2 + read; }
 
@@ -59,5 +61,11 @@ enum counter {
 #undef X
   CTR_COUNT
 };
+
+const char *stat_key_name(unsigned key);   /* "CR_ACCESS", "cr3 write", "dr7 read"...; NULL past STAT_KEYS */
+int stat_key_by_name(const char *name);    /* -1 when unknown */
+/* The reason a breakdown row belongs to, or key itself for a reason. */
+unsigned stat_key_parent(unsigned key);
+const char *counter_name(unsigned c);      /* NULL past CTR_COUNT */
 
 #endif

@@ -7,6 +7,7 @@
 #include "sim/trace/trace.h"
 #include "sim/trace/trace_meta.h"
 #include "sim/base/util.h"
+#include "sim/replay/feeder.h"
 #include "sim/replay/views.h"
 #include "sim/present/views_print.h"
 #include "sim/base/format.h"
@@ -96,47 +97,67 @@ static int parse_summary_opts(int argc, char **argv, struct summary_opts *o) {
   return EXIT_OK;
 }
 
-static int meta_number(const struct trace_reader *r, const char *key, const struct meta_range *want, double def,
+/* What the summary reads says of itself: the header's workload and the metadata. */
+struct about {
+  const char *path;
+  char workload[TRACE_WORKLOAD_MAX + 1];
+  char *meta;                  /* JSON text; NULL: none yet */
+};
+
+static int meta_number(const struct about *a, const char *key, const struct meta_range *want, double def,
                        double *out) {
   char err[512];
-  int rc = trace_meta_number(r->hdr.metadata, r->path, key, want, def, out, err, sizeof err);
+  int rc = trace_meta_number(a->meta, a->path, key, want, def, out, err, sizeof err);
   if (rc) errorf("%s", err);
   return rc;
 }
 
-static int read_views(const struct summary_opts *o, struct trace_reader *r, struct views *w, struct views_print *p) {
+/* Before the records: the clock (given, or the metadata's, else xenalyze's
+** 2.4 GHz) and the time series' width. */
+static int views_begin(const struct summary_opts *o, const struct about *a, struct views *w, struct views_print *p) {
   p->ghz = o->ghz;
-  if (!o->ghz && meta_number(r, "cpu_ghz", &trace_meta_cpu_ghz, 2.4, &p->ghz)) return EXIT_BADINPUT;
+  if (!o->ghz && meta_number(a, "cpu_ghz", &trace_meta_cpu_ghz, IMPORT_GHZ_DEFAULT, &p->ghz)) return EXIT_BADINPUT;
   uint64_t width = o->interval.events ? o->interval.n : views_interval_cycles(o->interval.us, p->ghz);
   if (o->interval.n && width == 0) {
     errorf("--interval %.0fus at %g GHz is less than one cycle: give a longer interval", o->interval.us, p->ghz);
     return EXIT_USAGE;
   }
   views_init(w, o->vcpu, width, o->interval.events);
-  const struct trace_event *evs;
-  size_t n;
-  while ((n = trace_next_block(r, &evs, SIZE_MAX)) > 0) views_feed_block(&w, 1, evs, n);
-  if (trace_failed(r)) { errorf("%s", r->err); return EXIT_BADINPUT; }
+  return EXIT_OK;
+}
+
+/* After the records: what only the end says (the recording's span), and the
+** clock of a recording read in one pass, whose metadata came last. */
+static int views_end(const struct summary_opts *o, const struct about *a, const struct views *w,
+                     struct views_print *p) {
   if (!views_any(w) && o->vcpu < 0) {
     errorf("%s: no measured exits: only traces imported from host recordings (vmxsim import kvm-ftrace, "
            "xentrace, trace-cmd) carry them; 'vmxsim --policy P %s' simulates exits", o->trace, o->trace);
     return EXIT_BADINPUT;
   }
+  double ghz = p->ghz;
+  if (!o->ghz && meta_number(a, "cpu_ghz", &trace_meta_cpu_ghz, IMPORT_GHZ_DEFAULT, &ghz)) return EXIT_BADINPUT;
+  if (ghz != p->ghz && o->interval.n && !o->interval.events) {
+    errorf("%s: internal error: the recording's clock (%g GHz) became known after its time series was cut at "
+           "%g GHz", o->trace, ghz, p->ghz);
+    return EXIT_INTERNAL;
+  }
+  p->ghz = ghz;
   /* xenalyze's share of time is of the recording's whole span, when the importer kept it */
   double span;                       /* -1: absent (the range starts at 0) */
-  if (meta_number(r, "span_cycles", &trace_meta_span_cycles, -1, &span)) return EXIT_BADINPUT;
+  if (meta_number(a, "span_cycles", &trace_meta_span_cycles, -1, &span)) return EXIT_BADINPUT;
   p->total_cycles = span >= 0 ? (uint64_t)span : views_elapsed(w);
   p->sort = o->sort;
   p->top = o->top;
   return EXIT_OK;
 }
 
-static void print_summary(const struct summary_opts *o, const struct trace_reader *r, const struct views *w,
+static void print_summary(const struct summary_opts *o, const struct about *a, const struct views *w,
                           struct views_print *p) {
   if (o->format == FORMAT_JSON) {
     cJSON *j = views_json(w, p);
     cJSON_AddStringToObject(j, "trace", o->trace);
-    cJSON_AddStringToObject(j, "workload", r->hdr.workload);
+    cJSON_AddStringToObject(j, "workload", a->workload);
     cJSON_AddNumberToObject(j, "cpu_ghz", p->ghz);
     cJSON_AddNumberToObject(j, "recorded_cycles", (double)p->total_cycles);
     if (o->vcpu >= 0) cJSON_AddNumberToObject(j, "vcpu", o->vcpu);
@@ -151,7 +172,7 @@ static void print_summary(const struct summary_opts *o, const struct trace_reade
     char title[512], who[32] = "all vCPUs";
     if (o->vcpu >= 0) snprintf(who, sizeof who, "vCPU %d", o->vcpu);
     snprintf(title, sizeof title, "%s (%s): %" PRIu64 " measured VM exits of %s; %" PRIu64 " cycles recorded "
-             "(%.6f s at %.2f GHz)", o->trace, r->hdr.workload[0] ? r->hdr.workload : "-", w->exits, who,
+             "(%.6f s at %.2f GHz)", o->trace, a->workload[0] ? a->workload : "-", w->exits, who,
              p->total_cycles, (double)p->total_cycles / (p->ghz * 1e9), p->ghz);
     p->title = title;
     views_print_table(stdout, w, p);
@@ -159,33 +180,104 @@ static void print_summary(const struct summary_opts *o, const struct trace_reade
   }
 }
 
-int cmd_summary(int argc, char **argv) {
-  struct summary_opts o;
-  int rc = parse_summary_opts(argc, argv, &o);
-  if (rc) return rc < 0 ? EXIT_OK : rc;
+/* ---- a recording read in one pass: its records go to the views as they are
+** converted, a block at a time, fed on a thread of their own when the machine
+** has a processor to spare (feeder.h) ---- */
+
+#define ONE_PASS_BLOCK 4096
+
+struct one_pass {
+  struct views *w;
+  struct feeder *f;            /* NULL: fed on this thread */
+  size_t n;
+  struct trace_event buf[ONE_PASS_BLOCK];
+};
+
+static void one_pass_flush(struct one_pass *op) {
+  if (op->f) feeder_give(op->f, op->buf, op->n);
+  else views_feed_block(&op->w, 1, op->buf, op->n);
+  op->n = 0;
+}
+
+static int one_pass_emit(void *ctx, const struct trace_event *ev) {
+  struct one_pass *op = ctx;
+  op->buf[op->n++] = *ev;
+  if (op->n == ONE_PASS_BLOCK) one_pass_flush(op);
+  return 0;
+}
+
+/* -1: not a recording read in one pass; otherwise the result. */
+static int summary_one_pass(const struct summary_opts *o, struct about *a, struct views *w, struct views_print *p) {
+  /* A time series in events counts the @init records, which one pass gives
+  ** at each vCPU's first record rather than all first: read such a summary
+  ** as a trace. */
+  if (o->interval.n && o->interval.events) return -1;
+  int rc = views_begin(o, a, w, p);
+  if (rc) return rc;
+  struct one_pass *op = xcalloc(1, sizeof *op);
+  op->w = w;
+  op->f = feeder_start(&op->w, 1);
+  rc = recording_feed(o->trace, o->input_format, one_pass_emit, op, a->workload, sizeof a->workload, &a->meta);
+  if (rc <= 0) one_pass_flush(op);
+  if (op->f) {
+    feeder_wait(op->f);
+    feeder_stop(op->f);
+  }
+  free(op);
+  return rc ? rc : views_end(o, a, w, p);
+}
+
+/* A trace, or a recording converted into one as it is read (recording_stream). */
+static int summary_of_trace(const struct summary_opts *o, struct about *a, struct views *w, struct views_print *p) {
   struct import_stream *imported = NULL;
   char *spooled = NULL, *scratch = NULL;              /* a recording read from a pipe */
-  if ((rc = recording_stream(o.trace, o.input_format, &imported, &spooled, &scratch))) {
+  int rc = recording_stream(o->trace, o->input_format, &imported, &spooled, &scratch);
+  if (rc) {
     recording_remove(spooled, scratch);
     return rc;
   }
   struct trace_reader r;
-  if ((rc = imported ? import_stream_open(&r, imported) : trace_open(&r, spooled ? spooled : o.trace))) {
+  if ((rc = imported ? import_stream_open(&r, imported) : trace_open(&r, spooled ? spooled : o->trace))) {
     errorf("%s", r.err);
     recording_stream_finish(imported, r.err, sizeof r.err);   /* the open's message is the one to see */
     recording_remove(spooled, scratch);
     return rc;
   }
-  struct views *w = xcalloc(1, sizeof *w);     /* views_free of one read_views refused before its init */
-  struct views_print p = { 0 };
-  rc = read_views(&o, &r, w, &p);
-  if (!rc) print_summary(&o, &r, w, &p);
-  views_free(w);
-  free(w);
+  snprintf(a->workload, sizeof a->workload, "%s", r.hdr.workload);
+  a->meta = r.hdr.metadata ? xstrdup(r.hdr.metadata) : NULL;
+  a->path = r.path;
+  if (!(rc = views_begin(o, a, w, p))) {
+    const struct trace_event *evs;
+    size_t n;
+    while ((n = trace_next_block(&r, &evs, SIZE_MAX)) > 0) views_feed_block(&w, 1, evs, n);
+    if (trace_failed(&r)) {
+      errorf("%s", r.err);
+      rc = EXIT_BADINPUT;
+    } else {
+      rc = views_end(o, a, w, p);
+    }
+  }
+  a->path = o->trace;
   trace_close(&r);                    /* before the import's end: it may be waiting for the reader */
   char err[1024];
   int irc = recording_stream_finish(imported, err, sizeof err);
   if (irc) errorf("%s", err);
   recording_remove(spooled, scratch);
   return rc ? rc : irc;
+}
+
+int cmd_summary(int argc, char **argv) {
+  struct summary_opts o;
+  int rc = parse_summary_opts(argc, argv, &o);
+  if (rc) return rc < 0 ? EXIT_OK : rc;
+  struct about a = { .path = o.trace };
+  struct views *w = xcalloc(1, sizeof *w);     /* views_free of one never initialised */
+  struct views_print p = { 0 };
+  rc = summary_one_pass(&o, &a, w, &p);
+  if (rc < 0) rc = summary_of_trace(&o, &a, w, &p);
+  if (!rc) print_summary(&o, &a, w, &p);
+  views_free(w);
+  free(w);
+  free(a.meta);
+  return rc;
 }

@@ -1,5 +1,6 @@
 /* Option values several commands share (options.h). */
 #include "options.h"
+#include "sim/base/format.h"
 #include "sim/replay/report.h"
 #include "sim/trace/trace.h"
 #include "sim/base/util.h"
@@ -168,6 +169,19 @@ int recording_stream(const char *path, const char *input_format, struct import_s
   else if (m.found) memo_begun = xstrdup(m.path);
   else stream_memo_keep(&m, *s);
   stream_memo_free(&m);
+  return rc;
+}
+
+int recording_feed(const char *path, const char *input_format, int (*emit)(void *ctx, const struct trace_event *ev),
+                   void *ctx, char *workload, size_t wlen, char **meta) {
+  struct stat st;
+  if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+  const struct import_format *f = recording_format(path, input_format);
+  if (!f || f->run_path) return -1;
+  char cmd[512], err[1024];
+  struct import_job job = recording_job(f, path, cmd, sizeof cmd);
+  int rc = import_feed(&job, emit, ctx, workload, wlen, meta, err, sizeof err);
+  if (rc) errorf("%s", err);
   return rc;
 }
 

@@ -55,6 +55,13 @@ int recording_stream(const char *path, const char *input_format, struct import_s
 ** remembered from an earlier replay (sim/cli/stream_memo.h) that the stream
 ** found wrong is forgotten. */
 int recording_stream_finish(struct import_stream *s, char *err, size_t errlen);
+/* A recording in a regular file read in one pass (import_feed), every record
+** to emit(ctx), for a reader that needs no header first (summary): 0 when
+** done, with workload and *meta (the metadata JSON; the caller frees it);
+** -1 when path is no such recording (a trace, a pipe, a format read by path:
+** recording_stream reads those); or an exit code, the message printed. */
+int recording_feed(const char *path, const char *input_format, int (*emit)(void *ctx, const struct trace_event *ev),
+                   void *ctx, char *workload, size_t wlen, char **meta);
 void recording_remove(char *trace, char *dir);
 
 #endif

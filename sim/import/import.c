@@ -73,9 +73,36 @@ void import_add_native_cpus(struct import *im, const char *key) {
   for (unsigned v = 0; v < im->nvcpus; v++) cJSON_AddItemToArray(cpus, cJSON_CreateNumber((double)im->native_cpu[v]));
 }
 
+/* The @init records of vCPU v: CR0, CR3, CR4. */
+static void init_of(const struct import *im, unsigned v, struct trace_event evs[3]) {
+  const struct import_init *in = &im->init[v];
+  const uint64_t val[3] = { in->cr0, in->cr3, in->cr4 };
+  const uint8_t cr[3] = { 0, 3, 4 };
+  for (int i = 0; i < 3; i++)
+    evs[i] = (struct trace_event){ .type = EV_INIT, .aux = cr[i], .vcpu = (uint16_t)v, .a = val[i] };
+}
+
+/* Before vCPU v's first record: its initial registers are fixed (struct
+** import_init), and a one-pass reader is given them now. */
+static int first_record(struct import *im, unsigned v) {
+  im->init[v].fixed = true;
+  if (!im->opt.inits_inline) return 0;
+  struct trace_event evs[3];
+  init_of(im, v, evs);
+  int rc = 0;
+  for (int i = 0; i < 3 && !rc; i++) rc = im->emit(im->emit_ctx, &evs[i]);
+  return rc;
+}
+
+static inline int before_record(struct import *im, unsigned v) {
+  return v < TRACE_VCPU_MAX && !im->init[v].fixed ? first_record(im, v) : 0;
+}
+
 int import_emit(struct import *im, unsigned vcpu, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
   struct trace_event ev = { .type = (uint8_t)type, .aux = (uint8_t)aux, .vcpu = (uint16_t)vcpu,
                             .cycles = 0, .a = a, .b = b };
+  int rc = before_record(im, vcpu);
+  if (rc) return rc;
   import_use_vcpu(im, vcpu);
   im->events++;
   return im->emit(im->emit_ctx, &ev);
@@ -85,10 +112,11 @@ int import_run(struct import *im, unsigned vcpu, uint64_t cycles) {
   while (cycles) {
     uint32_t c = cycles > UINT32_MAX ? UINT32_MAX : (uint32_t)cycles;
     struct trace_event ev = { .type = EV_RUN, .vcpu = (uint16_t)vcpu, .cycles = c };
+    int rc = before_record(im, vcpu);
+    if (rc) return rc;
     import_use_vcpu(im, vcpu);
     im->events++;
-    int rc = im->emit(im->emit_ctx, &ev);
-    if (rc) return rc;
+    if ((rc = im->emit(im->emit_ctx, &ev))) return rc;
     cycles -= c;
   }
   return 0;
@@ -322,15 +350,8 @@ static int writer_emit(void *ctx, const struct trace_event *ev) { return trace_w
 
 /* The @init records: CR0, CR3, CR4 of every vCPU. */
 static size_t init_records(const struct import *im, struct trace_event *evs) {
-  size_t n = 0;
-  for (unsigned v = 0; v < im->nvcpus; v++) {
-    const struct import_init *in = &im->init[v];
-    const uint64_t val[3] = { in->cr0, in->cr3, in->cr4 };
-    const uint8_t cr[3] = { 0, 3, 4 };
-    for (int i = 0; i < 3; i++)
-      evs[n++] = (struct trace_event){ .type = EV_INIT, .aux = cr[i], .vcpu = (uint16_t)v, .a = val[i] };
-  }
-  return n;
+  for (unsigned v = 0; v < im->nvcpus; v++) init_of(im, v, evs + 3 * v);
+  return 3 * (size_t)im->nvcpus;
 }
 
 /* Metadata that fits its room: the largest free-form members go first, and it says so. */

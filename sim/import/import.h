@@ -48,6 +48,9 @@ struct import_opts {
   unsigned paging;           /* enum paging_mode */
   bool skip_bad;             /* count unparseable input instead of failing */
   const char *input;         /* the input's name in messages */
+  /* each vCPU's @init records go out just before its first record, not after
+  ** the last: for a reader that takes the records in one pass (import_feed) */
+  bool inits_inline;
 };
 
 /* One unparseable line (or xentrace record) kept for messages and metadata. */
@@ -94,7 +97,13 @@ struct import_map {
 };
 
 /* Initial control registers of one vCPU, written as its @init records. */
-struct import_init { uint64_t cr0, cr3, cr4; bool cr3_known; };
+/* A vCPU's registers as its recording begins.  Only what comes before its
+** first record may set them (a CR3 a handler record shows at the vCPU's
+** first exit, a process's CR3 from the start): once that record is out they
+** are fixed, so a later write is replayed as a change and never becomes the
+** initial value, and a one-pass reader (import_feed) can be given them
+** before the records. */
+struct import_init { uint64_t cr0, cr3, cr4; bool cr3_known, fixed; };
 
 struct import {
   struct import_opts opt;
@@ -332,6 +341,15 @@ struct import_stream_known {
   uint64_t records, records_hash;
 };
 size_t import_stream_prefix_size(void);
+/* The recording of job (a regular file; not a format read by path) converted
+** once, on this thread, every record to emit(ctx) with each vCPU's @init
+** records just before its first (opt.inits_inline): for a reader that needs
+** no header before the records, such as a summary.  Then *meta is the
+** metadata JSON (the caller frees it) and workload the header's name.  0, or
+** an exit code with the message in err (import_file's). */
+int import_feed(const struct import_job *job, import_emit_fn emit, void *ctx, char *workload, size_t wlen,
+                char **meta, char *err, size_t errlen);
+
 int import_stream_start(const struct import_job *job, const struct import_stream_known *known,
                         struct import_stream **out, char *err, size_t errlen);
 /* The stream's own (pointers valid while s is). */

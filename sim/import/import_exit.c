@@ -15,7 +15,7 @@ bool import_exit_cr_ok(uint64_t cr) { return cr == 0 || cr == 3 || cr == 4 || cr
 
 void import_exit_cr3_seen(struct import_exits *X, unsigned v, uint64_t cr3) {
   struct import_init *init = &X->im->init[v];
-  if (init->cr3_known) return;
+  if (init->cr3_known || init->fixed) return;
   init->cr3 = cr3;
   init->cr3_known = true;
 }

@@ -1,5 +1,6 @@
 /* A recording replayed as it is imported: two conversions, the second down a
-** pipe into the replay (import.h, "A recording replayed as it is imported"). */
+** pipe into the replay (import.h, "A recording replayed as it is imported");
+** or one, to a reader that needs no header first (import_feed). */
 #define _GNU_SOURCE   /* pipe2, F_SETPIPE_SZ */
 #include "import.h"
 #include "import_int.h"
@@ -83,6 +84,21 @@ static int convert_once(const struct import_job *job, import_emit_fn emit, void 
   import_input_close(&in);
   im.emit = NULL;
   import_free(&im);
+  return rc;
+}
+
+int import_feed(const struct import_job *job, import_emit_fn emit, void *ctx, char *workload, size_t wlen,
+                char **meta, char *err, size_t errlen) {
+  struct import_job once = *job;
+  once.opt.inits_inline = true;
+  struct import_head head = { .meta = NULL };
+  int rc = convert_once(&once, emit, ctx, "", &head, NULL, err, errlen);
+  if (!rc) {
+    snprintf(workload, wlen, "%s", head.workload);
+    *meta = head.meta;
+    head.meta = NULL;
+  }
+  import_head_free(&head);
   return rc;
 }
 

@@ -33,15 +33,9 @@ struct stats {
   uint64_t total_exits;
 };
 
-const char *stat_key_name(unsigned key);   /* "CR_ACCESS", "cr3 write", "dr7 read"... */
-int stat_key_by_name(const char *name);    /* -1 when unknown */
-bool stat_key_is_sub(unsigned key);        /* a breakdown row, not a reason */
-const char *counter_name(unsigned c);
 
 void stats_init(struct stats *s);
 void stats_free(struct stats *s);
-/* The reason a breakdown row belongs to, or key itself for a reason. */
-unsigned stat_key_parent(unsigned key);
 /* Records one exit of `cycles` for reason, charged to breakdown row key
 ** (key == reason: no breakdown). */
 void stats_add_exit(struct stats *s, unsigned reason, unsigned key, uint64_t cycles);

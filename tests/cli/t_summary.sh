@@ -112,6 +112,30 @@ check_contains "run: ... and replays it" "$out" "Total exits: 2000,"
 run "$VMXSIM" summary "$XS/sample.xentrace"
 check_rc "summary: a recording needs no temporary file (TMPDIR missing)" 0
 unset TMPDIR
+# summary reads a recording in one pass (sim/import/import_stream.c, import_feed): its records go
+# to the views as they are converted, each vCPU's initial registers before its first record.  It
+# prints what a summary of the same recording imported first prints, byte for byte (the trace's
+# name aside), in every format and with a time series in microseconds (cut as it is read) and in
+# events (read as a trace)
+for rec in "$XS/sample.xentrace" "$ROOT/traces/recorded/xentrace-excerpt.bin" \
+           "$ROOT/traces/recorded/kvm-ftrace-excerpt.txt" "$ROOT/traces/recorded/kvm-ftrace-shadow.txt"; do
+  name=$(basename "$rec")
+  case $name in *.txt) format=kvm-ftrace ;; *) format=xentrace ;; esac
+  run "$VMXSIM" import "$format" "$rec" -o one-pass.bin
+  check_rc "import $name (to compare with)" 0
+  for opts in "" "--format json" "--format csv" "--interval 50us" "--interval 100ev --vcpu 0" "--sort time --top 2"; do
+    run "$VMXSIM" summary $opts "$rec"
+    check_rc "summary $opts $name: read in one pass" 0
+    got=$out
+    run "$VMXSIM" summary $opts one-pass.bin
+    check_eq "summary $opts $name: one pass prints what the imported trace's summary prints" \
+      "$(printf '%s\n' "$out" | sed "s#one-pass.bin#$rec#g")" "$got"
+  done
+done
+TMPDIR=$PWD/no-such-dir; export TMPDIR
+run "$VMXSIM" summary "$ROOT/traces/recorded/kvm-ftrace-excerpt.txt"
+check_rc "summary: one pass needs no temporary file either" 0
+unset TMPDIR
 # ... but one on standard input or a pipe can be read once, and is imported first
 run sh -c "'$VMXSIM' --no-db -q --policy shadowcache --input-format kvm-ftrace - < '$ROOT/traces/recorded/kvm-ftrace-shadow.txt'"
 check_contains "run: a recording on standard input" "$out" "400 VM exits"

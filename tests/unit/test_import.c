@@ -467,6 +467,66 @@ static void xen_handler_records_become_guest_actions(void **state) {
   assert_true(ec);                                /* the page fault's error code is kept */
 }
 
+/* A vCPU's initial registers come only from what precedes its first record
+** (import.h, struct import_init): a CR3 read at its first exit is the CR3 it
+** ran with; one read after it has exited for something else is a later state,
+** not the initial one. */
+static void xen_initial_cr3_is_only_what_precedes_the_first_record(void **state) {
+  (void)state;
+  struct xbuf x = { .n = 0 };
+  xrec(&x, 0x0001f003, false, 0, 2, (uint32_t[]){ 0, 0 });
+  xrec(&x, 0x00081102, true, 1000, 3, (uint32_t[]){ 28, 0, 0 });
+  xrec(&x, 0x00082108, false, 0, 3, (uint32_t[]){ 3, 0x7000, 0 });           /* CR_READ64 CR3 = 0x7000 */
+  xrec(&x, 0x00081001, true, 1100, 0, NULL);
+  assert_int_equal(import_xen(&x, false), 0);
+  print_message("first exit reads CR3: initial CR3 %#llx (expected 0x7000)\n", (unsigned long long)im.init[0].cr3);
+  assert_int_equal(im.init[0].cr3, 0x7000);
+  import_free(&im);
+
+  x.n = 0;
+  xrec(&x, 0x0001f003, false, 0, 2, (uint32_t[]){ 0, 0 });
+  xrec(&x, 0x00081102, true, 1000, 3, (uint32_t[]){ 32, 0, 0 });
+  xrec(&x, 0x0008200d, false, 0, 3, (uint32_t[]){ 0x6e0, 1, 0 });          /* MSR_WRITE: the first record */
+  xrec(&x, 0x00081001, true, 1100, 0, NULL);
+  xrec(&x, 0x00081102, true, 2000, 3, (uint32_t[]){ 28, 0, 0 });
+  xrec(&x, 0x00082108, false, 0, 3, (uint32_t[]){ 3, 0x7000, 0 });
+  xrec(&x, 0x00081001, true, 2100, 0, NULL);
+  assert_int_equal(import_xen(&x, false), 0);
+  print_message("CR3 read after an MSR exit: initial CR3 %#llx (expected the default, %#llx)\n",
+                (unsigned long long)im.init[0].cr3, (unsigned long long)import_cr3_of(0));
+  assert_int_equal(im.init[0].cr3, import_cr3_of(0));
+}
+
+/* One pass (opt.inits_inline): a vCPU's @init records go out just before its first record. */
+static void inits_inline_come_before_each_vcpus_first_record(void **state) {
+  (void)state;
+  struct xbuf x = { .n = 0 };
+  xrec(&x, 0x0001f003, false, 0, 2, (uint32_t[]){ 0, 0 });
+  xrec(&x, 0x00081102, true, 1000, 3, (uint32_t[]){ 28, 0, 0 });
+  xrec(&x, 0x00082108, false, 0, 3, (uint32_t[]){ 3, 0x7000, 0 });
+  xrec(&x, 0x00081001, true, 1100, 0, NULL);
+  xrec(&x, 0x0001f003, false, 0, 2, (uint32_t[]){ 1, 0 });
+  xrec(&x, 0x00081102, true, 1200, 3, (uint32_t[]){ 12, 0, 0 });
+  xrec(&x, 0x00082013, false, 0, 0, NULL);                                   /* HLT */
+  xrec(&x, 0x00081001, true, 1300, 0, NULL);
+  struct import_opts o = { .cpu_ghz = 2.4, .paging = PAGING_64, .input = "x.bin", .inits_inline = true };
+  memset(&got, 0, sizeof got);
+  import_init(&im, &o, collect, &got);
+  assert_int_equal(import_xentrace(&im, x.b, x.n), 0);
+  char seq[256] = "";
+  for (int i = 0; i < got.n && i < MAX_EVS; i++) {
+    const struct trace_event *e = &got.ev[i];
+    char one[32];
+    if (e->type == EV_INIT) snprintf(one, sizeof one, "init v%u cr%u; ", e->vcpu, e->aux);
+    else snprintf(one, sizeof one, "%s v%u; ", e->type == EV_MEASURED ? "measured" : "event", e->vcpu);
+    strncat(seq, one, sizeof seq - strlen(seq) - 1);
+  }
+  print_message("%s\n", seq);
+  assert_str(seq, "init v0 cr0; init v0 cr3; init v0 cr4; event v0; measured v0; "
+                  "init v1 cr0; init v1 cr3; init v1 cr4; event v1; measured v1; ");
+  assert_int_equal(got.ev[1].a, 0x7000);           /* v0's CR3, from its first exit */
+}
+
 static void xen_truncated_record_is_reported_with_its_byte_offset(void **state) {
   (void)state;
   struct xbuf x = { .n = 0 };
@@ -588,6 +648,8 @@ int main(void) {
     cmocka_unit_test_teardown(kvm_timestamp_jump_beyond_the_gap_limit_is_reported, teardown),
     cmocka_unit_test_teardown(xen_exit_with_cr_write_becomes_cr_write_and_tsc_delta_a_run, teardown),
     cmocka_unit_test_teardown(xen_handler_records_become_guest_actions, teardown),
+    cmocka_unit_test_teardown(xen_initial_cr3_is_only_what_precedes_the_first_record, teardown),
+    cmocka_unit_test_teardown(inits_inline_come_before_each_vcpus_first_record, teardown),
     cmocka_unit_test_teardown(xen_truncated_record_is_reported_with_its_byte_offset, teardown),
     cmocka_unit_test_teardown(xen_tsc_jump_beyond_the_gap_limit_is_reported_with_its_byte_offset, teardown),
     cmocka_unit_test_teardown(exits_alone_map_alike_in_both_host_formats, teardown),
