@@ -108,10 +108,19 @@ int option_input_format(const char *s) {
 }
 
 /* The recording format of path as the options say (NULL: a vmxsim trace). */
-static const struct import_format *recording_format(const char *path, const char *input_format) {
+/* The recording format of path (*f NULL: a vmxsim trace).  EXIT_BADINPUT,
+** with detection's message printed, when the content is neither. */
+static int recording_format(const char *path, const char *input_format, const struct import_format **f) {
   char err[1024];
-  if (!input_format || !strcmp(input_format, "auto")) return import_detect(path, err, sizeof err);
-  return strcmp(input_format, "vmxsim") ? import_format_find(input_format) : NULL;
+  *f = NULL;
+  if (input_format && strcmp(input_format, "auto")) {
+    if (strcmp(input_format, "vmxsim")) *f = import_format_find(input_format);
+    return EXIT_OK;
+  }
+  *f = import_detect(path, err, sizeof err);
+  if (*f || !err[0]) return EXIT_OK;
+  errorf("%s", err);
+  return EXIT_BADINPUT;
 }
 
 /* The job of a recording imported to be replayed: the metadata's command says so. */
@@ -125,10 +134,10 @@ int recording_import(const char *path, const char *input_format, char **trace, c
   char err[1024];
   *dir = NULL;
   *trace = NULL;
-  const struct import_format *f = recording_format(path, input_format);
-  if (!f) return EXIT_OK;                     /* a vmxsim trace (or trace_open says what it is not) */
-  int rc = outfile_tmpdir("vmxsim-import", dir, err, sizeof err);
-  if (rc) { errorf("%s", err); return rc; }
+  const struct import_format *f;
+  int rc = recording_format(path, input_format, &f);
+  if (rc || !f) return rc;                    /* a vmxsim trace, or neither */
+  if ((rc = outfile_tmpdir("vmxsim-import", dir, err, sizeof err))) { errorf("%s", err); return rc; }
   size_t n = strlen(*dir) + 16;
   *trace = xmalloc(n);
   snprintf(*trace, n, "%s/import.bin", *dir);
@@ -153,8 +162,9 @@ int recording_stream(const char *path, const char *input_format, struct import_s
   struct stat st;
   if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISREG(st.st_mode))   /* read once: imported first */
     return recording_import(path, input_format, trace, dir);
-  const struct import_format *f = recording_format(path, input_format);
-  if (!f) return EXIT_OK;
+  const struct import_format *f;
+  int rc = recording_format(path, input_format, &f);
+  if (rc || !f) return rc;
   /* trace.dat is read in a child process (import_tracecmd.c), which the importing
   ** thread would fork while the replay's threads run: an allocator lock another
   ** thread holds then (seen under ThreadSanitizer) hangs the child, so it is
@@ -164,7 +174,7 @@ int recording_stream(const char *path, const char *input_format, struct import_s
   struct import_job job = recording_job(f, path, cmd, sizeof cmd);
   struct stream_memo m;
   stream_memo_look_up(&m, &job);
-  int rc = import_stream_start(&job, m.found ? &m.known : NULL, s, err, sizeof err);
+  rc = import_stream_start(&job, m.found ? &m.known : NULL, s, err, sizeof err);
   if (rc) errorf("%s", err);
   else if (m.found) memo_begun = xstrdup(m.path);
   else stream_memo_keep(&m, *s);
@@ -176,11 +186,13 @@ int recording_feed(const char *path, const char *input_format, int (*emit)(void 
                    void *ctx, char *workload, size_t wlen, char **meta) {
   struct stat st;
   if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
-  const struct import_format *f = recording_format(path, input_format);
+  const struct import_format *f;
+  int rc = recording_format(path, input_format, &f);
+  if (rc) return rc;
   if (!f || f->run_path) return -1;
   char cmd[512], err[1024];
   struct import_job job = recording_job(f, path, cmd, sizeof cmd);
-  int rc = import_feed(&job, emit, ctx, workload, wlen, meta, err, sizeof err);
+  rc = import_feed(&job, emit, ctx, workload, wlen, meta, err, sizeof err);
   if (rc) errorf("%s", err);
   return rc;
 }

@@ -238,3 +238,12 @@ sed 's/"value": 2.4,/"value": 1e-9,/' "$ROOT/models/cpus/core2-2007.json" > slow
 run "$VMXSIM" --policy nocache --cpu ./slow-clock.json --interval 10us --no-db sample.trace
 check_rc "run: an interval of less than one cycle at the profile's clock is refused" 2
 check_contains "run: less than one cycle: names the profile and its clock" "$err" "--interval 10us is less than one cycle at CPU profile"
+
+# a file that is neither a trace nor a recording: the message says what was looked for and how to
+# name the format (it used to be only the trace reader's "bad magic")
+printf 'garbage\nmore garbage\n' > neither.txt
+for cmd in "summary" "--no-db"; do
+  run "$VMXSIM" $cmd neither.txt
+  check_rc "$cmd: neither a trace nor a recording is bad input" 3
+  check_contains "$cmd: ... and the message names what was looked for" "$err" "its first 64 KiB hold no perf script events or kvm_exit events; --input-format names the recording's format"
+done
