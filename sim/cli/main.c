@@ -24,7 +24,7 @@ static const char usage[] =
   "  policies    list policy presets and knobs\n"
   "  cpus        list CPU cost profiles\n"
   "  regress     check regression cases: exit counts and cycles per trace and policy (CI)\n"
-  "  import      convert a recording (perf-script, kvm-ftrace, xentrace) into a trace\n"
+  "  import      convert a recording (perf-script, kvm-ftrace, xentrace, trace-cmd) into a trace\n"
   "  summary     a recording's exits as the host measured them (xenalyze --summary's view)\n"
   "  calibrate   fit a CPU profile to your host from a recording's measured exit costs\n"
   "  runs, report, compare   stored results (vmxsim.db): list runs, reprint one, compare several\n"

@@ -95,6 +95,15 @@ for f in $formats; do
   check_rc "import $f --help succeeds" 0
   check_contains "import $f --help has an example" "$out" "example"
 done
+# ... and every command that reads a recording names each format where it lists them
+main_help=$("$VMXSIM" --help)
+run_help=$("$VMXSIM" run --help | tr -s ' \n' '  ')
+summary_help=$("$VMXSIM" summary --help | tr -s ' \n' '  ')
+for f in $formats; do
+  check_contains "vmxsim --help: import lists $f" "$(printf '%s\n' "$main_help" | grep '^  import ')" "$f"
+  check_contains "run --help: --input-format lists $f" "$run_help" "$f"
+  check_contains "summary --help: --input-format lists $f" "$summary_help" "$f"
+done
 run "$VMXSIM" import perf-script x.txt
 check_rc "missing -o is a usage error" 2
 run "$VMXSIM" import perf-script missing.txt -o x.bin
