@@ -38,11 +38,20 @@ static int parse_age(struct db_opts *o, const char *arg) {
   return 0;
 }
 
-/* "3,4,5" added to the --delete list. */
+/* "3,4,5" added to the --delete list.  Every item must be an id: an empty
+** one ("3,,4", "3,") is refused, as a slip in a list of what to delete
+** should stop the deletion rather than be passed over. */
 static int add_delete_ids(struct db_opts *o, const char *arg) {
-  char *copy = xstrdup(arg), *save = NULL;
+  char *copy = xstrdup(arg);
   int rc = 0;
-  for (char *tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
+  for (char *tok = copy, *next; tok && !rc; tok = next) {
+    next = strchr(tok, ',');
+    if (next) *next++ = 0;
+    if (!*tok) {
+      errorf("--delete '%s': an empty item in the list of run ids", arg);
+      rc = EXIT_USAGE;
+      break;
+    }
     uint64_t v;
     if (!parse_u64(tok, &v) || v > INT64_MAX) {
       errorf("--delete: '%s' is not a run id (a number from 'vmxsim runs')%s", tok, parse_u64_hint(tok));

@@ -326,6 +326,13 @@ ids() { sqlite3 del.db 'SELECT group_concat(id, " ") FROM (SELECT id FROM runs O
 check_eq "the runs are gone" "2 4 5 6" "$(ids)"
 check_eq "their exits are gone" "0" "$(sqlite3 del.db 'SELECT count(*) FROM exits WHERE run_id IN (1, 3)')"
 check_eq "their counters are gone" "0" "$(sqlite3 del.db 'SELECT count(*) FROM counters WHERE run_id IN (1, 3)')"
+before=$("$VMXSIM" runs --db del.db --format csv | wc -l)
+for ids in "2,,4" "2," ",2" ""; do
+  run "$VMXSIM" runs --db del.db --delete "$ids"
+  check_rc "--delete '$ids': an empty item is a usage error" 2
+  check_contains "--delete '$ids': ... named" "$err" "--delete '$ids': an empty item in the list of run ids"
+done
+check_eq "... and nothing was deleted (rows listed)" "$before" "$("$VMXSIM" runs --db del.db --format csv | wc -l)"
 run "$VMXSIM" runs --db del.db --delete 2,99
 check_rc "--delete of a run that does not exist" 2
 check_contains "... names it and deletes nothing" "$err" "no run 99 ('vmxsim runs' lists them); nothing deleted"
