@@ -147,6 +147,13 @@ check_rc "cr3_target_count=5 fails VM entry" 4
 check_contains "VM-instruction error 7" "$err" "VM-instruction error 7"
 check_contains "names CR3_TARGET_COUNT" "$err" "CR3_TARGET_COUNT is 5"
 check_eq "no result printed on VM-entry failure" "" "$out"
+check_contains "... and no built-in CPU takes 5 CR3-target values" "$err" "; no built-in CPU profile takes it"
+# EPT on the default CPU (a Core 2): the message names the profiles whose CPU has EPT, found by
+# VM entry on each (the Core 2 profiles lack secondary controls; the others have them)
+run "$VMXSIM" --policy ept --no-db t.bin
+check_rc "ept on the default CPU fails VM entry" 4
+check_contains "... and names the profiles that take it" "$err" \
+  "; the built-in CPU profiles that take it: nehalem-2009, skylake-2019, skylake-xen-2018 (--cpu NAME)"
 run "$VMXSIM" --policy cr3cache --set cr3_target_count=4 --no-db t.bin
 check_rc "cr3_target_count=4 runs" 0
 
