@@ -279,3 +279,23 @@ char *user_cache_dir(const char *leaf) {
   else if (home && *home) strbuf_printf(&b, "%s/.cache/vmxsim/%s", home, leaf);
   return b.s;
 }
+
+unsigned edit_distance(const char *a, const char *b, unsigned limit) {
+  enum { MAXLEN = 64 };
+  size_t n = strlen(a), m = strlen(b);
+  if (n > MAXLEN || m > MAXLEN) return limit + 1;
+  if ((n > m ? n - m : m - n) > limit) return limit + 1;
+  unsigned d[MAXLEN + 1][MAXLEN + 1];
+  for (size_t i = 0; i <= n; i++) d[i][0] = (unsigned)i;
+  for (size_t j = 0; j <= m; j++) d[0][j] = (unsigned)j;
+  for (size_t i = 1; i <= n; i++)
+    for (size_t j = 1; j <= m; j++) {
+      unsigned best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  return d[n][m] > limit ? limit + 1 : d[n][m];
+}

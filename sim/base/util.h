@@ -149,4 +149,9 @@ char *read_fd(int fd, size_t *len);
 ** vmxsim/leaf), malloc'd; NULL when neither names a place. */
 char *user_cache_dir(const char *leaf);
 
+/* The edit distance between a and b (insertions, deletions, substitutions and
+** transpositions of adjacent characters: optimal string alignment), or
+** limit + 1 when it is above limit; for "did you mean" hints. */
+unsigned edit_distance(const char *a, const char *b, unsigned limit);
+
 #endif

@@ -74,6 +74,32 @@ static const struct command commands[] = {
   { "migrate", cmd_migrate },
 };
 
+/* The commands of other tools a hypervisor developer may type, with ours. */
+static const struct { const char *theirs, *ours; } alike[] = {
+  { "stat", "summary" },        /* perf kvm stat, kvm_stat */
+  { "record", "import" },       /* perf kvm record, trace-cmd record: vmxsim imports their files */
+  { "list", "runs" },
+  { "show", "report" },
+  { "diff", "compare" },
+};
+
+/* "did you mean 'X'? ..." for a command within two edits of name, or the
+** one another tool calls name; otherwise where the commands are listed. */
+static const char *did_you_mean(const char *name) {
+  static char hint[96];
+  const char *best = NULL;
+  unsigned best_d = 3;
+  for (size_t i = 0; i < sizeof alike / sizeof *alike; i++)
+    if (!strcmp(name, alike[i].theirs)) best = alike[i].ours, best_d = 0;
+  for (size_t i = 0; i < sizeof commands / sizeof *commands && best_d; i++) {
+    unsigned d = edit_distance(name, commands[i].name, 2);
+    if (d < best_d) best = commands[i].name, best_d = d;
+  }
+  if (!best) return "see 'vmxsim --help'";
+  snprintf(hint, sizeof hint, "did you mean '%s'? ('vmxsim --help' lists the commands)", best);
+  return hint;
+}
+
 static int dispatch(int argc, char **argv) {
   if (argc < 2) {
     fputs(usage, stderr);
@@ -95,7 +121,7 @@ static int dispatch(int argc, char **argv) {
   if (strchr(argv[1], '/') || strchr(argv[1], '.'))
     errorf("unknown command '%s', and no trace file of that name; see 'vmxsim --help'", argv[1]);
   else
-    errorf("unknown command '%s'; see 'vmxsim --help'", argv[1]);
+    errorf("unknown command '%s'; %s", argv[1], did_you_mean(argv[1]));
   return EXIT_USAGE;
 }
 

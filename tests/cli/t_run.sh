@@ -29,6 +29,14 @@ check_rc "no arguments is a usage error" 2
 run "$VMXSIM" frobnicate
 check_rc "unknown command" 2
 check_contains "unknown command named" "$err" "unknown command 'frobnicate'"
+check_eq "... with no near command, where they are listed" "vmxsim: unknown command 'frobnicate'; see 'vmxsim --help'" "$err"
+# a slip of the fingers, or another tool's word for one of ours, gets the command it meant
+for pair in summry:summary comapre:compare rgress:regress polices:policies stat:summary record:import diff:compare; do
+  run "$VMXSIM" "${pair%%:*}"
+  check_rc "unknown command ${pair%%:*}" 2
+  check_eq "${pair%%:*}: did you mean ${pair#*:}" \
+    "vmxsim: unknown command '${pair%%:*}'; did you mean '${pair#*:}'? ('vmxsim --help' lists the commands)" "$err"
+done
 run "$VMXSIM" run --help
 check_rc "run --help" 0
 check_contains "run --help has an example" "$out" "example:"
