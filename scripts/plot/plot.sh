@@ -6,8 +6,8 @@ set -eu
 
 usage() {
   cat <<'USAGE'
-usage: scripts/plot/plot.sh exits  [--db FILE] [--trace T] [--cpu C] [-o OUT]
-       scripts/plot/plot.sh cycles [--db FILE] [--trace T] [--cpu C] [-o OUT]
+usage: scripts/plot/plot.sh exits  [--db FILE] [--trace T] [--cpu C] [--partial] [-o OUT]
+       scripts/plot/plot.sh cycles [--db FILE] [--trace T] [--cpu C] [--partial] [-o OUT]
        scripts/plot/plot.sh param  --param KEY [--db FILE] [--workload W] [--cpu C] [-o OUT]
 
   exits    VM exits by reason, one stacked bar per policy (per operation when the
@@ -21,6 +21,8 @@ usage: scripts/plot/plot.sh exits  [--db FILE] [--trace T] [--cpu C] [-o OUT]
   --trace T      trace name as given to vmxsim, or its last path component
                  (default: the trace of the latest run)
   --cpu C        CPU profile (default: that of the latest matching run)
+  --partial      also runs the REPL's 'save' stored before the end of their trace (left
+                 out by default, with a note: they cover part of it)
   --workload W   param: traces of workload W (default: that of the latest run with KEY)
   -o OUT         output: OUT.png, OUT.svg and OUT.pdf (a .png, .svg or .pdf ending is
                  dropped; default exits, cycles, param-KEY); each is printed
@@ -46,7 +48,7 @@ case $kind in
   *) usage_error "unknown plot '$kind': exits, cycles or param" ;;
 esac
 
-db=vmxsim.db trace= cpu= param= workload= out=
+db=vmxsim.db trace= cpu= param= workload= out= whole="AND partial = 0"
 while [ $# -gt 0 ]; do
   case $1 in
     --db) db=${2?}; shift ;;
@@ -55,6 +57,7 @@ while [ $# -gt 0 ]; do
     --param) param=${2?}; shift ;;
     --workload) workload=${2?}; shift ;;
     -o|--output) out=${2?}; shift ;;
+    --partial) whole= ;;
     -h|--help) usage; exit 0 ;;
     *) usage_error "unknown option '$1'" ;;
   esac
@@ -85,8 +88,12 @@ select_runs() {
   fi
   [ -n "$cpu" ] || cpu=$(query "SELECT cpu FROM run_summary WHERE trace_hash = $(sq "$hash") ORDER BY id DESC LIMIT 1")
   ids=$(query "SELECT group_concat(id) FROM (SELECT max(id) AS id FROM run_summary
-               WHERE trace_hash = $(sq "$hash") AND cpu = $(sq "$cpu") GROUP BY policy ORDER BY min(id))")
-  [ -n "$ids" ] || die "no stored run of that trace on cpu $cpu"
+               WHERE trace_hash = $(sq "$hash") AND cpu = $(sq "$cpu") $whole GROUP BY policy ORDER BY min(id))")
+  left=$(query "SELECT count(*) FROM run_summary WHERE trace_hash = $(sq "$hash") AND cpu = $(sq "$cpu") AND partial")
+  if [ -n "$whole" ] && [ "${left:-0}" -gt 0 ]; then
+    echo "plot.sh: left out $left partial run(s) of that trace (saved in the REPL before its end); --partial takes them" >&2
+  fi
+  [ -n "$ids" ] || die "no whole stored run of that trace on cpu $cpu"
   title=$(query "SELECT 'trace ' || trace || CASE WHEN workload != '' THEN ' (' || workload || ')' ELSE '' END
                  || ', CPU profile ' || cpu FROM run_summary WHERE id IN ($ids) LIMIT 1")
   per_op=$(query "SELECT min(marks) > 0 FROM run_summary WHERE id IN ($ids)")
@@ -140,7 +147,7 @@ plot_param() {
   [ -n "$workload" ] || workload=$(query "SELECT workload FROM run_summary WHERE $has ORDER BY id DESC LIMIT 1")
   [ -n "$workload" ] || die "no stored run of a trace whose metadata has '$param' and marks"
   [ -n "$cpu" ] || cpu=$(query "SELECT cpu FROM run_summary WHERE $has AND workload = $(sq "$workload") ORDER BY id DESC LIMIT 1")
-  where="$has AND workload = $(sq "$workload") AND cpu = $(sq "$cpu")"
+  where="$has AND workload = $(sq "$workload") AND cpu = $(sq "$cpu") $whole"
   # The latest run of each (trace, policy); one file per policy, in order of first appearance.
   query "SELECT policy, $x, us_per_op FROM run_summary WHERE id IN
            (SELECT max(id) FROM run_summary WHERE $where GROUP BY trace_hash, policy)

@@ -18,8 +18,8 @@
 
 static const char compare_usage[] =
   "usage: vmxsim compare RUN_A RUN_B [RUN...] [--mixed-cpus] [--format table|csv|json] [--db FILE]\n"
-  "       vmxsim compare --trace T [--policy A,B...] [--cpu C] [--run] [--mixed-cpus] [--format F]\n"
-  "                      [--db FILE]\n"
+  "       vmxsim compare --trace T [--policy A,B...] [--cpu C] [--run] [--partial] [--mixed-cpus]\n"
+  "                      [--format F] [--db FILE]\n"
   "\n"
   "Compares stored runs against the first (A): VM exits and cycles per exit reason\n"
   "side by side, the ratio to A (B/A) and the difference (B-A), per operation ('mark'\n"
@@ -39,6 +39,8 @@ static const char compare_usage[] =
   "                      else the profile of T's other runs, else " PROFILE_DEFAULT "), all in\n"
   "                      one pass, store the runs, then compare; without it a missing run is\n"
   "                      an error\n"
+  "      --partial       with --trace, also runs the REPL's 'save' stored before the end of\n"
+  "                      the trace (left out by default: they cover part of it)\n"
   "      --mixed-cpus    compare runs on different CPU profiles all the same\n"
   "  -f, --format F      table (default), csv (one line per value) or json\n"
   "      --db FILE       results database (default " STORE_DEFAULT_PATH ")\n"
@@ -115,8 +117,30 @@ static int replay_missing(const struct db_opts *o, const char *const *policy, un
   return rc;
 }
 
+/* Says how many partial runs of the trace (under the policies asked for) were
+** left out, when any were: a REPL 'save' stores what it replayed so far. */
+static int say_partial_left_out(sqlite3 *db, const struct db_opts *o) {
+  int64_t n = 0;
+  for (unsigned p = 0; p < (o->npolicy ? o->npolicy : 1); p++) {
+    struct filter fl;
+    int rc = cli_make_filter(&fl, o, o->npolicy ? o->policy[p] : NULL);
+    if (rc) return rc;
+    sqlite3_stmt *st = NULL;
+    if (cli_prepare_filtered(db, "SELECT count(*) FROM run_summary WHERE" FILTER_SQL " AND partial = 1", &fl, &st) !=
+        SQLITE_OK)
+      return cli_query_error(db, o->db);
+    if (sqlite3_step(st) == SQLITE_ROW) n += sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+  }
+  if (n)
+    fprintf(stderr, "vmxsim: compare: left out %lld partial run%s of %s (saved in the REPL before the end of the "
+            "trace); --partial takes them\n", (long long)n, n == 1 ? "" : "s", o->trace);
+  return 0;
+}
+
 /* The latest run of the trace under each policy (each stored policy when none
-** given); with --run, a policy without one is replayed first. */
+** given), whole runs unless --partial; with --run, a policy without one is
+** replayed first. */
 static int select_runs(sqlite3 *db, const struct db_opts *o, int64_t *ids, unsigned *n) {
   struct filter fl;
   sqlite3_stmt *st = NULL;
@@ -127,6 +151,7 @@ static int select_runs(sqlite3 *db, const struct db_opts *o, int64_t *ids, unsig
   for (unsigned p = 0; p < (o->npolicy ? o->npolicy : 1) && !rc; p++) {
     rc = cli_make_filter(&fl, o, o->npolicy ? o->policy[p] : NULL);
     if (rc) break;
+    fl.whole_only = !o->partial;
     const char *sql = o->npolicy ? "SELECT id FROM run_summary WHERE" FILTER_SQL " ORDER BY id DESC LIMIT 1"
                                  : "SELECT max(id) FROM run_summary WHERE" FILTER_SQL " GROUP BY policy ORDER BY min(id)";
     if (cli_prepare_filtered(db, sql, &fl, &st) != SQLITE_OK) return cli_query_error(db, o->db);
@@ -150,6 +175,7 @@ static int select_runs(sqlite3 *db, const struct db_opts *o, int64_t *ids, unsig
     sqlite3_finalize(st);
     st = NULL;
   }
+  if (!rc && !o->partial) rc = say_partial_left_out(db, o);
   if (rc || !nmissing) return rc;
   char cpubuf[64];
   int64_t found[COMPARE_MAX_RUNS], replayed[COMPARE_MAX_RUNS];
@@ -197,7 +223,7 @@ int cmd_compare(int argc, char **argv) {
   unsigned nargs = 0, n = 0;
   int64_t ids[COMPARE_MAX_RUNS];
   sqlite3 *db = NULL;
-  int rc = cli_parse_db_opts(argc, argv, compare_usage, "DftpcRM", &o, args, COMPARE_MAX_RUNS, &nargs);
+  int rc = cli_parse_db_opts(argc, argv, compare_usage, "DftpcRMA", &o, args, COMPARE_MAX_RUNS, &nargs);
   if (!rc && nargs && o.trace) { errorf("give run ids or --trace, not both"); rc = EXIT_USAGE; }
   if (!rc && !o.trace && (o.npolicy || o.cpu || o.run_missing)) {
     errorf("--policy, --cpu and --run go with --trace");

@@ -122,7 +122,8 @@ int cli_parse_db_opts(int argc, char **argv, const char *usage, const char *allo
     { "last", no_argument, 0, 'l' },        { "older-than", required_argument, 0, 'O' },
     { "delete", required_argument, 0, 'X' }, { "prune", no_argument, 0, 'P' },
     { "dry-run", no_argument, 0, 'n' },     { "run", no_argument, 0, 'R' },
-    { "mixed-cpus", no_argument, 0, 'M' },  { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+    { "mixed-cpus", no_argument, 0, 'M' },  { "partial", no_argument, 0, 'A' },
+    { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
   memset(o, 0, sizeof *o);
   o->db = STORE_DEFAULT_PATH;
   optind = 1;
@@ -155,6 +156,7 @@ int cli_parse_db_opts(int argc, char **argv, const char *usage, const char *allo
     case 'n': o->dry_run = true; break;
     case 'R': o->run_missing = true; break;
     case 'M': o->mixed_cpus = true; break;
+    case 'A': o->partial = true; break;
     case 'h': fputs(usage, stdout); return -1;
     default:
       errorf("%s: unknown option or missing argument; see 'vmxsim %s --help'", argv[optind - 1], argv[0]);
@@ -217,6 +219,7 @@ int cli_prepare_filtered(sqlite3 *db, const char *sql, const struct filter *fl, 
   bind_opt(*st, 4, fl->cpu);
   bind_opt(*st, 5, fl->workload);
   bind_opt(*st, 6, fl->older);
+  if (fl->whole_only) sqlite3_bind_int(*st, 8, 1);   /* SQLITE_RANGE for a statement without ?8: nothing to bind */
   return SQLITE_OK;
 }
 

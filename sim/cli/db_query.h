@@ -24,6 +24,7 @@ struct db_opts {
   size_t ndel;
   bool prune, dry_run;
   bool run_missing, mixed_cpus;         /* compare --run, --mixed-cpus */
+  bool partial;                         /* compare --partial: runs the REPL stored before the trace's end too */
 };
 
 void cli_free_db_opts(struct db_opts *o);
@@ -36,16 +37,19 @@ int cli_parse_db_opts(int argc, char **argv, const char *usage, const char *allo
 bool cli_parse_run_id(const char *s, int64_t *id);
 
 /* The WHERE clause of run_summary filters: ?1 trace hash, ?2 trace name, ?3 policy, ?4 cpu, ?5 workload,
-** ?6 a date modifier ("-86400 seconds"): runs started before that long ago. */
+** ?6 a date modifier ("-86400 seconds"): runs started before that long ago; ?8 not NULL: whole runs
+** only (not those the REPL stored before the end of their trace). */
 #define FILTER_SQL                                                                                \
   " (?1 IS NULL OR trace_hash = ?1)"                                                              \
   " AND (?2 IS NULL OR trace = ?2 OR substr(trace, -length(?2) - 1) = '/' || ?2)"                 \
   " AND (?3 IS NULL OR policy = ?3) AND (?4 IS NULL OR cpu = ?4) AND (?5 IS NULL OR workload = ?5)" \
-  " AND (?6 IS NULL OR started_at < datetime('now', ?6))"
+  " AND (?6 IS NULL OR started_at < datetime('now', ?6))" \
+  " AND (?8 IS NULL OR partial = 0)"
 
 struct filter {
   char hash[HASH_HEX_LEN + 1];  /* set when the trace names a file */
   const char *trace, *policy, *cpu, *workload, *older;
+  bool whole_only;              /* leave out partial runs */
 };
 
 /* Fills fl from the options, with policy for --policy; a trace that is a file is

@@ -117,3 +117,26 @@ check_contains "... and which variable to set" "$err" "set VMXSIM_DATADIR"
 run env VMXSIM_DATADIR="$ROOT/scripts" away/bin/vmxsim reproduce --quick --no-db --only debugreg-2009 --plots figs3
 check_rc "VMXSIM_DATADIR finds the chart scripts" 0
 is_png figs3/debugreg-2009.png && pass "... and the chart is drawn" || fail "... and the chart is drawn" "$err"
+
+# A REPL 'save' stores a partial run (the events replayed so far).  compare --trace and the bar
+# charts take the latest run of each policy: a partial one is left out, with a note, unless
+# --partial asks for it
+cp plot.db part.db
+printf 'step 5\nsave\nquit\n' | "$VMXSIM" repl --policy cr3cache --db part.db ring4.bin > /dev/null 2>&1
+check_eq "the REPL stored a partial run" "1" "$(sqlite3 part.db 'SELECT count(*) FROM runs WHERE partial')"
+run "$VMXSIM" compare --db part.db --trace ring4.bin --format csv
+check_rc "compare --trace with a partial run stored" 0
+check_contains "compare: the partial run is left out, and it says so" "$err" \
+  "vmxsim: compare: left out 1 partial run of ring4.bin (saved in the REPL before the end of the trace); --partial takes them"
+check_eq "compare: cr3cache's whole run (6) is compared, not the partial one (10)" "6" \
+  "$(printf '%s\n' "$out" | awk -F, '$5 == "cr3cache" { print $4 }' | sort -u)"
+run "$VMXSIM" compare --db part.db --trace ring4.bin --partial --format csv
+check_eq "compare --partial: no note" "" "$err"
+check_eq "compare --partial: the partial run (10) is taken" "10" \
+  "$(printf '%s\n' "$out" | awk -F, '$5 == "cr3cache" { print $4 }' | sort -u)"
+run "$PLOT" exits --db part.db --trace ring4.bin -o part.png
+check_rc "exits plot with a partial run stored" 0
+check_eq "exits plot: the partial run is left out, and it says so" \
+  "plot.sh: left out 1 partial run(s) of that trace (saved in the REPL before its end); --partial takes them" "$err"
+run "$PLOT" exits --db part.db --trace ring4.bin --partial -o part2.png
+check_eq "exits plot --partial: no note" "" "$err"
