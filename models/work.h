@@ -38,7 +38,12 @@
   X(APIC_EMULATE,     "apic_emulate",       "emulate one access to a local-APIC register (decode, virtual APIC, kick an IPI's target)") \
   X(ROOT_SWITCH,      "root_switch",        "find or build the shadow root on a CR3 exit")    \
   X(TLB_MISS_NATIVE,  "tlb_miss_native",    "native page walk on a TLB miss (4 references)")  \
-  X(TLB_MISS_2D,      "tlb_miss_2d",        "two-dimensional EPT walk on a TLB miss (up to 24 references)")
+  X(TLB_MISS_2D,      "tlb_miss_2d",        "two-dimensional EPT walk on a TLB miss (up to 24 references)") \
+  X(MMU_CACHE_TOPUP,  "mmu_cache_topup",    "caching shadow MMU: top up the per-vCPU object caches at the start of a fault") \
+  X(MMU_PAGE_LOOKUP,  "mmu_page_lookup",    "caching shadow MMU: one look-up in the shadow-page hash (by guest frame and role)") \
+  X(RMAP_ADD,         "rmap_add",           "caching shadow MMU: record an installed shadow PTE in the reverse map") \
+  X(RMAP_REMOVE,      "rmap_remove",        "caching shadow MMU: drop one back-reference (reverse map or parent PTE) of a present entry of a zapped page") \
+  X(RMAP_WRITE_PROTECT, "rmap_write_protect", "caching shadow MMU: write-protect a guest page table when its shadow page is created (reverse-map walk, one writable mapping, TLB flush)")
 
 enum profile_param {
 #define X(e, n, d) PP_##e,

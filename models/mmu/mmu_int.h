@@ -70,6 +70,10 @@ struct shadow_state {
   unsigned nroots, slevels;
   struct spt_pool pool;
   struct work *evict_work;         /* where evictions during a handler are charged */
+  /* The caching KVM's bookkeeping is priced (reverse map, page hash, object
+  ** caches, write protection: Linux 2.6.20 drivers/kvm/mmu.c); the
+  ** discarding KVM (r4204) had none of it. */
+  bool caching;
 };
 
 /* EPT's state (mmu_ept.c). */
@@ -180,6 +184,9 @@ void mmu_seg_end(struct mmu *m);
 
 /* mmu_shadow.c */
 void shadow_on_evict(void *arg, struct spt_pool *p, uint32_t slot);
+/* The caching KVM's work for a shadow page it has just created: write-protect
+** the guest page table it shadows, unless it shadows none (metaphysical). */
+void shadow_note_new_page(const struct mmu *m, const struct spt_page *pg, struct work *w);
 /* Accounts for a shadow page about to be freed (counter, work, CR3 cache);
 ** true if the CR3 cache was cleared because of it. */
 bool shadow_note_zap(struct mmu *m, const struct spt_page *pg, struct work *w);

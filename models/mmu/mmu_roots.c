@@ -53,6 +53,7 @@ static bool build(struct mmu *m, uint64_t cr3, struct root_set *r, struct work *
       if (s != SPT_NONE) {
         m->ctr[CTR_SHADOW_ALLOCATED]++;
         if (w) work_add(w, PP_SHADOW_ALLOC, 1);
+        shadow_note_new_page(m, &m->sh.pool.page[s], w);
       }
     }
     r->slot[i] = s;

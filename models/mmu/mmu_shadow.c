@@ -22,10 +22,50 @@ static bool is_root_page(const struct mmu *m, const struct spt_page *pg) {
   return pg->level == m->sh.slevels && pg->gkey.level == gpt_guest_levels(m->paging) - (m->paging == PAGING_PAE);
 }
 
+/* The present entries of a shadow page: installed leaves, or live links. */
+static unsigned present_entries(const struct spt_pool *p, const struct spt_page *pg) {
+  unsigned n = 0;
+  if (pg->level == 1) {
+    for (unsigned i = 0; i < SPT_ENTRIES / 64; i++) n += (unsigned)__builtin_popcountll(pg->present[i]);
+    return n;
+  }
+  for (unsigned e = 0; e < SPT_ENTRIES; e++) {
+    const struct spt_link *l = &pg->links[e];
+    n += l->serial && p->page[l->slot].live && p->page[l->slot].serial == l->serial;
+  }
+  return n;
+}
+
+/* The caching KVM's kvm_mmu_zap_page (Linux 2.6.20 drivers/kvm/mmu.c) also
+** drops, for each present entry the 512-entry scan finds, its reverse-map
+** entry (rmap_remove, a leaf) or its parent-PTE record (a child), and flushes
+** the TLB after a page table (vmx_flush_tlb: a VMREAD and a VMWRITE of
+** GUEST_CR3). */
+static void zap_caching_work(const struct mmu *m, const struct spt_page *pg, struct work *w) {
+  work_add(w, PP_RMAP_REMOVE, present_entries(&m->sh.pool, pg));
+  if (pg->level == 1) {
+    work_add(w, PP_VMREAD, 1);
+    work_add(w, PP_VMWRITE, 1);
+  }
+}
+
 bool shadow_note_zap(struct mmu *m, const struct spt_page *pg, struct work *w) {
   m->ctr[CTR_SHADOW_ZAPPED]++;
   if (w) work_add(w, PP_SHADOW_ZAP, 1);
+  if (w && m->sh.caching) zap_caching_work(m, pg, w);
   return is_root_page(m, pg) && m->sink->root_zapped(m->sink, pg->gkey.owner);
+}
+
+/* Linux maps its kernel half with large pages (4 MB under 32-bit paging,
+** 2 MB otherwise), which KVM shadows with "metaphysical" page tables: they
+** shadow no guest page table, so nothing is write-protected for them
+** (kvm_mmu_get_page's metaphysical role, paging_tmpl.h fetch). */
+static bool shadows_a_guest_table(const struct spt_page *pg) {
+  return !(pg->level == 1 && pg->gkey.owner == GPT_KERNEL_OWNER);
+}
+
+void shadow_note_new_page(const struct mmu *m, const struct spt_page *pg, struct work *w) {
+  if (w && m->sh.caching && shadows_a_guest_table(pg)) work_add(w, PP_RMAP_WRITE_PROTECT, 1);
 }
 
 void shadow_on_evict(void *arg, struct spt_pool *p, uint32_t slot) {
@@ -65,6 +105,7 @@ static bool present(const struct mmu *m, const struct mmu_vcpu *mv, uint64_t va,
 ** install the leaf entry.  A fault through a page ends its write flooding. */
 static void fill(struct mmu *m, struct mmu_vcpu *mv, const struct gpt_step *path, unsigned root_i, struct work *w) {
   bool hint = m->pol->memslot_hint;
+  if (m->sh.caching) work_add(w, PP_MMU_CACHE_TOPUP, 1);     /* mmu_topup_memory_caches */
   work_add(w, hint ? PP_GUEST_PTE_READ_FAST : PP_GUEST_PTE_READ, m->glevels);
   work_add(w, hint ? PP_MEMSLOT_LOOKUP_FAST : PP_MEMSLOT_LOOKUP, m->glevels);
   m->ctr[CTR_GUEST_WALKS]++;
@@ -82,17 +123,26 @@ static void fill(struct mmu *m, struct mmu_vcpu *mv, const struct gpt_step *path
       if (child == SPT_NONE) return;      /* every page pinned: nothing can be cached */
       m->ctr[CTR_SHADOW_ALLOCATED]++;
       work_add(w, PP_SHADOW_ALLOC, 1);
+      shadow_note_new_page(m, &m->sh.pool.page[child], w);
     }
     spt_touch(&m->sh.pool, child);
     m->sh.pool.page[child].writes = 0;
     if (!spt_linked(&m->sh.pool, page, path[i].entry, child)) {
       spt_link(&m->sh.pool, page, path[i].entry, child);
       work_add(w, PP_SHADOW_INSTALL, 1);
+      /* KVM's fetch looks the child up only where the shadow entry is absent */
+      if (m->sh.caching) work_add(w, PP_MMU_PAGE_LOOKUP, 1);
     }
     page = child;
   }
   spt_leaf_set(&m->sh.pool, page, path[m->sh.slevels - 1].entry, true);
   work_add(w, PP_SHADOW_INSTALL, 1);
+  /* set_pte_common: is the target page itself shadowed (then map it
+  ** read-only)?  And record the new entry in the reverse map. */
+  if (m->sh.caching) {
+    work_add(w, PP_MMU_PAGE_LOOKUP, 1);
+    work_add(w, PP_RMAP_ADD, 1);
+  }
 }
 
 /* A TLB miss under shadow paging: the shadow walk, and a hidden page fault
@@ -190,6 +240,7 @@ static void init(struct mmu *m) {
   m->sh.roots = roots_scheme_for(p);
   m->sh.nroots = gpt_roots(m->paging);
   m->sh.slevels = gpt_shadow_levels(m->paging);
+  m->sh.caching = p->shadow_cache;
   m->sh.present_memo = xcalloc(1u << PRESENT_MEMO_BITS, sizeof *m->sh.present_memo);
   spt_init(&m->sh.pool, p->shadow_pages_max, p->shadow_eviction == EVICT_LRU, p->shadow_refill,
            p->refill_low, p->refill_high, shadow_on_evict, m);
