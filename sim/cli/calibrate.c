@@ -157,6 +157,19 @@ static void fit_handlers(struct fitctx *c) {
   }
 }
 
+/* The measured reasons with no simulated exit: left unfitted, and said so. */
+static void find_unmatched(struct fitctx *c) {
+  struct calibrate_result *r = c->r;
+  for (unsigned i = 0; i < c->nmeas; i++) {
+    const struct view_stat *m = &c->meas[i];
+    if (m->dim != VD_REASON || m->reason >= STAT_CR_BASE || simulated_row(c, m->reason)) continue;
+    if (r->nunmatched < sizeof r->unmatched / sizeof *r->unmatched) {
+      r->unmatched[r->nunmatched].reason = m->reason;
+      r->unmatched[r->nunmatched++].count = m->count;
+    }
+  }
+}
+
 static void identify_recording(struct fitctx *c) {
   char why[256];
   if (hash_file(c->name, c->r->hash, why, sizeof why) != 0) snprintf(c->r->hash, sizeof c->r->hash, "?");
@@ -206,6 +219,7 @@ int calibrate(const struct calibrate_opts *o, struct calibrate_result *r, char *
     c.params = cJSON_GetObjectItemCaseSensitive(j, "params");
     fit_roundtrip(&c);
     fit_handlers(&c);
+    find_unmatched(&c);
     describe(&c, j);
     r->profile = j;
     j = NULL;

@@ -47,6 +47,11 @@ struct calibrate_result {
   struct calibrate_fit fits[STAT_KEYS + 1];
   unsigned nfits;
   char hash[17], date[32];
+  /* Measured exit reasons the replay under the policy did not take at all:
+  ** their costs are not fitted (the policy is not the one the host ran, or
+  ** the model cannot re-decide them). */
+  struct { unsigned reason; uint64_t count; } unmatched[64];
+  unsigned nunmatched;
 };
 
 /* Returns 0 or an enum exit_code with the message in err; r->profile is set on success. */

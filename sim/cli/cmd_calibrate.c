@@ -113,6 +113,15 @@ static void warn_short_roundtrip(const struct calibrate_result *r) {
   }
 }
 
+/* Measured exits the replay under the policy never took: no cost of theirs was fitted. */
+static void warn_unmatched(const struct calibrate_args *a, const struct calibrate_result *r) {
+  for (unsigned i = 0; i < r->nunmatched; i++)
+    fprintf(stderr, "vmxsim: warning: calibrate: %" PRIu64 " measured %s exits have no simulated counterpart under "
+            "policy %s, so no cost of theirs is fitted (is %s the policy the host ran? 'vmxsim summary' shows what "
+            "the recording holds)\n", r->unmatched[i].count, exit_reason_name(r->unmatched[i].reason),
+            a->c.policy, a->c.policy);
+}
+
 static void print_fits(const struct calibrate_args *a, const struct calibrate_result *r) {
   printf("profile %s fitted to %s (xxh64 %s, %s) under policy %s, from %s:\n\n", a->c.name,
          a->c.source ? a->c.source : a->c.recording,
@@ -126,6 +135,7 @@ static void print_fits(const struct calibrate_args *a, const struct calibrate_re
   }
   printf("\nwritten to %s; use it as --cpu %s\n", a->output, a->output);
   warn_short_roundtrip(r);
+  warn_unmatched(a, r);
 }
 
 int cmd_calibrate(int argc, char **argv) {

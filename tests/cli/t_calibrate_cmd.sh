@@ -48,3 +48,15 @@ printf 'hlt\n' > plain.txt && "$VMXSIM" trace asm plain.txt -o plain.bin
 run "$VMXSIM" calibrate plain.bin --cpu skylake-2019 -o p.json
 check_rc "calibrate: a trace without measurements is bad input" 3
 check_contains "calibrate: says why" "$err" "plain.bin: no measured exits to fit"
+
+# measured exits the replay never took under the policy are not fitted: a warning per reason says
+# so with the count (the shadow-paging recording under ept: its #PF and CR3 exits have no
+# counterpart, as EPT neither intercepts guest page faults nor CR3 writes)
+run "$VMXSIM" calibrate "$ROOT/traces/recorded/kvm-ftrace-shadow.txt" --cpu skylake-2019 --policy ept -o unmatched.json
+check_rc "calibrate under a policy that does not take every measured exit" 0
+for pair in "57 EXCEPTION_NMI" "155 CR_ACCESS"; do
+  check_contains "calibrate: warns of the ${pair#* } exits it could not fit" "$err" \
+    "vmxsim: warning: calibrate: ${pair% *} measured ${pair#* } exits have no simulated counterpart under policy ept, so no cost of theirs is fitted"
+done
+run "$VMXSIM" calibrate "$ROOT/traces/recorded/kvm-ftrace-shadow.txt" --cpu skylake-2019 --policy shadowcache -o matched.json
+check_eq "calibrate under the host's policy: no such warning" "" "$(printf '%s\n' "$err" | grep 'no simulated counterpart')"
