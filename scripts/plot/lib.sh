@@ -28,6 +28,11 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# check_out_dir OUT: the charts are written beside OUT, so its directory must exist (said
+# before any work, rather than by mktemp once the data is read).
+check_out_dir() {
+  [ -d "$(dirname "$1")" ] || die "-o $1: directory $(dirname "$1") does not exist; create it first"
+}
 # begin_output OUT: sets $part to a new temporary file beside OUT, after removing
 # those of dead processes; it is removed on exit unless finish_output renamed it.
 begin_output() {

@@ -185,6 +185,7 @@ case $kind in
   param) out=${out:-param-$param} ;;
 esac
 out=${out%.png}; out=${out%.svg}; out=${out%.pdf}
+check_out_dir "$out"
 case $kind in
   exits) plot_exits ;;
   cycles) plot_cycles ;;

@@ -156,6 +156,7 @@ logx=$(cat "$tmp"/p*.tsv | awk -F '\t' 'NR == 1 || $1 < lo { lo = $1 } NR == 1 |
                                         END { print (lo > 0 && hi >= 8 * lo) ? 1 : 0 }')
 out=${out:-sweep-$xname}
 out=${out%.png}; out=${out%.svg}; out=${out%.pdf}
+check_out_dir "$out"
 title="$(printf '%s' "$ylabel" | sed 's/^./\U&/') against $xname
 workload $workload, CPU profile $cpu"
 [ -s "$tmp/wheres" ] && title="$title; $(paste -sd' ' "$tmp/wheres" | sed 's/ /, /g')"

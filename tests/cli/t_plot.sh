@@ -140,3 +140,8 @@ check_eq "exits plot: the partial run is left out, and it says so" \
   "plot.sh: left out 1 partial run(s) of that trace (saved in the REPL before its end); --partial takes them" "$err"
 run "$PLOT" exits --db part.db --trace ring4.bin --partial -o part2.png
 check_eq "exits plot --partial: no note" "" "$err"
+
+# -o into a directory that does not exist: said plainly (it failed in mktemp)
+run "$PLOT" exits --db plot.db --trace ring4.bin -o no-such-dir/x
+check_rc "exits -o into a missing directory fails" 1
+check_eq "... and says which directory" "plot.sh: -o no-such-dir/x: directory no-such-dir does not exist; create it first" "$err"
