@@ -17,7 +17,8 @@
 #           recipes of workloads/record/measure (never installed unless asked for)
 #   slurm   Slurm's controller, node daemon and commands, and munge: the Slurm test
 #           (tests/slurm/run.sh, which starts a private one-node cluster as root)
-# Without GROUPs: build test plot bench (what `make deps` and `make demo` install).
+# Without GROUPs: build test plot bench (what `make deps` installs; `make demo` installs
+# build, `make check` test).
 #
 # The checks work on any system: a library counts as present when pkg-config knows it or,
 # failing that, when a tiny program including its header compiles and links with
@@ -178,12 +179,19 @@ do_install() {
     echo "  apt-get install -y ${missing% }" >&2
     return 1
   fi
-  echo "vmxsim setup: installing ${missing% }" >&2
+  # One line, not apt's hundreds: its output goes to a log, shown only when it fails.
+  echo "vmxsim setup: apt-get install ${missing% }" >&2
   export DEBIAN_FRONTEND=noninteractive
+  log=$(mktemp "${TMPDIR:-/tmp}/vmxsim-setup.XXXXXX")
   # shellcheck disable=SC2086
-  apt-get install -y --no-install-recommends $missing >&2 || {
-    apt-get update >&2 && apt-get install -y --no-install-recommends $missing >&2
-  }
+  if apt-get install -y -q --no-install-recommends $missing > "$log" 2>&1 ||
+     { apt-get update -q >> "$log" 2>&1 && apt-get install -y -q --no-install-recommends $missing >> "$log" 2>&1; }; then
+    rm -f "$log"
+    return 0
+  fi
+  echo "vmxsim setup: apt-get failed; the end of its output (all of it in $log):" >&2
+  tail -n 20 "$log" >&2
+  return 1
 }
 
 mode=do_install

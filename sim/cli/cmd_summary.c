@@ -190,13 +190,17 @@ static void print_summary(const struct summary_opts *o, const struct about *a, c
 struct one_pass {
   struct views *w;
   struct feeder *f;            /* NULL: fed on this thread */
+  struct trace_event *buf;     /* the block being filled: the feeder's next (feeder_reserve), or own */
   size_t n;
-  struct trace_event buf[ONE_PASS_BLOCK];
 };
 
 static void one_pass_flush(struct one_pass *op) {
-  if (op->f) feeder_give(op->f, op->buf, op->n);
-  else views_feed_block(&op->w, 1, op->buf, op->n);
+  if (op->f) {
+    feeder_commit(op->f, op->n);
+    op->buf = feeder_reserve(op->f, ONE_PASS_BLOCK);
+  } else {
+    views_feed_block(&op->w, 1, op->buf, op->n);
+  }
   op->n = 0;
 }
 
@@ -215,16 +219,18 @@ static int summary_one_pass(const struct summary_opts *o, struct about *a, struc
   if (o->interval.n && o->interval.events) return -1;
   int rc = views_begin(o, a, w, p);
   if (rc) return rc;
-  struct one_pass *op = xcalloc(1, sizeof *op);
-  op->w = w;
-  op->f = feeder_start(&op->w, 1);
-  rc = recording_feed(o->trace, o->input_format, one_pass_emit, op, a->workload, sizeof a->workload, &a->meta);
-  if (rc <= 0) one_pass_flush(op);
-  if (op->f) {
-    feeder_wait(op->f);
-    feeder_stop(op->f);
+  struct one_pass op = { .w = w };
+  op.f = feeder_start(&op.w, 1);
+  op.buf = op.f ? feeder_reserve(op.f, ONE_PASS_BLOCK) : xmalloc(ONE_PASS_BLOCK * sizeof *op.buf);
+  rc = recording_feed(o->trace, o->input_format, one_pass_emit, &op, a->workload, sizeof a->workload, &a->meta);
+  if (op.f) {
+    feeder_commit(op.f, rc <= 0 ? op.n : 0);   /* the last block (the reserved one is handed on either way) */
+    feeder_wait(op.f);
+    feeder_stop(op.f);
+  } else {
+    if (rc <= 0) views_feed_block(&op.w, 1, op.buf, op.n);
+    free(op.buf);
   }
-  free(op);
   return rc ? rc : views_end(o, a, w, p);
 }
 

@@ -133,16 +133,25 @@ void feeder_note(struct feeder *f, unsigned sink, uint64_t events, unsigned vcpu
                                 .vcpu = vcpu, .reason = (uint16_t)reason, .dim = (uint8_t)dim };
 }
 
-void feeder_give(struct feeder *f, const struct trace_event *evs, size_t n) {
+/* The next slot, once it is free (fed): the thread reads none at or past
+** `given`, so it is filled without the lock. */
+static struct slot *next_slot(struct feeder *f) {
   pthread_mutex_lock(&f->mu);
   while (f->given - f->fed >= FEEDER_DEPTH) pthread_cond_wait(&f->cv, &f->mu);
   struct slot *s = &f->slots[f->given % FEEDER_DEPTH];
   pthread_mutex_unlock(&f->mu);
-  /* The slot is free (fed) and the thread reads none at or past `given`: filled without the lock. */
-  if (!f->n) n = 0;                            /* no measured views: the records are not needed */
+  return s;
+}
+
+struct trace_event *feeder_reserve(struct feeder *f, size_t n) {
+  struct slot *s = next_slot(f);
   if (n > s->cap) s->evs = xrealloc(s->evs, (s->cap = n) * sizeof *s->evs);
-  if (n) memcpy(s->evs, evs, n * sizeof *evs);
-  s->n = n;
+  return s->evs;
+}
+
+void feeder_commit(struct feeder *f, size_t n) {
+  struct slot *s = &f->slots[f->given % FEEDER_DEPTH];
+  s->n = f->n ? n : 0;                         /* no measured views: the records are not needed */
   for (unsigned k = 0; k < f->nsinks; k++) {   /* the slot's notes were emptied when it was fed */
     struct notes t = s->notes[k];
     s->notes[k] = f->filling[k];
@@ -152,6 +161,13 @@ void feeder_give(struct feeder *f, const struct trace_event *evs, size_t n) {
   f->given++;
   pthread_cond_broadcast(&f->cv);
   pthread_mutex_unlock(&f->mu);
+}
+
+void feeder_give(struct feeder *f, const struct trace_event *evs, size_t n) {
+  if (!f->n) n = 0;
+  struct trace_event *to = feeder_reserve(f, n);
+  if (n) memcpy(to, evs, n * sizeof *evs);
+  feeder_commit(f, n);
 }
 
 void feeder_wait(struct feeder *f) {

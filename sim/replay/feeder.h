@@ -37,6 +37,12 @@ void feeder_note(struct feeder *f, unsigned sink, uint64_t events, unsigned vcpu
 ** be fed after the blocks given before; waits while FEEDER_DEPTH blocks are
 ** unfed.  feeder_give(f, NULL, 0) after the last block hands on the last exits. */
 void feeder_give(struct feeder *f, const struct trace_event *evs, size_t n);
+/* feeder_give without the copy: room for n records in the next block (after
+** waiting, as feeder_give does, while FEEDER_DEPTH blocks are unfed), to fill
+** in place and hand on with feeder_commit(f, k), k <= n, before any other
+** call on f. */
+struct trace_event *feeder_reserve(struct feeder *f, size_t n);
+void feeder_commit(struct feeder *f, size_t n);
 /* Returns once every block given is fed. */
 void feeder_wait(struct feeder *f);
 /* Ends the thread (after feeder_wait) and frees f; NULL does nothing. */

@@ -36,11 +36,18 @@ check_rc "setup.sh --check plot without them fails" 1
 check_contains "... and names what is missing" "$err" "vmxsim: plotting needs these, not found: the sqlite3 tool, gnuplot"
 check_contains "... with the apt-get line" "$err" "apt-get install -y sqlite3 gnuplot-nox"
 
-# what make runs: checks only; installing happens in `make deps` and `make demo` alone
+# what make runs: checks only; installing happens in `make deps`, `make demo` (the build
+# group) and `make check` (the test group) alone
 run mk -n -B BUILD="$PWD/b" "$PWD/b/.build-ok"
 check_contains "make checks the build group only" "$out" "scripts/setup.sh --check build"
 check_not_contains "make does not check the test tools" "$out" "--check test"
-for goal in all install check plots reproduce; do
+run mk -n -B BUILD="$PWD/b" check
+check_contains "make check installs the test group" "$out" "scripts/setup.sh test"
+check_not_contains "make check installs nothing else" "$(printf '%s\n' "$out" | grep 'setup.sh [a-z]' | grep -v 'setup.sh test$')" "setup.sh"
+run mk -n -B BUILD="$PWD/b" demo
+check_contains "make demo installs the build group" "$out" "scripts/setup.sh build"
+check_not_contains "make demo installs no more (the tests' packages are make check's)" "$out" "setup.sh build test"
+for goal in all install plots reproduce; do
   run mk -n BUILD="$PWD/b" "$goal"
   case $out in
     *"apt-get"*|*"setup.sh build"*|*"setup.sh "[a-z]*" "[a-z]*|*"setup.sh'"*) fail "make $goal installs nothing" "$out" ;;
