@@ -285,11 +285,14 @@ install: all
 	install -m 644 scripts/plot/lib.sh $(SHARE)/plot/
 	install -m 644 $(filter %.gp,$(PLOT_FILES)) $(SHARE)/plot/
 	install -m 755 workloads/record/record.sh $(SHARE)/record/record.sh
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 644 scripts/completion/vmxsim.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/vmxsim
 	$(Q)for f in $(DOC_FILES); do install -m 644 "$${f%%:*}" "$(SHARE)/doc/$${f##*:}" || exit 1; done
 
 ## uninstall: remove what `make install` installed (same PREFIX and DESTDIR)
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/vmxsim $(DESTDIR)$(PREFIX)/share/man/man1/vmxsim.1
+	rm -f $(DESTDIR)$(PREFIX)/bin/vmxsim $(DESTDIR)$(PREFIX)/share/man/man1/vmxsim.1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/vmxsim
 	rm -rf $(SHARE)
 
 ## clean: remove every build directory (build/, build-*/) and the ./vmxsim link

@@ -15,6 +15,7 @@ static const char usage[] =
   "\n"
   "usage: vmxsim [--policy P] [--cpu C] [--set K=V]... [--format table|json|csv] TRACE\n"
   "       vmxsim COMMAND [ARGS]   ('vmxsim COMMAND --help' for each)\n"
+  "       vmxsim --commands       the command names, one a line (shell completion reads them)\n"
   "\n"
   "commands:\n"
   "  run         replay a trace under a policy (the default command; policy " POLICY_DEFAULT "\n"
@@ -107,6 +108,10 @@ static int dispatch(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     fputs(usage, stdout);
+    return EXIT_OK;
+  }
+  if (!strcmp(argv[1], "--commands")) {            /* for shell completion */
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) printf("%s\n", commands[i].name);
     return EXIT_OK;
   }
   if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
