@@ -1,5 +1,6 @@
 /* `vmxsim run`: replay a trace under a policy and print the report. */
 #include "commands.h"
+#include "compare.h"
 #include "options.h"
 #include "sim/replay/engine.h"
 #include "sim/config/policy.h"
@@ -29,8 +30,8 @@ static const char run_usage[] =
   "policy P on CPU cost profile C and reports VM exits by reason, their cycles, and the\n"
   "split of time between guest and hypervisor.  TRACE may be gzip, xz or zstd compressed,\n"
   "or - for standard input ('vmxsim gen ... -o - | vmxsim -').  With several policies or\n"
-  "profiles, every pair of them is replayed in one pass over the trace, and each is\n"
-  "reported and stored.\n"
+  "profiles, every pair of them is replayed in one pass over the trace and stored, and\n"
+  "the table sets them side by side against the first, as 'vmxsim compare' does.\n"
   "\n"
   "  -p, --policy P      preset name, or presets joined with '+' (later ones override):\n"
   "                      nocache, shadowcache, cr3cache, prevroots, ept; modifiers cr4mask,\n"
@@ -45,7 +46,9 @@ static const char run_usage[] =
   "                      numbers in decimal (masks also 0x hex); a later value of a knob wins\n"
   "  -j, --jobs N        share the replays of one pass among N threads (default 1)\n"
   "  -f, --format F      table (default; reads like xenalyze --summary), json, csv; several\n"
-  "                      runs print one table each, a JSON array, CSV rows led by policy,cpu\n"
+  "                      runs print one table beside the first, a JSON array, CSV rows\n"
+  "                      led by policy,cpu\n"
+  "      --reports       with several runs, each run's own report too (as one run prints it)\n"
   "      --views         also the simulated exits by MSR, I/O port, vector, CPUID leaf,\n"
   "                      address space (CR3) and vCPU (stored with the run)\n"
   "      --vcpu N        the views of vCPU N only\n"
@@ -83,6 +86,7 @@ struct run_opts {
   unsigned jobs;
   int format;
   bool no_db, quiet, views;
+  bool reports;                /* several runs: each one's report too, not only the comparison */
   int vcpu;                   /* -1: all */
   struct interval_opt interval;
   /* the configurations: --policy and --cpu lists split, their product */
@@ -109,7 +113,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
     { "quiet", no_argument, 0, 'q' },        { "help", no_argument, 0, 'h' },
     { "views", no_argument, 0, 'V' },        { "vcpu", required_argument, 0, 'v' },
     { "interval", required_argument, 0, 'i' }, { "input-format", required_argument, 0, 'F' },
-    { "jobs", required_argument, 0, 'j' },   { 0, 0, 0, 0 } };
+    { "jobs", required_argument, 0, 'j' },   { "reports", no_argument, 0, 'R' }, { 0, 0, 0, 0 } };
   memset(o, 0, sizeof *o);
   o->policy = POLICY_DEFAULT;
   o->vcpu = -1;
@@ -137,6 +141,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
     case 'D': o->db = optarg; break;
     case 'N': o->no_db = true; break;
     case 'q': o->quiet = true; break;
+    case 'R': o->reports = true; break;
     case 'j':
       if (!parse_u64(optarg, &jobs) || jobs < 1 || jobs > 256) {
         errorf("--jobs %s: expected a number of threads, 1..256%s", optarg, parse_u64_hint(optarg));
@@ -262,9 +267,29 @@ static void print_intervals(const struct run_output *out) {
   views_print_intervals(stdout, out->simulated, &p);
 }
 
+/* Several runs in a table: side by side against the first, as `compare`
+** prints stored runs (at most COMPARE_MAX_RUNS a table; more go in further
+** tables, each against its first). */
+static void print_side_by_side(const struct run_opts *o, const struct run_output *out) {
+  struct compare_run runs[COMPARE_MAX_RUNS];
+  for (unsigned first = 0; first < o->nconfigs; first += COMPARE_MAX_RUNS) {
+    unsigned n = o->nconfigs - first < COMPARE_MAX_RUNS ? o->nconfigs - first : COMPARE_MAX_RUNS;
+    for (unsigned i = 0; i < n; i++) runs[i] = (struct compare_run){ .id = 0, .rep = out[first + i].rep };
+    if (first) fputc('\n', stdout);
+    if (n > 1) compare_print(stdout, runs, n, FORMAT_TABLE);
+    else report_print(stdout, &runs[0].rep, FORMAT_TABLE);
+  }
+  fprintf(stdout, "\n(%u runs; --reports prints each one's own report too, --format csv or json every figure)\n",
+          o->nconfigs);
+}
+
 /* The reports: tables one after the other (each with its time series), a
 ** JSON array or CSV rows of several runs. */
 static void print_reports(const struct run_opts *o, const struct run_output *out) {
+  if (o->format == FORMAT_TABLE && o->nconfigs > 1 && !o->reports && !o->interval.n) {
+    print_side_by_side(o, out);
+    return;
+  }
   if (o->format == FORMAT_TABLE || o->nconfigs == 1) {
     for (unsigned i = 0; i < o->nconfigs; i++) {
       if (i) fputc('\n', stdout);

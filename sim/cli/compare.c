@@ -156,7 +156,8 @@ static void print_heading(FILE *f, const struct cmp *c) {
   fprintf(f, "\n\n");
   for (unsigned i = 0; i < c->n; i++) {
     const struct report *r = &c->runs[i].rep;
-    fprintf(f, "  %c: run %" PRId64 ", policy %s", 'A' + i, c->runs[i].id, r->policy);
+    if (c->runs[i].id > 0) fprintf(f, "  %c: run %" PRId64 ", policy %s", 'A' + i, c->runs[i].id, r->policy);
+    else fprintf(f, "  %c: policy %s", 'A' + i, r->policy);     /* not stored (yet): vmxsim run */
     if (!cpu) fprintf(f, ", cpu %s", r->cpu);
     if (!trace) fprintf(f, ", trace %s", r->trace);
     if (!marks) fprintf(f, " (%" PRIu64 " mark%s)", r->marks, r->marks == 1 ? "" : "s");

@@ -230,8 +230,20 @@ check_eq "with threads (-j 3) too" "$want" "$(printf '%s\n' "$out" | sed 1d)"
 run "$VMXSIM" --policy shadowcache,nocache --no-db --format json t.bin
 check_contains "JSON of several runs: an array" "$(printf '%s\n' "$out" | head -1)" "["
 check_eq "JSON array: one object per run" 2 "$(printf '%s\n' "$out" | grep -c '"policy":')"
-run "$VMXSIM" --policy shadowcache,nocache --no-db t.bin
-check_eq "tables: one per run" 2 "$(printf '%s\n' "$out" | grep -c '^trace t.bin')"
+run "$VMXSIM" --policy shadowcache,nocache --no-db --reports t.bin
+check_eq "--reports: a table per run" 2 "$(printf '%s\n' "$out" | grep -c '^trace t.bin')"
+# several runs in a table: side by side against the first, as compare prints stored runs
+run "$VMXSIM" --policy shadowcache,nocache --cpu core2-2007,core2-2008 --no-db t.bin
+check_rc "several runs, one table" 0
+check_eq "... no report per run" 0 "$(printf '%s\n' "$out" | grep -c '^trace t.bin')"
+check_eq "... the legend names each run's policy and cpu" "  A: policy shadowcache, cpu core2-2007
+  B: policy shadowcache, cpu core2-2008
+  C: policy nocache, cpu core2-2007
+  D: policy nocache, cpu core2-2008" "$(printf '%s\n' "$out" | grep '^  [A-D]: ')"
+stored=$("$VMXSIM" --policy nocache --cpu core2-2008 --no-db --format csv t.bin | awk -F, '$5 == "total" && $6 == "exits" { print $8 }')
+check_eq "... and column D is what the run alone reports (total exits per op: 2 marks)" \
+  "$(awk -v n="$stored" 'BEGIN { printf "%.3f", n / 2 }')" \
+  "$(printf '%s\n' "$out" | awk '/^VM exits/ { on = 1 } on && $1 == "total" { print $5; exit }')"
 # a part with '=' overrides a knob of the policy before it (quoted in CSV: the name holds a comma)
 run "$VMXSIM" --policy shadowcache,cr3_target_count=2,nocache --no-db --format csv t.bin
 one=$("$VMXSIM" --policy shadowcache --set cr3_target_count=2 --no-db --format csv t.bin | sed 1d)
