@@ -1,5 +1,5 @@
 #!/bin/sh
-# Regenerates the figures of the README's gallery in docs/: every chart `vmxsim reproduce
+# Regenerates the figures of docs/figures.md (the gallery; the README shows one) in docs/: every chart `vmxsim reproduce
 # --plots` draws (docs/EXPERIMENT.png) and the three plot.sh charts of scripts/plot/README.md's
 # example (docs/plot-exits.png, plot-cycles.png, plot-param-procs.png), and sweep.sh's chart
 # of a small sweep (docs/plot-sweep-procs.png).  PNG only: the SVG
