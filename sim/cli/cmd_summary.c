@@ -20,7 +20,7 @@
 
 static const char summary_usage[] =
   "usage: vmxsim summary [--vcpu N] [--interval N[us|ms|s|ev]] [--sort reason|count|time|avg]\n"
-  "                      [--top N] [--cpu-ghz G] [--format table|json|csv]\n"
+  "                      [--top N] [--units cycles|us] [--cpu-ghz G] [--format table|json|csv]\n"
   "                      [--input-format F] TRACE|RECORDING\n"
   "\n"
   "The exits of a host recording as the host measured them, not re-decided: per exit\n"
@@ -38,6 +38,8 @@ static const char summary_usage[] =
   "                      or N events (ev)\n"
   "  -s, --sort K        order of reasons and rows: reason (default), count, time, avg\n"
   "      --top N         rows of the CR3 and vCPU views (default 10; 0: all)\n"
+  "      --units U       cycles (default), or us: perf kvm stat report's columns (Samples,\n"
+  "                      Samples%, Time%, Min, Max and Avg time in microseconds)\n"
   "      --cpu-ghz G     cycles to seconds, above 0 and at most 10 (default: the\n"
   "                      recording's, else 2.4 as xenalyze)\n"
   "  -f, --format F      table (default), json, csv\n"
@@ -57,6 +59,7 @@ struct summary_opts {
   enum view_sort sort;
   unsigned top;
   double ghz;                  /* 0: from the trace */
+  bool units_us;               /* --units us */
   struct interval_opt interval;
 };
 
@@ -65,7 +68,8 @@ static int parse_summary_opts(int argc, char **argv, struct summary_opts *o) {
     { "vcpu", required_argument, 0, 'v' }, { "interval", required_argument, 0, 'i' },
     { "sort", required_argument, 0, 's' }, { "top", required_argument, 0, 'T' },
     { "cpu-ghz", required_argument, 0, 'g' }, { "format", required_argument, 0, 'f' },
-    { "input-format", required_argument, 0, 'F' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+    { "input-format", required_argument, 0, 'F' }, { "units", required_argument, 0, 'u' },
+    { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
   memset(o, 0, sizeof *o);
   o->vcpu = -1;
   o->top = 10;
@@ -82,6 +86,13 @@ static int parse_summary_opts(int argc, char **argv, struct summary_opts *o) {
     case 'g': rc = option_ghz(optarg, &o->ghz); break;
     case 'f': rc = option_format(optarg, &o->format); break;
     case 'F': rc = option_input_format(optarg); o->input_format = optarg; break;
+    case 'u':
+      if (strcmp(optarg, "us") && strcmp(optarg, "cycles")) {
+        errorf("--units '%s': cycles (the default) or us (perf kvm stat's columns)", optarg);
+        rc = EXIT_USAGE;
+      }
+      o->units_us = !strcmp(optarg, "us");
+      break;
     case 'h': fputs(summary_usage, stdout); return -1;
     default:
       errorf("%s: unknown option or missing argument; see 'vmxsim summary --help'", argv[optind - 1]);
@@ -150,6 +161,7 @@ static int views_end(const struct summary_opts *o, const struct about *a, const 
   p->total_cycles = span >= 0 ? (uint64_t)span : views_elapsed(w);
   p->sort = o->sort;
   p->top = o->top;
+  p->units_us = o->units_us;
   return EXIT_OK;
 }
 

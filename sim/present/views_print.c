@@ -18,15 +18,31 @@ static double pct(const struct views_print *o, uint64_t c) {
   return o->total_cycles ? 100.0 * (double)c / (double)o->total_cycles : 0.0;
 }
 
+/* Microseconds of c cycles at the views' clock. */
+static double us(const struct views_print *o, double c) { return c / (o->ghz * 1e3); }
+
 static void table_row(FILE *f, const struct view_stat *s, const char *indent, const struct views_print *o) {
   char name[48];
   snprintf(name, sizeof name, "%s%s", indent, s->name);
+  if (o->units_us) {                 /* perf kvm stat report's columns, times in microseconds */
+    double share = o->total_exits ? 100.0 * (double)s->count / (double)o->total_exits : 0.0;
+    double spread = s->avg ? 100.0 * s->stddev / (double)s->avg : 0.0;
+    fprintf(f, " %-24s %9" PRIu64 " %8.2f%% %6.2f%% %10.2fus %10.2fus %10.2fus ( +- %6.2f%% )\n", name, s->count,
+            share, pct(o, s->cycles), us(o, (double)s->min), us(o, (double)s->max),
+            us(o, (double)s->avg), spread);
+    return;
+  }
   fprintf(f, " %-24s %9" PRIu64 " %10.6f %6.2f%% %9" PRIu64 " {%8" PRIu64 "|%8" PRIu64 "|%8" PRIu64 "} %9" PRIu64
           " %9.0f\n", name, s->count, secs(o, s->cycles), pct(o, s->cycles), s->avg, s->p5, s->p50, s->p95,
           s->max, s->stddev);
 }
 
-static void table_head(FILE *f, const char *first) {
+static void table_head(FILE *f, const char *first, const struct views_print *o) {
+  if (o->units_us) {
+    fprintf(f, " %-24s %9s %9s %7s %12s %12s %12s\n", first, "Samples", "Samples%", "Time%", "Min Time",
+            "Max Time", "Avg time");
+    return;
+  }
   fprintf(f, " %-24s %9s %10s %7s %9s {%8s|%8s|%8s} %9s %9s\n", first, "count", "secs", "pct%", "avg cyc",
           "p5", "p50", "p95", "max", "stddev");
 }
@@ -37,7 +53,7 @@ static void print_dim(FILE *f, const struct views *w, unsigned dim, const char *
   unsigned n = views_stats(w, dim, false, sort, &s);
   if (n > 1 || dim == VD_VCPU) {
     fprintf(f, "\n%s:\n", title);
-    table_head(f, dim == VD_CR3 ? "CR3" : "vCPU");
+    table_head(f, dim == VD_CR3 ? "CR3" : "vCPU", o);
     for (unsigned i = 0; i < n && (!o->top || i < o->top); i++) table_row(f, &s[i], "", o);
     if (o->top && n > o->top) fprintf(f, " (%u more; --top N shows more)\n", n - o->top);
   }
@@ -95,11 +111,13 @@ void views_print_intervals(FILE *f, const struct views *w, const struct views_pr
   free(b);
 }
 
-void views_print_table(FILE *f, const struct views *w, const struct views_print *o) {
+void views_print_table(FILE *f, const struct views *w, const struct views_print *given) {
+  struct views_print po = *given, *o = &po;
+  o->total_exits = w->exits;
   struct view_stat *s;
   unsigned n = views_stats(w, VD_REASON, true, o->sort, &s);
   if (o->title) fprintf(f, "%s\n\n", o->title);
-  table_head(f, "VM-EXIT");
+  table_head(f, "VM-EXIT", o);
   for (unsigned i = 0; i < n; i++) table_row(f, &s[i], s[i].dim == VD_REASON ? "" : "  ", o);
   if (!n) fprintf(f, " (no VM exits)\n");
   free(s);

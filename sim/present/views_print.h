@@ -3,6 +3,8 @@
 #ifndef VMXSIM_VIEWS_PRINT_H
 #define VMXSIM_VIEWS_PRINT_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include "sim/replay/views.h"
 
@@ -14,6 +16,10 @@ struct views_print {
   enum view_sort sort;
   unsigned top;              /* rows of the CR3 and vCPU views (0: all) */
   const char *series;        /* the time series' heading word ("measured", "simulated"), or NULL */
+  /* the table in perf kvm stat report's columns: Samples, Samples%, Time%, and
+  ** Min, Max and Avg time in microseconds (avg's spread as +- stddev%) */
+  bool units_us;
+  uint64_t total_exits;      /* Samples% denominator (views_print_table sets it) */
 };
 void views_print_table(FILE *f, const struct views *w, const struct views_print *o);
 /* The time series alone (views_print_table prints it last). */

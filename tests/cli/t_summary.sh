@@ -247,3 +247,14 @@ for cmd in "summary" "--no-db"; do
   check_rc "$cmd: neither a trace nor a recording is bad input" 3
   check_contains "$cmd: ... and the message names what was looked for" "$err" "its first 64 KiB hold no perf script events or kvm_exit events; --input-format names the recording's format"
 done
+
+# --units us: perf kvm stat report's columns, times in microseconds at the recording's clock
+run "$VMXSIM" summary --units us "$XS/sample.xentrace"
+check_rc "summary --units us" 0
+check_contains "--units us: perf kvm stat's heading" "$out" " VM-EXIT                    Samples  Samples%   Time%     Min Time     Max Time     Avg time"
+# CPUID: 202 of 2000 exits; 895 cycles on average at 2.4 GHz = 0.37 us; min 604, max 1200 cycles
+check_contains "--units us: a row (count, its share, time share, min, max, avg in us, spread)" "$out" \
+  " CPUID                          202    10.10%   0.59%       0.25us       0.50us       0.37us ( +-  19.61% )"
+run "$VMXSIM" summary --units s "$XS/sample.xentrace"
+check_rc "--units s is refused" 2
+check_contains "... naming what it takes" "$err" "--units 's': cycles (the default) or us"
