@@ -27,14 +27,17 @@ static void table_row(FILE *f, const struct view_stat *s, const char *indent, co
   if (o->units_us) {                 /* perf kvm stat report's columns, times in microseconds */
     double share = o->total_exits ? 100.0 * (double)s->count / (double)o->total_exits : 0.0;
     double spread = s->avg ? 100.0 * s->stddev / (double)s->avg : 0.0;
-    fprintf(f, " %-24s %9" PRIu64 " %8.2f%% %6.2f%% %10.2fus %10.2fus %10.2fus ( +- %6.2f%% )\n", name, s->count,
-            share, pct(o, s->cycles), us(o, (double)s->min), us(o, (double)s->max),
-            us(o, (double)s->avg), spread);
+    const char *label = view_key_label(s->dim, s->key);
+    fprintf(f, " %-24s %9" PRIu64 " %8.2f%% %6.2f%% %10.2fus %10.2fus %10.2fus ( +- %6.2f%% )%s%s\n", name,
+            s->count, share, pct(o, s->cycles), us(o, (double)s->min), us(o, (double)s->max),
+            us(o, (double)s->avg), spread, label ? "  " : "", label ? label : "");
     return;
   }
   fprintf(f, " %-24s %9" PRIu64 " %10.6f %6.2f%% %9" PRIu64 " {%8" PRIu64 "|%8" PRIu64 "|%8" PRIu64 "} %9" PRIu64
-          " %9.0f\n", name, s->count, secs(o, s->cycles), pct(o, s->cycles), s->avg, s->p5, s->p50, s->p95,
+          " %9.0f", name, s->count, secs(o, s->cycles), pct(o, s->cycles), s->avg, s->p5, s->p50, s->p95,
           s->max, s->stddev);
+  const char *label = view_key_label(s->dim, s->key);
+  fprintf(f, "%s%s\n", label ? "  " : "", label ? label : "");
 }
 
 static void table_head(FILE *f, const char *first, const struct views_print *o) {
@@ -159,6 +162,8 @@ static cJSON *stat_json(const struct view_stat *s) {
   cJSON_AddNumberToObject(o, "p95", (double)s->p95);
   cJSON_AddNumberToObject(o, "max", (double)s->max);
   cJSON_AddNumberToObject(o, "stddev", round(s->stddev * 10) / 10);   /* 0.1 cycle is precision enough */
+  const char *label = view_key_label(s->dim, s->key);
+  if (label) cJSON_AddStringToObject(o, "label", label);
   return o;
 }
 

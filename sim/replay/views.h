@@ -144,5 +144,10 @@ uint64_t views_elapsed(const struct views *w);
 
 /* The name of exit reason `reason` as rows show it: its Linux name, or "reason N". */
 void view_reason_name(unsigned reason, char *buf, size_t n);
+/* What a breakdown row's number is called, printed beside it: an MSR's SDM
+** name (IA32_TSC_DEADLINE, x2APIC EOI) or an exception's mnemonic (#PF);
+** NULL when it has none here (an external interrupt's vector is the guest
+** OS's choice). */
+const char *view_key_label(unsigned dim, uint64_t key);
 
 #endif

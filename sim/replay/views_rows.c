@@ -19,6 +19,43 @@ void view_reason_name(unsigned reason, char *buf, size_t n) {
   else snprintf(buf, n, "reason %u", reason);
 }
 
+/* The names of the MSRs guests write and read most (SDM Vol. 4, "Model-Specific
+** Registers", the architectural MSRs; the x2APIC registers, SDM Vol. 3A 11.12.1.2;
+** KVM's paravirtual MSRs, Linux Documentation/virt/kvm/x86/msr.rst). */
+static const struct { uint32_t msr; const char *name; } msr_names[] = {
+  { 0x10, "IA32_TSC" },                 { 0x1b, "IA32_APIC_BASE" },        { 0x3a, "IA32_FEATURE_CONTROL" },
+  { 0x3b, "IA32_TSC_ADJUST" },          { 0x48, "IA32_SPEC_CTRL" },        { 0x49, "IA32_PRED_CMD" },
+  { 0x8b, "IA32_BIOS_SIGN_ID" },        { 0xe7, "IA32_MPERF" },            { 0xe8, "IA32_APERF" },
+  { 0x10a, "IA32_ARCH_CAPABILITIES" },  { 0x174, "IA32_SYSENTER_CS" },     { 0x175, "IA32_SYSENTER_ESP" },
+  { 0x176, "IA32_SYSENTER_EIP" },       { 0x1a0, "IA32_MISC_ENABLE" },     { 0x1d9, "IA32_DEBUGCTL" },
+  { 0x277, "IA32_PAT" },                { 0x6e0, "IA32_TSC_DEADLINE" },    { 0x802, "x2APIC ID" },
+  { 0x808, "x2APIC TPR" },              { 0x80b, "x2APIC EOI" },           { 0x80d, "x2APIC LDR" },
+  { 0x80f, "x2APIC SIVR" },             { 0x830, "x2APIC ICR" },           { 0x832, "x2APIC LVT timer" },
+  { 0x838, "x2APIC initial count" },    { 0x83e, "x2APIC divide config" }, { 0x83f, "x2APIC self IPI" },
+  { 0xc0000080, "IA32_EFER" },          { 0xc0000081, "IA32_STAR" },       { 0xc0000082, "IA32_LSTAR" },
+  { 0xc0000083, "IA32_CSTAR" },         { 0xc0000084, "IA32_FMASK" },      { 0xc0000100, "IA32_FS_BASE" },
+  { 0xc0000101, "IA32_GS_BASE" },       { 0xc0000102, "IA32_KERNEL_GS_BASE" }, { 0xc0000103, "IA32_TSC_AUX" },
+  { 0x11, "KVM wall clock" },           { 0x12, "KVM system time" },       { 0x4b564d00, "KVM wall clock" },
+  { 0x4b564d01, "KVM system time" },    { 0x4b564d02, "KVM async PF" },    { 0x4b564d03, "KVM steal time" },
+  { 0x4b564d04, "KVM PV EOI" },         { 0x4b564d05, "KVM poll control" },
+};
+
+/* The exceptions' mnemonics, vectors 0-31 (SDM Vol. 3A 6.3.1, Table 6-1). */
+static const char *const exception_names[32] = {
+  "#DE", "#DB", "NMI", "#BP", "#OF", "#BR", "#UD", "#NM", "#DF", "", "#TS", "#NP", "#SS", "#GP", "#PF", "",
+  "#MF", "#AC", "#MC", "#XM", "#VE", "#CP", "", "", "", "", "", "", "#HV", "#VC", "#SX", "",
+};
+
+const char *view_key_label(unsigned dim, uint64_t key) {
+  if (dim == VD_MSR) {
+    for (size_t i = 0; i < sizeof msr_names / sizeof *msr_names; i++)
+      if (msr_names[i].msr == key) return msr_names[i].name;
+  } else if (dim == VD_VECTOR && key < 32 && exception_names[key][0]) {
+    return exception_names[key];
+  }
+  return NULL;
+}
+
 static void row_name(const struct view_row *r, char *buf, size_t n) {
   uint64_t k = r->key;
   switch (r->dim) {

@@ -258,3 +258,10 @@ check_contains "--units us: a row (count, its share, time share, min, max, avg i
 run "$VMXSIM" summary --units s "$XS/sample.xentrace"
 check_rc "--units s is refused" 2
 check_contains "... naming what it takes" "$err" "--units 's': cycles (the default) or us"
+
+# an MSR's and an exception's name beside its number (SDM names; a vector above 31 has none)
+run "$VMXSIM" summary "$ROOT/traces/recorded/kvm-ftrace-shadow.txt"
+check_eq "the MSR's name beside msr 0x6e0" "IA32_TSC_DEADLINE" "$(printf '%s\n' "$out" | awk '$1 == "msr" && $2 == "0x6e0" { print $NF }')"
+check_eq "the exception's mnemonic beside vector 14" "#PF" "$(printf '%s\n' "$out" | awk '$1 == "vector" && $2 == "14" { print $NF }')"
+run "$VMXSIM" summary --format json "$ROOT/traces/recorded/kvm-ftrace-shadow.txt"
+check_contains "... and in JSON as label" "$(printf '%s' "$out" | tr -d ' \t\n')" '"stddev":189.5,"label":"IA32_TSC_DEADLINE"'
