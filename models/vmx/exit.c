@@ -195,8 +195,8 @@ bool vmx_nmi_unblocked(const struct vmx_cpu *s) {
   return !(s->interruptibility & (INTR_BLOCK_NMI | INTR_BLOCK_MOVSS));
 }
 
-/* SDM 26.7.6: NMI-window exiting has effect only with "virtual NMIs" (SDM
-** 26.2.1.1 refuses the one without the other); SDM 26.7.5 for interrupts. */
+/* SDM 26.6.6: NMI-window exiting has effect only with "virtual NMIs" (SDM
+** 26.2.1.1 refuses the one without the other); SDM 26.6.5 for interrupts. */
 struct exit_decision vmx_decide_window(const struct vmx_cpu *s) {
   const struct vmcs *v = &s->vmcs;
   bool nmi = cpu_ctl(v, CPU_NMI_WINDOW_EXITING) && pin_ctl(v, PIN_VIRTUAL_NMIS);

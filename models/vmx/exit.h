@@ -65,8 +65,8 @@ struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_even
 ** the exception bitmap and the PFEC mask/match rule decide). */
 struct exit_decision vmx_decide_page_fault(const struct vmx_cpu *s, uint64_t linear, uint32_t pfec);
 
-/* Interrupt and NMI windows (SDM 26.7.5 "Interrupt-Window Exiting and
-** Virtual-Interrupt Delivery", 26.7.6 "NMI-Window Exiting"; the controls:
+/* Interrupt and NMI windows (SDM 26.6.5 "Interrupt-Window Exiting and
+** Virtual-Interrupt Delivery", 26.6.6 "NMI-Window Exiting"; the controls:
 ** SDM 24.6.2 table 24-6).  At an instruction boundary, NMI-window exiting
 ** (which needs "virtual NMIs") exits when no NMI and no MOV SS blocks NMIs;
 ** interrupt-window exiting exits when RFLAGS.IF = 1 and no STI or MOV SS

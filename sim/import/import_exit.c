@@ -129,7 +129,7 @@ static int apic_alone(struct import_exits *X, unsigned v, const struct import_ex
 
 /* An interrupt-window exit: the hypervisor had an interrupt for a guest with
 ** interrupts disabled and asked for the window, which the guest then opened
-** (SDM 26.7.5).  The events say so: IF clear, the interrupt (its vector is
+** (SDM 26.6.5).  The events say so: IF clear, the interrupt (its vector is
 ** not recorded), IF set by POPF; the replay decides the exit again, and its
 ** VM entry injects the interrupt. */
 #define WINDOW_VECTOR 0x20
@@ -140,7 +140,7 @@ static int interrupt_window(struct import_exits *X, unsigned v) {
 }
 
 /* An NMI-window exit: an NMI came while the guest handled another, and its
-** IRET opened the window (SDM 26.7.6).  Two NMIs (the first is delivered
+** IRET opened the window (SDM 26.6.6).  Two NMIs (the first is delivered
 ** unless NMIs are blocked already) and the IRET. */
 static int nmi_window(struct import_exits *X, unsigned v) {
   int rc = emit(X, v, EV_VNMI, 0, 0, 0);

@@ -350,7 +350,7 @@ static __attribute__((noinline)) void instruction_event(struct engine *e, struct
 /* A change of the guest's interrupt state (sti, cli, iret: the processor
 ** runs it) or an interrupt or NMI reaching the hypervisor for the vCPU (virq,
 ** vnmi), then the boundary after it: the processor decides whether a window
-** the hypervisor asked for is open (SDM 26.7.5, 26.7.6). */
+** the hypervisor asked for is open (SDM 26.6.5, 26.6.6). */
 static __attribute__((noinline)) void interrupt_event(struct engine *e, struct vcpu *v, const struct trace_event *ev, bool track) {
   mmu_settle(e->mmu);
   if (ev->type == EV_VIRQ || ev->type == EV_VNMI) vcpu_event_arrives(v, ev);

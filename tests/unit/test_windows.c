@@ -24,7 +24,7 @@ static void expect_exit(struct exit_decision d, unsigned reason, uint64_t qual) 
   assert_int_equal(d.qual, qual);
 }
 
-/* ---- SDM 26.7.5 "Interrupt-Window Exiting and Virtual-Interrupt Delivery" ---- */
+/* ---- SDM 26.6.5 "Interrupt-Window Exiting and Virtual-Interrupt Delivery" ---- */
 
 /* Interrupt-window exiting = 1, RFLAGS.IF = 1, no blocking by STI or MOV SS:
 ** the exit comes before the next instruction, reason 7, qualification 0. */
@@ -66,7 +66,7 @@ static void no_window_exit_without_the_control(void **state) {
   assert_int_equal(window().why, WHY_NO_WINDOW);
 }
 
-/* ---- SDM 26.7.6 "NMI-Window Exiting" ---- */
+/* ---- SDM 26.6.6 "NMI-Window Exiting" ---- */
 
 /* NMI-window exiting = 1 with "virtual NMIs" = 1 and no blocking by NMI or
 ** MOV SS: exit with reason 8, qualification 0; RFLAGS.IF does not matter. */
