@@ -35,6 +35,8 @@ void vmx_cpu_deliver(struct vmx_cpu *c) {
   unsigned type = (unsigned)(info >> 8) & 7;
   if (!(info & INTR_INFO_VALID) || (type != INTR_TYPE_EXTERNAL && type != INTR_TYPE_NMI)) return;
   c->rflags_if = false;                              /* through an interrupt gate */
+  /* SDM 26.6.1: after a vectoring VM entry there is no blocking by STI or MOV SS. */
+  c->interruptibility &= (uint8_t)~(INTR_BLOCK_STI | INTR_BLOCK_MOVSS);
   if (type == INTR_TYPE_NMI) c->interruptibility |= INTR_BLOCK_NMI;
   vmcs_poke(&c->vmcs, VMCS_VM_ENTRY_INTR_INFO_FIELD, info & ~(uint64_t)INTR_INFO_VALID);
 }

@@ -102,7 +102,8 @@ void vmx_cpu_entry(struct vmx_cpu *c);
 /* Event delivery (SDM 26.5.1, 6.8.1 and 6.7.1 of Vol. 3A): an external
 ** interrupt or NMI the VM-entry interruption-information field holds is
 ** delivered through the guest's IDT, whose interrupt gate clears RFLAGS.IF;
-** an NMI also blocks further NMIs until the next IRET.  The valid bit is then
+** an NMI also blocks further NMIs until the next IRET, and no blocking by STI
+** or MOV SS is left (SDM 26.6.1).  The valid bit is then
 ** cleared.  Other types (a hardware exception the hypervisor reflects) are
 ** left as they are. */
 void vmx_cpu_deliver(struct vmx_cpu *c);

@@ -127,6 +127,7 @@ static void delivery_clears_if_and_an_nmi_blocks_nmis(void **state) {
   assert_false(S.rflags_if);
   assert_int_equal(S.interruptibility, 0);
   assert_int_equal(vmcs_peek(&S.vmcs, VMCS_VM_ENTRY_INTR_INFO_FIELD) & INTR_INFO_VALID, 0);
+  S.interruptibility = INTR_BLOCK_MOVSS;              /* 26.6.1: a vectoring entry ends it */
   set(VMCS_VM_ENTRY_INTR_INFO_FIELD, 2 | INTR_TYPE_NMI << 8 | INTR_INFO_VALID);
   vmx_cpu_entry(&S);
   assert_int_equal(S.interruptibility, INTR_BLOCK_NMI);
