@@ -70,3 +70,15 @@ check_contains "reasons: JSON names what is not re-decided" "$flat" \
   '"PREEMPTION_TIMER":{"count":1,'
 check_contains "reasons: JSON says why" "$flat" \
   '"not_redecided":"theVMX-preemptiontimerisnotmodelled(therecordingholdsnotimervalues)"'
+
+# compare beside the recording: a reason no run decides is named under the table
+"$VMXSIM" --db r.db --policy ept --cpu skylake-2019 --set rdtsc_exiting=true --set apic_access_virt=true \
+  --input-format kvm-ftrace host.txt > /dev/null
+"$VMXSIM" --db r.db --policy ept+lazydr --cpu skylake-2019 --input-format kvm-ftrace host.txt > /dev/null
+run "$VMXSIM" compare --db r.db 1 2
+check_contains "reasons: compare names what is not re-decided" "$out" \
+  "PREEMPTION_TIMER: not re-decided: the VMX-preemption timer is not modelled"
+check_not_contains "reasons: compare does not name what a run decided" "$out" "INTERRUPT_WINDOW: not re-decided"
+run "$VMXSIM" compare --db r.db --format json 1 2
+flat=$(printf '%s' "$out" | tr -d ' \t\n')
+check_contains "reasons: compare's JSON says why" "$flat" '"EPT_MISCONFIG":{"count":1,"avg":4800,"not_redecided":'
