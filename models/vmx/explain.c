@@ -112,10 +112,10 @@ const char *vmx_explain(const struct exit_decision *d, const struct trace_event 
   case WHY_TPR_BELOW_THRESHOLD:
     snprintf(buf, n, "exits (TPR_BELOW_THRESHOLD): new TPR %llu is below TPR_THRESHOLD", (unsigned long long)d->detail); break;
   case WHY_WINDOW_OPEN:
-    snprintf(buf, n, "exits (%s): %s is set and the guest can take %s now", reason,
-             control_name(CTL_CPU, (uint32_t)d->detail),
-             d->reason == EXIT_REASON_NMI_WINDOW ? "an NMI (no blocking by NMI or MOV SS)"
-                                                 : "an interrupt (RFLAGS.IF = 1, no blocking by STI or MOV SS)");
+    snprintf(buf, n, "exits (%s): %s is set and the guest can take %s now (%s)", reason,
+             control_name(CTL_CPU, (uint32_t)d->detail), d->reason == EXIT_REASON_NMI_WINDOW ? "an NMI" : "an interrupt",
+             d->reason == EXIT_REASON_NMI_WINDOW ? "no blocking by NMI or MOV SS"
+                                                 : "RFLAGS.IF = 1, no blocking by STI or MOV SS");
     break;
   case WHY_WINDOW_BLOCKED:
     snprintf(buf, n, "no exit: %s is set but the guest still blocks %s", control_name(CTL_CPU, (uint32_t)d->detail),

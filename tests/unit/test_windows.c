@@ -66,6 +66,24 @@ static void no_window_exit_without_the_control(void **state) {
   assert_int_equal(window().why, WHY_NO_WINDOW);
 }
 
+/* The REPL's `why` says which control and which state decided. */
+static void window_decisions_explain_control_and_state(void **state) {
+  (void)state;
+  char text[256];
+  struct trace_event sti = { .type = EV_STI };
+  set(VMCS_CPU_BASED_VM_EXEC_CONTROL, CPU_INTR_WINDOW_EXITING);
+  S.rflags_if = true;
+  struct exit_decision d = window();
+  assert_string_equal(vmx_explain(&d, &sti, text, sizeof text),
+                      "exits (INTERRUPT_WINDOW): interrupt-window exiting is set and the guest can take an "
+                      "interrupt now (RFLAGS.IF = 1, no blocking by STI or MOV SS)");
+  S.rflags_if = false;
+  d = window();
+  assert_string_equal(vmx_explain(&d, &sti, text, sizeof text),
+                      "no exit: interrupt-window exiting is set but the guest still blocks interrupts "
+                      "(RFLAGS.IF = 0, or blocking by STI or MOV SS)");
+}
+
 /* ---- SDM 26.6.6 "NMI-Window Exiting" ---- */
 
 /* NMI-window exiting = 1 with "virtual NMIs" = 1 and no blocking by NMI or
@@ -306,6 +324,7 @@ int main(void) {
     T(interrupt_window_stays_shut_while_if_is_clear),
     T(blocking_by_sti_or_mov_ss_keeps_the_interrupt_window_shut),
     T(no_window_exit_without_the_control),
+    T(window_decisions_explain_control_and_state),
     T(nmi_window_exits_when_nmis_are_unblocked),
     T(nmi_window_needs_virtual_nmis),
     T(nmi_window_comes_before_the_interrupt_window),
