@@ -40,7 +40,19 @@
   X(EXC,     "exc",     "a=vector, b=error code: guest exception")            \
   X(XSETBV,  "xsetbv",  "a=XCR index, b=value")                              \
   X(APIC,    "apic",    "aux bit0 write; a=local-APIC register offset, b=value (the ICR as 64 bits)") \
-  X(MEASURED,"measured","aux bit0 alone; a=cycles; b=reason|info<<32: an exit the host measured")
+  X(MEASURED,"measured","aux bit0 alone; a=cycles; b=reason|info<<32: an exit the host measured") \
+  X(STI,     "sti",     "aux=0 STI (blocks interrupts for the next instruction), 1 POPF: RFLAGS.IF = 1") \
+  X(CLI,     "cli",     "CLI or POPF: RFLAGS.IF = 0")                        \
+  X(IRET,    "iret",    "aux bit0: RFLAGS.IF restored as 0; ends blocking by NMI") \
+  X(VIRQ,    "virq",    "a=vector: an interrupt for this vCPU reaches the hypervisor") \
+  X(VNMI,    "vnmi",    "an NMI for this vCPU reaches the hypervisor")      \
+  X(RDTSCP,  "rdtscp",  "read the time-stamp counter and TSC_AUX")          \
+  X(MWAIT,   "mwait",   "monitor wait")                                      \
+  X(MONITOR, "monitor", "arm address monitoring")                            \
+  X(INVPCID, "invpcid", "aux=type 0..3, a=linear address, b=PCID")          \
+  X(TASK_SWITCH,"taskswitch","aux=source 0 CALL, 1 IRET, 2 JMP, 3 IDT gate; a=TSS selector") \
+  X(TRIPLE_FAULT,"triplefault","an exception while delivering a double fault") \
+  X(VMX,     "vmx",     "a=exit reason of a VMX instruction a nested guest executes")
 
 enum event_type {
 #define X(e, m, d) EV_##e,
@@ -69,6 +81,8 @@ static_assert(sizeof(struct trace_event) == 24, "trace record size is part of th
 #define IO_AUX_SIZE(aux) (((aux) >> 1) & 0x7u)
 #define TOUCH_AUX_WRITE  0x1u
 #define APIC_AUX_WRITE   0x1u
+#define STI_AUX_POPF     0x1u      /* IF set by POPF (or IRET): no blocking by STI */
+#define IRET_AUX_IF0     0x1u      /* IRET restores RFLAGS.IF = 0 */
 /* Local-APIC registers (offsets in the 4 KB APIC page at 0xfee00000). */
 #define APIC_EOI         0x0b0u
 #define APIC_ICR         0x300u    /* written as one 64-bit value: destination APIC ID in bits 63:56 */

@@ -2,6 +2,7 @@
 #include "emulate.h"
 #include "dr.h"
 #include "models/counters.h"
+#include "models/vmx/controls.h"
 #include "models/vmx/exit_reason.h"
 
 /* ev: the instruction to emulate, or NULL for a fault the MMU handled (see emulate.h). */
@@ -201,6 +202,30 @@ static void handle_apic_access(struct vcpu *v, const struct trace_event *ev, con
   skip_instruction(&v->vmx.vmcs);
 }
 
+/* KVM handle_interrupt_window / handle_nmi_window: the guest can take the
+** pending event now, so stop asking; VM entry injects it (vcpu_deliver_pending).
+** Nothing to skip: the exit came before an instruction. */
+static void handle_window(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                  struct vcpu_result *r) {
+  (void)ev; (void)r;
+  struct vmcs *c = &v->vmx.vmcs;
+  uint32_t control = x->reason == EXIT_REASON_NMI_WINDOW ? CPU_NMI_WINDOW_EXITING : CPU_INTR_WINDOW_EXITING;
+  vmcs_write(c, VMCS_CPU_BASED_VM_EXEC_CONTROL, vmcs_peek(c, VMCS_CPU_BASED_VM_EXEC_CONTROL) & ~(uint64_t)control);
+}
+
+/* KVM handle_invpcid: type 0 invalidates one address, the others whole
+** contexts (here: every TLB entry, global ones included). */
+static void handle_invpcid(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                  struct vcpu_result *r) {
+  (void)x;
+  struct vmcs *c = &v->vmx.vmcs;
+  vmcs_read(c, VMCS_EXIT_QUALIFICATION);
+  vmcs_read(c, VMCS_VMX_INSTRUCTION_INFO);
+  r->mmu = ev->aux == 0 ? MMU_INVLPG : MMU_FLUSH_ALL;
+  r->mmu_arg = ev->a;
+  skip_instruction(c);
+}
+
 /* CPUID, RDMSR, VMCALL, RDTSC...: emulate and skip. */
 static void handle_default(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
                   struct vcpu_result *r) {
@@ -220,6 +245,9 @@ static const exit_handler handlers[EXIT_REASON_MAX] = {
   [EXIT_REASON_TPR_BELOW_THRESHOLD]  = handle_tpr_below_threshold,
   [EXIT_REASON_APIC_ACCESS]          = handle_apic_access,
   [EXIT_REASON_EPT_VIOLATION]        = handle_ept_violation,
+  [EXIT_REASON_INTERRUPT_WINDOW]     = handle_window,
+  [EXIT_REASON_NMI_WINDOW]           = handle_window,
+  [EXIT_REASON_INVPCID]              = handle_invpcid,
 };
 
 void emulate_exit(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,

@@ -31,7 +31,11 @@ static void msr_pass(struct vmx_cpu *s, uint32_t msr) {
 ** secondary controls" only when it uses one, so that it runs on CPUs without
 ** them). */
 static uint64_t setup_secondary(const struct vcpu *v, const struct policy *p) {
-  return v->paging->secondary | (p->vpid ? SEC_ENABLE_VPID : 0) | (p->apic_access_virt ? SEC_APIC_ACCESS : 0);
+  /* KVM enables RDTSCP and INVPCID for the guest where the CPU has them; the
+  ** CPU profiles do not list them, and the processors with EPT are taken to
+  ** have them (profile_vmx_caps). */
+  uint64_t guest_insns = (v->paging->secondary & SEC_ENABLE_EPT) ? SEC_ENABLE_RDTSCP | SEC_ENABLE_INVPCID : 0;
+  return v->paging->secondary | (p->vpid ? SEC_ENABLE_VPID : 0) | (p->apic_access_virt ? SEC_APIC_ACCESS : 0) | guest_insns;
 }
 
 static uint64_t setup_controls(const struct vcpu *v, const struct policy *p) {
@@ -42,6 +46,7 @@ static uint64_t setup_controls(const struct vcpu *v, const struct policy *p) {
   if (p->rdtsc_exiting) cpu |= CPU_RDTSC_EXITING;
   if (p->pause_exiting) cpu |= CPU_PAUSE_EXITING;
   if (p->mov_dr_exiting) cpu |= CPU_MOV_DR_EXITING;
+  cpu |= CPU_MWAIT_EXITING | CPU_MONITOR_EXITING;     /* KVM: MWAIT and MONITOR are emulated as NOPs */
   if (p->msr_bitmaps) cpu |= CPU_USE_MSR_BITMAPS;
   cpu |= p->io_bitmaps ? CPU_USE_IO_BITMAPS : CPU_UNCOND_IO_EXITING;
   return cpu;
@@ -80,7 +85,7 @@ uint64_t vcpu_setup(struct vcpu *v, unsigned id, const struct policy *p) {
   v->cr3c = cr3c_scheme_for(p);
   v->paging = mmu_paging_vmx(p);
   struct vmcs *c = &v->vmx.vmcs;
-  vmcs_poke(c, VMCS_PIN_BASED_VM_EXEC_CONTROL, PIN_EXT_INTR_EXITING | PIN_NMI_EXITING);
+  vmcs_poke(c, VMCS_PIN_BASED_VM_EXEC_CONTROL, PIN_EXT_INTR_EXITING | PIN_NMI_EXITING | PIN_VIRTUAL_NMIS);
   vmcs_poke(c, VMCS_CPU_BASED_VM_EXEC_CONTROL, setup_controls(v, p));
   vmcs_poke(c, VMCS_SECONDARY_VM_EXEC_CONTROL, setup_secondary(v, p));
   vmcs_poke(c, VMCS_VM_EXIT_CONTROLS, EXIT_SAVE_DEBUG_CONTROLS);
@@ -92,6 +97,7 @@ uint64_t vcpu_setup(struct vcpu *v, unsigned id, const struct policy *p) {
   vmcs_poke(c, VMCS_VIRTUAL_PROCESSOR_ID, p->vpid ? id + 1 : 0);
   setup_bitmaps(&v->vmx);
   setup_debug(v, p);
+  v->vmx.rflags_if = true;             /* a running kernel takes interrupts */
   vcpu_init_reg(v, 0, CR0_PG | CR0_PE | CR0_WP | (1ull << 5) | (1ull << 4));
   vcpu_init_reg(v, 4, CR4_PAE | CR4_PGE);
   return __builtin_popcountll(v->cr4_forced);
@@ -178,7 +184,55 @@ void vcpu_handle_exit(struct vcpu *v, const struct trace_event *ev, const struct
 
 void vcpu_exit_end(struct vcpu *v, struct work *w, uint64_t counters[]) {
   v->dr->before_entry(v, w, counters);
+  if (v->irq_pending || v->nmi_pending) vcpu_deliver_pending(v, true);
   vmx_cpu_entry(&v->vmx);
+}
+
+static void set_field(struct vmcs *c, enum vmcs_field f, uint64_t value, bool counted) {
+  if (counted) vmcs_write(c, f, value);
+  else vmcs_poke(c, f, value);
+}
+
+/* KVM's exec_controls_setbit: written only when it changes. */
+static void request_window(struct vcpu *v, uint32_t control, bool counted) {
+  struct vmcs *c = &v->vmx.vmcs;
+  uint64_t ctl = vmcs_peek(c, VMCS_CPU_BASED_VM_EXEC_CONTROL);
+  if (!(ctl & control)) set_field(c, VMCS_CPU_BASED_VM_EXEC_CONTROL, ctl | control, counted);
+}
+
+static void inject_event(struct vcpu *v, unsigned vector, unsigned type, bool counted) {
+  set_field(&v->vmx.vmcs, VMCS_VM_ENTRY_INTR_INFO_FIELD, (vector & 0xffu) | type << 8 | INTR_INFO_VALID, counted);
+}
+
+void vcpu_deliver_pending(struct vcpu *v, bool counted) {
+  bool injected = (vmcs_peek(&v->vmx.vmcs, VMCS_VM_ENTRY_INTR_INFO_FIELD) & INTR_INFO_VALID) != 0;
+  if (v->nmi_pending) {
+    if (!injected && vmx_nmi_unblocked(&v->vmx)) {
+      inject_event(v, 2, INTR_TYPE_NMI, counted);
+      v->nmi_pending = false;
+      injected = true;
+    } else if (pin_ctl(&v->vmx.vmcs, PIN_VIRTUAL_NMIS)) {
+      request_window(v, CPU_NMI_WINDOW_EXITING, counted);
+    }
+  }
+  if (v->irq_pending) {
+    if (!injected && vmx_interruptible(&v->vmx)) {
+      inject_event(v, v->irq_vector, INTR_TYPE_EXTERNAL, counted);
+      v->irq_pending = false;
+    } else {
+      request_window(v, CPU_INTR_WINDOW_EXITING, counted);
+    }
+  }
+}
+
+void vcpu_event_arrives(struct vcpu *v, const struct trace_event *ev) {
+  if (ev->type == EV_VNMI) v->nmi_pending = true;
+  else {
+    v->irq_pending = true;
+    v->irq_vector = (uint8_t)ev->a;
+  }
+  vcpu_deliver_pending(v, false);
+  vmx_cpu_deliver(&v->vmx);            /* the guest takes what was injected without an exit */
 }
 
 void vcpu_apic_access(struct vcpu *v, const struct trace_event *op, struct vcpu_result *r) {

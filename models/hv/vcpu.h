@@ -44,6 +44,9 @@ struct vcpu {
   struct cr3c_table cr3c_table;
   uint64_t dr_mismatches;    /* guest DR reads that saw a non-guest value: a switching bug */
   bool halted;               /* in HLT, waiting for an interrupt */
+  bool irq_pending;          /* an interrupt for the guest, not yet injected (KVM's pending IRQ) */
+  uint8_t irq_vector;
+  bool nmi_pending;          /* an NMI for the guest, not yet injected */
 };
 
 /* What the hypervisor's handler did with an exit. */
@@ -94,6 +97,19 @@ void vcpu_exit_begin_info(struct vcpu *v, const struct vmx_exit_info *x, struct 
 void vcpu_handle_exit(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
                       struct vcpu_result *r);
 void vcpu_exit_end(struct vcpu *v, struct work *w, uint64_t counters[]);
+
+/* An interrupt (EV_VIRQ) or NMI (EV_VNMI) for the vCPU reaches the
+** hypervisor: it becomes pending and the hypervisor acts on it at once, as at
+** a VM entry (vcpu_deliver_pending).  The exit that may have brought the vCPU
+** out to take it (a kick) is its own record. */
+void vcpu_event_arrives(struct vcpu *v, const struct trace_event *ev);
+/* KVM's inject_pending_event, enable_nmi_window and enable_irq_window: a
+** pending NMI is injected if the guest does not block NMIs, else the NMI window
+** is requested; a pending interrupt is injected if the guest is interruptible
+** and nothing else is injected at this entry, else the interrupt window is
+** requested.  counted: by VMWRITEs (on the way to a VM entry) or not (an
+** arrival, no exit).  The processor delivers what is injected (vmx_cpu_deliver). */
+void vcpu_deliver_pending(struct vcpu *v, bool counted);
 
 /* The hypervisor's emulation of a local-APIC register access (in-kernel APIC:
 ** KVM since 2.6.23): an ICR write sends an IPI to the vCPU whose APIC ID is

@@ -13,12 +13,15 @@
 /* Pin-based controls (0x4000), SDM 24.6.1 */
 #define PIN_CONTROLS(X)                                        \
   X(EXT_INTR_EXITING,   0, "external-interrupt exiting")       \
-  X(NMI_EXITING,        3, "NMI exiting")
+  X(NMI_EXITING,        3, "NMI exiting")                      \
+  X(VIRTUAL_NMIS,       5, "virtual NMIs")
 
 /* Primary processor-based controls (0x4002), SDM 24.6.2 table 24-6 */
 #define CPU_CONTROLS(X)                                        \
+  X(INTR_WINDOW_EXITING, 2, "interrupt-window exiting")        \
   X(HLT_EXITING,        7, "HLT exiting")                      \
   X(INVLPG_EXITING,     9, "INVLPG exiting")                   \
+  X(MWAIT_EXITING,     10, "MWAIT exiting")                    \
   X(RDPMC_EXITING,     11, "RDPMC exiting")                    \
   X(RDTSC_EXITING,     12, "RDTSC exiting")                    \
   X(CR3_LOAD_EXITING,  15, "CR3-load exiting")                 \
@@ -26,10 +29,12 @@
   X(CR8_LOAD_EXITING,  19, "CR8-load exiting")                 \
   X(CR8_STORE_EXITING, 20, "CR8-store exiting")                \
   X(TPR_SHADOW,        21, "use TPR shadow")                   \
+  X(NMI_WINDOW_EXITING, 22, "NMI-window exiting")              \
   X(MOV_DR_EXITING,    23, "MOV-DR exiting")                   \
   X(UNCOND_IO_EXITING, 24, "unconditional I/O exiting")        \
   X(USE_IO_BITMAPS,    25, "use I/O bitmaps")                  \
   X(USE_MSR_BITMAPS,   28, "use MSR bitmaps")                  \
+  X(MONITOR_EXITING,   29, "MONITOR exiting")                  \
   X(PAUSE_EXITING,     30, "PAUSE exiting")                    \
   X(ACTIVATE_SECONDARY, 31, "activate secondary controls")
 
@@ -37,9 +42,11 @@
 #define SEC_CONTROLS(X)                                        \
   X(APIC_ACCESS,        0, "virtualize APIC accesses")         \
   X(ENABLE_EPT,         1, "enable EPT")                       \
+  X(ENABLE_RDTSCP,      3, "enable RDTSCP")                    \
   X(ENABLE_VPID,        5, "enable VPID")                      \
   X(WBINVD_EXITING,     6, "WBINVD exiting")                   \
-  X(UNRESTRICTED_GUEST, 7, "unrestricted guest")
+  X(UNRESTRICTED_GUEST, 7, "unrestricted guest")               \
+  X(ENABLE_INVPCID,    12, "enable INVPCID")
 
 enum {
 #define X(name, bit, text) PIN_##name = 1u << bit,

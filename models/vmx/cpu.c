@@ -27,6 +27,18 @@ void vmx_cpu_entry(struct vmx_cpu *c) {
     c->dr[7] = vmcs_peek(&c->vmcs, VMCS_GUEST_DR7);
     c->debugctl = vmcs_peek(&c->vmcs, VMCS_GUEST_IA32_DEBUGCTL);
   }
+  vmx_cpu_deliver(c);
+}
+
+void vmx_cpu_deliver(struct vmx_cpu *c) {
+  uint64_t info = vmcs_peek(&c->vmcs, VMCS_VM_ENTRY_INTR_INFO_FIELD);
+  unsigned type = (unsigned)(info >> 8) & 7;
+  if (!(info & INTR_INFO_VALID) || (type != INTR_TYPE_EXTERNAL && type != INTR_TYPE_NMI)) return;
+  c->rflags_if = false;                              /* through an interrupt gate */
+  /* SDM 26.6.1: after a vectoring VM entry there is no blocking by STI or MOV SS. */
+  c->interruptibility &= (uint8_t)~(INTR_BLOCK_STI | INTR_BLOCK_MOVSS);
+  if (type == INTR_TYPE_NMI) c->interruptibility |= INTR_BLOCK_NMI;
+  vmcs_poke(&c->vmcs, VMCS_VM_ENTRY_INTR_INFO_FIELD, info & ~(uint64_t)INTR_INFO_VALID);
 }
 
 #define ENTRY_ERROR "VM entry failed with VM-instruction error 7 (entry with invalid control field(s)): "
@@ -136,6 +148,18 @@ void vmx_execute(struct vmx_cpu *c, const struct trace_event *ev, struct vmx_nat
   case EV_WRMSR: if (ev->a == 0x1d9) c->debugctl = ev->b; break;   /* IA32_DEBUGCTL */
   case EV_INVLPG: r->mmu = MMU_INVLPG; r->mmu_arg = ev->a; break;
   case EV_HLT: r->halted = true; break;
+  /* STI sets IF and, if IF was 0, blocks interrupts until the next
+  ** instruction completes (SDM 24.4.2 table 24-3; Vol. 2B "STI"); a `sti`
+  ** record stands for STI and that instruction, so the blocking is over when
+  ** it ends.  POPF sets IF without blocking.  IRET restores IF and ends the
+  ** blocking by NMI (SDM 6.7.1 of Vol. 3A). */
+  case EV_STI: c->rflags_if = true; c->interruptibility &= (uint8_t)~INTR_BLOCK_STI; break;
+  case EV_CLI: c->rflags_if = false; break;
+  case EV_IRET:
+    c->rflags_if = !(ev->aux & IRET_AUX_IF0);
+    c->interruptibility &= (uint8_t)~INTR_BLOCK_NMI;
+    break;
+  case EV_INVPCID: r->mmu = ev->aux == 0 ? MMU_INVLPG : MMU_FLUSH_ALL; r->mmu_arg = ev->a; break;
   default: break;
   }
 }

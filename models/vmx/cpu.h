@@ -24,7 +24,21 @@ struct vmx_cpu {
   uint64_t dr[8];            /* the physical debug registers (DR4/5 unused: aliases) */
   uint64_t debugctl;         /* the physical IA32_DEBUGCTL */
   uint64_t cr8;              /* the TPR as the guest's last MOV to CR8 left it */
+  bool rflags_if;            /* the guest's RFLAGS.IF: maskable interrupts enabled */
+  uint8_t interruptibility;  /* INTR_BLOCK_* bits: the guest's interruptibility state */
 };
+
+/* Interruptibility state (SDM 24.4.2, table 24-3): what blocks the delivery
+** of an interrupt or NMI at the current instruction boundary. */
+#define INTR_BLOCK_STI   (1u << 0)   /* the instruction after an STI that set IF */
+#define INTR_BLOCK_MOVSS (1u << 1)   /* the instruction after MOV SS or POP SS */
+#define INTR_BLOCK_NMI   (1u << 3)   /* from an NMI's delivery to the next IRET */
+
+/* VM-entry interruption types (SDM 24.8.3, table 24-14, bits 10:8). */
+#define INTR_TYPE_EXTERNAL  0u
+#define INTR_TYPE_NMI       2u
+#define INTR_TYPE_HW_EXC    3u
+#define INTR_INFO_VALID     (1u << 31)
 
 /* What the processor supports: the allowed-1 settings of its VMX capability
 ** MSRs (SDM appendix A.3) and the number of CR3-target values (A.6).  A CPU
@@ -82,8 +96,18 @@ static inline uint32_t vmx_exception_info(unsigned vector, bool has_error) {
 ** 1, then loads DR7 = 0x400 and IA32_DEBUGCTL = 0. */
 void vmx_cpu_exit(struct vmx_cpu *c, const struct vmx_exit_info *x);
 /* VM entry (SDM 26.3.2.1): loads DR7 and IA32_DEBUGCTL from the guest-state
-** area when "load debug controls" is 1. */
+** area when "load debug controls" is 1; then delivers an injected interrupt
+** or NMI (vmx_cpu_deliver). */
 void vmx_cpu_entry(struct vmx_cpu *c);
+/* Event delivery (SDM 26.5.1, 6.8.1 and 6.7.1 of Vol. 3A): an external
+** interrupt or NMI the VM-entry interruption-information field holds is
+** delivered through the guest's IDT, whose interrupt gate clears RFLAGS.IF;
+** an NMI also blocks further NMIs until the next IRET, and no blocking by STI
+** or MOV SS is left (SDM 26.6.1).  The valid bit is then
+** cleared.  Other types (a hardware exception the hypervisor reflects) are
+** left as they are. */
+void vmx_cpu_deliver(struct vmx_cpu *c);
+
 /* VM-entry checks on the control fields (SDM 26.2.1.1): every control set to 1
 ** must be allowed to be 1 by the capability MSRs (secondary controls only
 ** when "activate secondary controls" is 1), and CR3_TARGET_COUNT must not

@@ -178,6 +178,36 @@ static struct exit_decision apic(const struct vmcs *v, const struct trace_event 
   return leave(EXIT_REASON_APIC_ACCESS, WHY_APIC_ACCESS_PAGE, (ev->a & 0xfff) | (uint64_t)write << 12, ev->a);
 }
 
+/* SDM 25.1.3 "RDTSCP": exits iff "RDTSC exiting" and "enable RDTSCP" are
+** both 1; with "enable RDTSCP" = 0 RDTSCP is #UD and does not exit.  SDM
+** 25.1.3 "INVPCID": likewise with "INVLPG exiting" and "enable INVPCID". */
+static struct exit_decision both(const struct vmcs *v, uint32_t cpu_bit, uint32_t sec_bit, unsigned reason) {
+  if (!sec_ctl(v, sec_bit)) return stay(WHY_UD, sec_bit);
+  if (!cpu_ctl(v, cpu_bit)) return stay(WHY_CONTROL_CLEAR, cpu_bit);
+  return leave(reason, WHY_BOTH_CONTROLS, 0, cpu_bit);
+}
+
+bool vmx_interruptible(const struct vmx_cpu *s) {
+  return s->rflags_if && !(s->interruptibility & (INTR_BLOCK_STI | INTR_BLOCK_MOVSS));
+}
+
+bool vmx_nmi_unblocked(const struct vmx_cpu *s) {
+  return !(s->interruptibility & (INTR_BLOCK_NMI | INTR_BLOCK_MOVSS));
+}
+
+/* SDM 26.6.6: NMI-window exiting has effect only with "virtual NMIs" (SDM
+** 26.2.1.1 refuses the one without the other); SDM 26.6.5 for interrupts. */
+struct exit_decision vmx_decide_window(const struct vmx_cpu *s) {
+  const struct vmcs *v = &s->vmcs;
+  bool nmi = cpu_ctl(v, CPU_NMI_WINDOW_EXITING) && pin_ctl(v, PIN_VIRTUAL_NMIS);
+  if (nmi && vmx_nmi_unblocked(s)) return leave(EXIT_REASON_NMI_WINDOW, WHY_WINDOW_OPEN, 0, CPU_NMI_WINDOW_EXITING);
+  if (cpu_ctl(v, CPU_INTR_WINDOW_EXITING)) {
+    if (vmx_interruptible(s)) return leave(EXIT_REASON_INTERRUPT_WINDOW, WHY_WINDOW_OPEN, 0, CPU_INTR_WINDOW_EXITING);
+    return stay(WHY_WINDOW_BLOCKED, CPU_INTR_WINDOW_EXITING);
+  }
+  return nmi ? stay(WHY_WINDOW_BLOCKED, CPU_NMI_WINDOW_EXITING) : stay(WHY_NO_WINDOW, 0);
+}
+
 struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_event *ev) {
   const struct vmcs *v = &s->vmcs;
   switch (ev->type) {
@@ -191,6 +221,18 @@ struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_even
   case EV_CPUID:    return leave(EXIT_REASON_CPUID, WHY_ALWAYS, 0, 0);
   case EV_VMCALL:   return leave(EXIT_REASON_VMCALL, WHY_ALWAYS, 0, 0);
   case EV_XSETBV:   return leave(EXIT_REASON_XSETBV, WHY_ALWAYS, 0, 0);
+  /* SDM 25.1.2: so do the VMX instructions a nested guest executes (VMCS
+  ** shadowing, which lets VMREAD and VMWRITE run, is not modelled). */
+  case EV_VMX:      return exit_reason_is_vmx_instruction(ev->a) ? leave((unsigned)ev->a, WHY_ALWAYS, 0, 0)
+                                                         : stay(WHY_NOT_AN_INSTRUCTION, 0);
+  /* SDM 25.4.2: a task switch in VMX non-root operation always exits. */
+  case EV_TASK_SWITCH: return leave(EXIT_REASON_TASK_SWITCH, WHY_ALWAYS, qual_task_switch((uint16_t)ev->a, ev->aux), 0);
+  /* SDM 25.2: a triple fault always exits. */
+  case EV_TRIPLE_FAULT: return leave(EXIT_REASON_TRIPLE_FAULT, WHY_ALWAYS, 0, 0);
+  case EV_RDTSCP:  return both(v, CPU_RDTSC_EXITING, SEC_ENABLE_RDTSCP, EXIT_REASON_RDTSCP);
+  case EV_INVPCID: return both(v, CPU_INVLPG_EXITING, SEC_ENABLE_INVPCID, EXIT_REASON_INVPCID);
+  case EV_MWAIT:   return by_control(cpu_ctl(v, CPU_MWAIT_EXITING), CPU_MWAIT_EXITING, EXIT_REASON_MWAIT_INSTRUCTION, 0);
+  case EV_MONITOR: return by_control(cpu_ctl(v, CPU_MONITOR_EXITING), CPU_MONITOR_EXITING, EXIT_REASON_MONITOR_INSTRUCTION, 0);
   /* SDM 25.1.3: conditional on one processor-based control each. */
   case EV_HLT:    return by_control(cpu_ctl(v, CPU_HLT_EXITING), CPU_HLT_EXITING, EXIT_REASON_HLT, 0);
   case EV_INVLPG: return by_control(cpu_ctl(v, CPU_INVLPG_EXITING), CPU_INVLPG_EXITING, EXIT_REASON_INVLPG, ev->a);

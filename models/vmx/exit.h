@@ -36,6 +36,11 @@ enum exit_why {
   WHY_TPR_BELOW_THRESHOLD, /* MOV to CR8 with TPR shadow: trap after execution */
   WHY_APIC_ACCESS_PAGE,    /* an access to the APIC-access page with "virtualize APIC accesses" */
   WHY_APIC_MMIO,           /* an APIC access without it: an ordinary access the MMU decides */
+  WHY_WINDOW_OPEN,         /* detail = the window-exiting control; the guest can take the event */
+  WHY_WINDOW_BLOCKED,      /* detail = the window-exiting control; the guest still blocks the event */
+  WHY_NO_WINDOW,           /* neither window-exiting control is set */
+  WHY_BOTH_CONTROLS,       /* detail = the second control (RDTSCP, INVPCID): both set, exits */
+  WHY_UD,                  /* detail = the secondary "enable" control that is clear: the instruction is #UD */
 };
 
 struct exit_decision {
@@ -59,6 +64,24 @@ struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_even
 /* A page fault the processor raises at linear with error code pfec (SDM 25.2:
 ** the exception bitmap and the PFEC mask/match rule decide). */
 struct exit_decision vmx_decide_page_fault(const struct vmx_cpu *s, uint64_t linear, uint32_t pfec);
+
+/* Interrupt and NMI windows (SDM 26.6.5 "Interrupt-Window Exiting and
+** Virtual-Interrupt Delivery", 26.6.6 "NMI-Window Exiting"; the controls:
+** SDM 24.6.2 table 24-6).  At an instruction boundary, NMI-window exiting
+** (which needs "virtual NMIs") exits when no NMI and no MOV SS blocks NMIs;
+** interrupt-window exiting exits when RFLAGS.IF = 1 and no STI or MOV SS
+** blocks interrupts.  The NMI window comes first, as an NMI has priority
+** over a maskable interrupt (SDM 6.9 of Vol. 3A). */
+struct exit_decision vmx_decide_window(const struct vmx_cpu *s);
+/* Could the guest take a maskable interrupt, an NMI, at this boundary? */
+bool vmx_interruptible(const struct vmx_cpu *s);
+bool vmx_nmi_unblocked(const struct vmx_cpu *s);
+
+/* Exit qualification of a task switch (SDM 27.2.1, table 27-2): bits 15:0
+** the new TSS selector, 31:30 the source (0 CALL, 1 IRET, 2 JMP, 3 task gate in the IDT). */
+static inline uint64_t qual_task_switch(uint16_t selector, unsigned source) {
+  return selector | (uint64_t)(source & 3u) << 30;
+}
 
 /* One sentence explaining d, e.g. "exits: CR4 bit PGE is host-owned and differs
 ** from the read shadow".  Writes into buf (n bytes) and returns it. */

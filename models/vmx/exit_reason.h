@@ -2,6 +2,8 @@
 #ifndef VMXSIM_EXIT_REASON_H
 #define VMXSIM_EXIT_REASON_H
 
+#include <stdbool.h>
+
 /* X(NAME as Linux prints it, SDM number) */
 #define EXIT_REASONS(X)                                                        \
   X(EXCEPTION_NMI, 0) X(EXTERNAL_INTERRUPT, 1) X(TRIPLE_FAULT, 2)               \
@@ -30,7 +32,17 @@ enum exit_reason {
 #define EXIT_REASON_MAX 65                   /* reasons are 0..64 */
 #define EXIT_REASON_ENTRY_FAILURE (1u << 31) /* bit 31: VM-entry failure (SDM 24.9.1, 26.7) */
 
+/* Is r the exit reason of a VMX instruction (SDM 25.1.2: VMCLEAR ... VMXON,
+** INVEPT, INVVPID exit unconditionally in VMX non-root operation)? */
+static inline bool exit_reason_is_vmx_instruction(unsigned long long r) {
+  return (r >= EXIT_REASON_VMCLEAR && r <= EXIT_REASON_VMON) || r == EXIT_REASON_INVEPT || r == EXIT_REASON_INVVPID;
+}
+
 const char *exit_reason_name(unsigned reason);  /* NULL for unassigned numbers */
 int exit_reason_by_name(const char *name);      /* -1 when unknown; case-insensitive */
+/* NULL when a replay decides exits of this reason from a trace's events;
+** otherwise why it cannot (what vmxsim does not model), for the measured
+** beside simulated table: "not re-decided: <why>". */
+const char *exit_reason_not_redecided(unsigned reason);
 
 #endif

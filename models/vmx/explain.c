@@ -24,7 +24,8 @@ const char *cr4_bit_name(unsigned bit) {
 /* The control a decision names (exit.c's by_control calls): pin-based for
 ** interrupts and NMIs, secondary for WBINVD, primary otherwise. */
 static const char *control_of(uint64_t bit, unsigned type, char *buf, size_t n) {
-  enum control_field f = type == EV_WBINVD ? CTL_SEC : type == EV_INTR || type == EV_EXC ? CTL_PIN : CTL_CPU;
+  bool enable = (type == EV_RDTSCP && bit == SEC_ENABLE_RDTSCP) || (type == EV_INVPCID && bit == SEC_ENABLE_INVPCID);
+  enum control_field f = type == EV_WBINVD || enable ? CTL_SEC : type == EV_INTR || type == EV_EXC ? CTL_PIN : CTL_CPU;
   const char *name = control_name(f, (uint32_t)bit);
   if (!name) return "the control";
   snprintf(buf, n, "%s%s", name, f == CTL_SEC ? " (secondary)" : f == CTL_PIN ? " (pin-based)" : "");
@@ -110,6 +111,24 @@ const char *vmx_explain(const struct exit_decision *d, const struct trace_event 
              "the hypervisor leaves it unmapped, so the MMU faults (MMIO emulation)"); break;
   case WHY_TPR_BELOW_THRESHOLD:
     snprintf(buf, n, "exits (TPR_BELOW_THRESHOLD): new TPR %llu is below TPR_THRESHOLD", (unsigned long long)d->detail); break;
+  case WHY_WINDOW_OPEN:
+    snprintf(buf, n, "exits (%s): %s is set and the guest can take %s now (%s)", reason,
+             control_name(CTL_CPU, (uint32_t)d->detail), d->reason == EXIT_REASON_NMI_WINDOW ? "an NMI" : "an interrupt",
+             d->reason == EXIT_REASON_NMI_WINDOW ? "no blocking by NMI or MOV SS"
+                                                 : "RFLAGS.IF = 1, no blocking by STI or MOV SS");
+    break;
+  case WHY_WINDOW_BLOCKED:
+    snprintf(buf, n, "no exit: %s is set but the guest still blocks %s", control_name(CTL_CPU, (uint32_t)d->detail),
+             d->detail == CPU_NMI_WINDOW_EXITING ? "NMIs" : "interrupts (RFLAGS.IF = 0, or blocking by STI or MOV SS)");
+    break;
+  case WHY_NO_WINDOW:
+    snprintf(buf, n, "no exit: the hypervisor asked for no interrupt or NMI window"); break;
+  case WHY_BOTH_CONTROLS:
+    snprintf(buf, n, "exits (%s): %s and its \"enable\" secondary control are both set", reason,
+             control_of(d->detail, ev->type, ctl, sizeof ctl)); break;
+  case WHY_UD:
+    snprintf(buf, n, "no exit: %s is clear, so the instruction raises #UD in the guest",
+             control_of(d->detail, ev->type, ctl, sizeof ctl)); break;
   default:
     snprintf(buf, n, "%s", verdict);
   }

@@ -4,6 +4,7 @@
 #include "sim/base/texttable.h"
 #include "sim/base/util.h"
 #include "sim/present/report_print.h"
+#include "models/vmx/exit_reason.h"
 
 #include <cJSON.h>
 #include <inttypes.h>
@@ -289,6 +290,16 @@ static const struct report_row *sim_row(const struct report *rep, const struct v
   return NULL;
 }
 
+/* Why no run has a simulated average for a measured reason: vmxsim never
+** decides its exits (NULL when some run took one, or the model decides it). */
+static const char *not_redecided(const struct cmp *c, const struct view_stat *m) {
+  for (unsigned i = 0; i < c->n; i++) {
+    const struct report_row *r = sim_row(&c->runs[i].rep, m);
+    if (r && r->count) return NULL;
+  }
+  return exit_reason_not_redecided(m->reason);
+}
+
 static void print_measured_text(FILE *f, const struct cmp *c, const struct report *m) {
   struct texttable t;
   char align[3 + 2 * COMPARE_MAX_RUNS + 1];
@@ -316,6 +327,11 @@ static void print_measured_text(FILE *f, const struct cmp *c, const struct repor
   fprintf(f, "\nwhat the recording measured, beside each run's simulated average per exit:\n\n");
   tt_print(f, &t, align, 2);
   tt_free(&t);
+  for (unsigned k = 0; k < m->nvrows; k++) {
+    const struct view_stat *v = &m->vrows[k];
+    const char *why = v->source == VS_MEASURED && v->dim == VD_REASON ? not_redecided(c, v) : NULL;
+    if (why) fprintf(f, "%s: not re-decided: %s\n", v->name, why);
+  }
 }
 
 static void add_measured_json(cJSON *root, const struct cmp *c, const struct report *m) {
@@ -326,6 +342,8 @@ static void add_measured_json(cJSON *root, const struct cmp *c, const struct rep
     cJSON *e = cJSON_AddObjectToObject(o, v->name);
     cJSON_AddNumberToObject(e, "count", (double)v->count);
     cJSON_AddNumberToObject(e, "avg", (double)v->avg);
+    const char *why = not_redecided(c, v);
+    if (why) cJSON_AddStringToObject(e, "not_redecided", why);
     cJSON *sims = cJSON_AddArrayToObject(e, "simulated_avg");
     for (unsigned i = 0; i < c->n; i++) {
       const struct report_row *r = sim_row(&c->runs[i].rep, v);

@@ -115,7 +115,7 @@ struct vmx_caps profile_vmx_caps(const struct profile *pr) {
     ** these two. */
     .cpu_allowed1 = ~(uint32_t)((p[PP_CAP_SECONDARY] ? 0 : CPU_ACTIVATE_SECONDARY) | (p[PP_CAP_TPR_SHADOW] ? 0 : CPU_TPR_SHADOW)),
     .sec_allowed1 = !p[PP_CAP_SECONDARY] ? 0 :
-                    SEC_WBINVD_EXITING | (p[PP_CAP_APIC_ACCESS] ? SEC_APIC_ACCESS : 0) | (p[PP_CAP_EPT] ? SEC_ENABLE_EPT : 0) |
+                    SEC_WBINVD_EXITING | (p[PP_CAP_APIC_ACCESS] ? SEC_APIC_ACCESS : 0) | (p[PP_CAP_EPT] ? SEC_ENABLE_EPT | SEC_ENABLE_RDTSCP | SEC_ENABLE_INVPCID : 0) |
                     (p[PP_CAP_VPID] ? SEC_ENABLE_VPID : 0) | (p[PP_CAP_UNRESTRICTED] ? SEC_UNRESTRICTED_GUEST : 0),
     .cr3_targets = p[PP_CR3_TARGETS],
   };

@@ -117,6 +117,61 @@ static int qualified_alone(struct import_exits *X, unsigned v, const struct impo
   return unmapped(X, x, WHY_NONE);
 }
 
+/* APIC_ACCESS qualification (SDM 27.2.1, table 27-6): bits 11:0 the offset
+** in the APIC page, 15:12 the access type (1: a linear write).  Without it
+** (xentrace) the access is taken as an EOI write, the commonest; its offset
+** changes no decision but the TPR's. */
+static int apic_alone(struct import_exits *X, unsigned v, const struct import_exit *x) {
+  if (!x->qualified || x->svm) return emit(X, v, EV_APIC, APIC_AUX_WRITE, APIC_EOI, 0);
+  bool write = ((x->info1 >> 12) & 0xf) == 1;
+  return emit(X, v, EV_APIC, write ? APIC_AUX_WRITE : 0, x->info1 & 0xff0, 0);
+}
+
+/* An interrupt-window exit: the hypervisor had an interrupt for a guest with
+** interrupts disabled and asked for the window, which the guest then opened
+** (SDM 26.6.5).  The events say so: IF clear, the interrupt (its vector is
+** not recorded), IF set by POPF; the replay decides the exit again, and its
+** VM entry injects the interrupt. */
+#define WINDOW_VECTOR 0x20
+static int interrupt_window(struct import_exits *X, unsigned v) {
+  int rc = emit(X, v, EV_CLI, 0, 0, 0);
+  if (!rc) rc = emit(X, v, EV_VIRQ, 0, WINDOW_VECTOR, 0);
+  return rc ? rc : emit(X, v, EV_STI, STI_AUX_POPF, 0, 0);
+}
+
+/* An NMI-window exit: an NMI came while the guest handled another, and its
+** IRET opened the window (SDM 26.6.6).  Two NMIs (the first is delivered
+** unless NMIs are blocked already) and the IRET. */
+static int nmi_window(struct import_exits *X, unsigned v) {
+  int rc = emit(X, v, EV_VNMI, 0, 0, 0);
+  if (!rc) rc = emit(X, v, EV_VNMI, 0, 0, 0);
+  return rc ? rc : emit(X, v, EV_IRET, 0, 0, 0);
+}
+
+/* Reasons of the interrupt controller and the rarer instructions. */
+static int rare_alone(struct import_exits *X, unsigned v, const struct import_exit *x) {
+  uint64_t q = x->qualified && !x->svm ? x->info1 : 0;
+  switch (x->reason) {
+  case EXIT_REASON_INTERRUPT_WINDOW: return interrupt_window(X, v);
+  case EXIT_REASON_NMI_WINDOW: return nmi_window(X, v);
+  case EXIT_REASON_APIC_ACCESS: return apic_alone(X, v, x);
+  /* Trap-like exits of APIC-register virtualization and virtual-interrupt
+  ** delivery (SDM 29.4.3.3, 29.1.4), which vmxsim does not model: the guest's
+  ** write of the register (the qualification's offset) or its EOI. */
+  case EXIT_REASON_APIC_WRITE: return emit(X, v, EV_APIC, APIC_AUX_WRITE, q ? q & 0xff0 : APIC_EOI, 0);
+  case EXIT_REASON_EOI_INDUCED: return emit(X, v, EV_APIC, APIC_AUX_WRITE, APIC_EOI, 0);
+  case EXIT_REASON_XSETBV: return emit(X, v, EV_XSETBV, 0, 0, 0);     /* XCR and value not recorded */
+  case EXIT_REASON_RDTSCP: return emit(X, v, EV_RDTSCP, 0, 0, 0);
+  case EXIT_REASON_MWAIT_INSTRUCTION: return emit(X, v, EV_MWAIT, 0, 0, 0);
+  case EXIT_REASON_MONITOR_INSTRUCTION: return emit(X, v, EV_MONITOR, 0, 0, 0);
+  case EXIT_REASON_INVPCID: return emit(X, v, EV_INVPCID, 0, 0, 0);   /* type and address not recorded */
+  case EXIT_REASON_TASK_SWITCH: return emit(X, v, EV_TASK_SWITCH, (unsigned)(q >> 30) & 3, q & 0xffff, 0);
+  case EXIT_REASON_TRIPLE_FAULT: return emit(X, v, EV_TRIPLE_FAULT, 0, 0, 0);
+  }
+  if (exit_reason_is_vmx_instruction((unsigned)x->reason)) return emit(X, v, EV_VMX, 0, (uint64_t)x->reason, 0);
+  return qualified_alone(X, v, x);
+}
+
 /* An exit no detail record explained: what its reason (and qualification) say. */
 static int exit_alone(struct import_exits *X, unsigned v, const struct import_exit *x) {
   switch (x->reason) {
@@ -128,7 +183,7 @@ static int exit_alone(struct import_exits *X, unsigned v, const struct import_ex
   case EXIT_REASON_WBINVD: return emit(X, v, EV_WBINVD, 0, 0, 0);
   case EXIT_REASON_RDPMC: return emit(X, v, EV_RDPMC, 0, 0, 0);
   }
-  return qualified_alone(X, v, x);
+  return rare_alone(X, v, x);
 }
 
 /* ---- the state machine ---- */

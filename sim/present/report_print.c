@@ -2,6 +2,7 @@
 #include "report_print.h"
 #include "sim/base/format.h"
 #include "sim/base/util.h"
+#include "models/vmx/exit_reason.h"
 
 #include <cJSON.h>
 #include <inttypes.h>
@@ -88,6 +89,15 @@ static void ratio_cell(FILE *f, uint64_t sim, uint64_t meas) {
   else fprintf(f, " %9s", "-");
 }
 
+/* Why a measured reason's row has no simulated exits to show: vmxsim never
+** decides exits of that reason (exit_reason_not_redecided), so a 0 there
+** would pass for a replay's answer.  NULL for breakdown rows and for reasons
+** the replay decided, 0 times included. */
+static const char *not_redecided(const struct view_stat *measured, const struct view_stat *sim) {
+  if (!measured || measured->dim != VD_REASON || (sim && sim->count)) return NULL;
+  return exit_reason_not_redecided(measured->reason);
+}
+
 /* Rows in the measured order, then simulated rows the recording did not have. */
 static void print_versus_dims(FILE *f, const struct report *rep, bool reasons) {
   for (int pass = 0; pass < 2; pass++)
@@ -101,6 +111,11 @@ static void print_versus_dims(FILE *f, const struct report *rep, bool reasons) {
       snprintf(name, sizeof name, "%s%s", v->dim > VD_REASON && v->dim < VD_CR3 ? "  " : "", v->name);
       uint64_t mc = m ? m->count : 0, ma = m ? m->avg : 0, sc = sv ? sv->count : 0;
       uint64_t sa = sv && sv->count ? (sv->cycles + sv->count / 2) / sv->count : 0;
+      const char *why = not_redecided(m, sv);
+      if (why) {
+        fprintf(f, " %-24s %9" PRIu64 " %9" PRIu64 "  not re-decided: %s\n", name, mc, ma, why);
+        continue;
+      }
       fprintf(f, " %-24s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64, name, mc, ma, sc, sa);
       ratio_cell(f, sc, mc);
       ratio_cell(f, sa, ma);
@@ -155,7 +170,10 @@ static cJSON *vrows_json(const struct report *rep, uint8_t source) {
     if (v->source != source) continue;
     cJSON *into = v->dim == VD_REASON ? exits : v->dim == VD_CR3 ? cr3 : v->dim == VD_VCPU ? vcpu : NULL;
     if (!into && !(into = cJSON_GetObjectItemCaseSensitive(bd, v->parent))) into = cJSON_AddObjectToObject(bd, v->parent);
-    cJSON_AddItemToObject(into, v->name, vrow_json(v));
+    cJSON *row = vrow_json(v);
+    const char *why = source == VS_MEASURED ? not_redecided(v, find_vrow(rep, VS_SIMULATED, v)) : NULL;
+    if (why) cJSON_AddStringToObject(row, "not_redecided", why);
+    cJSON_AddItemToObject(into, v->name, row);
   }
   return o;
 }

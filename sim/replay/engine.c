@@ -347,6 +347,22 @@ static __attribute__((noinline)) void instruction_event(struct engine *e, struct
   e->st.counter[CTR_DR_MISMATCHES] += v->dr_mismatches - mismatches;
 }
 
+/* A change of the guest's interrupt state (sti, cli, iret: the processor
+** runs it) or an interrupt or NMI reaching the hypervisor for the vCPU (virq,
+** vnmi), then the boundary after it: the processor decides whether a window
+** the hypervisor asked for is open (SDM 26.6.5, 26.6.6). */
+static __attribute__((noinline)) void interrupt_event(struct engine *e, struct vcpu *v, const struct trace_event *ev, bool track) {
+  mmu_settle(e->mmu);
+  if (ev->type == EV_VIRQ || ev->type == EV_VNMI) vcpu_event_arrives(v, ev);
+  else {
+    struct vmx_native r = { 0 };
+    vcpu_no_exit(v, ev, ev->a, &r);
+  }
+  struct exit_decision d = vmx_decide_window(&v->vmx);
+  if (track) e->last.decision = d;
+  if (d.exits) exit_event(e, v, ev, &d);
+}
+
 /* What an event does besides its native time (which the callers count).
 ** Inlined into the loops: a touch, the commonest, is tested first. */
 static __attribute__((always_inline)) inline void event(struct engine *e, const struct trace_event *ev, bool track) {
@@ -365,6 +381,7 @@ static __attribute__((always_inline)) inline void event(struct engine *e, const 
   /* SYSCALL/SYSRET never cause VM exits (SDM 25.1: not in the list of
   ** instructions that exit) and change nothing the models track. */
   case EV_SYSCALL: case EV_SYSRET: return;
+  case EV_STI: case EV_CLI: case EV_IRET: case EV_VIRQ: case EV_VNMI: interrupt_event(e, v, ev, track); return;
   default: instruction_event(e, v, ev, track);
   }
 }

@@ -6,6 +6,7 @@
 #include "trace.h"
 #include "trace_int.h"
 #include "zin.h"
+#include "models/vmx/exit_reason.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -51,6 +52,12 @@ static inline const char *operands_invalid(const struct trace_event *ev) {
     unsigned size = IO_AUX_SIZE(ev->aux);
     return size == 1 || size == 2 || size == 4 ? NULL : "I/O size not 1, 2 or 4";
   }
+  case EV_STI: return ev->aux & ~STI_AUX_POPF ? "aux other than 0 (STI) or 1 (POPF)" : NULL;
+  case EV_IRET: return ev->aux & ~IRET_AUX_IF0 ? "aux other than 0 or 1 (IF restored as 0)" : NULL;
+  case EV_VIRQ: return ev->a > 255 ? "vector above 255" : NULL;
+  case EV_INVPCID: return ev->aux > 3 ? "INVPCID type above 3" : NULL;
+  case EV_TASK_SWITCH: return ev->aux > 3 || ev->a > 0xffff ? "task-switch source above 3 or selector above 0xffff" : NULL;
+  case EV_VMX: return exit_reason_is_vmx_instruction(ev->a) ? NULL : "not a VMX instruction's exit reason";
   case EV_MEASURED:
     if (ev->aux & ~MEASURED_ALONE) return "aux other than 0 or 1 (alone)";
     if (ev->b & 0xffff0000u) return "b bits 31:16 not 0";

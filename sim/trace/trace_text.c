@@ -58,6 +58,20 @@ static const struct mnemonic mnemonics[] = {
                                  HEXOPT(TO_B, "VALUE", "value", U64) } },
   { "measured", EV_MEASURED, 0, { MEASURED_OPS } },
   { "measured-only", EV_MEASURED, MEASURED_ALONE, { MEASURED_OPS } },
+  { "sti",     EV_STI,     -1, { WORD(1, "popf", "how", NULL, "popf") } },
+  { "cli",     EV_CLI,     -1, { { 0 } } },
+  { "iret",    EV_IRET,    -1, { WORD(1, "if0", "RFLAGS.IF restored", NULL, "if0") } },
+  { "virq",    EV_VIRQ,    -1, { DEC(TO_A, "VECTOR", "vector", 0, 255) } },
+  { "vnmi",    EV_VNMI,    -1, { { 0 } } },
+  { "rdtscp",  EV_RDTSCP,  -1, { { 0 } } },
+  { "mwait",   EV_MWAIT,   -1, { { 0 } } },
+  { "monitor", EV_MONITOR, -1, { { 0 } } },
+  { "invpcid", EV_INVPCID, -1, { DEC(TO_AUX, "TYPE", "INVPCID type", 0, 3), HEXOPT(TO_A, "VA", "address", U64),
+                                 HEXOPT(TO_B, "PCID", "PCID", 0xfff) } },
+  { "taskswitch", EV_TASK_SWITCH, -1, { DEC(TO_AUX, "SOURCE", "source (0 CALL, 1 IRET, 2 JMP, 3 IDT)", 0, 3),
+                                        HEX(TO_A, "SELECTOR", "TSS selector", 0xffff) } },
+  { "triplefault", EV_TRIPLE_FAULT, -1, { { 0 } } },
+  { "vmx",     EV_VMX,     -1, { { OP_REASON, TO_A, 0, 10, "REASON", "VMX instruction's exit reason", 0, 0xffff, NULL, NULL } } },
 };
 #define N_MNEMONICS (sizeof mnemonics / sizeof mnemonics[0])
 

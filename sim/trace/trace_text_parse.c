@@ -97,14 +97,19 @@ static void put_slot(struct trace_event *ev, unsigned slot, uint64_t v) {
   }
 }
 
-static int parse_reason(struct trace_text_parser *p, const char *who, const char *tok, struct trace_event *ev) {
+static int parse_reason(struct trace_text_parser *p, const struct mnemonic *m, const struct op *o, const char *tok,
+                        struct trace_event *ev) {
+  const char *who = m->name;
   int r = exit_reason_by_name(tok);
   uint64_t v;
   if (r >= 0) v = (uint64_t)r;
   else if (parse_number(tok, &v) != NUM_OK || v > 0xffff)
     return trace_text_syntax(p, "%s: exit reason %s is neither a name (CR_ACCESS, ...) nor a number 0..65535",
                              who, trace_text_word(p, tok, true, ""));
-  put_slot(ev, TO_B_LO, v);
+  if (m->type == EV_VMX && !exit_reason_is_vmx_instruction(v))
+    return trace_text_syntax(p, "%s: exit reason %s is not a VMX instruction's (VMCLEAR..VMXON, INVEPT, INVVPID)",
+                             who, trace_text_word(p, tok, true, ""));
+  put_slot(ev, o->slot, v);
   return 0;
 }
 
@@ -153,7 +158,7 @@ static int parse_op(struct trace_text_parser *p, const struct mnemonic *m, const
   case OP_GPR: return parse_gpr(p, m->name, tok, ev);
   case OP_WORD: return parse_word(p, m->name, o, tok, ev);
   case OP_LABEL: return parse_label(p, tok, ev);
-  case OP_REASON: return parse_reason(p, m->name, tok, ev);
+  case OP_REASON: return parse_reason(p, m, o, tok, ev);
   case OP_IOSIZE:
     if (parse_number(tok, &v) != NUM_OK || (v != 1 && v != 2 && v != 4))
       return trace_text_syntax(p, "%s: size %s is not 1, 2 or 4", m->name, trace_text_word(p, tok, true, ""));

@@ -589,6 +589,45 @@ static void exits_alone_map_alike_in_both_host_formats(void **state) {
   assert_str(meta_member("exit_reasons"), "{\"RDTSC\":1,\"CR_ACCESS\":1,\"reason 77\":1}");
 }
 
+/* The reasons of the interrupt controller and the rarer instructions: each
+** exit no detail record explained becomes the events whose replay decides the
+** same exit again (docs/sources.md, "Exits a replay decides"), alike from
+** KVM's text and from xentrace, where only the reason is recorded. */
+static void interrupt_windows_and_rare_exits_map_to_events_in_both_host_formats(void **state) {
+  (void)state;
+  static const char *const window = "cli v0 0 0x0 0x0; virq v0 0 0x20 0x0; sti v0 1 0x0 0x0";
+  static const char *const nmi = "vnmi v0 0 0x0 0x0; vnmi v0 0 0x0 0x0; iret v0 0 0x0 0x0";
+  const char *t =
+    "q-1 [000] 1.000000: kvm_exit: reason INTERRUPT_WINDOW rip 0x1 info 0 0\n"
+    "q-1 [000] 1.000001: kvm_entry: vcpu 0\n"
+    "q-1 [000] 1.000002: kvm_exit: reason NMI_WINDOW rip 0x1 info 0 0\n"
+    "q-1 [000] 1.000003: kvm_exit: reason APIC_ACCESS rip 0x1 info 300 0\n"          /* a read of the ICR */
+    "q-1 [000] 1.000004: kvm_exit: reason TASK_SWITCH rip 0x1 info c0000028 0\n"
+    "q-1 [000] 1.000005: kvm_exit: reason VMREAD rip 0x1 info 0 0\n"
+    "q-1 [000] 1.000006: kvm_exit: reason INVPCID rip 0x1 info 0 0\n"
+    "q-1 [000] 1.000007: kvm_exit: reason PREEMPTION_TIMER rip 0x1 info 0 0\n";
+  assert_int_equal(import_text(KVM, t, false), 0);
+  char want[600];
+  snprintf(want, sizeof want, "%s; %s; apic v0 0 0x300 0x0; taskswitch v0 3 0x28 0x0; vmx v0 0 0x17 0x0; "
+           "invpcid v0 0 0x0 0x0", window, nmi);
+  assert_str(actions(), want);
+  assert_str(meta_member("exits_unmapped"), "{\"PREEMPTION_TIMER\":1}");
+  import_free(&im);
+  struct xbuf x = { .n = 0 };
+  xrec(&x, 0x0001f003, false, 0, 2, (uint32_t[]){ 0, 0 });
+  static const uint32_t reasons[] = { 7, 8, 44, 45, 55, 51, 36, 39, 9, 2, 24, 49 };
+  for (unsigned i = 0; i < sizeof reasons / sizeof *reasons; i++) {
+    xrec(&x, 0x00081102, true, 100 + 200 * i, 3, (uint32_t[]){ reasons[i], 0, 0 });
+    xrec(&x, 0x00081001, true, 200 + 200 * i, 0, NULL);
+  }
+  assert_int_equal(import_xen(&x, false), 0);
+  snprintf(want, sizeof want, "%s; %s; apic v0 1 0xb0 0x0; apic v0 1 0xb0 0x0; xsetbv v0 0 0x0 0x0; "
+           "rdtscp v0 0 0x0 0x0; mwait v0 0 0x0 0x0; monitor v0 0 0x0 0x0; taskswitch v0 0 0x0 0x0; "
+           "triplefault v0 0 0x0 0x0; vmx v0 0 0x18 0x0", window, nmi);
+  assert_str(actions(), want);
+  assert_str(meta_member("exits_unmapped"), "{\"EPT_MISCONFIG\":1}");
+}
+
 /* ---- helpers ---- */
 
 static void parse_secs_takes_any_fraction_to_nanoseconds(void **state) {
@@ -653,6 +692,7 @@ int main(void) {
     cmocka_unit_test_teardown(xen_truncated_record_is_reported_with_its_byte_offset, teardown),
     cmocka_unit_test_teardown(xen_tsc_jump_beyond_the_gap_limit_is_reported_with_its_byte_offset, teardown),
     cmocka_unit_test_teardown(exits_alone_map_alike_in_both_host_formats, teardown),
+    cmocka_unit_test_teardown(interrupt_windows_and_rare_exits_map_to_events_in_both_host_formats, teardown),
     cmocka_unit_test(parse_secs_takes_any_fraction_to_nanoseconds),
     cmocka_unit_test_teardown(ns_to_cycles_saturates_instead_of_overflowing, teardown),
     cmocka_unit_test(field_lookup_needs_a_field_boundary),

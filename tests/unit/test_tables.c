@@ -51,6 +51,12 @@ static struct trace_event sample(unsigned type) {
   case EV_EXC: ev.a = 14; ev.b = 6; break;
   case EV_XSETBV: ev.b = 7; break;
   case EV_APIC: ev.aux = APIC_AUX_WRITE; ev.a = APIC_ICR; ev.b = 0x01000000000000fdull; break;
+  case EV_STI: ev.aux = STI_AUX_POPF; break;
+  case EV_IRET: ev.aux = IRET_AUX_IF0; break;
+  case EV_VIRQ: ev.a = 236; break;
+  case EV_INVPCID: ev.a = 0x400000; ev.b = 1; break;
+  case EV_TASK_SWITCH: ev.aux = 3; ev.a = 0x28; break;
+  case EV_VMX: ev.a = EXIT_REASON_VMREAD; break;
   default: break;                    /* no operands (clts, hlt, sysret, pause...) */
   }
   return ev;
