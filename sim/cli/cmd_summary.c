@@ -20,7 +20,7 @@
 static const char summary_usage[] =
   "usage: vmxsim summary [--vcpu N] [--interval N[us|ms|s|ev]] [--sort reason|count|time|avg]\n"
   "                      [--top N] [--cpu-ghz G] [--format table|json|csv]\n"
-  "                      [--input-format F] TRACE|RECORDING\n"
+  "                      [--input-format F] [--skip-bad] TRACE|RECORDING\n"
   "\n"
   "The exits of a host recording as the host measured them, not re-decided: per exit\n"
   "reason the count, measured time, share of the recording, average cycles and\n"
@@ -42,6 +42,7 @@ static const char summary_usage[] =
   "  -f, --format F      table (default), json, csv\n"
   "      --input-format F  auto (default: from the content), vmxsim, trace-cmd, xentrace,\n"
   "                      kvm-ftrace: a recording is imported on the fly\n"
+  RECORDING_SKIP_BAD_USAGE
   "\n"
   "examples:\n"
   "  vmxsim import xentrace xen.bin -o xen.trace && vmxsim summary xen.trace\n"
@@ -50,7 +51,8 @@ static const char summary_usage[] =
   "  vmxsim summary --interval 1ms --format csv kvm.trace > exits-per-ms.csv\n";
 
 struct summary_opts {
-  const char *trace, *input_format;
+  const char *trace;
+  struct recording_opts rec;   /* --input-format, --skip-bad */
   int vcpu, format;
   enum view_sort sort;
   unsigned top;
@@ -63,7 +65,8 @@ static int parse_summary_opts(int argc, char **argv, struct summary_opts *o) {
     { "vcpu", required_argument, 0, 'v' }, { "interval", required_argument, 0, 'i' },
     { "sort", required_argument, 0, 's' }, { "top", required_argument, 0, 'T' },
     { "cpu-ghz", required_argument, 0, 'g' }, { "format", required_argument, 0, 'f' },
-    { "input-format", required_argument, 0, 'F' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+    { "input-format", required_argument, 0, 'F' }, { "skip-bad", no_argument, 0, 'B' },
+    { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
   memset(o, 0, sizeof *o);
   o->vcpu = -1;
   o->top = 10;
@@ -79,7 +82,8 @@ static int parse_summary_opts(int argc, char **argv, struct summary_opts *o) {
     case 'T': rc = option_unsigned("--top", optarg, &o->top); break;
     case 'g': rc = option_ghz(optarg, &o->ghz); break;
     case 'f': rc = option_format(optarg, &o->format); break;
-    case 'F': rc = option_input_format(optarg); o->input_format = optarg; break;
+    case 'F': rc = option_input_format(optarg); o->rec.input_format = optarg; break;
+    case 'B': o->rec.skip_bad = true; break;
     case 'h': fputs(summary_usage, stdout); return -1;
     default:
       errorf("%s: unknown option or missing argument; see 'vmxsim summary --help'", argv[optind - 1]);
@@ -165,7 +169,7 @@ int cmd_summary(int argc, char **argv) {
   if (rc) return rc < 0 ? EXIT_OK : rc;
   struct import_stream *imported = NULL;
   char *spooled = NULL, *scratch = NULL;              /* a recording read from a pipe */
-  if ((rc = recording_stream(o.trace, o.input_format, &imported, &spooled, &scratch))) {
+  if ((rc = recording_stream(o.trace, &o.rec, &imported, &spooled, &scratch))) {
     recording_remove(spooled, scratch);
     return rc;
   }
