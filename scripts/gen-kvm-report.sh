@@ -9,12 +9,13 @@
 # Deterministic: the same options give the same text.
 #
 # usage: scripts/gen-kvm-report.sh [--threads N] [--cpus N] [--exits N] [--seed N]
-#                                  [--noise] [--old] [--comm NAME]
+#                                  [--noise] [--old] [--comm NAME] [--pid N]
 #   --threads N  vCPU threads (default 4); --cpus N host CPUs (default 2)
 #   --exits N    exits per thread (default 200)
 #   --old        Linux before 5.10: kvm_exit without "vcpu N" and with "info Q I"
 #   --comm NAME  the threads' name instead of "CPU N/KVM" (N: the vcpu id)
-threads=4 cpus=2 exits=200 seed=1 noise=0 old=0 comm=""
+#   --pid N      the first thread's pid (default 4100; the others follow)
+threads=4 cpus=2 exits=200 seed=1 noise=0 old=0 comm="" pid=4100
 while [ $# -gt 0 ]; do
   case $1 in
     --threads) threads=$2; shift ;;
@@ -24,6 +25,7 @@ while [ $# -gt 0 ]; do
     --noise) noise=1 ;;
     --old) old=1 ;;
     --comm) comm=$2; shift ;;
+    --pid) pid=$2; shift ;;
     *) echo "gen-kvm-report.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -31,12 +33,12 @@ done
 
 # Each thread's records, keyed by time (us) and order of writing, then sorted
 # as trace-cmd report sorts the CPUs' records by time.
-awk -v threads="$threads" -v cpus="$cpus" -v exits="$exits" -v seed="$seed" -v old="$old" -v comm="$comm" '
+awk -v threads="$threads" -v cpus="$cpus" -v exits="$exits" -v seed="$seed" -v old="$old" -v comm="$comm" -v pid="$pid" '
 function rnd() { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648 }
 function pick(n) { return int(rnd() * n) }
 function rec(v, t, ev, f,   name) {
   name = comm != "" ? comm : sprintf("CPU %d/KVM", v)
-  printf "%d %d %16s-%-5d [%03d] %d.%06d: %-20s %s\n", t, ++seq, name, 4100 + v, cpu[v], 1000 + int(t / 1000000), t % 1000000, ev ":", f
+  printf "%d %d %16s-%-5d [%03d] %d.%06d: %-20s %s\n", t, ++seq, name, pid + v, cpu[v], 1000 + int(t / 1000000), t % 1000000, ev ":", f
 }
 function exitrec(v, t, reason, q, ii) {
   if (old) rec(v, t, "kvm_exit", sprintf("reason %s rip 0xffffffff81001000 info %x %x", reason, q, ii))

@@ -26,7 +26,8 @@ static const char summary_usage[] =
   "reason the count, measured time, share of the recording, average cycles and\n"
   "{p5|p50|p95}, maximum and standard deviation; under each reason its breakdown by\n"
   "control register, debug register, MSR, I/O port, vector and CPUID leaf; then the\n"
-  "address spaces (CR3) and vCPUs the exits came from.  TRACE is a trace imported from a\n"
+  "address spaces (CR3) and vCPUs the exits came from (with the host thread behind each\n"
+  "vCPU of a KVM recording).  TRACE is a trace imported from a\n"
   "KVM or Xen recording ('vmxsim import kvm-ftrace|xentrace|trace-cmd'), which keeps each\n"
   "exit's measured cycles; the figures are those xenalyze --summary prints for the\n"
   "same recording (counts, averages, percentiles of the same even sample).\n"
@@ -135,10 +136,32 @@ static int read_views(const struct summary_opts *o, struct trace_reader *r, stru
   return EXIT_OK;
 }
 
+/* The host thread behind each vCPU, as the importer of a KVM recording kept it
+** (metadata "vcpu_threads"), for the vCPU rows: "vcpu 0  CPU 0/KVM, pid 4100,
+** kvm vcpu 0".  Only vcpu (the --vcpu one when given). */
+static void print_vcpu_threads(const struct summary_opts *o, const cJSON *threads) {
+  const cJSON *t;
+  bool any = false;
+  cJSON_ArrayForEach(t, threads) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(t, "vcpu"), *pid = cJSON_GetObjectItemCaseSensitive(t, "pid");
+    const cJSON *comm = cJSON_GetObjectItemCaseSensitive(t, "comm"), *id = cJSON_GetObjectItemCaseSensitive(t, "kvm_vcpu");
+    if (!cJSON_IsNumber(v) || !cJSON_IsNumber(pid) || (o->vcpu >= 0 && v->valuedouble != o->vcpu)) continue;
+    if (!any) printf("\nvCPUs: the recording's threads\n");
+    any = true;
+    printf(" vcpu %-4.0f %s, pid %.0f", v->valuedouble, cJSON_IsString(comm) ? comm->valuestring : "?", pid->valuedouble);
+    if (cJSON_IsNumber(id)) printf(", kvm vcpu %.0f", id->valuedouble);
+    putchar('\n');
+  }
+}
+
 static void print_summary(const struct summary_opts *o, const struct trace_reader *r, const struct views *w,
                           struct views_print *p) {
+  cJSON *meta = cJSON_Parse(r->hdr.metadata ? r->hdr.metadata : "");
+  cJSON *threads = cJSON_GetObjectItemCaseSensitive(meta, "vcpu_threads");
+  if (!cJSON_IsArray(threads)) threads = NULL;
   if (o->format == FORMAT_JSON) {
     cJSON *j = views_json(w, p);
+    if (threads) cJSON_AddItemToObject(j, "vcpu_threads", cJSON_Duplicate(threads, true));
     cJSON_AddStringToObject(j, "trace", o->trace);
     cJSON_AddStringToObject(j, "workload", r->hdr.workload);
     cJSON_AddNumberToObject(j, "cpu_ghz", p->ghz);
@@ -160,7 +183,9 @@ static void print_summary(const struct summary_opts *o, const struct trace_reade
     p->title = title;
     views_print_table(stdout, w, p);
     p->title = NULL;
+    print_vcpu_threads(o, threads);
   }
+  cJSON_Delete(meta);
 }
 
 int cmd_summary(int argc, char **argv) {

@@ -67,6 +67,25 @@ run "$VMXSIM" summary --format csv alike.txt
 check_eq "kvmtext: threads named alike: per vCPU, exits measured, cycles and average (exits of 0 us in it)" \
   "$(count_kvm alike.txt | grep '^vcpu')" "$(printf '%s\n' "$out" | vmxsim_rows)"
 
+# two virtual machines in one recording: both have a vCPU 0; the threads of the second
+# (its pid 5101 first seen) get the numbers free, and summary says which thread each is
+{ sh "$GEN" --threads 2 --exits 50; sh "$GEN" --threads 2 --exits 50 --pid 5100 --comm qemu-vm2; } > twovms.txt
+run "$VMXSIM" summary twovms.txt
+check_contains "kvmtext: two VMs: one vCPU per thread, ids taken go to the lowest numbers free, named by thread" "$out" \
+"vCPUs: the recording's threads
+ vcpu 0    CPU 0/KVM, pid 4100, kvm vcpu 0
+ vcpu 1    CPU 1/KVM, pid 4101, kvm vcpu 1
+ vcpu 2    qemu-vm2, pid 5101, kvm vcpu 1
+ vcpu 3    qemu-vm2, pid 5100, kvm vcpu 0"
+legend=$out
+run "$VMXSIM" summary --format csv twovms.txt
+check_eq "kvmtext: two VMs: each thread's measured exits (pid, count), as awk counts them" \
+  "$(awk '/kvm_entry/ { for (i = 1; i < NF && $i !~ /^\[/; i++) {} p = $(i - 1); sub(/.*-/, "", p); n[p]++ }
+          END { for (p in n) print p, n[p] }' twovms.txt | sort)" \
+  "$(printf '%s\n' "$out" | vmxsim_rows | while read -r _ v count _; do
+       printf '%s %s\n' "$(printf '%s\n' "$legend" | sed -n "s/^ vcpu $v .* pid \([0-9]*\),.*/\1/p")" "$count"
+     done | sort)"
+
 # ---- Linux before 5.10: kvm_exit prints no vcpu id, the thread's kvm_entry does ----
 sh "$GEN" --old --threads 3 --cpus 2 --exits 200 --seed 3 > old.txt
 run "$VMXSIM" summary --format csv old.txt
