@@ -222,17 +222,17 @@ static const char *parse_exit(const struct kline *k, struct import_exit *x, int6
 
 /* ---- where a record ends: text after it is no tracer's ---- */
 
-/* The fields each event's print format ends with (any order; the last one
-** found ends the record), and the words it may print after them. */
-static const char *const end_fields[][8] = {
-  [KE_EXIT] = { "rip ", "info1 ", "info2 ", "intr_info ", "error_code ", "vcpu ", "requests " },
-  [KE_ENTRY] = { "vcpu ", "rip ", "intr_info ", "error_code " },
+/* The fields each event's print format ends with, the last printed first: the
+** first found ends the record (a kernel that prints fewer ends earlier). */
+static const char *const end_fields[][9] = {
+  [KE_EXIT] = { "requests ", "error_code ", "intr_info ", "info2 ", "info1 ", "info ", "rip ", "vcpu " },
+  [KE_ENTRY] = { "error_code ", "intr_info ", "rip ", "vcpu " },
   [KE_MSR] = { " = " },
   [KE_CR] = { " = " },
-  [KE_CPUID] = { "func ", "idx ", "rax ", "rbx ", "rcx ", "rdx " },
-  [KE_PF] = { "vcpu ", "rip ", "address ", "error_code " },
-  [KE_HYPERCALL] = { "nr ", "a0 ", "a1 ", "a2 ", "a3 " },
-  [KE_PIO] = { "at ", "size ", "count ", "val " },
+  [KE_CPUID] = { "rdx ", "rcx ", "rbx ", "rax ", "idx ", "func " },
+  [KE_PF] = { "error_code ", "address ", "rip ", "vcpu " },
+  [KE_HYPERCALL] = { "a3 ", "a2 ", "a1 ", "a0 ", "nr " },
+  [KE_PIO] = { "val ", "count ", "size ", "at " },
 };
 /* kvm_msr's "(#GP)", kvm_pio's "(...)" (count > 1), kvm_cpuid's found flags. */
 static const char *const end_words[] = {
@@ -240,7 +240,8 @@ static const char *const end_words[] = {
 };
 
 /* The end of the number after `name` in the fields, or NULL.  " = " (kvm_cr,
-** kvm_msr) is no field name: found anywhere. */
+** kvm_msr) is no field name: found anywhere; "info " (kvm_exit before Linux
+** 5.10) has two numbers. */
 static const char *field_end(const struct kline *k, const char *name) {
   const char *end = k->f + k->n, *p, *stop;
   uint64_t v;
@@ -251,7 +252,9 @@ static const char *field_end(const struct kline *k, const char *name) {
   } else {
     p = import_field(k->f, k->n, name);
   }
-  return p && import_num(p, end, true, &v, &stop) ? stop : NULL;
+  if (!p || !import_num(p, end, true, &v, &stop)) return NULL;
+  if (strcmp(name, "info ") == 0 && !(stop < end && import_num(stop + 1, end, true, &v, &stop))) return NULL;
+  return stop;
 }
 
 /* Past "name NUMBER" at p (a field a later kernel added: Linux 6.x's kvm_exit
@@ -268,19 +271,31 @@ static const char *named_number(const char *p, const char *end) {
 
 /* Where the record's own text ends (past its last field and the words its
 ** format may print after it); NULL for a format whose end is not known. */
+/* The common case, found from the line's end: it ends with one of its format's
+** own fields ("error_code 0x00000000"), so nothing comes after the record. */
+static bool ends_with_field(const struct kline *k) {
+  const char *b = k->f, *e = k->f + k->n, *stop;
+  uint64_t v;
+  while (e > b && is_blank(e[-1])) e--;
+  const char *num = e;
+  while (num > b && !is_blank(num[-1])) num--;
+  if (num == e || !import_num(num, e, true, &v, &stop) || stop != e) return false;
+  const char *ne = num, *ns;
+  while (ne > b && is_blank(ne[-1])) ne--;
+  for (ns = ne; ns > b && !is_blank(ns[-1]); ns--) {}
+  for (const char *const *f = end_fields[k->ev]; *f; f++) {
+    const char *name = (*f)[0] == ' ' ? *f + 1 : *f;     /* " = " is "=" between blanks */
+    size_t w = strlen(name) - 1;                         /* without its blank */
+    if (w == (size_t)(ne - ns) && memcmp(ns, name, w) == 0) return true;
+  }
+  return false;
+}
+
 static const char *record_end(const struct kline *k) {
   if (k->ev == KE_OTHER || (size_t)k->ev >= sizeof end_fields / sizeof *end_fields) return NULL;
+  if (ends_with_field(k)) return k->f + k->n;
   const char *e = NULL, *end = k->f + k->n;
-  for (const char *const *f = end_fields[k->ev]; *f; f++) {
-    const char *x = field_end(k, *f);
-    if (x && (!e || x > e)) e = x;
-  }
-  const char *old = k->ev == KE_EXIT ? import_field(k->f, k->n, "info ") : NULL;   /* before 5.10: info Q I */
-  uint64_t v;
-  const char *stop;
-  if (old && import_num(old, end, true, &v, &stop) && stop < end && import_num(stop + 1, end, true, &v, &stop) &&
-      (!e || stop > e))
-    e = stop;
+  for (const char *const *f = end_fields[k->ev]; *f && !e; f++) e = field_end(k, *f);
   if (!e) return NULL;
   for (bool more = true; more;) {
     more = false;

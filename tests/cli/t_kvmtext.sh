@@ -155,6 +155,22 @@ run "$VMXSIM" import kvm-ftrace header.txt -o header.bin
 check_rc "kvmtext: trace-cmd's header lines, 'CPU N is empty' and blank lines need no --skip-bad" 0
 check_eq "kvmtext: ... and are counted as comments" "4" "$(meta_num header.bin comments)"
 
+# a record's end is its format's: Linux 6.x's "requests" and "[immediate exit]" are the
+# format's, a note ending in a number is not
+cat > later.txt <<'EOF2'
+ CPU 0/KVM-77 [001] 5.000100: kvm_exit: vcpu 0 reason HLT rip 0xffffffff81000000 info1 0x0000000000000000 info2 0x0000000000000000 intr_info 0x00000000 error_code 0x00000000 requests 0x0000000000000000
+ CPU 0/KVM-77 [001] 5.000104: kvm_entry: vcpu 0, rip 0xffffffff81000003 intr_info 0x00000000 error_code 0x00000000[immediate exit]
+ CPU 0/KVM-77 [001] 5.000110: kvm_exit: vcpu 0 reason MSR_READ rip 0xffffffff81000000 info1 0x0000000000000000 info2 0x0000000000000000 intr_info 0x00000000 error_code 0x00000000 requests 0x0000000000000000
+ CPU 0/KVM-77 [001] 5.000111: kvm_msr: msr_read 1b = 0xfee00900 (#GP)
+ CPU 0/KVM-77 [001] 5.000114: kvm_entry: vcpu 0, rip 0xffffffff81000003 intr_info 0x00000000 error_code 0x00000000
+EOF2
+run "$VMXSIM" import kvm-ftrace later.txt -o later.bin
+check_rc "kvmtext: Linux 6.x's fields after a record's usual end are the record's" 0
+printf ' CPU 0/KVM-77 [001] 5.000120: kvm_cr: cr_write 3 = 0x1000   <-- see 2\n' >> later.txt
+run "$VMXSIM" import kvm-ftrace later.txt -o later.bin
+check_rc "kvmtext: a note ending in a number is no field" 3
+check_contains "kvmtext: ... and the message says which line" "$err" "later.txt:6: text after the record"
+
 # ---- initial registers: nothing before a vCPU's first exit tells them ----
 cat > cr.txt <<'EOF'
  qemu-system-x86-77 [001] 5.000100: kvm_exit: vcpu 0 reason CR_ACCESS rip 0xffffffff81000000 info1 0x0000000000000000 info2 0x0 intr_info 0x00000000 error_code 0x00000000
