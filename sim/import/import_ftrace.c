@@ -498,9 +498,10 @@ static bool header_line(const char *t, const char *end) {
 /* An elision a person wrote where lines were left out: "...", "[...]", "…", "<snip>". */
 static bool elision_line(const char *t, const char *end) {
   while (end > t && is_blank(end[-1])) end--;
-  size_t n = (size_t)(end - t), dots = strspn(t, ".");
+  size_t n = (size_t)(end - t), dots = 0;        /* the line is no C string: counted within it */
+  while (dots < n && t[dots] == '.') dots++;
   static const char *const marks[] = { "[...]", "(...)", "\xe2\x80\xa6", "<snip>", "[snip]", "snip" };
-  if (n >= 3 && dots >= n) return true;
+  if (n >= 3 && dots == n) return true;
   for (size_t i = 0; i < sizeof marks / sizeof *marks; i++)
     if (strlen(marks[i]) == n && memcmp(t, marks[i], n) == 0) return true;
   return false;
