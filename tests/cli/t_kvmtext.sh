@@ -143,6 +143,14 @@ check_rc "kvmtext: compare --run of a pasted excerpt without --skip-bad" 3
 run "$VMXSIM" compare --db c.db --trace pasted.txt --policy shadowcache,nocache --run --skip-bad
 check_rc "kvmtext: compare --run --skip-bad" 0
 check_contains "kvmtext: compare --run --skip-bad says what it skipped" "$err" "skipped $noise unparseable lines of pasted.txt"
+run "$VMXSIM" runs --db c.db --trace clean.txt
+check_eq "kvmtext: runs --trace RECORDING lists the runs of the recording" "clean.txt shadowcache
+clean.txt nocache" "$(printf '%s\n' "$out" | awk 'NR > 1 { print $4, $6 }')"
+run "$VMXSIM" runs --db c.db --trace pasted.txt
+check_rc "kvmtext: runs --trace of a pasted excerpt without --skip-bad" 3
+run "$VMXSIM" runs --db c.db --trace pasted.txt --skip-bad
+check_eq "kvmtext: runs --trace RECORDING --skip-bad lists its runs" "pasted.txt shadowcache
+pasted.txt nocache" "$(printf '%s\n' "$out" | awk 'NR > 1 { print $4, $6 }')"
 run "$VMXSIM" calibrate pasted.txt --cpu skylake-2019 -o prof.json
 check_rc "kvmtext: calibrate of a pasted excerpt without --skip-bad" 3
 run "$VMXSIM" calibrate pasted.txt --cpu skylake-2019 -o prof.json --skip-bad
