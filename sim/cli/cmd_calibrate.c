@@ -16,7 +16,7 @@
 
 static const char calibrate_usage[] =
   "usage: vmxsim calibrate RECORDING --cpu BASE -o PROFILE.json [--policy P] [--set K=V]...\n"
-  "                        [--min-samples N] [--name NAME]\n"
+  "                        [--min-samples N] [--name NAME] [--skip-bad]\n"
   "\n"
   "Fits a CPU cost profile to your host from the exit costs a recording measured:\n"
   "RECORDING is a KVM or Xen recording of that host (trace-cmd's trace.dat, KVM ftrace\n"
@@ -36,6 +36,7 @@ static const char calibrate_usage[] =
   "  -s, --set K=V         override one knob of P\n"
   "      --min-samples N   measured exits a value needs (default 20)\n"
   "      --name NAME       the profile's name (default: FILE's base name)\n"
+  RECORDING_SKIP_BAD_USAGE
   "\n"
   "example:\n"
   "  vmxsim import xentrace xen.bin -o xen.trace\n"
@@ -47,6 +48,7 @@ struct calibrate_args {
   const char *output;
   char *sets[MAX_SETS];
   char name[64];
+  struct recording_opts rec;   /* --skip-bad */
 };
 
 static int parse_calibrate_args(int argc, char **argv, struct calibrate_args *a) {
@@ -54,7 +56,7 @@ static int parse_calibrate_args(int argc, char **argv, struct calibrate_args *a)
     { "cpu", required_argument, 0, 'c' }, { "output", required_argument, 0, 'o' },
     { "policy", required_argument, 0, 'p' }, { "set", required_argument, 0, 's' },
     { "min-samples", required_argument, 0, 'm' }, { "name", required_argument, 0, 'n' },
-    { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+    { "skip-bad", no_argument, 0, 'B' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
   memset(a, 0, sizeof *a);
   a->c.policy = "ept";
   a->c.min_samples = CALIBRATE_MIN_SAMPLES;
@@ -73,6 +75,7 @@ static int parse_calibrate_args(int argc, char **argv, struct calibrate_args *a)
       break;
     case 'm': if (option_unsigned("--min-samples", optarg, &a->c.min_samples)) return EXIT_USAGE; break;
     case 'n': a->c.name = optarg; break;
+    case 'B': a->rec.skip_bad = true; break;
     case 'h': fputs(calibrate_usage, stdout); return -1;
     default:
       errorf("%s: unknown option or missing argument; see 'vmxsim calibrate --help'", argv[optind - 1]);
@@ -143,7 +146,7 @@ int cmd_calibrate(int argc, char **argv) {
   int rc = parse_calibrate_args(argc, argv, &a);
   if (rc) return rc < 0 ? EXIT_OK : rc;
   char *imported = NULL, *scratch = NULL;
-  if ((rc = recording_import(a.c.recording, NULL, &imported, &scratch))) {
+  if ((rc = recording_import(a.c.recording, &a.rec, &imported, &scratch))) {
     recording_remove(imported, scratch);
     return rc;
   }

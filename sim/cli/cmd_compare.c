@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "db_query.h"
 #include "compare.h"
+#include "options.h"
 #include "sim/config/profile.h"
 #include "sim/replay/report.h"
 #include "sim/replay/runner.h"
@@ -19,7 +20,7 @@
 static const char compare_usage[] =
   "usage: vmxsim compare RUN_A RUN_B [RUN...] [--mixed-cpus] [--format table|csv|json] [--db FILE]\n"
   "       vmxsim compare --trace T [--policy A,B...] [--cpu C] [--run] [--partial] [--mixed-cpus]\n"
-  "                      [--format F] [--db FILE]\n"
+  "                      [--format F] [--skip-bad] [--db FILE]\n"
   "\n"
   "Compares stored runs against the first (A): VM exits and cycles per exit reason\n"
   "side by side, the ratio to A (B/A) and the difference (B-A), per operation ('mark'\n"
@@ -29,7 +30,9 @@ static const char compare_usage[] =
   "different CPU profiles are not compared unless --mixed-cpus says so: their cycles\n"
   "come from different cost tables.\n"
   "\n"
-  "  -t, --trace T       the trace (a file: matched by content; otherwise by name)\n"
+  "  -t, --trace T       the trace (a file: matched by content; otherwise by name); a\n"
+  "                      recording (KVM ftrace text, xentrace, ...) is imported first and\n"
+  "                      matched by the trace it is imported as, as 'vmxsim run' stores it\n"
   "  -p, --policy A,B    policies in order, the first is the baseline; a part holding\n"
   "                      '=' belongs to the policy before it (shadowcache,cr3_target_count=2);\n"
   "                      may be repeated; each policy once, however its values are spelled\n"
@@ -42,6 +45,7 @@ static const char compare_usage[] =
   "      --partial       with --trace, also runs the REPL's 'save' stored before the end of\n"
   "                      the trace (left out by default: they cover part of it)\n"
   "      --mixed-cpus    compare runs on different CPU profiles all the same\n"
+  RECORDING_SKIP_BAD_USAGE
   "  -f, --format F      table (default), csv (one line per value) or json\n"
   "      --db FILE       results database (default " STORE_DEFAULT_PATH ")\n"
   "\n"
@@ -70,7 +74,8 @@ static const char *replay_cpu(sqlite3 *db, const struct db_opts *o, const int64_
 static int replay_missing(const struct db_opts *o, const char *const *policy, unsigned n, const char *cpu,
                           int64_t *ids) {
   struct stat sb;
-  if (stat(o->trace, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+  const char *file = o->trace_file ? o->trace_file : o->trace;
+  if (stat(file, &sb) != 0 || !S_ISREG(sb.st_mode)) {
     errorf("compare --run: %s is not a trace file, so it cannot be replayed (policy %s has no stored run)",
            o->trace, policy[0]);
     return EXIT_USAGE;
@@ -87,8 +92,8 @@ static int replay_missing(const struct db_opts *o, const char *const *policy, un
   }
   char err[1024];
   struct trace_known known;            /* a file the database remembers is not hashed again */
-  trace_known_look_up(o->db, o->trace, &known);
-  struct run_set set = { .trace = o->trace, .configs = cfg, .nconfigs = n, .hash_trace = !known.known };
+  trace_known_look_up(o->trace_file ? NULL : o->db, o->trace, &known);   /* an import is a scratch file */
+  struct run_set set = { .trace = file, .configs = cfg, .nconfigs = n, .hash_trace = !known.known };
   struct run_output *out = xcalloc(n, sizeof *out);
   struct interrupt_catch ic;
   interrupt_catch(&ic, false);
@@ -98,11 +103,12 @@ static int replay_missing(const struct db_opts *o, const char *const *policy, un
     snprintf(err, sizeof err, "interrupted while replaying %s; nothing stored", o->trace);
     rc = EXIT_INTERRUPTED;
   }
-  if (rc == EXIT_OK) rc = trace_known_check(&known, o->trace, err, sizeof err);
+  if (rc == EXIT_OK && !o->trace_file) rc = trace_known_check(&known, o->trace, err, sizeof err);
   for (unsigned i = 0; i < n && rc == EXIT_OK; i++) {
     if (known.known) snprintf(out[i].rep.trace_hash, sizeof out[i].rep.trace_hash, "%s", known.hash);
-    struct store_run sr = store_run_of(&out[i], o->trace);
-    sr.seen = trace_known_to_remember(&known);
+    if (o->trace_file) snprintf(out[i].rep.trace, sizeof out[i].rep.trace, "%s", o->trace);   /* the recording */
+    struct store_run sr = store_run_of(&out[i], file);
+    sr.seen = o->trace_file ? NULL : trace_known_to_remember(&known);   /* a scratch import is not remembered */
     if ((rc = store_save(o->db, &sr, &ids[i], err, sizeof err))) break;
     fprintf(stderr, "vmxsim: compare: replayed %s under %s on %s (run %lld stored in %s)\n", o->trace, policy[i],
             cpu, (long long)ids[i], o->db);
@@ -223,7 +229,7 @@ int cmd_compare(int argc, char **argv) {
   unsigned nargs = 0, n = 0;
   int64_t ids[COMPARE_MAX_RUNS];
   sqlite3 *db = NULL;
-  int rc = cli_parse_db_opts(argc, argv, compare_usage, "DftpcRMA", &o, args, COMPARE_MAX_RUNS, &nargs);
+  int rc = cli_parse_db_opts(argc, argv, compare_usage, "DftpcRMAB", &o, args, COMPARE_MAX_RUNS, &nargs);
   if (!rc && nargs && o.trace) { errorf("give run ids or --trace, not both"); rc = EXIT_USAGE; }
   if (!rc && !o.trace && (o.npolicy || o.cpu || o.run_missing)) {
     errorf("--policy, --cpu and --run go with --trace");
@@ -234,6 +240,10 @@ int cmd_compare(int argc, char **argv) {
   for (unsigned i = 0; i < nargs && !rc; i++)
     if (!cli_parse_run_id(args[i], &ids[n++])) rc = EXIT_USAGE;
   if (!rc) rc = o.run_missing ? cli_open_db_for(o.db, true, &db) : cli_open_db_readonly(o.db, &db);
+  char *imported = NULL, *scratch = NULL;   /* a recording given as --trace, as 'vmxsim run' imports it */
+  struct recording_opts ro = { .skip_bad = o.skip_bad };
+  if (!rc && o.trace) rc = recording_import(o.trace, &ro, &imported, &scratch);
+  o.trace_file = imported;
   if (!rc && o.trace) rc = select_runs(db, &o, ids, &n);
   if (!rc && n < 2) {
     errorf("compare needs two runs or more, found %u%s", n, o.trace ? " for that trace" : "");
@@ -241,6 +251,7 @@ int cmd_compare(int argc, char **argv) {
   }
   if (!rc) rc = load_and_compare(db, &o, ids, n);
   store_close(db);
+  recording_remove(imported, scratch);
   cli_free_db_opts(&o);
   return rc < 0 ? EXIT_OK : rc;
 }

@@ -24,7 +24,7 @@
 static const char run_usage[] =
   "usage: vmxsim [run] [--policy P[,P...]] [--cpu C[,C...]] [--set KEY=VALUE]... [-j N]\n"
   "                    [--format table|json|csv] [--views] [--vcpu N] [--interval N[us|ms|s|ev]]\n"
-  "                    [--input-format F] [--db FILE | --no-db] TRACE|RECORDING\n"
+  "                    [--input-format F] [--skip-bad] [--db FILE | --no-db] TRACE|RECORDING\n"
   "\n"
   "Replays TRACE (a binary trace: see 'vmxsim trace asm', 'vmxsim gen') under hypervisor\n"
   "policy P on CPU cost profile C and reports VM exits by reason, their cycles, and the\n"
@@ -66,6 +66,7 @@ static const char run_usage[] =
   "                      reading is remembered in ~/.cache/vmxsim/recordings, see\n"
   "                      VMXSIM_NO_CACHE in vmxsim(1)); a trace.dat, and one on\n"
   "                      standard input, are imported into a temporary trace first\n"
+  RECORDING_SKIP_BAD_USAGE
   "\n"
   "A recording is replayed directly: vmxsim --policy ept --cpu skylake-2019 kvm.dat\n"
   "imports it as it replays it.\n"
@@ -80,7 +81,8 @@ static const char run_usage[] =
   "  vmxsim --policy ept --cpu myhost.json kvm.trace     # measured beside simulated\n";
 
 struct run_opts {
-  const char *policy, *cpu, *db, *trace, *input_format;
+  const char *policy, *cpu, *db, *trace;
+  struct recording_opts rec;   /* --input-format, --skip-bad */
   char *sets[MAX_SETS];
   int nsets;
   unsigned jobs;
@@ -113,7 +115,8 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
     { "quiet", no_argument, 0, 'q' },        { "help", no_argument, 0, 'h' },
     { "views", no_argument, 0, 'V' },        { "vcpu", required_argument, 0, 'v' },
     { "interval", required_argument, 0, 'i' }, { "input-format", required_argument, 0, 'F' },
-    { "jobs", required_argument, 0, 'j' },   { "reports", no_argument, 0, 'R' }, { 0, 0, 0, 0 } };
+    { "jobs", required_argument, 0, 'j' },   { "reports", no_argument, 0, 'R' },
+    { "skip-bad", no_argument, 0, 'B' },     { 0, 0, 0, 0 } };
   memset(o, 0, sizeof *o);
   o->policy = POLICY_DEFAULT;
   o->vcpu = -1;
@@ -152,8 +155,9 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
     case 'V': o->views = true; break;
     case 'F':
       if (option_input_format(optarg)) return EXIT_USAGE;
-      o->input_format = optarg;
+      o->rec.input_format = optarg;
       break;
+    case 'B': o->rec.skip_bad = true; break;
     case 'v': if (option_vcpu(optarg, &o->vcpu)) return EXIT_USAGE; o->views = true; break;
     case 'i': if (option_interval(optarg, &o->interval)) return EXIT_USAGE; o->views = true; break;
     case 'h': fputs(run_usage, stdout); return -1;
@@ -330,7 +334,7 @@ int cmd_run(int argc, char **argv) {
   char err[1024];
   struct import_stream *imported = NULL;
   char *spooled = NULL, *scratch = NULL;              /* a recording read from a pipe */
-  if (!rc && (rc = recording_stream(o->trace, o->input_format, &imported, &spooled, &scratch)))
+  if (!rc && (rc = recording_stream(o->trace, &o->rec, &imported, &spooled, &scratch)))
     recording_remove(spooled, scratch);
   if (rc) {
     free(o->lists);

@@ -2,6 +2,7 @@
 ** filter after listing them. */
 #include "commands.h"
 #include "db_query.h"
+#include "options.h"
 #include "sim/replay/report.h"
 #include "sim/base/texttable.h"
 #include "sim/base/util.h"
@@ -16,7 +17,7 @@
 
 static const char runs_usage[] =
   "usage: vmxsim runs [--trace T] [--policy P] [--cpu C] [--workload W] [--older-than AGE]\n"
-  "                   [--format table|csv|json] [--db FILE]\n"
+  "                   [--format table|csv|json] [--skip-bad] [--db FILE]\n"
   "       vmxsim runs --delete ID[,ID...] [--dry-run] [--db FILE]\n"
   "       vmxsim runs --prune FILTER... [--dry-run] [--db FILE]\n"
   "\n"
@@ -28,7 +29,9 @@ static const char runs_usage[] =
   "\n"
   "  -t, --trace T       runs of trace T: when T is a file, those of the same content\n"
   "                      (whatever its name was); otherwise by the name given to vmxsim\n"
-  "                      or its last path component\n"
+  "                      or its last path component; a recording (KVM ftrace text,\n"
+  "                      xentrace, ...) is imported and matched by the trace it is\n"
+  "                      imported as, as 'vmxsim run' stores its runs\n"
   "  -p, --policy P      runs under policy P, as printed (e.g. shadowcache+lazydr)\n"
   "  -c, --cpu C         runs on CPU profile C\n"
   "  -w, --workload W    runs of traces of workload W (e.g. lat_ctx)\n"
@@ -40,6 +43,7 @@ static const char runs_usage[] =
   "      --prune         delete every run the filters above select (at least one filter;\n"
   "                      --older-than 0 selects all)\n"
   "  -n, --dry-run       with --delete or --prune: list what would go, delete nothing\n"
+  RECORDING_SKIP_BAD_USAGE
   "\n"
   "examples:\n"
   "  vmxsim runs --trace lat_ctx.bin --cpu core2-2007\n"
@@ -228,7 +232,11 @@ int cmd_runs(int argc, char **argv) {
   struct db_opts o;
   char *none[1];
   unsigned n;
-  int rc = cli_parse_db_opts(argc, argv, runs_usage, "DftpcwOXPn", &o, none, 0, &n);
+  int rc = cli_parse_db_opts(argc, argv, runs_usage, "DftpcwOXPnB", &o, none, 0, &n);
+  char *imported = NULL, *scratch = NULL;   /* a recording given as --trace, as 'vmxsim run' imports it */
+  struct recording_opts ro = { .skip_bad = o.skip_bad };
+  if (!rc && o.trace) rc = recording_import(o.trace, &ro, &imported, &scratch);
+  o.trace_file = imported;
   sqlite3 *db = NULL;
   sqlite3_stmt *st = NULL;
   bool deleting = o.ndel || o.prune;
@@ -244,6 +252,7 @@ int cmd_runs(int argc, char **argv) {
   if (!rc && deleting) rc = delete_listed(db, &o, ids, count);
   free(ids);
   store_close(db);
+  recording_remove(imported, scratch);
   cli_free_db_opts(&o);
   return rc < 0 ? EXIT_OK : rc;
 }

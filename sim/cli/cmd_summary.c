@@ -21,13 +21,14 @@
 static const char summary_usage[] =
   "usage: vmxsim summary [--vcpu N] [--interval N[us|ms|s|ev]] [--sort reason|count|time|avg]\n"
   "                      [--top N] [--units cycles|us] [--cpu-ghz G] [--format table|json|csv]\n"
-  "                      [--input-format F] TRACE|RECORDING\n"
+  "                      [--input-format F] [--skip-bad] TRACE|RECORDING\n"
   "\n"
   "The exits of a host recording as the host measured them, not re-decided: per exit\n"
   "reason the count, measured time, share of the recording, average cycles and\n"
   "{p5|p50|p95}, maximum and standard deviation; under each reason its breakdown by\n"
   "control register, debug register, MSR, I/O port, vector and CPUID leaf; then the\n"
-  "address spaces (CR3) and vCPUs the exits came from.  TRACE is a trace imported from a\n"
+  "address spaces (CR3) and vCPUs the exits came from (with the host thread behind each\n"
+  "vCPU of a KVM recording).  TRACE is a trace imported from a\n"
   "KVM or Xen recording ('vmxsim import kvm-ftrace|xentrace|trace-cmd'), which keeps each\n"
   "exit's measured cycles; the figures are those xenalyze --summary prints for the\n"
   "same recording (counts, averages, percentiles of the same even sample).\n"
@@ -46,6 +47,7 @@ static const char summary_usage[] =
   "      --input-format F  auto (default: from the content), vmxsim, or a recording:\n"
   "                      trace-cmd, xentrace, kvm-ftrace, perf-script.  A recording in a\n"
   "                      file is read once, its records summarised as they are converted\n"
+  RECORDING_SKIP_BAD_USAGE
   "\n"
   "examples:\n"
   "  vmxsim import xentrace xen.bin -o xen.trace && vmxsim summary xen.trace\n"
@@ -54,7 +56,8 @@ static const char summary_usage[] =
   "  vmxsim summary --interval 1ms --format csv kvm.trace > exits-per-ms.csv\n";
 
 struct summary_opts {
-  const char *trace, *input_format;
+  const char *trace;
+  struct recording_opts rec;   /* --input-format, --skip-bad */
   int vcpu, format;
   enum view_sort sort;
   unsigned top;
@@ -69,6 +72,7 @@ static int parse_summary_opts(int argc, char **argv, struct summary_opts *o) {
     { "sort", required_argument, 0, 's' }, { "top", required_argument, 0, 'T' },
     { "cpu-ghz", required_argument, 0, 'g' }, { "format", required_argument, 0, 'f' },
     { "input-format", required_argument, 0, 'F' }, { "units", required_argument, 0, 'u' },
+    { "skip-bad", no_argument, 0, 'B' },
     { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
   memset(o, 0, sizeof *o);
   o->vcpu = -1;
@@ -85,7 +89,8 @@ static int parse_summary_opts(int argc, char **argv, struct summary_opts *o) {
     case 'T': rc = option_unsigned("--top", optarg, &o->top); break;
     case 'g': rc = option_ghz(optarg, &o->ghz); break;
     case 'f': rc = option_format(optarg, &o->format); break;
-    case 'F': rc = option_input_format(optarg); o->input_format = optarg; break;
+    case 'F': rc = option_input_format(optarg); o->rec.input_format = optarg; break;
+    case 'B': o->rec.skip_bad = true; break;
     case 'u':
       if (strcmp(optarg, "us") && strcmp(optarg, "cycles")) {
         errorf("--units '%s': cycles (the default) or us (perf kvm stat's columns)", optarg);
@@ -165,10 +170,32 @@ static int views_end(const struct summary_opts *o, const struct about *a, const 
   return EXIT_OK;
 }
 
+/* The host thread behind each vCPU, as the importer of a KVM recording kept it
+** (metadata "vcpu_threads"), for the vCPU rows: "vcpu 0  CPU 0/KVM, pid 4100,
+** kvm vcpu 0".  Only vcpu (the --vcpu one when given). */
+static void print_vcpu_threads(const struct summary_opts *o, const cJSON *threads) {
+  const cJSON *t;
+  bool any = false;
+  cJSON_ArrayForEach(t, threads) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(t, "vcpu"), *pid = cJSON_GetObjectItemCaseSensitive(t, "pid");
+    const cJSON *comm = cJSON_GetObjectItemCaseSensitive(t, "comm"), *id = cJSON_GetObjectItemCaseSensitive(t, "kvm_vcpu");
+    if (!cJSON_IsNumber(v) || !cJSON_IsNumber(pid) || (o->vcpu >= 0 && v->valuedouble != o->vcpu)) continue;
+    if (!any) printf("\nvCPUs: the recording's threads\n");
+    any = true;
+    printf(" vcpu %-4.0f %s, pid %.0f", v->valuedouble, cJSON_IsString(comm) ? comm->valuestring : "?", pid->valuedouble);
+    if (cJSON_IsNumber(id)) printf(", kvm vcpu %.0f", id->valuedouble);
+    putchar('\n');
+  }
+}
+
 static void print_summary(const struct summary_opts *o, const struct about *a, const struct views *w,
                           struct views_print *p) {
+  cJSON *meta = cJSON_Parse(a->meta ? a->meta : "");
+  cJSON *threads = cJSON_GetObjectItemCaseSensitive(meta, "vcpu_threads");
+  if (!cJSON_IsArray(threads)) threads = NULL;
   if (o->format == FORMAT_JSON) {
     cJSON *j = views_json(w, p);
+    if (threads) cJSON_AddItemToObject(j, "vcpu_threads", cJSON_Duplicate(threads, true));
     cJSON_AddStringToObject(j, "trace", o->trace);
     cJSON_AddStringToObject(j, "workload", a->workload);
     cJSON_AddNumberToObject(j, "cpu_ghz", p->ghz);
@@ -190,7 +217,9 @@ static void print_summary(const struct summary_opts *o, const struct about *a, c
     p->title = title;
     views_print_table(stdout, w, p);
     p->title = NULL;
+    print_vcpu_threads(o, threads);
   }
+  cJSON_Delete(meta);
 }
 
 /* ---- a recording read in one pass: its records go to the views as they are
@@ -234,7 +263,7 @@ static int summary_one_pass(const struct summary_opts *o, struct about *a, struc
   struct one_pass op = { .w = w };
   op.f = feeder_start(&op.w, 1);
   op.buf = op.f ? feeder_reserve(op.f, ONE_PASS_BLOCK) : xmalloc(ONE_PASS_BLOCK * sizeof *op.buf);
-  rc = recording_feed(o->trace, o->input_format, one_pass_emit, &op, a->workload, sizeof a->workload, &a->meta);
+  rc = recording_feed(o->trace, &o->rec, one_pass_emit, &op, a->workload, sizeof a->workload, &a->meta);
   if (op.f) {
     feeder_commit(op.f, rc <= 0 ? op.n : 0);   /* the last block (the reserved one is handed on either way) */
     feeder_wait(op.f);
@@ -250,7 +279,7 @@ static int summary_one_pass(const struct summary_opts *o, struct about *a, struc
 static int summary_of_trace(const struct summary_opts *o, struct about *a, struct views *w, struct views_print *p) {
   struct import_stream *imported = NULL;
   char *spooled = NULL, *scratch = NULL;              /* a recording read from a pipe */
-  int rc = recording_stream(o->trace, o->input_format, &imported, &spooled, &scratch);
+  int rc = recording_stream(o->trace, &o->rec, &imported, &spooled, &scratch);
   if (rc) {
     recording_remove(spooled, scratch);
     return rc;

@@ -123,6 +123,7 @@ int cli_parse_db_opts(int argc, char **argv, const char *usage, const char *allo
     { "delete", required_argument, 0, 'X' }, { "prune", no_argument, 0, 'P' },
     { "dry-run", no_argument, 0, 'n' },     { "run", no_argument, 0, 'R' },
     { "mixed-cpus", no_argument, 0, 'M' },  { "partial", no_argument, 0, 'A' },
+    { "skip-bad", no_argument, 0, 'B' },
     { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
   memset(o, 0, sizeof *o);
   o->db = STORE_DEFAULT_PATH;
@@ -157,6 +158,7 @@ int cli_parse_db_opts(int argc, char **argv, const char *usage, const char *allo
     case 'R': o->run_missing = true; break;
     case 'M': o->mixed_cpus = true; break;
     case 'A': o->partial = true; break;
+    case 'B': o->skip_bad = true; break;
     case 'h': fputs(usage, stdout); return -1;
     default:
       errorf("%s: unknown option or missing argument; see 'vmxsim %s --help'", argv[optind - 1], argv[0]);
@@ -190,13 +192,14 @@ int cli_make_filter(struct filter *fl, const struct db_opts *o, const char *poli
   fl->cpu = o->cpu;
   fl->workload = o->workload;
   fl->older = o->older[0] ? o->older : NULL;
-  if (o->trace && stat(o->trace, &sb) == 0 && S_ISREG(sb.st_mode)) {
+  const char *file = o->trace_file ? o->trace_file : o->trace;
+  if (file && stat(file, &sb) == 0 && S_ISREG(sb.st_mode)) {
     char err[600];
     struct file_seen seen;
-    file_seen_take(o->trace, &seen);
+    file_seen_take(file, &seen);
     bool known = store_known_hash(o->db, &seen, fl->hash);   /* a file stored before need not be hashed */
     file_seen_free(&seen);
-    if (!known && hash_file(o->trace, fl->hash, err, sizeof err) != EXIT_OK) {
+    if (!known && hash_file(file, fl->hash, err, sizeof err) != EXIT_OK) {
       errorf("%s", err);
       return EXIT_BADINPUT;
     }

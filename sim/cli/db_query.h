@@ -25,6 +25,8 @@ struct db_opts {
   bool prune, dry_run;
   bool run_missing, mixed_cpus;         /* compare --run, --mixed-cpus */
   bool partial;                         /* compare --partial: runs the REPL stored before the trace's end too */
+  bool skip_bad;                        /* compare --skip-bad (a recording's unparseable lines) */
+  const char *trace_file;               /* the file behind --trace: a recording's import; NULL: trace itself */
 };
 
 void cli_free_db_opts(struct db_opts *o);
@@ -53,7 +55,8 @@ struct filter {
 };
 
 /* Fills fl from the options, with policy for --policy; a trace that is a file is
-** matched by content.  EXIT_BADINPUT after a message when it cannot be hashed. */
+** matched by content (trace_file's, when set: a recording's runs are stored under
+** the hash of the trace it is imported as).  EXIT_BADINPUT after a message when it cannot be hashed. */
 int cli_make_filter(struct filter *fl, const struct db_opts *o, const char *policy);
 /* Prepares sql, which holds FILTER_SQL, with fl's values bound. */
 int cli_prepare_filtered(sqlite3 *db, const char *sql, const struct filter *fl, sqlite3_stmt **st);

@@ -8,6 +8,8 @@
 #include "sim/import/import.h"
 #include "stream_memo.h"
 
+#include <cJSON.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -124,30 +126,75 @@ static int recording_format(const char *path, const char *input_format, const st
 }
 
 /* The job of a recording imported to be replayed: the metadata's command says so. */
-static struct import_job recording_job(const struct import_format *f, const char *path, char *cmd, size_t n) {
-  snprintf(cmd, n, "vmxsim (%s %s, imported on the fly)", f->name, path);
+static struct import_job recording_job(const struct import_format *f, const char *path, bool skip_bad, char *cmd,
+                                       size_t n) {
+  snprintf(cmd, n, "vmxsim (%s %s%s, imported on the fly)", f->name, path, skip_bad ? " --skip-bad" : "");
   return (struct import_job){ .format = f, .input = path, .command = cmd,
-                              .opt = { .cpu_ghz = IMPORT_GHZ_DEFAULT, .paging = PAGING_64 } };
+                              .opt = { .cpu_ghz = IMPORT_GHZ_DEFAULT, .paging = PAGING_64, .skip_bad = skip_bad } };
 }
 
-int recording_import(const char *path, const char *input_format, char **trace, char **dir) {
+/* The import's failure; one at a line ("IN:12: ...") or byte ("IN: byte 96: ...")
+** of the recording says how to go on past such lines. */
+static void say_import_failed(const char *path, const char *err, bool skip_bad) {
+  size_t n = strlen(path);
+  bool at_unit = strncmp(err, path, n) == 0 && err[n] == ':' &&
+                 (isdigit((unsigned char)err[n + 1]) || strncmp(err + n + 1, " byte ", 6) == 0);
+  if (at_unit && !skip_bad) errorf("%s (--skip-bad counts and skips such input)", err);
+  else errorf("%s", err);
+}
+
+/* "skipped N unparseable lines of IN, first: ..." from an imported trace's
+** metadata (the importer's counts: sim/import/import.c), when it skipped any. */
+static void say_skipped(const char *metadata) {
+  cJSON *m = cJSON_Parse(metadata ? metadata : "");
+  const cJSON *units = cJSON_GetObjectItemCaseSensitive(m, "lines");
+  bool lines = units != NULL;
+  if (!units) units = cJSON_GetObjectItemCaseSensitive(m, "records");
+  const cJSON *bad = cJSON_GetObjectItemCaseSensitive(units, "unparseable");
+  const cJSON *in = cJSON_GetObjectItemCaseSensitive(m, "input"), *first = cJSON_GetObjectItemCaseSensitive(m, "unparseable");
+  const char *input = cJSON_IsString(in) ? in->valuestring : "the recording";
+  if (cJSON_IsNumber(bad) && bad->valuedouble > 0) {
+    errorf("skipped %.0f unparseable %s of %s (--skip-bad)%s", bad->valuedouble, lines ? "lines" : "records", input,
+           cJSON_GetArraySize(first) ? ", first:" : "");
+    const cJSON *b;
+    cJSON_ArrayForEach(b, first) {
+      const cJSON *at = cJSON_GetObjectItemCaseSensitive(b, lines ? "line" : "byte");
+      const cJSON *why = cJSON_GetObjectItemCaseSensitive(b, "why"), *text = cJSON_GetObjectItemCaseSensitive(b, "text");
+      double where = cJSON_IsNumber(at) ? at->valuedouble : 0;
+      const char *w = cJSON_IsString(why) ? why->valuestring : "";
+      if (lines) fprintf(stderr, "  %s:%.0f: %s: '%s'\n", input, where, w, cJSON_IsString(text) ? text->valuestring : "");
+      else fprintf(stderr, "  %s: byte %.0f: %s\n", input, where, w);
+    }
+  }
+  cJSON_Delete(m);
+}
+
+/* say_skipped of the trace file an import wrote. */
+static void say_skipped_in(const char *trace) {
+  struct trace_reader r;
+  if (trace_open(&r, trace) == 0) say_skipped(r.hdr.metadata);
+  trace_close(&r);
+}
+
+int recording_import(const char *path, const struct recording_opts *ro, char **trace, char **dir) {
   char err[1024];
   *dir = NULL;
   *trace = NULL;
   const struct import_format *f;
-  int rc = recording_format(path, input_format, &f);
+  int rc = recording_format(path, ro->input_format, &f);
   if (rc || !f) return rc;                    /* a vmxsim trace, or neither */
   if ((rc = outfile_tmpdir("vmxsim-import", dir, err, sizeof err))) { errorf("%s", err); return rc; }
   size_t n = strlen(*dir) + 16;
   *trace = xmalloc(n);
   snprintf(*trace, n, "%s/import.bin", *dir);
   char cmd[512];
-  struct import_job job = recording_job(f, path, cmd, sizeof cmd);
+  struct import_job job = recording_job(f, path, ro->skip_bad, cmd, sizeof cmd);
   job.output = *trace;
   struct import im;
   rc = import_file(&job, &im, err, sizeof err);
   import_free(&im);
-  if (rc) errorf("%s", err);
+  if (rc) say_import_failed(strcmp(path, "-") ? path : "<stdin>", err, ro->skip_bad);
+  else say_skipped_in(*trace);
   return rc;
 }
 
@@ -155,45 +202,52 @@ int recording_import(const char *path, const char *input_format, char **trace, c
 ** run and summary replay one recording): forgotten if the stream fails. */
 static char *memo_begun;
 
-int recording_stream(const char *path, const char *input_format, struct import_stream **s, char **trace,
+int recording_stream(const char *path, const struct recording_opts *ro, struct import_stream **s, char **trace,
                      char **dir) {
   *s = NULL;
   *trace = *dir = NULL;
   struct stat st;
   if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISREG(st.st_mode))   /* read once: imported first */
-    return recording_import(path, input_format, trace, dir);
+    return recording_import(path, ro, trace, dir);
   const struct import_format *f;
-  int rc = recording_format(path, input_format, &f);
+  int rc = recording_format(path, ro->input_format, &f);
   if (rc || !f) return rc;
   /* trace.dat is read in a child process (import_tracecmd.c), which the importing
   ** thread would fork while the replay's threads run: an allocator lock another
   ** thread holds then (seen under ThreadSanitizer) hangs the child, so it is
   ** imported first, before any other thread starts */
-  if (f->run_path) return recording_import(path, input_format, trace, dir);
+  if (f->run_path) return recording_import(path, ro, trace, dir);
   char cmd[512], err[1024];
-  struct import_job job = recording_job(f, path, cmd, sizeof cmd);
+  struct import_job job = recording_job(f, path, ro->skip_bad, cmd, sizeof cmd);
   struct stream_memo m;
   stream_memo_look_up(&m, &job);
   rc = import_stream_start(&job, m.found ? &m.known : NULL, s, err, sizeof err);
-  if (rc) errorf("%s", err);
+  if (rc) say_import_failed(path, err, ro->skip_bad);
   else if (m.found) memo_begun = xstrdup(m.path);
   else stream_memo_keep(&m, *s);
+  if (!rc) {                                  /* the stream's metadata, remembered or not, holds the counts */
+    char *meta = import_stream_metadata(*s);
+    say_skipped(meta);
+    free(meta);
+  }
   stream_memo_free(&m);
   return rc;
 }
 
-int recording_feed(const char *path, const char *input_format, int (*emit)(void *ctx, const struct trace_event *ev),
-                   void *ctx, char *workload, size_t wlen, char **meta) {
+int recording_feed(const char *path, const struct recording_opts *ro,
+                   int (*emit)(void *ctx, const struct trace_event *ev), void *ctx, char *workload, size_t wlen,
+                   char **meta) {
   struct stat st;
   if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
   const struct import_format *f;
-  int rc = recording_format(path, input_format, &f);
+  int rc = recording_format(path, ro->input_format, &f);
   if (rc) return rc;
   if (!f || f->run_path) return -1;
   char cmd[512], err[1024];
-  struct import_job job = recording_job(f, path, cmd, sizeof cmd);
+  struct import_job job = recording_job(f, path, ro->skip_bad, cmd, sizeof cmd);
   rc = import_feed(&job, emit, ctx, workload, wlen, meta, err, sizeof err);
-  if (rc) errorf("%s", err);
+  if (rc) say_import_failed(path, err, ro->skip_bad);
+  else say_skipped(*meta);
   return rc;
 }
 

@@ -30,9 +30,11 @@ int option_list_empty(const char *opt, const char *list, const char *item);
 int option_input_format(const char *s);
 
 /*
-** A recording given where a trace is expected (run, summary, calibrate): the
-** format from --input-format or, for auto (or NULL), from the file's content
-** (sim/import/import.h: import_detect).
+** A recording given where a trace is expected (run, summary, calibrate,
+** compare --run): the format from --input-format or, for auto (or NULL), from
+** the file's content (sim/import/import.h: import_detect); with --skip-bad,
+** its unparseable lines are counted and skipped (as 'vmxsim import --skip-bad'
+** does), and how many and the first of them are said on stderr.
 **
 ** recording_import is for several passes (calibrate): it imports into a
 ** scratch directory, *trace the trace to read, *dir the directory (both NULL
@@ -47,9 +49,17 @@ int option_input_format(const char *s);
 ** remembered in the user's cache directory (sim/cli/stream_memo.h).
 ** Both return 0 or the import's exit code, after printing its message.
 */
-int recording_import(const char *path, const char *input_format, char **trace, char **dir);
+struct recording_opts {
+  const char *input_format;       /* --input-format; NULL: auto */
+  bool skip_bad;                  /* --skip-bad */
+};
+/* --skip-bad's line in the usage of the commands that read recordings. */
+#define RECORDING_SKIP_BAD_USAGE \
+  "      --skip-bad        a recording's unparseable lines (and notes after a record)\n" \
+  "                        are counted, said and skipped instead of failing (exit 3)\n"
+int recording_import(const char *path, const struct recording_opts *ro, char **trace, char **dir);
 struct import_stream;
-int recording_stream(const char *path, const char *input_format, struct import_stream **s, char **trace,
+int recording_stream(const char *path, const struct recording_opts *ro, struct import_stream **s, char **trace,
                      char **dir);
 /* Ends a stream of recording_stream (import_stream_finish); a first conversion
 ** remembered from an earlier replay (sim/cli/stream_memo.h) that the stream
@@ -60,8 +70,9 @@ int recording_stream_finish(struct import_stream *s, char *err, size_t errlen);
 ** done, with workload and *meta (the metadata JSON; the caller frees it);
 ** -1 when path is no such recording (a trace, a pipe, a format read by path:
 ** recording_stream reads those); or an exit code, the message printed. */
-int recording_feed(const char *path, const char *input_format, int (*emit)(void *ctx, const struct trace_event *ev),
-                   void *ctx, char *workload, size_t wlen, char **meta);
+int recording_feed(const char *path, const struct recording_opts *ro,
+                   int (*emit)(void *ctx, const struct trace_event *ev), void *ctx, char *workload, size_t wlen,
+                   char **meta);
 void recording_remove(char *trace, char *dir);
 
 #endif

@@ -354,6 +354,9 @@ int import_stream_start(const struct import_job *job, const struct import_stream
                         struct import_stream **out, char *err, size_t errlen);
 /* The stream's own (pointers valid while s is). */
 void import_stream_head(const struct import_stream *s, struct import_stream_known *k);
+/* The metadata (JSON text, the caller frees it) of the trace the stream sends:
+** the import's counts, its unparseable lines among them. */
+char *import_stream_metadata(const struct import_stream *s);
 int import_stream_open(struct trace_reader *r, void *stream);
 int import_stream_finish(struct import_stream *s, char *err, size_t errlen);
 

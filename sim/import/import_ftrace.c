@@ -4,6 +4,7 @@
 #include "sim/base/util.h"
 #include "models/vmx/exit_reason.h"
 
+#include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,19 @@
 ** set changed in Linux 5.10 (info -> info1/info2/intr_info/error_code) and
 ** kvm_entry gained "rip".  SVM hosts' exit names (write_cr3, msr, npf, ...)
 ** are mapped onto the VMX reasons.
+**
+** Exits and entries are paired by the host thread that ran the vCPU (the
+** task's pid in the text, the record's pid in trace.dat), never by the host
+** CPU: a vCPU thread migrates between CPUs, and one CPU runs several vCPU
+** threads in turn.  Each thread becomes one trace vCPU: the vcpu id KVM
+** prints ("vcpu N") when the thread's records carry one, else the lowest
+** number free; the metadata's "vcpu_threads" keeps the mapping.
+**
+** Text pasted from a mail or a report may hold lines no tracer wrote: an
+** elision ("..."), an author's note after a record ("<---- [1]").  They are
+** bad input (exit 3), counted and skipped with --skip-bad: an elision ends
+** every vCPU's open exit and guest run (what happened in between is not in
+** the text), a note after a record is dropped and the record kept.
 */
 
 enum kvm_event {
@@ -31,16 +45,33 @@ static const struct { const char *name; enum kvm_event ev; } event_names[] = {
   { "kvm_pio", KE_PIO },
 };
 
+/* A vCPU thread: the host task that ran one vCPU (its records' pid). */
+struct kvm_thread {
+  int64_t pid;
+  int64_t kvm_id;              /* the vcpu id its records print, -1 when none */
+  char comm[32];               /* the task's name ("CPU 0/KVM"), as first seen */
+};
+
 struct kvm {
   struct import *im;
-  struct import_map vcpu_of;   /* host thread -> vCPU */
+  struct import_map vcpu_of;   /* host thread (pid) -> trace vCPU */
+  struct kvm_thread thread[TRACE_VCPU_MAX];   /* trace vCPU -> its thread */
+  bool taken[TRACE_VCPU_MAX];
   struct import_exits exits;
+  const char *buf;             /* the input, for looking ahead for a thread's vcpu id */
+  size_t len, pos;             /* pos: just past the current line */
+  unsigned frac_digits;        /* the most digits seen after a timestamp's point */
+  uint64_t zero_measured;      /* exits whose entry came at their exit's recorded time */
+  import_emit_fn emit;         /* the import's own emitter (kvm_emit stands in front of it) */
+  void *emit_ctx;
 };
 
 /* The parsed line. */
 struct kline {
   int64_t host_pid;
+  const char *comm; size_t comm_len;   /* the task's name, before "-PID" */
   uint64_t ns;
+  unsigned frac_digits;        /* of the timestamp: 6 (microseconds) in ftrace's default text */
   enum kvm_event ev;
   const char *event; size_t event_len;
   const char *f; size_t n;     /* fields */
@@ -65,10 +96,18 @@ static bool host_pid(const char *ts, const char *te, int64_t *pid) {
 
 static bool host_pid_ok(const char *ts, const char *te, void *pid) { return host_pid(ts, te, pid); }
 
-/* The end of "COMM-PID [CPU]", with the host thread's pid; NULL if absent. */
-static const char *find_cpu(const char *s, const char *end, int64_t *pid) {
-  const char *ts, *te, *br = import_find_cpu(s, end, host_pid_ok, pid, &ts, &te);
-  return br ? strchr(br, ']') + 1 : NULL;
+/* The end of "COMM-PID [CPU]", with the host thread's pid and name; NULL if absent. */
+static const char *find_cpu(const char *s, const char *end, struct kline *k) {
+  const char *ts, *te, *br = import_find_cpu(s, end, host_pid_ok, &k->host_pid, &ts, &te);
+  if (!br) return NULL;
+  const char *d = te;                              /* the name ends at "-PID" (ftrace) or the pid token (perf) */
+  while (d > ts && (is_digit(d[-1]) || d[-1] == '/')) d--;
+  const char *ce = d > ts && d[-1] == '-' ? d - 1 : ts, *cs = s;
+  while (cs < ce && is_blank(*cs)) cs++;
+  while (ce > cs && is_blank(ce[-1])) ce--;
+  k->comm = cs;
+  k->comm_len = (size_t)(ce - cs);
+  return strchr(br, ']') + 1;
 }
 
 static const char *token(const char *p, const char *end, const char **ts) {
@@ -86,7 +125,7 @@ static enum kvm_event event_kind(const char *s, size_t n) {
 }
 
 static const char *parse_line(const char *s, size_t n, struct kline *k) {
-  const char *end = s + n, *ts, *te = find_cpu(s, end, &k->host_pid);
+  const char *end = s + n, *ts, *te = find_cpu(s, end, k);
   if (!te) return "no 'COMM-PID [CPU]' columns (expected ftrace or trace-cmd report text)";
   bool have_ts = false;
   for (int i = 0; i < 3 && !have_ts; i++) {        /* FLAGS ("d..2.") may come first */
@@ -94,6 +133,8 @@ static const char *parse_line(const char *s, size_t n, struct kline *k) {
     have_ts = te - ts > 1 && te[-1] == ':' && import_parse_secs(ts, (size_t)(te - ts - 1), &k->ns);
   }
   if (!have_ts) return "no 'SECS.FRACTION:' timestamp after the CPU";
+  const char *dot = memchr(ts, '.', (size_t)(te - ts));
+  k->frac_digits = dot ? (unsigned)(te - 1 - dot - 1) : 0;
   te = token(te, end, &ts);
   if (!(te - ts > 1 && te[-1] == ':')) return "no 'EVENT:' name after the timestamp";
   k->event = ts;
@@ -179,28 +220,167 @@ static const char *parse_exit(const struct kline *k, struct import_exit *x, int6
   return NULL;
 }
 
+/* ---- where a record ends: text after it is no tracer's ---- */
+
+/* The fields each event's print format ends with, the last printed first: the
+** first found ends the record (a kernel that prints fewer ends earlier). */
+static const char *const end_fields[][9] = {
+  [KE_EXIT] = { "requests ", "error_code ", "intr_info ", "info2 ", "info1 ", "info ", "rip ", "vcpu " },
+  [KE_ENTRY] = { "error_code ", "intr_info ", "rip ", "vcpu " },
+  [KE_MSR] = { " = " },
+  [KE_CR] = { " = " },
+  [KE_CPUID] = { "rdx ", "rcx ", "rbx ", "rax ", "idx ", "func " },
+  [KE_PF] = { "error_code ", "address ", "rip ", "vcpu " },
+  [KE_HYPERCALL] = { "a3 ", "a2 ", "a1 ", "a0 ", "nr " },
+  [KE_PIO] = { "val ", "count ", "size ", "at " },
+};
+/* kvm_msr's "(#GP)", kvm_pio's "(...)" (count > 1), kvm_cpuid's found flags. */
+static const char *const end_words[] = {
+  "(#GP)", "(...)", ", cpuid entry found", ", cpuid entry not found", ", used max basic", "[immediate exit]",
+};
+
+/* The end of the number after `name` in the fields, or NULL.  " = " (kvm_cr,
+** kvm_msr) is no field name: found anywhere; "info " (kvm_exit before Linux
+** 5.10) has two numbers. */
+static const char *field_end(const struct kline *k, const char *name) {
+  const char *end = k->f + k->n, *p, *stop;
+  uint64_t v;
+  size_t w = strlen(name);
+  if (name[0] == ' ') {
+    for (p = k->f; p + w <= end && memcmp(p, name, w); p++) {}
+    p = p + w <= end ? p + w : NULL;
+  } else {
+    p = import_field(k->f, k->n, name);
+  }
+  if (!p || !import_num(p, end, true, &v, &stop)) return NULL;
+  if (strcmp(name, "info ") == 0 && !(stop < end && import_num(stop + 1, end, true, &v, &stop))) return NULL;
+  return stop;
+}
+
+/* Past "name NUMBER" at p (a field a later kernel added: Linux 6.x's kvm_exit
+** ends with "requests 0x..."), or NULL: a note ("<---- [1]") is no such pair. */
+static const char *named_number(const char *p, const char *end) {
+  const char *q = p, *stop;
+  uint64_t v;
+  if (q == end || !(*q >= 'a' && *q <= 'z')) return NULL;
+  while (q < end && ((*q >= 'a' && *q <= 'z') || is_digit(*q) || *q == '_')) q++;
+  if (q == end || *q != ' ') return NULL;
+  if (!import_num(q + 1, end, true, &v, &stop) || (stop < end && !is_blank(*stop))) return NULL;
+  return stop;
+}
+
+/* Where the record's own text ends (past its last field and the words its
+** format may print after it); NULL for a format whose end is not known. */
+/* The common case, found from the line's end: it ends with one of its format's
+** own fields ("error_code 0x00000000"), so nothing comes after the record. */
+static bool ends_with_field(const struct kline *k) {
+  const char *b = k->f, *e = k->f + k->n, *stop;
+  uint64_t v;
+  while (e > b && is_blank(e[-1])) e--;
+  const char *num = e;
+  while (num > b && !is_blank(num[-1])) num--;
+  if (num == e || !import_num(num, e, true, &v, &stop) || stop != e) return false;
+  const char *ne = num, *ns;
+  while (ne > b && is_blank(ne[-1])) ne--;
+  for (ns = ne; ns > b && !is_blank(ns[-1]); ns--) {}
+  for (const char *const *f = end_fields[k->ev]; *f; f++) {
+    const char *name = (*f)[0] == ' ' ? *f + 1 : *f;     /* " = " is "=" between blanks */
+    size_t w = strlen(name) - 1;                         /* without its blank */
+    if (w == (size_t)(ne - ns) && memcmp(ns, name, w) == 0) return true;
+  }
+  return false;
+}
+
+static const char *record_end(const struct kline *k) {
+  if (k->ev == KE_OTHER || (size_t)k->ev >= sizeof end_fields / sizeof *end_fields) return NULL;
+  if (ends_with_field(k)) return k->f + k->n;
+  const char *e = NULL, *end = k->f + k->n;
+  for (const char *const *f = end_fields[k->ev]; *f && !e; f++) e = field_end(k, *f);
+  if (!e) return NULL;
+  for (bool more = true; more;) {
+    more = false;
+    for (const char *b = e; b < end && is_blank(*b); b++) e = b + 1;
+    for (size_t i = 0; i < sizeof end_words / sizeof *end_words; i++) {
+      size_t w = strlen(end_words[i]);
+      if ((size_t)(end - e) >= w && memcmp(e, end_words[i], w) == 0) { e += w; more = true; }
+    }
+    const char *after = more ? NULL : named_number(e, end);
+    if (after) { e = after; more = true; }
+  }
+  return e;
+}
+
 /* ---- events ---- */
 
 static int emit(struct kvm *K, unsigned v, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
   return import_emit(K->im, v, type, aux, a, b);
 }
 
-/* vCPU of a line: its "vcpu N" field, else its host thread's last one. */
-static int vcpu_of(struct kvm *K, int64_t field, int64_t host_pid, bool allocate) {
-  int64_t *slot = import_map_get(&K->vcpu_of, (uint32_t)host_pid);
-  if (field >= 0) {
-    if (field >= TRACE_VCPU_MAX) return -2;
-    *import_map_put(&K->vcpu_of, (uint32_t)host_pid, field) = field;
-    import_use_vcpu(K->im, (unsigned)field);
-    return (int)field;
+/* ---- vCPU threads ---- */
+
+/* Lines looked at, from a thread's first, for the vcpu id one of its later
+** records prints: Linux before 5.10 prints none in kvm_exit, but does in
+** kvm_entry, which follows within a few lines. */
+#define ID_LOOKAHEAD_LINES 4096
+
+/* The vcpu id of the thread's first kvm_entry or kvm_exit that prints one,
+** from the line after the current one on; -1 when none is that near. */
+static int64_t id_ahead(const struct kvm *K, int64_t pid) {
+  size_t pos = K->pos, n;
+  const char *s;
+  uint64_t id;
+  for (unsigned i = 0; i < ID_LOOKAHEAD_LINES && import_next_line(K->buf, K->len, &pos, &s, &n); i++) {
+    struct kline k;
+    if (parse_line(s, n, &k) || k.host_pid != pid || (k.ev != KE_EXIT && k.ev != KE_ENTRY)) continue;
+    if (fnum(&k, "vcpu ", false, &id)) return id <= INT64_MAX ? (int64_t)id : -1;
   }
+  return -1;
+}
+
+/* A thread seen for the first time: the trace vCPU numbered by its vcpu id
+** when that is free (two virtual machines both have a vCPU 0), else the
+** lowest number free; -2 when every number is taken. */
+static int new_thread(struct kvm *K, const struct kline *k, int64_t id) {
+  unsigned v = 0;
+  if (id >= 0 && id < TRACE_VCPU_MAX && !K->taken[id]) v = (unsigned)id;
+  else
+    while (v < TRACE_VCPU_MAX && K->taken[v]) v++;
+  if (v == TRACE_VCPU_MAX) return -2;
+  struct kvm_thread *t = &K->thread[v];
+  K->taken[v] = true;
+  t->pid = k->host_pid;
+  t->kvm_id = id;
+  size_t n = k->comm_len < sizeof t->comm - 1 ? k->comm_len : sizeof t->comm - 1;
+  for (size_t i = 0; i < n; i++) {                 /* the metadata is JSON text: printable ASCII only */
+    unsigned char c = (unsigned char)k->comm[i];
+    t->comm[i] = c < 0x20 || c >= 0x7f ? '?' : (char)c;
+  }
+  *import_map_put(&K->vcpu_of, (uint32_t)k->host_pid, v) = v;
+  import_use_vcpu(K->im, v);
+  return (int)v;
+}
+
+/* The trace vCPU of a line's thread (field: the vcpu id the line prints, -1
+** if none); a thread not seen before gets one when allocate, else -1. */
+static int vcpu_of(struct kvm *K, const struct kline *k, int64_t field, bool allocate) {
+  int64_t *slot = import_map_get(&K->vcpu_of, (uint32_t)k->host_pid);
   if (slot) return (int)*slot;
   if (!allocate) return -1;
-  if (K->im->nvcpus >= TRACE_VCPU_MAX) return -2;
-  int v = (int)K->im->nvcpus;                       /* old kvm_exit without "vcpu": one per thread */
-  import_use_vcpu(K->im, (unsigned)v);
-  *import_map_put(&K->vcpu_of, (uint32_t)host_pid, v) = v;
-  return v;
+  return new_thread(K, k, field >= 0 ? field : id_ahead(K, k->host_pid));
+}
+
+/* Metadata "vcpu_threads": each trace vCPU's host thread (pid, name) and vcpu id. */
+static void add_threads(const struct kvm *K) {
+  cJSON *a = cJSON_AddArrayToObject(K->im->meta, "vcpu_threads");
+  for (unsigned v = 0; v < TRACE_VCPU_MAX; v++) {
+    if (!K->taken[v]) continue;
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddNumberToObject(t, "vcpu", v);
+    cJSON_AddNumberToObject(t, "pid", (double)K->thread[v].pid);
+    cJSON_AddStringToObject(t, "comm", K->thread[v].comm);
+    if (K->thread[v].kvm_id >= 0) cJSON_AddNumberToObject(t, "kvm_vcpu", (double)K->thread[v].kvm_id);
+    cJSON_AddItemToArray(a, t);
+  }
 }
 
 /* Does a detail event of kind ev explain an exit with this reason? */
@@ -231,7 +411,6 @@ static const char *detail_cr(struct kvm *K, unsigned v, const struct kline *k, i
   uint64_t cr, val;
   if (!read_or_write(k, "cr_read", "cr_write", &w, &cr, &val)) return "kvm_cr: expected 'cr_read|cr_write N = VALUE'";
   if (!import_exit_cr_ok(cr)) { import_skip_why(K->im, "kvm_cr (not CR0/3/4/8)"); *rc = -1; return NULL; }
-  if (cr == 3) import_exit_cr3_seen(&K->exits, v, val);
   *rc = w ? emit(K, v, EV_CR_WRITE, (unsigned)cr, val, 0) : emit(K, v, EV_CR_READ, (unsigned)cr, 0, 0);
   return NULL;
 }
@@ -283,10 +462,7 @@ static const char *detail_event(struct kvm *K, unsigned v, const struct kline *k
 }
 
 static int on_detail(struct kvm *K, const struct kline *k, uint64_t lineno, const char *s, size_t n) {
-  uint64_t fv;
-  int64_t field = k->ev == KE_PF && fnum(k, "vcpu ", false, &fv) ? (int64_t)fv : -1;
-  int v = vcpu_of(K, field, k->host_pid, false);
-  if (v == -2) return import_bad(K->im, lineno, s, n, "vcpu number beyond 255");
+  int v = vcpu_of(K, k, -1, false);                  /* a thread with no exit yet has none to explain */
   struct import_exit_vcpu *c = v >= 0 ? &K->exits.v[v] : NULL;
   if (!c || !c->pending || !explains(k->ev, c->x.reason)) {
     /* Also traced for emulated instructions and userspace exits: not an exit of its own. */
@@ -303,55 +479,157 @@ static int on_detail(struct kvm *K, const struct kline *k, uint64_t lineno, cons
   return rc;
 }
 
+/* ---- lines ---- */
+
+/* "CPU 3 is empty" (trace-cmd report), "cpus=4", "version = 6": written by the
+** tool, no record.  Only the whole form: "CPU 0/KVM" is QEMU's name for a vCPU
+** thread, and its records start with it. */
+static bool header_line(const char *t, const char *end) {
+  size_t n = (size_t)(end - t);
+  const char *p;
+  uint64_t v;
+  if (n > 5 && memcmp(t, "cpus=", 5) == 0) return import_num(t + 5, end, false, &v, &p) && p == end;
+  if (n > 9 && memcmp(t, "version =", 9) == 0) return true;
+  if (n > 4 && memcmp(t, "CPU ", 4) == 0 && import_num(t + 4, end, false, &v, &p))
+    return (size_t)(end - p) == 9 && memcmp(p, " is empty", 9) == 0;
+  return false;
+}
+
+/* An elision a person wrote where lines were left out: "...", "[...]", "…", "<snip>". */
+static bool elision_line(const char *t, const char *end) {
+  while (end > t && is_blank(end[-1])) end--;
+  size_t n = (size_t)(end - t), dots = 0;        /* the line is no C string: counted within it */
+  while (dots < n && t[dots] == '.') dots++;
+  static const char *const marks[] = { "[...]", "(...)", "\xe2\x80\xa6", "<snip>", "[snip]", "snip" };
+  if (n >= 3 && dots == n) return true;
+  for (size_t i = 0; i < sizeof marks / sizeof *marks; i++)
+    if (strlen(marks[i]) == n && memcmp(t, marks[i], n) == 0) return true;
+  return false;
+}
+
+/* An elision under --skip-bad: nothing is measured across it (an exit open
+** before it, or a guest run, may have ended in the lines left out). */
+static int elision(struct kvm *K, uint64_t lineno, const char *s, size_t n) {
+  int rc = import_bad(K->im, lineno, s, n, "an elision, no record: lines were left out (--skip-bad: nothing "
+                                           "is measured across it)");
+  for (unsigned v = 0; rc == 0 && v < TRACE_VCPU_MAX; v++) {
+    K->exits.v[v].in_guest = false;
+    K->exits.v[v].open = false;
+  }
+  return rc;
+}
+
+/* Text after a record's last field (an author's "<---- [1]") is no tracer's:
+** bad input, and under --skip-bad the record is kept without it. */
+static int trailing_text(struct kvm *K, struct kline *k, uint64_t lineno, const char *s, size_t n) {
+  const char *e = record_end(k);
+  if (!e || e == k->f + k->n) return 0;
+  int rc = import_bad(K->im, lineno, s, n, "text after the record, a note? (--skip-bad keeps the record "
+                                           "without it)");
+  k->n = (size_t)(e - k->f);
+  return rc;
+}
+
+static int on_exit_or_entry(struct kvm *K, const struct kline *k, uint64_t lineno, const char *s, size_t n) {
+  struct import *im = K->im;
+  struct import_exit x;
+  int64_t field;
+  uint64_t fv;
+  const char *why;
+  if (k->ev == KE_EXIT && (why = parse_exit(k, &x, &field))) return import_bad(im, lineno, s, n, why);
+  if (k->ev == KE_ENTRY) field = fnum(k, "vcpu ", false, &fv) && fv <= INT64_MAX ? (int64_t)fv : -1;
+  int v = vcpu_of(K, k, field, true);
+  if (v < 0) return import_bad(im, lineno, s, n, "a vCPU thread beyond the 256 a trace can hold");
+  if (k->ev == KE_EXIT && import_exit_gap_too_long(&K->exits, (unsigned)v, k->ns))
+    return import_bad(im, lineno, s, n, IMPORT_GAP_WHY);
+  im->used++;
+  return k->ev == KE_EXIT ? import_exit_begins(&K->exits, (unsigned)v, true, k->ns, &x)
+                          : import_exit_entry(&K->exits, (unsigned)v, true, k->ns);
+}
+
 static int kvm_line(struct kvm *K, const char *s, size_t n, uint64_t lineno) {
   struct import *im = K->im;
   struct kline k;
-  struct import_exit x;
-  int64_t field;
   im->units++;
-  const char *t = s;
-  while (t < s + n && is_blank(*t)) t++;
-  if (t == s + n || *t == '#' || (s + n - t >= 5 && (memcmp(t, "cpus=", 5) == 0 || memcmp(t, "CPU ", 4) == 0 ||
-                                                     memcmp(t, "versi", 5) == 0))) {
+  const char *t = s, *end = s + n;
+  while (t < end && is_blank(*t)) t++;
+  if (t == end || *t == '#' || header_line(t, end)) {
     im->ignored++;                                 /* comments and trace-cmd report headers */
     return 0;
   }
-  if (s + n - t >= 4 && memcmp(t, "CPU:", 4) == 0) return import_skip_why(im, "lost events");
+  if (end - t >= 4 && memcmp(t, "CPU:", 4) == 0) return import_skip_why(im, "lost events");
+  if (elision_line(t, end)) return elision(K, lineno, s, n);
   const char *why = parse_line(s, n, &k);
   if (why) return import_bad(im, lineno, s, n, why);
   import_exits_saw_time(&K->exits, k.ns);
   if (k.ev == KE_OTHER) { import_skip(im, k.event, k.event_len); return 0; }
+  if (k.frac_digits > K->frac_digits) K->frac_digits = k.frac_digits;
+  int rc = trailing_text(K, &k, lineno, s, n);
+  if (rc) return rc;
   import_saw(im, k.event, k.event_len);
   if (k.ev != KE_EXIT && k.ev != KE_ENTRY) return on_detail(K, &k, lineno, s, n);
-  uint64_t fv;
-  if (k.ev == KE_EXIT && (why = parse_exit(&k, &x, &field))) return import_bad(im, lineno, s, n, why);
-  if (k.ev == KE_ENTRY) field = fnum(&k, "vcpu ", false, &fv) ? (int64_t)fv : -1;
-  int v = vcpu_of(K, field, k.host_pid, true);
-  if (v < 0) return import_bad(im, lineno, s, n, "vcpu number beyond 255");
-  if (k.ev == KE_EXIT && import_exit_gap_too_long(&K->exits, (unsigned)v, k.ns))
-    return import_bad(im, lineno, s, n, IMPORT_GAP_WHY);
-  im->used++;
-  return k.ev == KE_EXIT ? import_exit_begins(&K->exits, (unsigned)v, true, k.ns, &x)
-                         : import_exit_entry(&K->exits, (unsigned)v, true, k.ns);
+  return on_exit_or_entry(K, &k, lineno, s, n);
 }
+
+/* A measured exit of 0 cycles: its entry came at its exit's recorded time,
+** that is within the timestamps' resolution (1 us in ftrace's default text).
+** The views leave exits of 0 cycles out of the averages (xenalyze's rule, for
+** xentrace), and here that would count only the longer exits: it is kept as
+** 1 cycle, the least the views count (docs/sources.md, "How vmxsim reads KVM
+** text": why not half the resolution). */
+static int kvm_emit(void *ctx, const struct trace_event *ev) {
+  struct kvm *K = ctx;
+  if (ev->type != EV_MEASURED || ev->a != 0) return K->emit(K->emit_ctx, ev);
+  struct trace_event one = *ev;
+  one.a = 1;
+  K->zero_measured++;
+  return K->emit(K->emit_ctx, &one);
+}
+
+/* Metadata of the timestamps: their resolution, and the exits shorter than it. */
+static void add_resolution(const struct kvm *K) {
+  uint64_t ns = 1;
+  for (unsigned d = K->frac_digits < 9 ? K->frac_digits : 9; d < 9; d++) ns *= 10;
+  cJSON_AddNumberToObject(K->im->meta, "time_resolution_ns", (double)ns);
+  cJSON_AddNumberToObject(K->im->meta, "measured_below_resolution", (double)K->zero_measured);
+}
+
+/* Nothing of the recording comes before a vCPU's first exit, so nothing tells
+** its initial CR0.  A running Linux guest's CR0 (IMPORT_CR0_INIT) would turn
+** the recording's first CR0 write of that value, a measured exit, into a write
+** that changes nothing and does not exit; with CD set, a value no running
+** guest keeps, every CR0 write the recording measured changes a bit the host
+** owns, as it must have for the host to see it. */
+#define KVM_CR0_UNKNOWN (IMPORT_CR0_INIT | (1ull << 30))
 
 int import_kvm_ftrace(struct import *im, const char *buf, size_t len) {
   struct kvm *K = xcalloc(1, sizeof *K);
   K->im = im;
+  K->buf = buf;
+  K->len = len;
+  K->emit = im->emit;
+  K->emit_ctx = im->emit_ctx;
+  im->emit = kvm_emit;
+  im->emit_ctx = K;
+  for (unsigned v = 0; v < TRACE_VCPU_MAX; v++) im->init[v].cr0 = KVM_CR0_UNKNOWN;
   import_exits_init(&K->exits, im, true);
   const char *s;
-  size_t n, pos = 0;
+  size_t n;
   uint64_t lineno = 0;
   int rc = 0;
-  while (rc == 0 && import_next_line(buf, len, &pos, &s, &n)) {
+  while (rc == 0 && import_next_line(buf, len, &K->pos, &s, &n)) {
     rc = kvm_line(K, s, n, ++lineno);
-    import_release(im, buf, pos);
+    import_release(im, buf, K->pos);
   }
   if (rc == 0) rc = import_exits_finish(&K->exits);
   if (rc == 0) {
     import_exits_add_counts(&K->exits);
     import_exits_add_reasons(&K->exits);
+    add_threads(K);
+    add_resolution(K);
   }
+  im->emit = K->emit;
+  im->emit_ctx = K->emit_ctx;
   import_map_free(&K->vcpu_of);
   free(K);
   return rc;
@@ -391,9 +669,15 @@ static const char kvm_usage[] =
   "    kvm_page_fault                    touch PAGE 1 (w when error_code bit 1)\n"
   "  DR_ACCESS                           drw/drr N (info1 bits 2:0, direction bit 4)\n"
   "  EXTERNAL_INTERRUPT                  intr VECTOR\n"
-  "Guest time from kvm_entry to the next kvm_exit becomes 'run' cycles; 'vcpu N'\n"
-  "becomes vCPU N. Only exits the host took are recorded: record with kvm_intel\n"
-  "ept=0 to see every guest CR3 write.\n"
+  "Guest time from kvm_entry to the next kvm_exit becomes 'run' cycles. Exits pair\n"
+  "by the vCPU thread (COMM-PID), not by CPU; each thread becomes the vCPU its\n"
+  "'vcpu N' names (the lowest number free when it names none or a taken one), and\n"
+  "the metadata's vcpu_threads keeps the mapping. Exits shorter than the timestamps'\n"
+  "resolution (1 us in ftrace's text) count as 1 cycle. Only exits the host took are\n"
+  "recorded: record with kvm_intel ept=0 to see every guest CR3 write.\n"
+  "Text pasted from a mail: an elision ('...') and a note after a record are\n"
+  "unparseable; --skip-bad counts and skips them (nothing is measured across an\n"
+  "elision; a noted record is kept).\n"
   "\n"
   "example:\n"
   "  trace-cmd record -e kvm:kvm_exit -e kvm:kvm_entry -e kvm:kvm_cr -e kvm:kvm_msr \\\n"

@@ -211,6 +211,16 @@ void import_stream_head(const struct import_stream *s, struct import_stream_know
   *k = (struct import_stream_known){ .prefix = s->prefix, .records = s->records, .records_hash = s->records_hash };
 }
 
+char *import_stream_metadata(const struct import_stream *s) {
+  const unsigned char *p = s->prefix;          /* the header's metadata length: u32 at byte 24 (traces/FORMAT.md) */
+  uint32_t len = (uint32_t)p[24] | (uint32_t)p[25] << 8 | (uint32_t)p[26] << 16 | (uint32_t)p[27] << 24;
+  if (len > IMPORT_RESERVE - TRACE_HEADER_SIZE) len = 0;
+  char *m = xmalloc(len + 1);
+  memcpy(m, p + TRACE_HEADER_SIZE, len);
+  m[len] = 0;
+  return m;
+}
+
 /* A first conversion remembered from an earlier replay of the same file. */
 static void take_known(struct import_stream *s, const struct import_stream_known *k) {
   s->prefix = xmalloc(IMPORT_RESERVE);

@@ -29,7 +29,9 @@ static void read_stream(struct import_stream *s, char hex[HASH_HEX_LEN + 1]) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *in = fuzz_file(data, size, "recording");
   char *trace, *dir;
-  int rc = recording_import(in, "auto", &trace, &dir);
+  /* --skip-bad or not, as the input's first byte says: both paths take it alike */
+  const struct recording_opts ro = { .input_format = "auto", .skip_bad = size && (data[0] & 1) };
+  int rc = recording_import(in, &ro, &trace, &dir);
   if (rc != 0 && rc != EXIT_BADINPUT) { fprintf(stderr, "recording_import returned %d\n", rc); abort(); }
   char file_hash[HASH_HEX_LEN + 1] = "", err[1024];
   if (rc == 0 && trace) {
@@ -44,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   struct import_stream *s;
   char *spooled, *scratch;                 /* a trace.dat is imported first (its reader forks) */
-  int src = recording_stream(in, "auto", &s, &spooled, &scratch);
+  int src = recording_stream(in, &ro, &s, &spooled, &scratch);
   if (src != rc) { fprintf(stderr, "recording_stream returned %d, recording_import %d\n", src, rc); abort(); }
   if (src) recording_remove(spooled, scratch);       /* both refused it */
   else if (spooled) {

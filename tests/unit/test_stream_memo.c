@@ -24,6 +24,7 @@
 #define SAMPLE "tests/data/xentrace-sample/sample.xentrace"
 
 static char dir[64];
+static const struct recording_opts auto_format = { .input_format = "auto" };
 
 static int setup(void **state) {
   (void)state;
@@ -104,14 +105,14 @@ static void a_recording_replayed_again_is_read_once_and_gives_the_same_trace(voi
   struct import_stream *s;
   char *spooled, *scratch, first[HASH_HEX_LEN + 1], again[HASH_HEX_LEN + 1], err[1024];
   uint64_t n1, n2;
-  assert_int_equal(recording_stream(SAMPLE, "auto", &s, &spooled, &scratch), EXIT_OK);
+  assert_int_equal(recording_stream(SAMPLE, &auto_format, &s, &spooled, &scratch), EXIT_OK);
   assert_non_null(s);
   read_stream(s, first, &n1);
   assert_int_equal(recording_stream_finish(s, err, sizeof err), EXIT_OK);
   off_t size = entry_of(SAMPLE, entry, sizeof entry).st_size;
   printf("  after the first replay: the entry %s, %lld bytes\n", entry, (long long)size);
   assert_true(size > 0);
-  assert_int_equal(recording_stream(SAMPLE, "auto", &s, &spooled, &scratch), EXIT_OK);
+  assert_int_equal(recording_stream(SAMPLE, &auto_format, &s, &spooled, &scratch), EXIT_OK);
   read_stream(s, again, &n2);
   assert_int_equal(recording_stream_finish(s, err, sizeof err), EXIT_OK);
   printf("  first: %llu records, hash %s; from the entry: %llu records, hash %s\n", (unsigned long long)n1, first,
@@ -142,7 +143,7 @@ static void a_recording_replayed_again_is_read_once_and_gives_the_same_trace(voi
   free(w);
   free(b);
   stream_memo_free(&m);
-  assert_int_equal(recording_stream(SAMPLE, "auto", &s, &spooled, &scratch), EXIT_OK);
+  assert_int_equal(recording_stream(SAMPLE, &auto_format, &s, &spooled, &scratch), EXIT_OK);
   read_stream(s, again, &n2);
   int rc = recording_stream_finish(s, err, sizeof err);
   printf("  a wrong entry: rc %d (expected %d): %s; entry left: %s\n", rc, EXIT_BADINPUT, err,
