@@ -119,6 +119,9 @@ static int recording_format(const char *path, const char *input_format, const st
     if (strcmp(input_format, "vmxsim")) *f = import_format_find(input_format);
     return EXIT_OK;
   }
+  struct stat st;
+  if (strcmp(path, "-") && stat(path, &st) != 0) return EXIT_OK;   /* no such file: the trace reader says so, or
+                                                                      runs and compare match the name */
   *f = import_detect(path, err, sizeof err);
   if (*f || !err[0]) return EXIT_OK;
   errorf("%s", err);
