@@ -47,6 +47,9 @@ struct import_opts {
   double cpu_ghz;            /* cycles per nanosecond of recorded time (perf, kvm) */
   unsigned paging;           /* enum paging_mode */
   bool skip_bad;             /* count unparseable input instead of failing */
+  bool one_domain;           /* xentrace: only domain `domain`'s vCPUs (else every domain's) */
+  bool domain_required;      /* xentrace: a recording of several guest domains needs one_domain (a replay) */
+  uint16_t domain;
   const char *input;         /* the input's name in messages */
 };
 
