@@ -23,7 +23,7 @@
 static const char run_usage[] =
   "usage: vmxsim [run] [--policy P[,P...]] [--cpu C[,C...]] [--set KEY=VALUE]... [-j N]\n"
   "                    [--format table|json|csv] [--views] [--vcpu N] [--interval N[us|ms|s|ev]]\n"
-  "                    [--input-format F] [--db FILE | --no-db] TRACE|RECORDING\n"
+  "                    [--input-format F] [--domain D] [--db FILE | --no-db] TRACE|RECORDING\n"
   "\n"
   "Replays TRACE (a binary trace: see 'vmxsim trace asm', 'vmxsim gen') under hypervisor\n"
   "policy P on CPU cost profile C and reports VM exits by reason, their cycles, and the\n"
@@ -63,6 +63,10 @@ static const char run_usage[] =
   "                      reading is remembered in ~/.cache/vmxsim/recordings, see\n"
   "                      VMXSIM_NO_CACHE in vmxsim(1)); a trace.dat, and one on\n"
   "                      standard input, are imported into a temporary trace first\n"
+  "      --domain D      a xentrace recording: replay Xen domain D's vCPUs only.  A\n"
+  "                      recording of one guest domain replays it (and dom0's vCPUs\n"
+  "                      beside it, if they have HVM exits); one of several guest\n"
+  "                      domains needs --domain (the message lists them)\n"
   "\n"
   "A recording is replayed directly: vmxsim --policy ept --cpu skylake-2019 kvm.dat\n"
   "imports it as it replays it.\n"
@@ -84,6 +88,7 @@ struct run_opts {
   int format;
   bool no_db, quiet, views;
   int vcpu;                   /* -1: all */
+  int domain;                 /* --domain: the Xen domain a recording is replayed for; -1: its one guest */
   struct interval_opt interval;
   /* the configurations: --policy and --cpu lists split, their product */
   char *lists;                  /* the lists' copies, parts separated in place */
@@ -109,10 +114,10 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
     { "quiet", no_argument, 0, 'q' },        { "help", no_argument, 0, 'h' },
     { "views", no_argument, 0, 'V' },        { "vcpu", required_argument, 0, 'v' },
     { "interval", required_argument, 0, 'i' }, { "input-format", required_argument, 0, 'F' },
-    { "jobs", required_argument, 0, 'j' },   { 0, 0, 0, 0 } };
+    { "jobs", required_argument, 0, 'j' },   { "domain", required_argument, 0, 'd' }, { 0, 0, 0, 0 } };
   memset(o, 0, sizeof *o);
   o->policy = POLICY_DEFAULT;
-  o->vcpu = -1;
+  o->vcpu = o->domain = -1;
   o->cpu = PROFILE_DEFAULT;
   o->db = "vmxsim.db";
   int c;
@@ -150,6 +155,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
       o->input_format = optarg;
       break;
     case 'v': if (option_vcpu(optarg, &o->vcpu)) return EXIT_USAGE; o->views = true; break;
+    case 'd': if (option_domain(optarg, &o->domain)) return EXIT_USAGE; break;
     case 'i': if (option_interval(optarg, &o->interval)) return EXIT_USAGE; o->views = true; break;
     case 'h': fputs(run_usage, stdout); return -1;
     default:
@@ -305,6 +311,7 @@ int cmd_run(int argc, char **argv) {
   char err[1024];
   struct import_stream *imported = NULL;
   char *spooled = NULL, *scratch = NULL;              /* a recording read from a pipe */
+  if (!rc) recording_domain(o->domain, true);
   if (!rc && (rc = recording_stream(o->trace, o->input_format, &imported, &spooled, &scratch)))
     recording_remove(spooled, scratch);
   if (rc) {

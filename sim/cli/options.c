@@ -22,6 +22,16 @@ int option_vcpu(const char *s, int *vcpu) {
   return EXIT_OK;
 }
 
+int option_domain(const char *s, int *domain) {
+  uint64_t v;
+  if (!parse_u64(s, &v) || v > 65535) {
+    errorf("--domain %s: expected a Xen domain id 0..65535%s", s, parse_u64_hint(s));
+    return EXIT_USAGE;
+  }
+  *domain = (int)v;
+  return EXIT_OK;
+}
+
 int option_interval(const char *s, struct interval_opt *o) {
   static const struct { const char *suffix; double us; } units[] = {
     { "us", 1 }, { "ms", 1e3 }, { "s", 1e6 }, { "ev", 0 }, { "", 1 } };
@@ -113,11 +123,22 @@ static const struct import_format *recording_format(const char *path, const char
   return strcmp(input_format, "vmxsim") ? import_format_find(input_format) : NULL;
 }
 
+/* The Xen domain a replay of a recording takes (recording_domain). */
+static struct { bool one, required; uint16_t domain; } replay_domain;
+
+void recording_domain(int domain, bool required) {
+  replay_domain.one = domain >= 0;
+  replay_domain.domain = domain >= 0 ? (uint16_t)domain : 0;
+  replay_domain.required = required;
+}
+
 /* The job of a recording imported to be replayed: the metadata's command says so. */
 static struct import_job recording_job(const struct import_format *f, const char *path, char *cmd, size_t n) {
   snprintf(cmd, n, "vmxsim (%s %s, imported on the fly)", f->name, path);
   return (struct import_job){ .format = f, .input = path, .command = cmd,
-                              .opt = { .cpu_ghz = IMPORT_GHZ_DEFAULT, .paging = PAGING_64 } };
+                              .opt = { .cpu_ghz = IMPORT_GHZ_DEFAULT, .paging = PAGING_64,
+                                       .one_domain = replay_domain.one, .domain = replay_domain.domain,
+                                       .domain_required = replay_domain.required } };
 }
 
 int recording_import(const char *path, const char *input_format, char **trace, char **dir) {

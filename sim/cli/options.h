@@ -12,6 +12,8 @@
 struct interval_opt { double us; uint64_t n; bool events; };
 
 int option_vcpu(const char *s, int *vcpu);
+/* --domain D: a Xen domain id, 0..65535. */
+int option_domain(const char *s, int *domain);
 int option_interval(const char *s, struct interval_opt *o);
 int option_sort(const char *s, enum view_sort *sort);
 int option_unsigned(const char *name, const char *s, unsigned *v);
@@ -47,6 +49,9 @@ int option_input_format(const char *s);
 ** remembered in the user's cache directory (sim/cli/stream_memo.h).
 ** Both return 0 or the import's exit code, after printing its message.
 */
+/* The Xen domain (-1: every domain) the recordings imported from here on keep; required:
+** a xentrace recording of several guest domains is refused without one (a replay). */
+void recording_domain(int domain, bool required);
 int recording_import(const char *path, const char *input_format, char **trace, char **dir);
 struct import_stream;
 int recording_stream(const char *path, const char *input_format, struct import_stream **s, char **trace,

@@ -783,14 +783,22 @@ static const struct import_need xen_needs[] = {
 };
 
 static const char xen_usage[] =
-  "usage: vmxsim import xentrace IN.bin -o OUT.bin [--paging 32|pae|64] [--workload NAME]\n"
-  "                              [--skip-bad]\n"
+  "usage: vmxsim import xentrace IN.bin -o OUT.bin [--domain D] [--paging 32|pae|64]\n"
+  "                              [--workload NAME] [--skip-bad]\n"
   "\n"
   "IN.bin is a Xen binary trace (xentrace, host byte order). Used records:\n"
-  "  CPU change 0x0001f003 {cpu, bytes}   following records run on that pCPU; each\n"
-  "                                       pCPU becomes a vCPU (pin vCPUs to pCPUs)\n"
-  "  HVM VMEXIT 0x00081102/0x00081002     the exit (reason); its TSC minus the last\n"
-  "                                       VMENTRY's TSC becomes 'run' cycles\n"
+  "  CPU change 0x0001f003 {cpu, bytes}   following records ran on that pCPU\n"
+  "  runstate 0x00021xx1/0x00021002       the scheduler: which (domain, vCPU) runs on\n"
+  "    {vcpu, domain}                     each pCPU (xenalyze's rules; the pCPUs'\n"
+  "                                       records taken in TSC order); each one with\n"
+  "                                       HVM records becomes a vCPU, named d1v0 in the\n"
+  "                                       metadata; the idle domain's are skipped.\n"
+  "                                       Without them each pCPU becomes a vCPU (pin\n"
+  "                                       vCPUs to pCPUs)\n"
+  "  lost records 0x0001f001              counted and reported; the exits whose end\n"
+  "                                       they may hold are not measured\n"
+  "  HVM VMEXIT 0x00081102/0x00081002     the exit (reason); its TSC minus the vCPU's\n"
+  "                                       last VMENTRY's becomes 'run' cycles\n"
   "  HVM handler records 0x00082xxx       the pending exit's action: CR_READ/WRITE\n"
   "                                       crNr/crNw, MSR_READ/WRITE rdmsr/wrmsr,\n"
   "                                       IOPORT_READ/WRITE io (size 1: not recorded),\n"
@@ -798,14 +806,19 @@ static const char xen_usage[] =
   "                                       HLT, INVLPG, CLTS, LMSW, RDTSC, PF_XEN touch,\n"
   "                                       NPF touch, TRAP exc, XCR_WRITE64 xsetbv\n"
   "  HVM VMENTRY 0x00081001               end of the exit: its TSC minus the VMEXIT's\n"
-  "                                       is the exit's measured cost (vmxsim summary)\n"
+  "                                       is the exit's measured cost (vmxsim summary);\n"
+  "                                       a runstate change to runnable (preempted,\n"
+  "                                       woken) ends it too\n"
   "Exits without a detail record become hlt, rdtsc, pause, wbinvd, cpuid 0 or\n"
   "vmcall 0 where the reason says enough; the rest are counted in the metadata.\n"
-  "Other records are counted and skipped.\n"
+  "Other records are counted and skipped.  --domain D keeps Xen domain D's vCPUs\n"
+  "(default: every domain with HVM records, dom0's too); a replay of a recording\n"
+  "of several guest domains needs it.\n"
   "\n"
   "example:\n"
-  "  xentrace -D -e 0x0008f000 xen.bin     # HVM class, on the Xen host\n"
-  "  vmxsim import xentrace xen.bin -o xen.bin.trace\n";
+  "  xentrace -D -e 0x000af000 xen.bin     # scheduler and HVM classes, on the Xen host\n"
+  "  vmxsim import xentrace xen.bin -o xen.bin.trace\n"
+  "  vmxsim summary --domain 1 --vcpu 0 xen.bin.trace\n";
 
 /* xentrace starts with a CPU-change record (0x0001f003, with the TSC flag and
 ** extra-word count in its top bits). */

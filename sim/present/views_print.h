@@ -14,6 +14,8 @@ struct views_print {
   enum view_sort sort;
   unsigned top;              /* rows of the CR3 and vCPU views (0: all) */
   const char *series;        /* the time series' heading word ("measured", "simulated"), or NULL */
+  const char *const *vcpu_names;   /* the vCPU rows' names by vCPU ("d1v0"), or NULL: "vcpu N" */
+  unsigned nvcpu_names;
 };
 void views_print_table(FILE *f, const struct views *w, const struct views_print *o);
 /* The time series alone (views_print_table prints it last). */

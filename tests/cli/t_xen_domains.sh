@@ -1,0 +1,99 @@
+# CLI tests for xentrace recordings of a Xen host: exits attributed to the (domain, vCPU) the
+# scheduler's records put on each pCPU, as xenalyze attributes them (tests/data/xentrace-host:
+# two guests of four vCPUs, a PVH dom0, the idle domain, migrating vCPUs, lost records), the
+# --domain option, lost-record markers and a recording with the scheduler's records only.
+# Sourced by tests/cli/run.sh in a scratch directory; $VMXSIM is the program, $ROOT the repo.
+
+XH="$ROOT/tests/data/xentrace-host"
+HOST="$XH/host.xentrace"
+
+if [ -x "${GEN_XENTRACE:-}" ]; then
+  "$GEN_XENTRACE" -d 2 -v 4 -0 2 -c 4 -n 800 -l 2 -w 2048 -s 1 -o regen.xentrace
+  if cmp -s regen.xentrace "$HOST"; then pass "host fixture: the committed file is what make-fixture.sh writes"
+  else fail "host fixture: the committed file is what make-fixture.sh writes" "cmp: $(cmp regen.xentrace "$HOST" 2>&1)"; fi
+else
+  skip "host fixture: GEN_XENTRACE is not set (make cli builds it)"
+fi
+
+# xenalyze's per-vCPU sections as "dDvN NAME COUNT AVG P5 P50 P95": exit reasons and I/O ports
+awk '
+  /^\|-- Domain [0-9]+ --\|/ { dom = $3; vcpu = ""; next }
+  /^-- v[0-9]+ --/ { vcpu = substr($2, 2); next }
+  /^Exit reasons:/ { on = 1; next }
+  /^Guest interrupt counts:/ { on = 0 }
+  /^IO address summary:/ { io = 1; next }
+  /^(MMIO address summary:|-- v|\|-- Domain)/ { io = 0 }
+  function row(name, i) { gsub(/[{}|]/, " "); n = split($0, f, " ");
+    printf "d%sv%s %s %s %s %s %s %s\n", dom, vcpu, name, f[i], f[i + 3], f[i + 5], f[i + 6], f[i + 7] }
+  on && vcpu != "" && /^ [A-Z_]+ / { row($1, 2) }
+  io && vcpu != "" && /:\[[rw]\]/ { split($1, p, ":"); row("port_0x" p[1] (p[2] == "[w]" ? "_out" : "_in"), 2) }
+' "$XH/xenalyze-summary.txt" > expected-all.txt
+vcpus=$(awk '{ print $1 }' expected-all.txt | sort -u)
+check_eq "host: xenalyze counts exits for the ten vCPUs of dom0 and the two guests" \
+  "d0v0 d0v1 d1v0 d1v1 d1v2 d1v3 d2v0 d2v1 d2v2 d2v3" "$(echo $vcpus)"
+for v in $vcpus; do
+  d=${v#d}; d=${d%v*}; n=${v#*v}
+  run "$VMXSIM" summary --domain "$d" --vcpu "$n" --format csv "$HOST"
+  actual=$(printf '%s\n' "$out" | awk -F, -v who="$v" '$2 == "reason" || $2 == "port" {
+      name = $3; if ($2 == "port") { sub(/^port /, "port_", name); sub(/ /, "_", name) }
+      print who, name, $5, $7, $9, $10, $11 }' | sort)
+  check_eq "host: $v's exits equal xenalyze's (count, average, p5, p50, p95 per reason and port)" \
+    "$(grep "^$v " expected-all.txt | sort)" "$actual"
+done
+
+run "$VMXSIM" import xentrace "$HOST" -o host.trace
+check_rc "host: imports" 0
+check_contains "host: the lost-record markers are reported" "$err" "the recording lost data: 'pCPU"
+info=$("$VMXSIM" trace info --format json host.trace | tr -d ' \t\n')
+check_contains "host: ten vCPUs, named by domain" "$info" '"vcpus":10,'
+check_contains "host: the vCPUs' names in the metadata" "$info" '{"name":"d2v3","domain":2,"vcpu":3}'
+check_contains "host: the lost-record markers counted" "$info" '"lost_records":{"markers":2,"records":'
+check_contains "host: the domains with their vCPUs" "$info" '"domains":[{"domain":0,"vcpus":2,"exits":'
+
+run "$VMXSIM" summary host.trace
+check_rc "host: a summary of every domain" 0
+check_contains "host: its vCPU rows are named by domain" "$out" " d1v3 "
+check_contains "host: shares are of the vCPUs' time" "$out" "cycles recorded x 10 vCPUs"
+check_eq "host: no share above 100%" "" \
+  "$(printf '%s\n' "$out" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /%$/ && $i + 0 > 100) print }')"
+run "$VMXSIM" summary --domain 2 --format json host.trace
+flat=$(printf '%s' "$out" | tr -d ' \t\n')
+check_contains "host: --domain 2 holds domain 2's vCPUs only" "$flat" '"vcpu":{"d2v0":'
+check_not_contains "host: ... and no other's" "$flat" '"d1v'
+total=$(grep '^d2v' expected-all.txt | awk '$2 ~ /^[A-Z_]+$/ { s += $3 } END { print s }')
+check_contains "host: --domain 2 counts xenalyze's exits of domain 2" "$flat" "\"total_exits\":$total,"
+
+run "$VMXSIM" summary --vcpu 1 host.trace
+check_rc "host: --vcpu without --domain is a usage error" 2
+check_contains "host: ... naming the domains" "$err" "--vcpu 1: the trace holds domains 0, 1, 2: give --domain D too"
+run "$VMXSIM" summary --domain 7 host.trace
+check_rc "host: a domain not there is a usage error" 2
+check_contains "host: ... naming those there" "$err" "--domain 7: the trace holds domains 0, 1, 2"
+run "$VMXSIM" summary --domain 1 --vcpu 9 host.trace
+check_contains "host: a vCPU not there names the domain's" "$err" "--vcpu 9: domain 1 has vCPUs 0, 1, 2, 3"
+run "$VMXSIM" summary --domain 1 "$ROOT/traces/recorded/xentrace-excerpt.bin"
+check_rc "host: --domain on a recording without scheduler records is a usage error" 2
+check_contains "host: ... saying why" "$err" "the trace names no domains"
+run "$VMXSIM" summary --domain 70000 host.trace
+check_rc "host: --domain beyond 16 bits is a usage error" 2
+
+# a replay takes one guest: with two, --domain is needed
+run "$VMXSIM" --no-db --policy shadowcache -q "$HOST"
+check_rc "host: a replay of two guests needs --domain" 2
+check_contains "host: ... listing them" "$err" "holds 2 guest domains (1, 2): give --domain D"
+run "$VMXSIM" --no-db --policy shadowcache --domain 2 "$HOST"
+check_rc "host: a replay of domain 2" 0
+check_contains "host: ... of its four vCPUs" "$out" "4 vCPU"
+
+# the scheduler's records without the HVM class: the file is right, the recording lacks exits
+if [ -x "${GEN_XENTRACE:-}" ]; then
+  "$GEN_XENTRACE" -d 1 -v 2 -c 2 -n 100 -x -o sched-only.xentrace
+  run "$VMXSIM" summary sched-only.xentrace
+  check_rc "scheduler-only recording: no exits is bad input" 3
+  check_contains "scheduler-only recording: says what the file holds and what to record" "$err" \
+    "scheduler records and no HVM exit records: was it taken with the HVM class enabled"
+  run "$VMXSIM" import xentrace sched-only.xentrace -o sched-only.trace
+  check_rc "scheduler-only recording: imports (the coverage warnings say what it lacks)" 0
+else
+  skip "scheduler-only recording: GEN_XENTRACE is not set (make cli builds it)"
+fi
