@@ -606,8 +606,8 @@ static bool scan(struct xen *X, const unsigned char *buf, size_t len, size_t *le
     if (r.event != TRC_TRACE_CPU_CHANGE || r.nextra < 1) continue;
     if (cpu >= 0) X->win[X->pc[cpu].win].end = off;
     else *lead = off;
+    if ((r.extra[0] & 0xffff) >= XEN_PCPU_MAX) { *too_many = true; *cut = off; return sched; }
     cpu = (int)(r.extra[0] & 0xffff);
-    if (cpu >= XEN_PCPU_MAX) { *too_many = true; *cut = off; return sched; }
     add_window(X, cpu, off);
   }
   if (cpu >= 0) X->win[X->pc[cpu].win].end = off;

@@ -77,6 +77,24 @@ check_contains "host: ... saying why" "$err" "the trace names no domains"
 run "$VMXSIM" summary --domain 70000 host.trace
 check_rc "host: --domain beyond 16 bits is a usage error" 2
 
+# a truncated host recording: refused at the record the file ends in, or read up to it
+size=$(wc -c < "$HOST")
+head -c $((size - 6)) "$HOST" > cut.xentrace
+run "$VMXSIM" import xentrace cut.xentrace -o cut.trace
+check_rc "host: a truncated recording is bad input" 3
+check_contains "host: ... at the byte of the record it ends in" "$err" "cut.xentrace: byte $((size - 12)): truncated record: the file ends 6 bytes into it"
+run "$VMXSIM" import xentrace cut.xentrace -o cut.trace --skip-bad
+check_rc "host: ... and with --skip-bad imports what comes before" 0
+# a pCPU beyond the 256 followed, in a CPU change of the host file
+printf '\003\360\001\040\000\001\000\000\000\000\000\000' > big-cpu.bin   # 0x2001f003 {cpu 256, 0 bytes}
+cat "$HOST" big-cpu.bin > big-cpu.xentrace
+run "$VMXSIM" import xentrace big-cpu.xentrace -o big-cpu.trace
+check_rc "host: a pCPU above 255 is bad input" 3
+check_contains "host: ... at its byte" "$err" "big-cpu.xentrace: byte $size: more than 256 physical CPUs"
+run "$VMXSIM" import xentrace big-cpu.xentrace -o big-cpu.trace --skip-bad
+exits_of() { "$VMXSIM" trace info --format json "$1" | tr -d ' \t\n' | grep -o '"exits":[0-9]*,"entries"'; }
+check_eq "host: ... and with --skip-bad every exit before it is read" "$(exits_of host.trace)" "$(exits_of big-cpu.trace)"
+
 # a replay takes one guest: with two, --domain is needed
 run "$VMXSIM" --no-db --policy shadowcache -q "$HOST"
 check_rc "host: a replay of two guests needs --domain" 2
