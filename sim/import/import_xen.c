@@ -473,6 +473,8 @@ static int running_vcpu(struct xen *X, unsigned p, const struct xrec *r) {
   if (v->dom == XEN_IDLE_DOMAIN) return import_skip_why(im, "HVM record of the idle domain") ? -2 : -1;
   if (im->opt.one_domain && v->dom != im->opt.domain)
     return import_skip_why(im, "HVM record of another domain (--domain)") ? -2 : -1;
+  if (im->opt.domain_required && !im->opt.one_domain && v->dom == 0)   /* a replay takes the guest */
+    return import_skip_why(im, "HVM record of dom0 (a replay takes a guest; --domain 0 replays dom0)") ? -2 : -1;
   if (v->dense >= 0) return v->dense;
   if (im->nvcpus >= TRACE_VCPU_MAX) {
     import_bad(im, r->off, NULL, 0, "more than 256 vCPUs with HVM records");

@@ -102,6 +102,26 @@ check_contains "host: ... listing them" "$err" "holds 2 guest domains (1, 2): gi
 run "$VMXSIM" --no-db --policy shadowcache --domain 2 "$HOST"
 check_rc "host: a replay of domain 2" 0
 check_contains "host: ... of its four vCPUs" "$out" "4 vCPU"
+run "$VMXSIM" --no-db --policy shadowcache -q host.trace
+check_rc "host: a replay of a trace imported with three domains is a usage error" 2
+check_contains "host: ... naming them and what to do" "$err" "the trace holds domains 0, 1, 2: a replay takes one: import the recording again with 'vmxsim import xentrace --domain D'"
+run "$VMXSIM" import xentrace --domain 2 "$HOST" -o d2.trace
+check_rc "host: import --domain 2" 0
+check_contains "host: ... keeps domain 2's four vCPUs" "$("$VMXSIM" trace info --format json d2.trace | tr -d ' \t\n')" '"domains":[{"domain":2,"vcpus":4,'
+run "$VMXSIM" --no-db --policy shadowcache -q d2.trace
+check_rc "host: ... which replays" 0
+run "$VMXSIM" --no-db --policy shadowcache -q --domain 1 d2.trace
+check_rc "host: --domain 1 on a trace of domain 2 is a usage error" 2
+if [ -x "${GEN_XENTRACE:-}" ]; then
+  "$GEN_XENTRACE" -d 1 -v 3 -0 2 -c 2 -n 300 -o one-guest.xentrace
+  run "$VMXSIM" --no-db --policy shadowcache one-guest.xentrace
+  check_rc "one guest beside dom0: replays without --domain" 0
+  check_contains "one guest beside dom0: ... the guest's three vCPUs, dom0's apart" "$out" "3 vCPU"
+  run "$VMXSIM" --no-db --policy shadowcache --domain 0 one-guest.xentrace
+  check_contains "one guest beside dom0: --domain 0 replays dom0's two" "$out" "2 vCPU"
+else
+  skip "one guest beside dom0: GEN_XENTRACE is not set (make cli builds it)"
+fi
 
 # the scheduler's records without the HVM class: the file is right, the recording lacks exits
 if [ -x "${GEN_XENTRACE:-}" ]; then
