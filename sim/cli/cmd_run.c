@@ -16,6 +16,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_SETS 64
@@ -328,7 +329,8 @@ static unsigned trace_domains(const char *meta, int *only, char *list, size_t n)
 ** refused (import it again with --domain), and --domain must be the one it
 ** holds.  A recording replayed directly is filtered by its import instead. */
 static int check_trace_domain(const struct run_opts *o, bool streamed) {
-  if (streamed || !strcmp(o->trace, "-")) return EXIT_OK;
+  struct stat st;                                   /* a pipe or FIFO can be read once: the replay's */
+  if (streamed || !strcmp(o->trace, "-") || stat(o->trace, &st) != 0 || !S_ISREG(st.st_mode)) return EXIT_OK;
   struct trace_reader r;
   if (trace_open(&r, o->trace)) return EXIT_OK;            /* the replay says why */
   char list[512];
