@@ -272,6 +272,11 @@ static int read_views(const struct summary_opts *o, struct trace_reader *r, stru
   return EXIT_OK;
 }
 
+/* A row's name as printed: a vCPU's as the recording names it (d1v0). */
+static const char *row_name(const struct view_stat *s, const struct views_print *p) {
+  return s->dim == VD_VCPU && p->vcpu_names && s->key < p->nvcpu_names ? p->vcpu_names[s->key] : s->name;
+}
+
 /* A vCPU whose exits took longer than the recording: the metadata's span is not this
 ** trace's (edited, or another recording's). */
 static int check_span(const struct summary_opts *o, const struct views *w, const struct views_print *p,
@@ -283,7 +288,7 @@ static int check_span(const struct summary_opts *o, const struct views *w, const
   for (unsigned i = 0; i < n && !rc; i++)
     if (s[i].cycles > span) {
       errorf("%s: metadata \"span_cycles\" %" PRIu64 " is shorter than the measured exits of %s (%" PRIu64
-             " cycles): not this recording's span", o->trace, span, s[i].name, s[i].cycles);
+             " cycles): not this recording's span", o->trace, span, row_name(&s[i], p), s[i].cycles);
       rc = EXIT_BADINPUT;
     }
   free(s);
@@ -300,7 +305,7 @@ static int check_shares(const struct views *w, const struct views_print *p) {
     for (unsigned i = 0; i < n && !rc; i++)
       if (s[i].cycles > p->total_cycles) {
         errorf("internal error: %s takes %.2f%% of the vCPUs' recorded time (%" PRIu64 " of %" PRIu64
-               " cycles): time counted twice", s[i].name, 100.0 * (double)s[i].cycles / (double)p->total_cycles,
+               " cycles): time counted twice", row_name(&s[i], p), 100.0 * (double)s[i].cycles / (double)p->total_cycles,
                s[i].cycles, p->total_cycles);
         rc = EXIT_INTERNAL;
       }

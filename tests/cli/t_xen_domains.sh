@@ -56,6 +56,13 @@ check_contains "host: its vCPU rows are named by domain" "$out" " d1v3 "
 check_contains "host: shares are of the vCPUs' time" "$out" "cycles recorded x 10 vCPUs"
 check_eq "host: no share above 100%" "" \
   "$(printf '%s\n' "$out" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /%$/ && $i + 0 > 100) print }')"
+# a span shorter than a vCPU's exits is not this recording's: bad input, not a share above 100%
+"$VMXSIM" trace dump host.trace -o host.txt
+sed '/^@meta/s/"span_cycles":[0-9]*/"span_cycles":1000/' host.txt > short-span.txt
+"$VMXSIM" trace asm short-span.txt -o short-span.trace
+run "$VMXSIM" summary short-span.trace
+check_rc "host: a metadata span shorter than a vCPU's exits is bad input" 3
+check_contains "host: ... saying so" "$err" 'metadata "span_cycles" 1000 is shorter than the measured exits of d'
 run "$VMXSIM" summary --domain 2 --format json host.trace
 flat=$(printf '%s' "$out" | tr -d ' \t\n')
 check_contains "host: --domain 2 holds domain 2's vCPUs only" "$flat" '"vcpu":{"d2v0":'
