@@ -305,8 +305,8 @@ static int check_shares(const struct views *w, const struct views_print *p) {
     for (unsigned i = 0; i < n && !rc; i++)
       if (s[i].cycles > p->total_cycles) {
         errorf("internal error: %s takes %.2f%% of the vCPUs' recorded time (%" PRIu64 " of %" PRIu64
-               " cycles): time counted twice", row_name(&s[i], p), 100.0 * (double)s[i].cycles / (double)p->total_cycles,
-               s[i].cycles, p->total_cycles);
+               " cycles): time counted twice", row_name(&s[i], p),
+               100.0 * (double)s[i].cycles / (double)p->total_cycles, s[i].cycles, p->total_cycles);
         rc = EXIT_INTERNAL;
       }
     free(s);
