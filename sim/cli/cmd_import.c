@@ -1,5 +1,6 @@
 /* `vmxsim import`: options and messages; the importer library (sim/import/import.h) does the work. */
 #include "commands.h"
+#include "options.h"
 #include "sim/import/import.h"
 #include "sim/base/util.h"
 
@@ -24,6 +25,8 @@ static const char usage_tail[] =
   "      --paging 32|pae|64 guest paging mode (default 64)\n"
   "      --workload NAME    workload name in the header (default: IN's base name)\n"
   "      --skip-bad         count unparseable lines instead of failing (exit code 3)\n"
+  "      --domain D         xentrace with the scheduler's records: only Xen domain D's\n"
+  "                         vCPUs (default: every domain with HVM records, dom0's too)\n"
   "\n"
   "A recording that lacks events the results need (no raw_syscalls:sys_exit, no page\n"
   "faults, lost samples) still imports, with one warning per gap on stderr; the trace\n"
@@ -76,6 +79,13 @@ static int parse_option(int argc, char **argv, int *i, struct import_args *a) {
       errorf("import: --cpu-ghz '%s' is not a number of GHz above 0 and at most %g", v, CLOCK_GHZ_MAX);
       return -1;
     }
+    return 1;
+  }
+  if ((v = opt_val(argc, argv, i, NULL, "--domain", &missing))) {
+    int d;
+    if (option_domain(v, &d)) return -1;
+    a->opt.one_domain = true;
+    a->opt.domain = (uint16_t)d;
     return 1;
   }
   if ((v = opt_val(argc, argv, i, NULL, "--paging", &missing))) {

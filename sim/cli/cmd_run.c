@@ -13,9 +13,11 @@
 #include "sim/present/views_print.h"
 #include "sim/present/report_print.h"
 
+#include <cJSON.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_SETS 64
@@ -24,7 +26,8 @@
 static const char run_usage[] =
   "usage: vmxsim [run] [--policy P[,P...]] [--cpu C[,C...]] [--set KEY=VALUE]... [-j N]\n"
   "                    [--format table|json|csv] [--views] [--vcpu N] [--interval N[us|ms|s|ev]]\n"
-  "                    [--input-format F] [--skip-bad] [--db FILE | --no-db] TRACE|RECORDING\n"
+  "                    [--input-format F] [--skip-bad] [--domain D] [--db FILE | --no-db]\n"
+  "                    TRACE|RECORDING\n"
   "\n"
   "Replays TRACE (a binary trace: see 'vmxsim trace asm', 'vmxsim gen') under hypervisor\n"
   "policy P on CPU cost profile C and reports VM exits by reason, their cycles, and the\n"
@@ -67,6 +70,11 @@ static const char run_usage[] =
   "                      VMXSIM_NO_CACHE in vmxsim(1)); a trace.dat, and one on\n"
   "                      standard input, are imported into a temporary trace first\n"
   RECORDING_SKIP_BAD_USAGE
+  "      --domain D      a xentrace recording: replay Xen domain D's vCPUs only.  A\n"
+  "                      recording of one guest domain replays that guest (dom0's\n"
+  "                      exits apart: --domain 0 replays them); one of several guest\n"
+  "                      domains needs --domain (the message lists them); a trace\n"
+  "                      imported from one must hold one domain (import --domain D)\n"
   "\n"
   "A recording is replayed directly: vmxsim --policy ept --cpu skylake-2019 kvm.dat\n"
   "imports it as it replays it.\n"
@@ -90,6 +98,7 @@ struct run_opts {
   bool no_db, quiet, views;
   bool reports;                /* several runs: each one's report too, not only the comparison */
   int vcpu;                   /* -1: all */
+  int domain;                 /* --domain: the Xen domain a recording is replayed for; -1: its one guest */
   struct interval_opt interval;
   /* the configurations: --policy and --cpu lists split, their product */
   char *lists;                  /* the lists' copies, parts separated in place */
@@ -116,10 +125,10 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
     { "views", no_argument, 0, 'V' },        { "vcpu", required_argument, 0, 'v' },
     { "interval", required_argument, 0, 'i' }, { "input-format", required_argument, 0, 'F' },
     { "jobs", required_argument, 0, 'j' },   { "reports", no_argument, 0, 'R' },
-    { "skip-bad", no_argument, 0, 'B' },     { 0, 0, 0, 0 } };
+    { "skip-bad", no_argument, 0, 'B' },     { "domain", required_argument, 0, 'd' }, { 0, 0, 0, 0 } };
   memset(o, 0, sizeof *o);
   o->policy = POLICY_DEFAULT;
-  o->vcpu = -1;
+  o->vcpu = o->domain = -1;
   o->cpu = PROFILE_DEFAULT;
   o->db = "vmxsim.db";
   int c;
@@ -159,6 +168,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o) {
       break;
     case 'B': o->rec.skip_bad = true; break;
     case 'v': if (option_vcpu(optarg, &o->vcpu)) return EXIT_USAGE; o->views = true; break;
+    case 'd': if (option_domain(optarg, &o->domain)) return EXIT_USAGE; break;
     case 'i': if (option_interval(optarg, &o->interval)) return EXIT_USAGE; o->views = true; break;
     case 'h': fputs(run_usage, stdout); return -1;
     default:
@@ -327,6 +337,49 @@ static int give_known_hash(const struct trace_known *k, const char *trace, struc
   return EXIT_OK;
 }
 
+/* "0, 1 and 2" of the domains an imported xentrace trace names (metadata "domains"), and how many. */
+static unsigned trace_domains(const char *meta, int *only, char *list, size_t n) {
+  cJSON *m = meta && meta[0] ? cJSON_Parse(meta) : NULL;
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(m, "domains"), *e;
+  if (!cJSON_IsArray(a)) a = NULL;
+  unsigned count = 0;
+  list[0] = 0;
+  cJSON_ArrayForEach(e, a) {
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(e, "domain");
+    if (!cJSON_IsNumber(d)) continue;
+    size_t used = strlen(list);
+    snprintf(list + used, n - used, "%s%.0f", count++ ? ", " : "", d->valuedouble);
+    *only = (int)d->valuedouble;
+  }
+  cJSON_Delete(m);
+  return count;
+}
+
+/* A replay takes one Xen domain: an imported xentrace trace of several is
+** refused (import it again with --domain), and --domain must be the one it
+** holds.  A recording replayed directly is filtered by its import instead. */
+static int check_trace_domain(const struct run_opts *o, bool streamed) {
+  struct stat st;                                   /* a pipe or FIFO can be read once: the replay's */
+  if (streamed || !strcmp(o->trace, "-") || stat(o->trace, &st) != 0 || !S_ISREG(st.st_mode)) return EXIT_OK;
+  struct trace_reader r;
+  if (trace_open(&r, o->trace)) return EXIT_OK;            /* the replay says why */
+  char list[512];
+  int only = -1;
+  unsigned n = trace_domains(r.hdr.metadata, &only, list, sizeof list);
+  trace_close(&r);
+  if (o->domain >= 0 && n == 0) {
+    errorf("%s: --domain %d: the trace names no domains (a xentrace recording with the scheduler's records, "
+           "imported, does)", o->trace, o->domain);
+    return EXIT_USAGE;
+  }
+  if (n > 1 || (o->domain >= 0 && only != o->domain)) {
+    errorf("%s: the trace holds domains %s: a replay takes one: import the recording again with "
+           "'vmxsim import xentrace --domain D', or replay the recording itself with --domain D", o->trace, list);
+    return EXIT_USAGE;
+  }
+  return EXIT_OK;
+}
+
 int cmd_run(int argc, char **argv) {
   struct run_opts *o = xcalloc(1, sizeof *o);
   int rc = parse_run_opts(argc, argv, o);
@@ -334,6 +387,7 @@ int cmd_run(int argc, char **argv) {
   char err[1024];
   struct import_stream *imported = NULL;
   char *spooled = NULL, *scratch = NULL;              /* a recording read from a pipe */
+  if (!rc) recording_domain(o->domain, true);
   if (!rc && (rc = recording_stream(o->trace, &o->rec, &imported, &spooled, &scratch)))
     recording_remove(spooled, scratch);
   if (rc) {
@@ -342,6 +396,13 @@ int cmd_run(int argc, char **argv) {
     return rc < 0 ? EXIT_OK : rc;
   }
   bool streamed = imported != NULL || spooled != NULL;
+  if ((rc = check_trace_domain(o, streamed))) {
+    recording_stream_finish(imported, err, sizeof err);
+    recording_remove(spooled, scratch);
+    free(o->lists);
+    free(o);
+    return rc;
+  }
   struct trace_known known;
   look_up_trace(o, streamed, &known);
   struct run_set set = { .trace = spooled ? spooled : o->trace, .open = imported ? import_stream_open : NULL,

@@ -19,21 +19,29 @@
 #include <string.h>
 
 static const char summary_usage[] =
-  "usage: vmxsim summary [--vcpu N] [--interval N[us|ms|s|ev]] [--sort reason|count|time|avg]\n"
-  "                      [--top N] [--units cycles|us] [--cpu-ghz G] [--format table|json|csv]\n"
-  "                      [--input-format F] [--skip-bad] TRACE|RECORDING\n"
+  "usage: vmxsim summary [--domain D] [--vcpu N] [--interval N[us|ms|s|ev]]\n"
+  "                      [--sort reason|count|time|avg] [--top N] [--units cycles|us]\n"
+  "                      [--cpu-ghz G] [--format table|json|csv] [--input-format F] [--skip-bad]\n"
+  "                      TRACE|RECORDING\n"
   "\n"
   "The exits of a host recording as the host measured them, not re-decided: per exit\n"
   "reason the count, measured time, share of the recording, average cycles and\n"
   "{p5|p50|p95}, maximum and standard deviation; under each reason its breakdown by\n"
   "control register, debug register, MSR, I/O port, vector and CPUID leaf; then the\n"
   "address spaces (CR3) and vCPUs the exits came from (with the host thread behind each\n"
-  "vCPU of a KVM recording).  TRACE is a trace imported from a\n"
-  "KVM or Xen recording ('vmxsim import kvm-ftrace|xentrace|trace-cmd'), which keeps each\n"
-  "exit's measured cycles; the figures are those xenalyze --summary prints for the\n"
-  "same recording (counts, averages, percentiles of the same even sample).\n"
+  "vCPU of a KVM recording).  TRACE is a trace imported from a KVM or Xen recording\n"
+  "('vmxsim import kvm-ftrace|xentrace|trace-cmd'), which keeps each exit's measured\n"
+  "cycles, or the recording itself; the figures are those xenalyze --summary prints for\n"
+  "the same recording (counts, averages, percentiles of the same even sample).\n"
+  "A xentrace recording with the scheduler's records keeps each exit's domain and\n"
+  "vCPU (rows d1v0, ...); by default the summary holds every domain's exits (dom0's\n"
+  "too), and the share of time is of the vCPUs' recorded time (the recording's span\n"
+  "times the vCPUs summarised), so no share passes 100%.\n"
   "\n"
-  "  -v, --vcpu N        only vCPU N's exits (default: all)\n"
+  "  -d, --domain D      only Xen domain D's exits (a xentrace recording's)\n"
+  "  -v, --vcpu N        only vCPU N's exits (default: all); with --domain, that\n"
+  "                      domain's vCPU N, as xenalyze's per-vCPU section counts it\n"
+  "                      (--domain is needed when the recording has several domains)\n"
   "  -i, --interval N    also a time series of exits per reason: N microseconds (us,\n"
   "                      ms, s suffixes; at most 10^12 us) of each vCPU's recorded time,\n"
   "                      or N events (ev)\n"
@@ -52,13 +60,14 @@ static const char summary_usage[] =
   "examples:\n"
   "  vmxsim import xentrace xen.bin -o xen.trace && vmxsim summary xen.trace\n"
   "  vmxsim summary --sort time --vcpu 1 kvm.trace\n"
+  "  vmxsim summary --domain 1 --vcpu 0 xen.bin   # d1v0, however it migrated\n"
   "  vmxsim summary kvm.dat                      # a trace-cmd recording, imported on the fly\n"
   "  vmxsim summary --interval 1ms --format csv kvm.trace > exits-per-ms.csv\n";
 
 struct summary_opts {
   const char *trace;
   struct recording_opts rec;   /* --input-format, --skip-bad */
-  int vcpu, format;
+  int vcpu, domain, format;
   enum view_sort sort;
   unsigned top;
   double ghz;                  /* 0: from the trace */
@@ -68,22 +77,24 @@ struct summary_opts {
 
 static int parse_summary_opts(int argc, char **argv, struct summary_opts *o) {
   static const struct option longopts[] = {
-    { "vcpu", required_argument, 0, 'v' }, { "interval", required_argument, 0, 'i' },
+    { "vcpu", required_argument, 0, 'v' }, { "domain", required_argument, 0, 'd' },
+    { "interval", required_argument, 0, 'i' },
     { "sort", required_argument, 0, 's' }, { "top", required_argument, 0, 'T' },
     { "cpu-ghz", required_argument, 0, 'g' }, { "format", required_argument, 0, 'f' },
     { "input-format", required_argument, 0, 'F' }, { "units", required_argument, 0, 'u' },
     { "skip-bad", no_argument, 0, 'B' },
     { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
   memset(o, 0, sizeof *o);
-  o->vcpu = -1;
+  o->vcpu = o->domain = -1;
   o->top = 10;
   int c;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "v:i:s:f:h", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "v:d:i:s:f:h", longopts, NULL)) != -1) {
     int rc = EXIT_OK;
     switch (c) {
     case 'v': rc = option_vcpu(optarg, &o->vcpu); break;
+    case 'd': rc = option_domain(optarg, &o->domain); break;
     case 'i': rc = option_interval(optarg, &o->interval); break;
     case 's': rc = option_sort(optarg, &o->sort); break;
     case 'T': rc = option_unsigned("--top", optarg, &o->top); break;
@@ -119,6 +130,7 @@ struct about {
   const char *path;
   char workload[TRACE_WORKLOAD_MAX + 1];
   char *meta;                  /* JSON text; NULL: none yet */
+  unsigned nvcpus;             /* the header's vCPU count */
 };
 
 static int meta_number(const struct about *a, const char *key, const struct meta_range *want, double def,
@@ -129,9 +141,132 @@ static int meta_number(const struct about *a, const char *key, const struct meta
   return rc;
 }
 
+/* The trace's vCPUs as a xentrace recording names them (metadata "vcpus": each
+** {name, domain, vcpu}, in vCPU order); n = 0 when the trace does not. */
+struct vcpu_names {
+  unsigned n;
+  int domain[TRACE_VCPU_MAX], vcpu[TRACE_VCPU_MAX];
+  char name[TRACE_VCPU_MAX][24];
+  const char *names[TRACE_VCPU_MAX];
+};
+
+static bool id16(const cJSON *j) {
+  return cJSON_IsNumber(j) && j->valuedouble >= 0 && j->valuedouble <= 65535 && j->valuedouble == (int)j->valuedouble;
+}
+
+static int read_vcpu_names(const struct about *r, struct vcpu_names *m) {
+  m->n = 0;
+  cJSON *meta = r->meta && r->meta[0] ? cJSON_Parse(r->meta) : NULL;
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(meta, "vcpus"), *e;
+  if (!cJSON_IsArray(a)) a = NULL;
+  int rc = EXIT_OK;
+  cJSON_ArrayForEach(e, a) {
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(e, "domain"), *v = cJSON_GetObjectItemCaseSensitive(e, "vcpu");
+    if (m->n == TRACE_VCPU_MAX || !id16(d) || !id16(v)) {
+      errorf("%s: metadata \"vcpus\"[%u]: expected {\"domain\": 0..65535, \"vcpu\": 0..65535}, at most %d of them",
+             r->path, m->n, TRACE_VCPU_MAX);
+      rc = EXIT_BADINPUT;
+      break;
+    }
+    m->domain[m->n] = (int)d->valuedouble;
+    m->vcpu[m->n] = (int)v->valuedouble;
+    snprintf(m->name[m->n], sizeof m->name[m->n], "d%dv%d", m->domain[m->n], m->vcpu[m->n]);
+    m->names[m->n] = m->name[m->n];
+    m->n++;
+  }
+  cJSON_Delete(meta);
+  return rc;
+}
+
+/* "0, 1 and 2": the domains of the trace's vCPUs (want < 0), or domain want's vCPUs. */
+static void list_ids(const struct vcpu_names *m, int want, char *buf, size_t n) {
+  bool seen[65536 / 64 * 64] = { false };
+  unsigned count = 0;
+  buf[0] = 0;
+  for (int id = 0; id < 65536; id++) {
+    for (unsigned v = 0; v < m->n && !seen[id]; v++)
+      seen[id] = want < 0 ? m->domain[v] == id : m->domain[v] == want && m->vcpu[v] == id;
+    if (!seen[id]) continue;
+    size_t used = strlen(buf);
+    snprintf(buf + used, n - used, "%s%d", count++ ? ", " : "", id);
+  }
+}
+
+/* The vCPUs the options select: keep[v]; *one: the one vCPU of --vcpu (-1: all
+** kept); *shown: how many are kept (the shares' denominator counts them). */
+static int select_vcpus(const struct summary_opts *o, const struct about *r, const struct vcpu_names *m,
+                        bool *keep, int *one, unsigned *shown) {
+  char ids[512];
+  if (!m->n) {
+    if (o->domain >= 0) {
+      errorf("%s: --domain %d: the trace names no domains (a xentrace recording with the scheduler's records does)",
+             o->trace, o->domain);
+      return EXIT_USAGE;
+    }
+    for (unsigned v = 0; v < TRACE_VCPU_MAX; v++) keep[v] = o->vcpu < 0 || (int)v == o->vcpu;
+    *one = o->vcpu;
+    *shown = o->vcpu >= 0 ? 1 : (r->nvcpus ? r->nvcpus : 1);
+    return EXIT_OK;
+  }
+  int dom = o->domain;
+  bool one_domain = true;
+  for (unsigned v = 1; v < m->n; v++) one_domain &= m->domain[v] == m->domain[0];
+  list_ids(m, -1, ids, sizeof ids);
+  if (dom < 0 && o->vcpu >= 0 && !one_domain) {
+    errorf("%s: --vcpu %d: the trace holds domains %s: give --domain D too", o->trace, o->vcpu, ids);
+    return EXIT_USAGE;
+  }
+  if (dom < 0 && o->vcpu >= 0) dom = m->domain[0];
+  *one = -1;
+  *shown = 0;
+  for (unsigned v = 0; v < TRACE_VCPU_MAX; v++) {
+    keep[v] = v < m->n && (dom < 0 || m->domain[v] == dom) && (o->vcpu < 0 || m->vcpu[v] == o->vcpu);
+    if (keep[v]) { (*shown)++; *one = (int)v; }
+  }
+  char vids[512];
+  list_ids(m, dom, vids, sizeof vids);
+  if (!vids[0]) {
+    errorf("%s: --domain %d: the trace holds domains %s", o->trace, dom, ids);
+    return EXIT_USAGE;
+  }
+  if (!*shown) {                 /* a vCPU without exits: an empty summary, as without domains */
+    errorf("warning: %s: --vcpu %d: domain %d has vCPUs %s", o->trace, o->vcpu, dom, vids);
+    *one = TRACE_VCPU_MAX;       /* no record's */
+    *shown = 1;
+  }
+  if (o->vcpu < 0) *one = -1;
+  return EXIT_OK;
+}
+
+#define SUMMARY_BLOCK 8192   /* records filtered at a time (--domain) */
+
+/* The records of the kept vCPUs (a domain's), fed to the views. */
+static void feed_kept(struct views *w, const bool *keep, const struct trace_event *evs, size_t n,
+                      struct trace_event *buf) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (evs[i].vcpu >= TRACE_VCPU_MAX || keep[evs[i].vcpu]) buf[k++] = evs[i];
+  views_feed_block(&w, 1, buf, k);
+}
+
+/* A trace with no measured exit: why, as far as its metadata tells. */
+static int no_exits(const struct summary_opts *o, const struct about *r) {
+  double sched;
+  if (meta_number(r, "scheduler_records", &trace_meta_span_cycles, 0, &sched)) return EXIT_BADINPUT;
+  if (sched > 0)
+    errorf("%s: no measured exits: the recording holds %.0f scheduler records and no HVM exit records: was it "
+           "taken with the HVM class enabled (xentrace -e 0x000af000: the scheduler's and HVM classes)?",
+           o->trace, sched);
+  else
+    errorf("%s: no measured exits: only traces imported from host recordings (vmxsim import kvm-ftrace, "
+           "xentrace, trace-cmd) carry them; 'vmxsim --policy P %s' simulates exits", o->trace, o->trace);
+  return EXIT_BADINPUT;
+}
+
 /* Before the records: the clock (given, or the metadata's, else xenalyze's
-** 2.4 GHz) and the time series' width. */
-static int views_begin(const struct summary_opts *o, const struct about *a, struct views *w, struct views_print *p) {
+** 2.4 GHz), the time series' width, and the one vCPU kept (-1: all). */
+static int views_begin(const struct summary_opts *o, const struct about *a, int one, struct views *w,
+                       struct views_print *p) {
   p->ghz = o->ghz;
   if (!o->ghz && meta_number(a, "cpu_ghz", &trace_meta_cpu_ghz, IMPORT_GHZ_DEFAULT, &p->ghz)) return EXIT_BADINPUT;
   uint64_t width = o->interval.events ? o->interval.n : views_interval_cycles(o->interval.us, p->ghz);
@@ -139,19 +274,16 @@ static int views_begin(const struct summary_opts *o, const struct about *a, stru
     errorf("--interval %.0fus at %g GHz is less than one cycle: give a longer interval", o->interval.us, p->ghz);
     return EXIT_USAGE;
   }
-  views_init(w, o->vcpu, width, o->interval.events);
+  views_init(w, one, width, o->interval.events);
   return EXIT_OK;
 }
 
 /* After the records: what only the end says (the recording's span), and the
-** clock of a recording read in one pass, whose metadata came last. */
+** clock of a recording read in one pass, whose metadata came last.  shown:
+** the vCPUs summarised, whose recorded time the shares are of. */
 static int views_end(const struct summary_opts *o, const struct about *a, const struct views *w,
-                     struct views_print *p) {
-  if (!views_any(w) && o->vcpu < 0) {
-    errorf("%s: no measured exits: only traces imported from host recordings (vmxsim import kvm-ftrace, "
-           "xentrace, trace-cmd) carry them; 'vmxsim --policy P %s' simulates exits", o->trace, o->trace);
-    return EXIT_BADINPUT;
-  }
+                     const struct vcpu_names *m, unsigned shown, struct views_print *p) {
+  if (!views_any(w) && o->vcpu < 0 && o->domain < 0) return no_exits(o, a);
   double ghz = p->ghz;
   if (!o->ghz && meta_number(a, "cpu_ghz", &trace_meta_cpu_ghz, IMPORT_GHZ_DEFAULT, &ghz)) return EXIT_BADINPUT;
   if (ghz != p->ghz && o->interval.n && !o->interval.events) {
@@ -163,11 +295,55 @@ static int views_end(const struct summary_opts *o, const struct about *a, const 
   /* xenalyze's share of time is of the recording's whole span, when the importer kept it */
   double span;                       /* -1: absent (the range starts at 0) */
   if (meta_number(a, "span_cycles", &trace_meta_span_cycles, -1, &span)) return EXIT_BADINPUT;
-  p->total_cycles = span >= 0 ? (uint64_t)span : views_elapsed(w);
+  p->total_cycles = (span >= 0 ? (uint64_t)span : views_elapsed(w)) * shown;
   p->sort = o->sort;
   p->top = o->top;
   p->units_us = o->units_us;
+  p->vcpu_names = m->n ? m->names : NULL;
+  p->nvcpu_names = m->n;
   return EXIT_OK;
+}
+
+/* A row's name as printed: a vCPU's as the recording names it (d1v0). */
+static const char *row_name(const struct view_stat *s, const struct views_print *p) {
+  return s->dim == VD_VCPU && p->vcpu_names && s->key < p->nvcpu_names ? p->vcpu_names[s->key] : s->name;
+}
+
+/* A vCPU whose exits took longer than the recording: the metadata's span is not this
+** trace's (edited, or another recording's). */
+static int check_span(const struct summary_opts *o, const struct views *w, const struct views_print *p,
+                      unsigned shown) {
+  struct view_stat *s;
+  unsigned n = views_stats(w, VD_VCPU, false, SORT_REASON, &s);
+  uint64_t span = shown ? p->total_cycles / shown : 0;
+  int rc = EXIT_OK;
+  for (unsigned i = 0; i < n && !rc; i++)
+    if (s[i].cycles > span) {
+      errorf("%s: metadata \"span_cycles\" %" PRIu64 " is shorter than the measured exits of %s (%" PRIu64
+             " cycles): not this recording's span", o->trace, span, row_name(&s[i], p), s[i].cycles);
+      rc = EXIT_BADINPUT;
+    }
+  free(s);
+  return rc;
+}
+
+/* A share of time above 100% means time counted twice: a bug, never printed. */
+static int check_shares(const struct views *w, const struct views_print *p) {
+  static const unsigned dims[] = { VD_REASON, VD_VCPU };
+  int rc = EXIT_OK;
+  for (unsigned d = 0; d < 2 && !rc && p->total_cycles; d++) {
+    struct view_stat *s;
+    unsigned n = views_stats(w, dims[d], false, SORT_REASON, &s);
+    for (unsigned i = 0; i < n && !rc; i++)
+      if (s[i].cycles > p->total_cycles) {
+        errorf("internal error: %s takes %.2f%% of the vCPUs' recorded time (%" PRIu64 " of %" PRIu64
+               " cycles): time counted twice", row_name(&s[i], p),
+               100.0 * (double)s[i].cycles / (double)p->total_cycles, s[i].cycles, p->total_cycles);
+        rc = EXIT_INTERNAL;
+      }
+    free(s);
+  }
+  return rc;
 }
 
 /* The host thread behind each vCPU, as the importer of a KVM recording kept it
@@ -189,7 +365,8 @@ static void print_vcpu_threads(const struct summary_opts *o, const cJSON *thread
 }
 
 static void print_summary(const struct summary_opts *o, const struct about *a, const struct views *w,
-                          struct views_print *p) {
+                          struct views_print *p, unsigned shown) {
+  uint64_t span = shown ? p->total_cycles / shown : p->total_cycles;
   cJSON *meta = cJSON_Parse(a->meta ? a->meta : "");
   cJSON *threads = cJSON_GetObjectItemCaseSensitive(meta, "vcpu_threads");
   if (!cJSON_IsArray(threads)) threads = NULL;
@@ -199,7 +376,9 @@ static void print_summary(const struct summary_opts *o, const struct about *a, c
     cJSON_AddStringToObject(j, "trace", o->trace);
     cJSON_AddStringToObject(j, "workload", a->workload);
     cJSON_AddNumberToObject(j, "cpu_ghz", p->ghz);
-    cJSON_AddNumberToObject(j, "recorded_cycles", (double)p->total_cycles);
+    cJSON_AddNumberToObject(j, "recorded_cycles", (double)span);
+    cJSON_AddNumberToObject(j, "vcpus_summarised", shown);
+    if (o->domain >= 0) cJSON_AddNumberToObject(j, "domain", o->domain);
     if (o->vcpu >= 0) cJSON_AddNumberToObject(j, "vcpu", o->vcpu);
     char *s = cJSON_Print(j);
     printf("%s\n", s);
@@ -209,11 +388,14 @@ static void print_summary(const struct summary_opts *o, const struct about *a, c
     printf("source,view,name,parent,count,cycles,avg,min,p5,p50,p95,max,stddev\n");
     views_print_csv(stdout, w, p, "measured");
   } else {
-    char title[512], who[32] = "all vCPUs";
-    if (o->vcpu >= 0) snprintf(who, sizeof who, "vCPU %d", o->vcpu);
-    snprintf(title, sizeof title, "%s (%s): %" PRIu64 " measured VM exits of %s; %" PRIu64 " cycles recorded "
+    char title[512], who[48] = "all vCPUs", times[32] = "";
+    if (o->vcpu >= 0 && o->domain >= 0) snprintf(who, sizeof who, "vCPU d%dv%d", o->domain, o->vcpu);
+    else if (o->vcpu >= 0) snprintf(who, sizeof who, "vCPU %d", o->vcpu);
+    else if (o->domain >= 0) snprintf(who, sizeof who, "domain %d", o->domain);
+    if (shown > 1) snprintf(times, sizeof times, " x %u vCPUs", shown);
+    snprintf(title, sizeof title, "%s (%s): %" PRIu64 " measured VM exits of %s; %" PRIu64 " cycles recorded%s "
              "(%.6f s at %.2f GHz)", o->trace, a->workload[0] ? a->workload : "-", w->exits, who,
-             p->total_cycles, (double)p->total_cycles / (p->ghz * 1e9), p->ghz);
+             span, times, (double)span / (p->ghz * 1e9), p->ghz);
     p->title = title;
     views_print_table(stdout, w, p);
     p->title = NULL;
@@ -252,18 +434,21 @@ static int one_pass_emit(void *ctx, const struct trace_event *ev) {
   return 0;
 }
 
-/* -1: not a recording read in one pass; otherwise the result. */
-static int summary_one_pass(const struct summary_opts *o, struct about *a, struct views *w, struct views_print *p) {
+/* -1: not a recording read in one pass; otherwise the result.  *shown: the
+** vCPUs summarised. */
+static int summary_one_pass(const struct summary_opts *o, struct about *a, struct views *w, struct views_print *p,
+                            struct vcpu_names *m, unsigned *shown) {
   /* A time series in events counts the @init records, which one pass gives
-  ** at each vCPU's first record rather than all first: read such a summary
-  ** as a trace. */
-  if (o->interval.n && o->interval.events) return -1;
-  int rc = views_begin(o, a, w, p);
+  ** at each vCPU's first record rather than all first; --domain and --vcpu
+  ** choose vCPUs by the names the metadata gives at the end: read such a
+  ** summary as a trace. */
+  if ((o->interval.n && o->interval.events) || o->domain >= 0 || o->vcpu >= 0) return -1;
+  int rc = views_begin(o, a, -1, w, p);
   if (rc) return rc;
   struct one_pass op = { .w = w };
   op.f = feeder_start(&op.w, 1);
   op.buf = op.f ? feeder_reserve(op.f, ONE_PASS_BLOCK) : xmalloc(ONE_PASS_BLOCK * sizeof *op.buf);
-  rc = recording_feed(o->trace, &o->rec, one_pass_emit, &op, a->workload, sizeof a->workload, &a->meta);
+  rc = recording_feed(o->trace, &o->rec, one_pass_emit, &op, a->workload, sizeof a->workload, &a->meta, &a->nvcpus);
   if (op.f) {
     feeder_commit(op.f, rc <= 0 ? op.n : 0);   /* the last block (the reserved one is handed on either way) */
     feeder_wait(op.f);
@@ -272,11 +457,34 @@ static int summary_one_pass(const struct summary_opts *o, struct about *a, struc
     if (rc <= 0) views_feed_block(&op.w, 1, op.buf, op.n);
     free(op.buf);
   }
-  return rc ? rc : views_end(o, a, w, p);
+  if (rc) return rc;
+  bool keep[TRACE_VCPU_MAX];
+  int one;
+  if ((rc = read_vcpu_names(a, m)) || (rc = select_vcpus(o, a, m, keep, &one, shown))) return rc;
+  return views_end(o, a, w, m, *shown, p);
+}
+
+/* The kept vCPUs' records of a trace, a block at a time, to the views. */
+static int feed_trace(const struct summary_opts *o, struct trace_reader *r, struct views *w, const bool *keep) {
+  bool all = o->domain < 0 || o->vcpu >= 0;
+  struct trace_event *buf = all ? NULL : xmalloc(SUMMARY_BLOCK * sizeof *buf);
+  const struct trace_event *evs;
+  size_t n;
+  while ((n = trace_next_block(r, &evs, all ? SIZE_MAX : SUMMARY_BLOCK)) > 0) {
+    if (all) views_feed_block(&w, 1, evs, n);
+    else feed_kept(w, keep, evs, n, buf);
+  }
+  free(buf);
+  if (trace_failed(r)) {
+    errorf("%s", r->err);
+    return EXIT_BADINPUT;
+  }
+  return EXIT_OK;
 }
 
 /* A trace, or a recording converted into one as it is read (recording_stream). */
-static int summary_of_trace(const struct summary_opts *o, struct about *a, struct views *w, struct views_print *p) {
+static int summary_of_trace(const struct summary_opts *o, struct about *a, struct views *w, struct views_print *p,
+                            struct vcpu_names *m, unsigned *shown) {
   struct import_stream *imported = NULL;
   char *spooled = NULL, *scratch = NULL;              /* a recording read from a pipe */
   int rc = recording_stream(o->trace, &o->rec, &imported, &spooled, &scratch);
@@ -293,18 +501,13 @@ static int summary_of_trace(const struct summary_opts *o, struct about *a, struc
   }
   snprintf(a->workload, sizeof a->workload, "%s", r.hdr.workload);
   a->meta = r.hdr.metadata ? xstrdup(r.hdr.metadata) : NULL;
+  a->nvcpus = r.hdr.vcpu_count;
   a->path = r.path;
-  if (!(rc = views_begin(o, a, w, p))) {
-    const struct trace_event *evs;
-    size_t n;
-    while ((n = trace_next_block(&r, &evs, SIZE_MAX)) > 0) views_feed_block(&w, 1, evs, n);
-    if (trace_failed(&r)) {
-      errorf("%s", r.err);
-      rc = EXIT_BADINPUT;
-    } else {
-      rc = views_end(o, a, w, p);
-    }
-  }
+  bool keep[TRACE_VCPU_MAX];
+  int one;
+  if (!(rc = read_vcpu_names(a, m)) && !(rc = select_vcpus(o, a, m, keep, &one, shown)) &&
+      !(rc = views_begin(o, a, one, w, p)) && !(rc = feed_trace(o, &r, w, keep)))
+    rc = views_end(o, a, w, m, *shown, p);
   a->path = o->trace;
   trace_close(&r);                    /* before the import's end: it may be waiting for the reader */
   char err[1024];
@@ -320,12 +523,17 @@ int cmd_summary(int argc, char **argv) {
   if (rc) return rc < 0 ? EXIT_OK : rc;
   struct about a = { .path = o.trace };
   struct views *w = xcalloc(1, sizeof *w);     /* views_free of one never initialised */
+  struct vcpu_names *m = xcalloc(1, sizeof *m);
   struct views_print p = { 0 };
-  rc = summary_one_pass(&o, &a, w, &p);
-  if (rc < 0) rc = summary_of_trace(&o, &a, w, &p);
-  if (!rc) print_summary(&o, &a, w, &p);
+  unsigned shown = 1;
+  rc = summary_one_pass(&o, &a, w, &p, m, &shown);
+  if (rc < 0) rc = summary_of_trace(&o, &a, w, &p, m, &shown);
+  if (!rc) rc = check_span(&o, w, &p, shown);
+  if (!rc) rc = check_shares(w, &p);
+  if (!rc) print_summary(&o, &a, w, &p, shown);
   views_free(w);
   free(w);
+  free(m);
   free(a.meta);
   return rc;
 }

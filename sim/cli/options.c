@@ -25,6 +25,16 @@ int option_vcpu(const char *s, int *vcpu) {
   return EXIT_OK;
 }
 
+int option_domain(const char *s, int *domain) {
+  uint64_t v;
+  if (!parse_u64(s, &v) || v > 65535) {
+    errorf("--domain %s: expected a Xen domain id 0..65535%s", s, parse_u64_hint(s));
+    return EXIT_USAGE;
+  }
+  *domain = (int)v;
+  return EXIT_OK;
+}
+
 int option_interval(const char *s, struct interval_opt *o) {
   static const struct { const char *suffix; double us; } units[] = {
     { "us", 1 }, { "ms", 1e3 }, { "s", 1e6 }, { "ev", 0 }, { "", 1 } };
@@ -128,12 +138,23 @@ static int recording_format(const char *path, const char *input_format, const st
   return EXIT_BADINPUT;
 }
 
+/* The Xen domain a replay of a recording takes (recording_domain). */
+static struct { bool one, required; uint16_t domain; } replay_domain;
+
+void recording_domain(int domain, bool required) {
+  replay_domain.one = domain >= 0;
+  replay_domain.domain = domain >= 0 ? (uint16_t)domain : 0;
+  replay_domain.required = required;
+}
+
 /* The job of a recording imported to be replayed: the metadata's command says so. */
 static struct import_job recording_job(const struct import_format *f, const char *path, bool skip_bad, char *cmd,
                                        size_t n) {
   snprintf(cmd, n, "vmxsim (%s %s%s, imported on the fly)", f->name, path, skip_bad ? " --skip-bad" : "");
   return (struct import_job){ .format = f, .input = path, .command = cmd,
-                              .opt = { .cpu_ghz = IMPORT_GHZ_DEFAULT, .paging = PAGING_64, .skip_bad = skip_bad } };
+                              .opt = { .cpu_ghz = IMPORT_GHZ_DEFAULT, .paging = PAGING_64, .skip_bad = skip_bad,
+                                       .one_domain = replay_domain.one, .domain = replay_domain.domain,
+                                       .domain_required = replay_domain.required } };
 }
 
 /* The import's failure; one at a line ("IN:12: ...") or byte ("IN: byte 96: ...")
@@ -239,7 +260,7 @@ int recording_stream(const char *path, const struct recording_opts *ro, struct i
 
 int recording_feed(const char *path, const struct recording_opts *ro,
                    int (*emit)(void *ctx, const struct trace_event *ev), void *ctx, char *workload, size_t wlen,
-                   char **meta) {
+                   char **meta, unsigned *nvcpus) {
   struct stat st;
   if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
   const struct import_format *f;
@@ -248,7 +269,7 @@ int recording_feed(const char *path, const struct recording_opts *ro,
   if (!f || f->run_path) return -1;
   char cmd[512], err[1024];
   struct import_job job = recording_job(f, path, ro->skip_bad, cmd, sizeof cmd);
-  rc = import_feed(&job, emit, ctx, workload, wlen, meta, err, sizeof err);
+  rc = import_feed(&job, emit, ctx, workload, wlen, meta, nvcpus, err, sizeof err);
   if (rc) say_import_failed(path, err, ro->skip_bad);
   else say_skipped(*meta);
   return rc;

@@ -12,6 +12,8 @@
 struct interval_opt { double us; uint64_t n; bool events; };
 
 int option_vcpu(const char *s, int *vcpu);
+/* --domain D: a Xen domain id, 0..65535. */
+int option_domain(const char *s, int *domain);
 int option_interval(const char *s, struct interval_opt *o);
 int option_sort(const char *s, enum view_sort *sort);
 int option_unsigned(const char *name, const char *s, unsigned *v);
@@ -57,6 +59,9 @@ struct recording_opts {
 #define RECORDING_SKIP_BAD_USAGE \
   "      --skip-bad        a recording's unparseable lines (and notes after a record)\n" \
   "                        are counted, said and skipped instead of failing (exit 3)\n"
+/* The Xen domain (-1: every domain) the recordings imported from here on keep; required:
+** a xentrace recording of several guest domains is refused without one (a replay). */
+void recording_domain(int domain, bool required);
 int recording_import(const char *path, const struct recording_opts *ro, char **trace, char **dir);
 struct import_stream;
 int recording_stream(const char *path, const struct recording_opts *ro, struct import_stream **s, char **trace,
@@ -67,12 +72,13 @@ int recording_stream(const char *path, const struct recording_opts *ro, struct i
 int recording_stream_finish(struct import_stream *s, char *err, size_t errlen);
 /* A recording in a regular file read in one pass (import_feed), every record
 ** to emit(ctx), for a reader that needs no header first (summary): 0 when
-** done, with workload and *meta (the metadata JSON; the caller frees it);
+** done, with workload, *meta (the metadata JSON; the caller frees it) and
+** *nvcpus (the trace's vCPU count);
 ** -1 when path is no such recording (a trace, a pipe, a format read by path:
 ** recording_stream reads those); or an exit code, the message printed. */
 int recording_feed(const char *path, const struct recording_opts *ro,
                    int (*emit)(void *ctx, const struct trace_event *ev), void *ctx, char *workload, size_t wlen,
-                   char **meta);
+                   char **meta, unsigned *nvcpus);
 void recording_remove(char *trace, char *dir);
 
 #endif

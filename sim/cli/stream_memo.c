@@ -75,6 +75,7 @@ static char *identity_of(const struct import_job *job, const struct file_seen *f
   strbuf_printf(&b, "workload %s%s\ncommand %s\ncpu_ghz %a paging %u skip_bad %d\n", job->workload ? "=" : "-",
                 job->workload ? job->workload : "", job->command ? job->command : "", o->cpu_ghz, o->paging,
                 (int)o->skip_bad);
+  strbuf_printf(&b, "domain %d %u required %d\n", (int)o->one_domain, (unsigned)o->domain, (int)o->domain_required);
   if (b.len > STREAM_MEMO_ID_MAX) { free(b.s); return NULL; }
   return b.s;
 }

@@ -47,6 +47,9 @@ struct import_opts {
   double cpu_ghz;            /* cycles per nanosecond of recorded time (perf, kvm) */
   unsigned paging;           /* enum paging_mode */
   bool skip_bad;             /* count unparseable input instead of failing */
+  bool one_domain;           /* xentrace: only domain `domain`'s vCPUs (else every domain's) */
+  bool domain_required;      /* xentrace: a recording of several guest domains needs one_domain (a replay) */
+  uint16_t domain;
   const char *input;         /* the input's name in messages */
   /* each vCPU's @init records go out just before its first record, not after
   ** the last: for a reader that takes the records in one pass (import_feed) */
@@ -345,10 +348,11 @@ size_t import_stream_prefix_size(void);
 ** once, on this thread, every record to emit(ctx) with each vCPU's @init
 ** records just before its first (opt.inits_inline): for a reader that needs
 ** no header before the records, such as a summary.  Then *meta is the
-** metadata JSON (the caller frees it) and workload the header's name.  0, or
+** metadata JSON (the caller frees it), workload the header's name and
+** *nvcpus its vCPU count.  0, or
 ** an exit code with the message in err (import_file's). */
 int import_feed(const struct import_job *job, import_emit_fn emit, void *ctx, char *workload, size_t wlen,
-                char **meta, char *err, size_t errlen);
+                char **meta, unsigned *nvcpus, char *err, size_t errlen);
 
 int import_stream_start(const struct import_job *job, const struct import_stream_known *known,
                         struct import_stream **out, char *err, size_t errlen);

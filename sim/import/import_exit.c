@@ -235,6 +235,20 @@ int import_exit_entry(struct import_exits *X, unsigned v, bool timed, uint64_t t
   return rc;
 }
 
+int import_exit_close(struct import_exits *X, unsigned v, uint64_t time) {
+  struct import_exit_vcpu *c = &X->v[v];
+  int rc = import_exit_settle(X, v);
+  if (!rc && c->open) rc = measure(X, v, time);
+  c->open = false;
+  c->in_guest = false;
+  return rc;
+}
+
+void import_exit_forget(struct import_exits *X, unsigned v) {
+  X->v[v].open = false;
+  X->v[v].in_guest = false;
+}
+
 void import_exit_explained(struct import_exits *X, unsigned v, bool emitted) {
   X->v[v].pending = false;
   X->v[v].caused |= emitted;

@@ -67,6 +67,13 @@ bool import_exit_gap_too_long(const struct import_exits *X, unsigned v, uint64_t
 int import_exit_begins(struct import_exits *X, unsigned v, bool timed, uint64_t time, const struct import_exit *x);
 /* An entry record: settles the pending exit; the guest runs from `time`. */
 int import_exit_entry(struct import_exits *X, unsigned v, bool timed, uint64_t time);
+/* The exit ends without an entry (a hypervisor's scheduler took the vCPU off
+** its pCPU as runnable: xentrace): settles the pending exit and measures the
+** open one up to `time`; the guest does not run from there. */
+int import_exit_close(struct import_exits *X, unsigned v, uint64_t time);
+/* The open exit's end may not be recorded (records were lost): it is not
+** measured, and no guest time runs until the next entry. */
+void import_exit_forget(struct import_exits *X, unsigned v);
 /* A detail record explained the pending exit; emitted: the importer emitted
 ** its event (false: understood, but nothing vmxsim can replay). */
 void import_exit_explained(struct import_exits *X, unsigned v, bool emitted);

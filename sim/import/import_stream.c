@@ -88,11 +88,12 @@ static int convert_once(const struct import_job *job, import_emit_fn emit, void 
 }
 
 int import_feed(const struct import_job *job, import_emit_fn emit, void *ctx, char *workload, size_t wlen,
-                char **meta, char *err, size_t errlen) {
+                char **meta, unsigned *nvcpus, char *err, size_t errlen) {
   struct import_job once = *job;
   once.opt.inits_inline = true;
   struct import_head head = { .meta = NULL };
-  int rc = convert_once(&once, emit, ctx, "", &head, NULL, err, errlen);
+  *nvcpus = 1;
+  int rc = convert_once(&once, emit, ctx, "", &head, nvcpus, err, errlen);
   if (!rc) {
     snprintf(workload, wlen, "%s", head.workload);
     *meta = head.meta;

@@ -14,17 +14,46 @@
 ** number of extra words, 31 TSC present), the TSC as two u32 (lo, hi) when
 ** present, then the extra words.  xentrace writes each physical CPU's buffer
 ** as a window that starts with a CPU-change record {cpu, window bytes}; the
-** records up to the next one ran on that pCPU.  Each pCPU becomes a vCPU
-** (dense, in order of appearance): record with the guest's vCPUs pinned.
+** records up to the next one ran on that pCPU (Xen's xen/include/public/trace.h
+** and tools/xentrace/xentrace.c).
+**
+** Who ran a record: a recording with the scheduler's records (class
+** TRC_SCHED_MIN: runstate changes and continues, each naming a domain and
+** vCPU) is read as Xen's tools/xentrace/xenalyze.c reads it.  The pCPUs'
+** records are taken in TSC order (the windows of one pCPU overlap others' in
+** time), each pCPU runs the (domain, vCPU) its last runstate change put on
+** it, and an HVM record belongs to that vCPU, wherever it ran before.  A
+** vCPU's exit is measured from its VMEXIT to its next VMENTRY, or to the
+** runstate change that makes it runnable (preempted or woken: its wait for a
+** pCPU is no cost of the exit; an exit that blocks, such as HLT, lasts until
+** the wake-up).  Each (domain, vCPU) with HVM records becomes a vCPU of the
+** trace, dense, in order of its first record; the metadata's "vcpus" names
+** them (d1v0).  The idle domain's and records on a pCPU no runstate record
+** has placed a vCPU on yet are skipped (counted).  Without scheduler records
+** each pCPU becomes a vCPU: record with the guest's vCPUs pinned.
+**
+** Lost records (TRC_LOST_RECORDS {count, domain, vCPU, first lost TSC}): the
+** pCPU's buffer overflowed.  As xenalyze does, the vCPU running there is
+** taken off at the first lost TSC and its open exit is not measured (its
+** VMENTRY may be among the lost), every vCPU not running is assumed to have
+** run there (its open exit is not measured either), and the vCPU the marker
+** names runs from the marker's TSC.  The markers are counted and reported.
+**
 ** VMEXIT records carry only the exit reason, so an exit becomes a guest
 ** action when a handler record (CR, MSR, I/O port, CPUID, page fault, ...)
 ** explains it or when its reason alone says enough (HLT, RDTSC, ...).  TSC
-** ticks are cycles: the time from a VMENTRY to the next VMEXIT on a pCPU is
-** guest 'run' time as is, and from a VMEXIT to the next VMENTRY the exit's
-** measured cost (an EV_MEASURED record).
+** ticks are cycles: the time from a VMENTRY to the vCPU's next VMEXIT is
+** guest 'run' time as is, and an exit's time (above) its measured cost (an
+** EV_MEASURED record).
 */
 
+#define TRC_LOST_RECORDS     0x0001f001u   /* {count, domain (15:0) | vCPU (31:16), first lost TSC lo, hi} */
 #define TRC_TRACE_CPU_CHANGE 0x0001f003u   /* {cpu (bits 15:0), window bytes} */
+#define TRC_SCHED_MIN        0x00021000u   /* runstate records: low nibble 1 change, 2 continue */
+#define TRC_SCHED_MIN_MASK   0xfffff000u
+#define XEN_IDLE_DOMAIN      32767u
+#define XEN_PCPU_MAX         256           /* pCPUs followed (xenalyze's MAX_CPUS) */
+#define XEN_SCHED_VCPUS_MAX  65536         /* (domain, vCPU) pairs followed */
 #define TRC_HVM_VMENTRY      0x00081001u   /* {} */
 #define TRC_HVM_VMEXIT       0x00081002u   /* {exit reason, rip} */
 #define TRC_HVM_VMEXIT64     0x00081102u   /* {exit reason, rip lo, rip hi} */
@@ -38,22 +67,6 @@ enum seen { SEEN_CR_WRITE, SEEN_VMENTRY, SEEN_VMEXIT, SEEN_KINDS };
 #define HANDLER_RECENT 32
 struct handler;
 
-struct xen {
-  struct import *im;
-  struct import_exits exits;  /* one vCPU per pCPU */
-  int vcpu;                   /* the current window's vCPU; -1 before the first CPU change */
-  uint64_t cr_writes, io_size_assumed;
-  unsigned seen_slot[SEEN_KINDS];   /* the name's slot in im->seen + 1, 0 before its first record */
-  const struct handler *recent[HANDLER_RECENT];   /* handlers found, by the event's low bits */
-};
-
-static void saw(struct xen *X, enum seen kind) {
-  static const char *const names[] = { "HVM CR_WRITE", "HVM VMENTRY", "HVM VMEXIT" };
-  struct import_tally *t = &X->im->seen;
-  if (!X->seen_slot[kind]) X->seen_slot[kind] = import_tally_name_slot(t, names[kind], strlen(names[kind])) + 1;
-  t->count[X->seen_slot[kind] - 1]++;
-}
-
 /* One decoded record. */
 struct xrec {
   size_t off;
@@ -63,6 +76,62 @@ struct xrec {
   uint64_t tsc;
   uint32_t extra[7];
 };
+
+/* Xen's runstates (xen/include/public/vcpu.h: RUNSTATE_running 0, runnable 1,
+** blocked 2, offline 3), then xenalyze's own: lost, and not yet seen running. */
+enum { RS_RUNNING, RS_RUNNABLE, RS_BLOCKED, RS_OFFLINE, RS_LOST, RS_INIT = 6 };
+
+/* A (domain, vCPU) the scheduler's records name. */
+struct xvcpu {
+  uint16_t dom, vid;
+  uint8_t state;             /* RS_* */
+  int pcpu;                  /* where it last ran; -1 never */
+  int dense;                 /* its vCPU in the trace; -1 before its first HVM record */
+  uint64_t exits;
+};
+
+/* One pCPU's records: its windows in file order, read one record ahead. */
+struct xpcpu {
+  bool seen, active;
+  int first_win, win;        /* windows: indexes into xen.win; -1 none */
+  size_t off, end;           /* the next record and the end of the current window */
+  uint64_t order_tsc, last_tsc;
+  int cur;                   /* the xvcpu running here; -1 none (or not known yet) */
+  bool lost, lost_end_due, lost_vcpu_valid;   /* a lost-records marker is being handled */
+  uint64_t lost_tsc;
+  uint16_t lost_dom, lost_vid;
+  struct xrec rec;           /* the record read ahead (active) */
+};
+
+struct xwin { size_t start, end; int next; };
+
+struct xen {
+  struct import *im;
+  struct import_exits exits;  /* one vCPU per pCPU, or per (domain, vCPU) with scheduler records */
+  int vcpu;                   /* file order: the current window's vCPU; -1 before the first CPU change */
+  uint64_t cr_writes, io_size_assumed;
+  unsigned seen_slot[SEEN_KINDS];   /* the name's slot in im->seen + 1, 0 before its first record */
+  const struct handler *recent[HANDLER_RECENT];   /* handlers found, by the event's low bits */
+  /* scheduler records: who runs where */
+  bool sched;
+  uint64_t sched_records, lost_markers, lost_records;
+  struct xvcpu *vc;
+  unsigned nvc, capvc;
+  struct import_map vc_of;    /* domain << 16 | vCPU -> index into vc */
+  int dense_vc[TRACE_VCPU_MAX];   /* the xvcpu behind each trace vCPU */
+  struct xpcpu *pc;           /* [XEN_PCPU_MAX] */
+  int lost_cpus;              /* pCPUs inside a lost-records marker */
+  struct xwin *win;
+  unsigned nwin, capwin;
+};
+
+static void saw(struct xen *X, enum seen kind) {
+  static const char *const names[] = { "HVM CR_WRITE", "HVM VMENTRY", "HVM VMEXIT" };
+  struct import_tally *t = &X->im->seen;
+  if (!X->seen_slot[kind]) X->seen_slot[kind] = import_tally_name_slot(t, names[kind], strlen(names[kind])) + 1;
+  t->count[X->seen_slot[kind] - 1]++;
+}
+
 
 static uint32_t get32(const unsigned char *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -188,49 +257,6 @@ static int on_handler(struct xen *X, unsigned v, const struct xrec *r, const str
   return rc;
 }
 
-/* Extra words each used record needs. */
-static unsigned words_needed(uint32_t event, const struct handler *h) {
-  switch (event) {
-  case TRC_TRACE_CPU_CHANGE: case TRC_HVM_VMEXIT: case TRC_HVM_VMEXIT64: return 1;
-  }
-  return h ? h->words : 0;
-}
-
-static int on_record(struct xen *X, const struct xrec *r) {
-  struct import *im = X->im;
-  const struct handler *h = handler_of(X, r->event);
-  if (r->has_tsc) import_exits_saw_time(&X->exits, r->tsc);
-  if (r->nextra < words_needed(r->event, h)) {
-    char why[96];
-    snprintf(why, sizeof why, "record 0x%08x has %u extra words, %u needed", r->event, r->nextra,
-             words_needed(r->event, h));
-    return import_bad(im, r->off, NULL, 0, why);
-  }
-  if (r->event == TRC_TRACE_CPU_CHANGE) {
-    X->vcpu = import_vcpu_of_cpu(im, r->extra[0] & 0xffff);
-    if (X->vcpu < 0) return import_bad(im, r->off, NULL, 0, "more than 256 physical CPUs");
-    im->used++;
-    return 0;
-  }
-  bool entry_exit = r->event == TRC_HVM_VMEXIT || r->event == TRC_HVM_VMEXIT64 || r->event == TRC_HVM_VMENTRY;
-  if (!h && !entry_exit) return import_skip_id(im, r->event);
-  if (X->vcpu < 0) return import_skip_why(im, "HVM record before the first CPU change");
-  unsigned v = (unsigned)X->vcpu;
-  if (h) {
-    if (r->event == TRC_HVM_HANDLER + 0x009 || r->event == TRC_HVM_HANDLER + 0x109)
-      saw(X, SEEN_CR_WRITE);
-    return on_handler(X, v, r, h);
-  }
-  saw(X, r->event == TRC_HVM_VMENTRY ? SEEN_VMENTRY : SEEN_VMEXIT);
-  if (r->event == TRC_HVM_VMENTRY) {
-    im->used++;
-    return import_exit_entry(&X->exits, v, r->has_tsc, r->tsc);
-  }
-  if (r->has_tsc && import_exit_gap_too_long(&X->exits, v, r->tsc))
-    return import_bad(im, r->off, NULL, 0, IMPORT_GAP_WHY);
-  return exit_begins(X, v, r);
-}
-
 /* Decodes the record at off; returns its size, or 0 when the file ends inside it. */
 static size_t decode(const unsigned char *buf, size_t len, size_t off, struct xrec *r) {
   if (len - off < 4) return 0;
@@ -252,21 +278,378 @@ static size_t decode(const unsigned char *buf, size_t len, size_t off, struct xr
   return size;
 }
 
-static void add_metadata(struct xen *X) {
-  cJSON *m = X->im->meta;
-  import_add_native_cpus(X->im, "pcpus");
-  import_exits_add_counts(&X->exits);
-  cJSON_AddNumberToObject(m, "cr_writes", (double)X->cr_writes);
-  cJSON_AddNumberToObject(m, "io_size_assumed", (double)X->io_size_assumed);
-  import_exits_add_reasons(&X->exits);
+/* Extra words each used record needs. */
+static unsigned words_needed(uint32_t event, const struct handler *h) {
+  switch (event) {
+  case TRC_TRACE_CPU_CHANGE: case TRC_HVM_VMEXIT: case TRC_HVM_VMEXIT64: return 1;
+  case TRC_LOST_RECORDS: return 4;
+  }
+  if ((event & TRC_SCHED_MIN_MASK) == TRC_SCHED_MIN) return 1;
+  return h ? h->words : 0;
 }
 
-int import_xentrace(struct import *im, const unsigned char *buf, size_t len) {
-  struct xen *X = xcalloc(1, sizeof *X);
-  X->im = im;
-  import_exits_init(&X->exits, im, false);
-  X->vcpu = -1;
-  im->binary = true;
+static bool is_hvm(uint32_t event, const struct handler *h) {
+  return h || event == TRC_HVM_VMEXIT || event == TRC_HVM_VMEXIT64 || event == TRC_HVM_VMENTRY;
+}
+
+/* The checks every record gets: a time seen, and the words it needs. */
+static int check_record(struct xen *X, const struct xrec *r, const struct handler *h) {
+  if (r->has_tsc) import_exits_saw_time(&X->exits, r->tsc);
+  if (r->nextra >= words_needed(r->event, h)) return 0;
+  char why[96];
+  snprintf(why, sizeof why, "record 0x%08x has %u extra words, %u needed", r->event, r->nextra,
+           words_needed(r->event, h));
+  return import_bad(X->im, r->off, NULL, 0, why) ? -2 : -1;   /* -1: skipped, go on */
+}
+
+/* An HVM record of trace vCPU v. */
+static int hvm_record(struct xen *X, unsigned v, const struct xrec *r, const struct handler *h) {
+  struct import *im = X->im;
+  if (h) {
+    if (r->event == TRC_HVM_HANDLER + 0x009 || r->event == TRC_HVM_HANDLER + 0x109)
+      saw(X, SEEN_CR_WRITE);
+    return on_handler(X, v, r, h);
+  }
+  saw(X, r->event == TRC_HVM_VMENTRY ? SEEN_VMENTRY : SEEN_VMEXIT);
+  if (r->event == TRC_HVM_VMENTRY) {
+    im->used++;
+    return import_exit_entry(&X->exits, v, r->has_tsc, r->tsc);
+  }
+  if (r->has_tsc && import_exit_gap_too_long(&X->exits, v, r->tsc))
+    return import_bad(im, r->off, NULL, 0, IMPORT_GAP_WHY);
+  if (X->sched) X->vc[X->dense_vc[v]].exits++;
+  return exit_begins(X, v, r);
+}
+
+static void count_lost(struct xen *X, const struct xrec *r, unsigned pcpu) {
+  X->lost_markers++;
+  X->lost_records += r->extra[0];
+  char text[IMPORT_TEXT_MAX];
+  int n = snprintf(text, sizeof text, "pCPU %u lost %u records (TRC_LOST_RECORDS at byte %zu)", pcpu,
+                   r->extra[0], r->off);
+  import_recorder_warning(X->im, text, (size_t)n);
+}
+
+/* ---- file order: each pCPU is a vCPU (no scheduler records) ---- */
+
+static int on_record_file_order(struct xen *X, const struct xrec *r) {
+  struct import *im = X->im;
+  const struct handler *h = handler_of(X, r->event);
+  int ck = check_record(X, r, h);
+  if (ck) return ck == -2 ? EXIT_BADINPUT : 0;
+  if (r->event == TRC_TRACE_CPU_CHANGE) {
+    X->vcpu = import_vcpu_of_cpu(im, r->extra[0] & 0xffff);
+    if (X->vcpu < 0) return import_bad(im, r->off, NULL, 0, "more than 256 physical CPUs");
+    im->used++;
+    return 0;
+  }
+  if (r->event == TRC_LOST_RECORDS && X->vcpu >= 0) {
+    count_lost(X, r, (unsigned)im->native_cpu[X->vcpu]);
+    import_exit_forget(&X->exits, (unsigned)X->vcpu);   /* its entry may be among the lost */
+    im->used++;
+    return 0;
+  }
+  if (!is_hvm(r->event, h)) return import_skip_id(im, r->event);
+  if (X->vcpu < 0) return import_skip_why(im, "HVM record before the first CPU change");
+  return hvm_record(X, (unsigned)X->vcpu, r, h);
+}
+
+/* ---- scheduler records: who runs on each pCPU (xenalyze's rules) ---- */
+
+static struct xvcpu *vcpu_find(struct xen *X, unsigned dom, unsigned vid) {
+  uint32_t key = (uint32_t)dom << 16 | vid;
+  int64_t *slot = import_map_get(&X->vc_of, key);
+  if (slot) return &X->vc[*slot];
+  if (X->nvc == XEN_SCHED_VCPUS_MAX) return NULL;
+  if (X->nvc == X->capvc) {
+    X->capvc = X->capvc ? 2 * X->capvc : 16;
+    X->vc = xrealloc(X->vc, X->capvc * sizeof *X->vc);
+  }
+  struct xvcpu *v = &X->vc[X->nvc];
+  *v = (struct xvcpu){ .dom = (uint16_t)dom, .vid = (uint16_t)vid, .state = RS_INIT, .pcpu = -1, .dense = -1 };
+  *import_map_put(&X->vc_of, key, 0) = X->nvc++;
+  return v;
+}
+
+static int vc_index(const struct xen *X, const struct xvcpu *v) { return (int)(v - X->vc); }
+
+/* The vCPU's open exit is not measured (lost records may hold its end). */
+static void lose(struct xen *X, struct xvcpu *v) {
+  if (v->dense >= 0) import_exit_forget(&X->exits, (unsigned)v->dense);
+  v->state = RS_LOST;
+}
+
+/* v leaves pCPU p for state `to` (xenalyze's vcpu_prev_update). */
+static void leave(struct xen *X, unsigned p, struct xvcpu *v, unsigned to) {
+  X->pc[p].cur = -1;
+  v->state = (uint8_t)to;
+}
+
+/* v runs on pCPU p from now (vcpu_next_update, vcpu_start). */
+static void enter(struct xen *X, unsigned p, struct xvcpu *v) {
+  X->pc[p].cur = vc_index(X, v);
+  v->pcpu = (int)p;
+  v->state = RS_RUNNING;
+}
+
+/* Is the transition old -> new of a vCPU now in `state` out of step (a skewed
+** clock between pCPUs)?  xenalyze then leaves a running vCPU as it is, a lost
+** one unless it starts running, and updates the others. */
+static bool runstate_ignored(const struct xvcpu *v, unsigned old, unsigned new) {
+  if (v->state == old || v->state == RS_INIT) return false;
+  if (v->state == RS_LOST) return new != RS_RUNNING;
+  return v->state == RS_RUNNING;
+}
+
+/* TRC_SCHED_MIN + 1 (change: event bits 11:8 old runstate, 7:4 new) or + 2
+** (continue running), {vCPU (15:0), domain (31:16)}. */
+static int on_runstate(struct xen *X, unsigned p, const struct xrec *r) {
+  unsigned kind = r->event & 0xf;
+  if (kind != 1 && kind != 2) return import_skip_id(X->im, r->event);
+  unsigned old = kind == 1 ? (r->event >> 8) & 0xf : RS_RUNNING, new = kind == 1 ? (r->event >> 4) & 0xf : RS_RUNNING;
+  struct xvcpu *v = vcpu_find(X, r->extra[0] >> 16, r->extra[0] & 0xffff);
+  if (!v) return import_bad(X->im, r->off, NULL, 0, "more than 65536 (domain, vCPU) pairs");
+  X->sched_records++;
+  X->im->used++;
+  int rc = 0;
+  if (new == RS_RUNNABLE && v->dense >= 0)       /* preempted or woken: the exit ends here */
+    rc = import_exit_close(&X->exits, (unsigned)v->dense, r->tsc);
+  if (rc || runstate_ignored(v, old, new)) return rc;
+  if (kind == 2) {
+    if (v->state == RS_LOST && X->pc[p].cur >= 0) leave(X, p, &X->vc[X->pc[p].cur], RS_LOST);
+    if (v->state == RS_INIT || v->state == RS_LOST) enter(X, p, v);
+  } else if (old == RS_RUNNING || v->state == RS_RUNNING) {
+    unsigned from = old == RS_RUNNING || v->pcpu < 0 ? p : (unsigned)v->pcpu;
+    if (v->state == RS_INIT) enter(X, p, v);    /* start of day: it ran here before the first record */
+    leave(X, from, v, new);
+    if (X->lost_cpus && v->dom != XEN_IDLE_DOMAIN) lose(X, v);
+  } else if (new == RS_RUNNING) {
+    enter(X, p, v);
+  } else if (v->state != RS_INIT) {
+    v->state = (uint8_t)new;
+  }
+  return 0;
+}
+
+/* A lost-records marker, first at the first lost TSC, then (end) at its own. */
+static int on_lost(struct xen *X, unsigned p, const struct xrec *r, bool end) {
+  struct xpcpu *P = &X->pc[p];
+  if (end) {
+    if (!P->lost || r->tsc <= P->lost_tsc) return 0;
+    if (P->lost_vcpu_valid) {
+      struct xvcpu *v = vcpu_find(X, P->lost_dom, P->lost_vid);
+      if (!v) return import_bad(X->im, r->off, NULL, 0, "more than 65536 (domain, vCPU) pairs");
+      enter(X, p, v);
+    }
+    P->lost = P->lost_vcpu_valid = false;
+    X->lost_cpus--;
+    return 0;
+  }
+  count_lost(X, r, p);
+  X->im->used++;
+  uint64_t first = r->extra[2] | (uint64_t)r->extra[3] << 32;
+  if (P->cur >= 0) {
+    lose(X, &X->vc[P->cur]);
+    leave(X, p, &X->vc[P->cur], RS_LOST);
+  }
+  if (!P->lost) X->lost_cpus++;
+  P->lost = true;
+  P->lost_tsc = first;
+  for (unsigned i = 0; i < X->nvc; i++)           /* any vCPU not running may have run here */
+    if (X->vc[i].state != RS_RUNNING) lose(X, &X->vc[i]);
+  P->lost_vcpu_valid = true;
+  P->lost_dom = (uint16_t)(r->extra[1] & 0xffff);
+  P->lost_vid = (uint16_t)(r->extra[1] >> 16);
+  return 0;
+}
+
+/* The trace vCPU of the (domain, vCPU) running on pCPU p, allocated on its
+** first HVM record; -1: the record is skipped (counted), -2: failed. */
+static int running_vcpu(struct xen *X, unsigned p, const struct xrec *r) {
+  struct import *im = X->im;
+  int c = X->pc[p].cur;
+  if (c < 0) return import_skip_why(im, "HVM record on a pCPU no runstate record has placed a vCPU on") ? -2 : -1;
+  struct xvcpu *v = &X->vc[c];
+  if (v->dom == XEN_IDLE_DOMAIN) return import_skip_why(im, "HVM record of the idle domain") ? -2 : -1;
+  if (im->opt.one_domain && v->dom != im->opt.domain)
+    return import_skip_why(im, "HVM record of another domain (--domain)") ? -2 : -1;
+  if (im->opt.domain_required && !im->opt.one_domain && v->dom == 0)   /* a replay takes the guest */
+    return import_skip_why(im, "HVM record of dom0 (a replay takes a guest; --domain 0 replays dom0)") ? -2 : -1;
+  if (v->dense >= 0) return v->dense;
+  if (im->nvcpus >= TRACE_VCPU_MAX) {
+    import_bad(im, r->off, NULL, 0, "more than 256 vCPUs with HVM records");
+    im->opt.skip_bad = false;                       /* no vCPU to put it on: the import stops */
+    return -2;
+  }
+  v->dense = (int)im->nvcpus;
+  X->dense_vc[v->dense] = c;
+  import_use_vcpu(im, (unsigned)v->dense);
+  im->native_cpu[v->dense] = -1;
+  return v->dense;
+}
+
+static int on_record_sched(struct xen *X, unsigned p, const struct xrec *r, bool lost_end) {
+  if (lost_end) return on_lost(X, p, r, true);
+  const struct handler *h = handler_of(X, r->event);
+  int ck = check_record(X, r, h);
+  if (ck) return ck == -2 ? EXIT_BADINPUT : 0;
+  if (r->event == 0) return import_bad(X->im, r->off, NULL, 0, "event 0 (not a xentrace record; zero padding?)");
+  if (r->event == TRC_TRACE_CPU_CHANGE) { X->im->used++; return 0; }
+  if (r->event == TRC_LOST_RECORDS) return on_lost(X, p, r, false);
+  if ((r->event & TRC_SCHED_MIN_MASK) == TRC_SCHED_MIN) return on_runstate(X, p, r);
+  if (!is_hvm(r->event, h)) return import_skip_id(X->im, r->event);
+  int v = running_vcpu(X, p, r);
+  return v == -2 ? EXIT_BADINPUT : v < 0 ? 0 : hvm_record(X, (unsigned)v, r, h);
+}
+
+/* ---- the pCPUs' records in TSC order (xenalyze's record_order) ---- */
+
+/* Reads pCPU p's next record; false at the end of its windows. */
+static bool read_ahead(struct xen *X, const unsigned char *buf, unsigned p) {
+  struct xpcpu *P = &X->pc[p];
+  while (P->win >= 0) {
+    if (P->off < P->end && decode(buf, P->end, P->off, &P->rec)) {
+      P->off += 4 + (P->rec.has_tsc ? 8 : 0) + 4 * (size_t)P->rec.nextra;
+      if (!P->rec.has_tsc) P->rec.tsc = P->last_tsc;
+      else {
+        P->last_tsc = P->rec.tsc;
+        P->order_tsc = P->rec.event == TRC_LOST_RECORDS && P->rec.nextra == 4
+                       ? (P->rec.extra[2] | (uint64_t)P->rec.extra[3] << 32) : P->rec.tsc;
+      }
+      return true;
+    }
+    P->win = X->win[P->win].next;
+    if (P->win >= 0) { P->off = X->win[P->win].start; P->end = X->win[P->win].end; }
+  }
+  P->active = false;
+  return false;
+}
+
+/* Moves order[0] down past the pCPUs whose next record comes earlier. */
+static void bubble(struct xen *X, unsigned *order, unsigned n) {
+  unsigned first = order[0], i = 0;
+  for (; i + 1 < n && X->pc[order[i + 1]].order_tsc < X->pc[first].order_tsc; i++) order[i] = order[i + 1];
+  order[i] = first;
+}
+
+/* The lowest byte offset a pCPU still has to read (pages below it can be given back). */
+static size_t lowest_offset(const struct xen *X, const unsigned *order, unsigned n) {
+  size_t low = SIZE_MAX;
+  for (unsigned i = 0; i < n; i++) {
+    const struct xpcpu *P = &X->pc[order[i]];
+    size_t o = P->rec.off < P->off ? P->rec.off : P->off;
+    if (o < low) low = o;
+  }
+  return low;
+}
+
+static int merge_pcpus(struct xen *X, const unsigned char *buf) {
+  unsigned order[XEN_PCPU_MAX], n = 0;
+  for (unsigned p = 0; p < XEN_PCPU_MAX; p++) {
+    struct xpcpu *P = &X->pc[p];
+    if (!P->seen) continue;
+    P->win = P->first_win;
+    P->off = X->win[P->win].start;
+    P->end = X->win[P->win].end;
+    P->active = true;
+    if (!read_ahead(X, buf, p)) continue;
+    unsigned i = n++;
+    for (; i > 0 && X->pc[order[i - 1]].order_tsc > P->order_tsc; i--) order[i] = order[i - 1];
+    order[i] = p;
+  }
+  int rc = 0;
+  for (uint64_t k = 1; rc == 0 && n > 0; k++) {
+    unsigned p = order[0];
+    struct xpcpu *P = &X->pc[p];
+    X->im->units += !P->lost_end_due;
+    bool lost_start = !P->lost_end_due && P->rec.event == TRC_LOST_RECORDS && P->rec.nextra == 4;
+    rc = on_record_sched(X, p, &P->rec, P->lost_end_due);
+    if (lost_start) {                               /* read again, as its end, at its own TSC */
+      P->lost_end_due = true;
+      if (P->rec.tsc > P->order_tsc) P->order_tsc = P->rec.tsc;
+    } else {
+      P->lost_end_due = false;
+      if (!read_ahead(X, buf, p)) { memmove(order, order + 1, --n * sizeof *order); continue; }
+    }
+    bubble(X, order, n);
+    if (k % 65536 == 0) import_release(X->im, buf, lowest_offset(X, order, n));
+  }
+  return rc;
+}
+
+/* ---- the first pass: windows, and whether the scheduler's records are there ---- */
+
+static void add_window(struct xen *X, int cpu, size_t start) {
+  if (X->nwin == X->capwin) {
+    X->capwin = X->capwin ? 2 * X->capwin : 64;
+    X->win = xrealloc(X->win, X->capwin * sizeof *X->win);
+  }
+  X->win[X->nwin] = (struct xwin){ .start = start, .end = start, .next = -1 };
+  struct xpcpu *P = &X->pc[cpu];
+  if (!P->seen) { P->seen = true; P->first_win = (int)X->nwin; }
+  else X->win[P->win].next = (int)X->nwin;
+  P->win = (int)X->nwin++;
+}
+
+/* Walks the records' headers: the windows of each pCPU, the byte where the
+** first pCPU change is (*lead: what comes before is on no pCPU), and where a
+** record the file ends inside starts (*cut, len when none).  True when
+** scheduler records are there. */
+static bool scan(struct xen *X, const unsigned char *buf, size_t len, size_t *lead, size_t *cut, bool *too_many) {
+  bool sched = false;
+  int cpu = -1;
+  size_t off = 0;
+  *lead = len;
+  *too_many = false;
+  struct xrec r;
+  for (size_t size; off < len && (size = decode(buf, len, off, &r)); off += size) {
+    import_release(X->im, buf, off);              /* the second pass maps the pages in again */
+    if ((r.event & TRC_SCHED_MIN_MASK) == TRC_SCHED_MIN) sched = true;
+    if (r.event != TRC_TRACE_CPU_CHANGE || r.nextra < 1) continue;
+    if (cpu >= 0) X->win[X->pc[cpu].win].end = off;
+    else *lead = off;
+    if ((r.extra[0] & 0xffff) >= XEN_PCPU_MAX) { *too_many = true; *cut = off; return sched; }
+    cpu = (int)(r.extra[0] & 0xffff);
+    add_window(X, cpu, off);
+  }
+  if (cpu >= 0) X->win[X->pc[cpu].win].end = off;
+  *cut = off;
+  return sched;
+}
+
+/* What comes before the first pCPU change runs on no pCPU. */
+static int lead_records(struct xen *X, const unsigned char *buf, size_t lead) {
+  int rc = 0;
+  struct xrec r;
+  for (size_t off = 0, size; rc == 0 && off < lead && (size = decode(buf, lead, off, &r)); off += size) {
+    X->im->units++;
+    const struct handler *h = handler_of(X, r.event);
+    int ck = check_record(X, &r, h);
+    if (ck) { rc = ck == -2 ? EXIT_BADINPUT : 0; continue; }
+    rc = r.event == 0 ? import_bad(X->im, off, NULL, 0, "event 0 (not a xentrace record; zero padding?)")
+                      : import_skip_why(X->im, "record before the first CPU change");
+  }
+  return rc;
+}
+
+static int import_sched(struct xen *X, const unsigned char *buf, size_t len, size_t lead, size_t cut,
+                        bool too_many) {
+  struct import *im = X->im;
+  int rc = 0;
+  if (too_many) rc = import_bad(im, cut, NULL, 0, "more than 256 physical CPUs");
+  else if (cut < len) {
+    char why[96];
+    snprintf(why, sizeof why, "truncated record: the file ends %zu bytes into it", len - cut);
+    rc = import_bad(im, cut, NULL, 0, why);
+  }
+  if (rc == 0) rc = lead_records(X, buf, lead);
+  if (rc == 0) rc = merge_pcpus(X, buf);
+  import_release(im, buf, len);
+  return rc;
+}
+
+static int import_file_order(struct xen *X, const unsigned char *buf, size_t len) {
+  struct import *im = X->im;
   int rc = 0;
   size_t off = 0;
   while (rc == 0 && off < len) {
@@ -280,12 +663,113 @@ int import_xentrace(struct import *im, const unsigned char *buf, size_t len) {
       break;                                   /* nothing follows to resynchronise on */
     }
     rc = r.event == 0 ? import_bad(im, off, NULL, 0, "event 0 (not a xentrace record; zero padding?)")
-                      : on_record(X, &r);
+                      : on_record_file_order(X, &r);
     off += size;
     import_release(im, buf, off);
   }
+  return rc;
+}
+
+/* ---- metadata ---- */
+
+static int by_domain(const void *a, const void *b) {
+  const struct xvcpu *x = *(const struct xvcpu *const *)a, *y = *(const struct xvcpu *const *)b;
+  return x->dom != y->dom ? (x->dom < y->dom ? -1 : 1) : (x->vid > y->vid) - (x->vid < y->vid);
+}
+
+/* "vcpus": each trace vCPU's domain and vCPU; "domains": per domain with HVM
+** records, its vCPUs and exits, in domain order. */
+static void add_domains(struct xen *X) {
+  cJSON *m = X->im->meta;
+  cJSON *vcpus = cJSON_AddArrayToObject(m, "vcpus");
+  const struct xvcpu **v = xmalloc((X->im->nvcpus + 1) * sizeof *v);
+  for (unsigned i = 0; i < X->im->nvcpus; i++) {
+    const struct xvcpu *x = v[i] = &X->vc[X->dense_vc[i]];
+    char name[24];
+    snprintf(name, sizeof name, "d%uv%u", x->dom, x->vid);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", name);
+    cJSON_AddNumberToObject(o, "domain", x->dom);
+    cJSON_AddNumberToObject(o, "vcpu", x->vid);
+    cJSON_AddItemToArray(vcpus, o);
+  }
+  qsort(v, X->im->nvcpus, sizeof *v, by_domain);
+  cJSON *doms = cJSON_AddArrayToObject(m, "domains");
+  for (unsigned i = 0; i < X->im->nvcpus;) {
+    unsigned j = i;
+    uint64_t exits = 0;
+    for (; j < X->im->nvcpus && v[j]->dom == v[i]->dom; j++) exits += v[j]->exits;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "domain", v[i]->dom);
+    cJSON_AddNumberToObject(o, "vcpus", j - i);
+    cJSON_AddNumberToObject(o, "exits", (double)exits);
+    cJSON_AddItemToArray(doms, o);
+    i = j;
+  }
+  free(v);
+}
+
+static void add_metadata(struct xen *X) {
+  cJSON *m = X->im->meta;
+  if (X->sched) {
+    cJSON_AddNumberToObject(m, "scheduler_records", (double)X->sched_records);
+    add_domains(X);
+  } else {
+    import_add_native_cpus(X->im, "pcpus");
+  }
+  if (X->lost_markers) {
+    cJSON *l = cJSON_AddObjectToObject(m, "lost_records");
+    cJSON_AddNumberToObject(l, "markers", (double)X->lost_markers);
+    cJSON_AddNumberToObject(l, "records", (double)X->lost_records);
+  }
+  import_exits_add_counts(&X->exits);
+  cJSON_AddNumberToObject(m, "cr_writes", (double)X->cr_writes);
+  cJSON_AddNumberToObject(m, "io_size_assumed", (double)X->io_size_assumed);
+  import_exits_add_reasons(&X->exits);
+}
+
+/* A replay takes one guest: with several guest domains (dom0 and the idle
+** domain apart), it needs --domain. */
+static int check_one_guest(struct xen *X) {
+  struct import *im = X->im;
+  if (!im->opt.domain_required || im->opt.one_domain || !X->sched) return 0;
+  char list[256] = "";
+  unsigned guests = 0;
+  uint8_t listed[65536 / 8] = { 0 };
+  for (unsigned i = 0; i < im->nvcpus; i++) {
+    unsigned d = X->vc[X->dense_vc[i]].dom;
+    if (d == 0 || (listed[d / 8] >> (d % 8) & 1)) continue;
+    listed[d / 8] = (uint8_t)(listed[d / 8] | 1u << (d % 8));
+    guests++;
+    size_t used = strlen(list);
+    snprintf(list + used, sizeof list - used, "%s%u", used ? ", " : "", d);
+  }
+  if (guests < 2) return 0;
+  snprintf(im->err, sizeof im->err, "%s: the recording holds %u guest domains (%s): give --domain D to replay one",
+           im->opt.input, guests, list);
+  return EXIT_USAGE;
+}
+
+int import_xentrace(struct import *im, const unsigned char *buf, size_t len) {
+  struct xen *X = xcalloc(1, sizeof *X);
+  X->im = im;
+  X->pc = xcalloc(XEN_PCPU_MAX, sizeof *X->pc);
+  for (unsigned p = 0; p < XEN_PCPU_MAX; p++) X->pc[p].cur = X->pc[p].first_win = X->pc[p].win = -1;
+  import_exits_init(&X->exits, im, false);
+  X->vcpu = -1;
+  im->binary = true;
+  size_t lead, cut;
+  bool too_many;
+  X->sched = scan(X, buf, len, &lead, &cut, &too_many);
+  im->map_released = 0;                           /* the second pass gives them back again */
+  int rc = X->sched ? import_sched(X, buf, len, lead, cut, too_many) : import_file_order(X, buf, len);
   if (rc == 0) rc = import_exits_finish(&X->exits);
+  if (rc == 0) rc = check_one_guest(X);
   if (rc == 0) add_metadata(X);
+  import_map_free(&X->vc_of);
+  free(X->vc);
+  free(X->win);
+  free(X->pc);
   free(X);
   return rc;
 }
@@ -301,14 +785,22 @@ static const struct import_need xen_needs[] = {
 };
 
 static const char xen_usage[] =
-  "usage: vmxsim import xentrace IN.bin -o OUT.bin [--paging 32|pae|64] [--workload NAME]\n"
-  "                              [--skip-bad]\n"
+  "usage: vmxsim import xentrace IN.bin -o OUT.bin [--domain D] [--paging 32|pae|64]\n"
+  "                              [--workload NAME] [--skip-bad]\n"
   "\n"
   "IN.bin is a Xen binary trace (xentrace, host byte order). Used records:\n"
-  "  CPU change 0x0001f003 {cpu, bytes}   following records run on that pCPU; each\n"
-  "                                       pCPU becomes a vCPU (pin vCPUs to pCPUs)\n"
-  "  HVM VMEXIT 0x00081102/0x00081002     the exit (reason); its TSC minus the last\n"
-  "                                       VMENTRY's TSC becomes 'run' cycles\n"
+  "  CPU change 0x0001f003 {cpu, bytes}   following records ran on that pCPU\n"
+  "  runstate 0x00021xx1/0x00021002       the scheduler: which (domain, vCPU) runs on\n"
+  "    {vcpu, domain}                     each pCPU (xenalyze's rules; the pCPUs'\n"
+  "                                       records taken in TSC order); each one with\n"
+  "                                       HVM records becomes a vCPU, named d1v0 in the\n"
+  "                                       metadata; the idle domain's are skipped.\n"
+  "                                       Without them each pCPU becomes a vCPU (pin\n"
+  "                                       vCPUs to pCPUs)\n"
+  "  lost records 0x0001f001              counted and reported; the exits whose end\n"
+  "                                       they may hold are not measured\n"
+  "  HVM VMEXIT 0x00081102/0x00081002     the exit (reason); its TSC minus the vCPU's\n"
+  "                                       last VMENTRY's becomes 'run' cycles\n"
   "  HVM handler records 0x00082xxx       the pending exit's action: CR_READ/WRITE\n"
   "                                       crNr/crNw, MSR_READ/WRITE rdmsr/wrmsr,\n"
   "                                       IOPORT_READ/WRITE io (size 1: not recorded),\n"
@@ -316,14 +808,19 @@ static const char xen_usage[] =
   "                                       HLT, INVLPG, CLTS, LMSW, RDTSC, PF_XEN touch,\n"
   "                                       NPF touch, TRAP exc, XCR_WRITE64 xsetbv\n"
   "  HVM VMENTRY 0x00081001               end of the exit: its TSC minus the VMEXIT's\n"
-  "                                       is the exit's measured cost (vmxsim summary)\n"
+  "                                       is the exit's measured cost (vmxsim summary);\n"
+  "                                       a runstate change to runnable (preempted,\n"
+  "                                       woken) ends it too\n"
   "Exits without a detail record become hlt, rdtsc, pause, wbinvd, cpuid 0 or\n"
   "vmcall 0 where the reason says enough; the rest are counted in the metadata.\n"
-  "Other records are counted and skipped.\n"
+  "Other records are counted and skipped.  --domain D keeps Xen domain D's vCPUs\n"
+  "(default: every domain with HVM records, dom0's too); a replay of a recording\n"
+  "of several guest domains needs it.\n"
   "\n"
   "example:\n"
-  "  xentrace -D -e 0x0008f000 xen.bin     # HVM class, on the Xen host\n"
-  "  vmxsim import xentrace xen.bin -o xen.bin.trace\n";
+  "  xentrace -D -e 0x000af000 xen.bin     # scheduler and HVM classes, on the Xen host\n"
+  "  vmxsim import xentrace xen.bin -o xen.bin.trace\n"
+  "  vmxsim summary --domain 1 --vcpu 0 xen.bin.trace\n";
 
 /* xentrace starts with a CPU-change record (0x0001f003, with the TSC flag and
 ** extra-word count in its top bits). */

@@ -21,6 +21,13 @@ static double pct(const struct views_print *o, uint64_t c) {
 /* Microseconds of c cycles at the views' clock. */
 static double us(const struct views_print *o, double c) { return c / (o->ghz * 1e3); }
 
+/* The vCPU rows named as the recording names them (d1v0), when it does. */
+static void name_vcpus(struct view_stat *s, unsigned n, const struct views_print *o) {
+  for (unsigned i = 0; i < n; i++)
+    if (s[i].dim == VD_VCPU && o->vcpu_names && s[i].key < o->nvcpu_names)
+      snprintf(s[i].name, sizeof s[i].name, "%s", o->vcpu_names[s[i].key]);
+}
+
 static void table_row(FILE *f, const struct view_stat *s, const char *indent, const struct views_print *o) {
   char name[48];
   snprintf(name, sizeof name, "%s%s", indent, s->name);
@@ -54,6 +61,7 @@ static void print_dim(FILE *f, const struct views *w, unsigned dim, const char *
   struct view_stat *s;
   enum view_sort sort = o->sort == SORT_REASON && dim == VD_CR3 ? SORT_TIME : o->sort;
   unsigned n = views_stats(w, dim, false, sort, &s);
+  name_vcpus(s, n, o);
   if (n > 1 || dim == VD_VCPU) {
     fprintf(f, "\n%s:\n", title);
     table_head(f, dim == VD_CR3 ? "CR3" : "vCPU", o);
@@ -134,6 +142,7 @@ void views_print_csv(FILE *f, const struct views *w, const struct views_print *o
   for (unsigned d = 0; d < 3; d++) {
     struct view_stat *s;
     unsigned n = views_stats(w, dims[d], dims[d] == VD_REASON, o->sort, &s);
+    name_vcpus(s, n, o);
     for (unsigned i = 0; i < n; i++)
       fprintf(f, "%s,%s,%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
               ",%" PRIu64 ",%.1f\n", source, view_dim_name(s[i].dim), s[i].name, s[i].parent, s[i].count,
@@ -203,6 +212,7 @@ cJSON *views_json(const struct views *w, const struct views_print *o) {
   static const unsigned dims[] = { VD_CR3, VD_VCPU };
   for (unsigned d = 0; d < 2; d++) {
     n = views_stats(w, dims[d], false, dims[d] == VD_CR3 && o->sort == SORT_REASON ? SORT_TIME : o->sort, &s);
+    name_vcpus(s, n, o);
     cJSON *obj = cJSON_AddObjectToObject(root, view_dim_name(dims[d]));
     for (unsigned i = 0; i < n && (!o->top || i < o->top); i++) cJSON_AddItemToObject(obj, s[i].name, stat_json(&s[i]));
     free(s);

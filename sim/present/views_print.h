@@ -20,6 +20,8 @@ struct views_print {
   ** Min, Max and Avg time in microseconds (avg's spread as +- stddev%) */
   bool units_us;
   uint64_t total_exits;      /* Samples% denominator (views_print_table sets it) */
+  const char *const *vcpu_names;   /* the vCPU rows' names by vCPU ("d1v0"), or NULL: "vcpu N" */
+  unsigned nvcpu_names;
 };
 void views_print_table(FILE *f, const struct views *w, const struct views_print *o);
 /* The time series alone (views_print_table prints it last). */

@@ -111,6 +111,9 @@ static void one_line(const char *s) {
   uint64_t v;
   rc = option_vcpu(s, &vcpu);
   check(rc == EXIT_USAGE || (rc == 0 && vcpu >= 0 && vcpu < TRACE_VCPU_MAX), "--vcpu out of range", s);
+  int domain = -1;
+  rc = option_domain(s, &domain);
+  check(rc == EXIT_USAGE || (rc == 0 && domain >= 0 && domain <= 65535), "--domain out of 0..65535", s);
   rc = option_interval(s, &iv);
   check(rc == EXIT_USAGE || (rc == 0 && iv.n > 0 && (iv.events || (iv.us >= 1 && iv.us <= INTERVAL_US_MAX))),
         "--interval not positive, or above 10^12 us", s);
