@@ -615,7 +615,7 @@ static const struct import_need perf_needs[] = {
 
 static const char perf_usage[] =
   "usage: vmxsim import perf-script IN.txt -o OUT.bin [--cpu-ghz G] [--paging 32|pae|64]\n"
-  "                                 [--workload NAME] [--skip-bad]\n"
+  "                                 [--guest hvm|pv64] [--workload NAME] [--skip-bad]\n"
   "\n"
   "IN.txt is 'perf script -F +pid' output of a recording of the tracepoints\n"
   "sched:sched_switch, sched:sched_process_fork, raw_syscalls:sys_enter/sys_exit,\n"
@@ -628,10 +628,14 @@ static const char perf_usage[] =
   "  page_fault_* address error_code   touch PAGE 1 (w when error_code bit 1)\n"
   "  tlb_flush pages:-1 or N           cr3w of the current CR3 (tlb_flush carries no\n"
   "                                    address); reason 0 belongs to the switch's cr3w\n"
+  "  sched_process_exec                a new address space: cr3w of a new CR3\n"
   "  time between events on a CPU      run (seconds x cpu-ghz)\n"
   "Each CPU becomes a vCPU (dense, in order of appearance). A line of a task whose\n"
   "process is not the one loaded on its CPU means the switch to it was not recorded\n"
   "(perf records only the workload's tasks): the cr3w is inserted there.\n"
+  "--guest pv64 replays it as a 64-bit Xen PV guest (xenner on KVM): kernel and\n"
+  "user space on separate tables (user: CR3 + 0x1000), so each entry to the kernel\n"
+  "(syscall, user page fault) and each return to user space adds a cr3w.\n"
   "workloads/record/README.md has the full mapping.\n"
   "\n"
   "example:\n"
