@@ -35,7 +35,7 @@ EVENTS="sched:sched_switch sched:sched_process_fork raw_syscalls:sys_enter raw_s
 exceptions:page_fault_user exceptions:page_fault_kernel tlb:tlb_flush"
 
 die() { code=$1; shift; echo "record: $*" >&2; exit "$code"; }
-usage() { sed -n '5,27s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '5,/^# exit codes/s/^# \{0,1\}//p' "$0"; }   # the header, to its last line
 
 # ---- checks: perf, permissions, tracefs, which tracepoints exist ----
 
