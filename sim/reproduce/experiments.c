@@ -357,7 +357,7 @@ static const char *kbuild_recording(struct xp_ctx *c, char *buf, size_t n) {
   if (data_file("recorded/" KB_RECORDING, buf, n)) return buf;
   data_file("recorded/" KB_RECORDING, tried, sizeof tried);
   if (data_file("../traces/recorded/" KB_RECORDING, buf, n)) return buf;
-  snprintf(c->err, sizeof c->err, "the kernel-build recording %s is not installed (looked in %s)", KB_RECORDING, tried);
+  snprintf(c->err, sizeof c->err, "the kernel-build recording %s is not installed (looked in %.900s)", KB_RECORDING, tried);
   c->rc = EXIT_BADINPUT;
   return NULL;
 }
