@@ -265,8 +265,9 @@ plots:
 	  -o plots/param-$(or $(PARAM),procs) || echo "  (no $(or $(PARAM),procs) in the traces' metadata: PARAM=key)"
 
 # What `make install` puts under $(PREFIX)/share/vmxsim: the chart scripts the program runs
-# (reproduce --plots finds plot/bars.gp beside its bin/), the recording script, and the
-# documents the man page names (doc/).
+# (reproduce --plots finds plot/bars.gp beside its bin/), the recording script, the kernel-build
+# recording the xenner-kbuild-2008 experiment replays (recorded/), and the documents the man
+# page names (doc/).
 SHARE      = $(DESTDIR)$(PREFIX)/share/vmxsim
 PLOT_FILES = scripts/plot/plot.sh scripts/plot/common.gp scripts/plot/bars.gp scripts/plot/exits.gp \
              scripts/plot/cycles.gp scripts/plot/param.gp scripts/plot/sweep.sh scripts/plot/sweep.gp
@@ -278,7 +279,8 @@ DOC_FILES  = README.md:README.md traces/FORMAT.md:FORMAT.md docs/schema.md:schem
 
 ## install: the program, its man page, and under PREFIX/share/vmxsim the chart and recording scripts and the documents (DESTDIR stages); installs no packages
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(SHARE)/plot $(SHARE)/record $(SHARE)/doc
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(SHARE)/plot $(SHARE)/record $(SHARE)/doc \
+	  $(SHARE)/recorded
 	install -m 755 $(PROG) $(DESTDIR)$(PREFIX)/bin/vmxsim
 	install -m 644 docs/vmxsim.1 $(DESTDIR)$(PREFIX)/share/man/man1/vmxsim.1
 	install -m 755 scripts/plot/plot.sh scripts/plot/sweep.sh $(SHARE)/plot/
@@ -287,6 +289,7 @@ install: all
 	install -m 755 workloads/record/record.sh $(SHARE)/record/record.sh
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 644 scripts/completion/vmxsim.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/vmxsim
+	install -m 644 traces/recorded/perf-kbuild.txt.xz $(SHARE)/recorded/
 	$(Q)for f in $(DOC_FILES); do install -m 644 "$${f%%:*}" "$(SHARE)/doc/$${f##*:}" || exit 1; done
 
 ## uninstall: remove what `make install` installed (same PREFIX and DESTDIR)

@@ -15,6 +15,9 @@
 #   fuzz    clang with its sanitizer and libFuzzer runtimes: `make fuzz` (tests/fuzz/)
 #   measure valgrind, perf, python3 and gcc-multilib (32-bit builds): the measurement
 #           recipes of workloads/record/measure (never installed unless asked for)
+#   kbuild  Debian's kernel source, flex, bison, bc, perf and xz: the `kbuild` recipe of
+#           workloads/record/record.sh (an allnoconfig i386 kernel build; never installed
+#           unless asked for)
 #   slurm   Slurm's controller, node daemon and commands, and munge: the Slurm test
 #           (tests/slurm/run.sh, which starts a private one-node cluster as root)
 # Without GROUPs: build test plot bench (what `make deps` installs; `make demo` installs
@@ -69,6 +72,12 @@ measure|valgrind|cmd valgrind|valgrind
 measure|linux-perf|cmd perf|perf
 measure|python3|cmd python3|python3
 measure|gcc-multilib|-|gcc-multilib (32-bit builds; the 32-bit measurement is skipped without it)
+kbuild|linux-source|-|Debian's kernel source (a tarball under /usr/src)
+kbuild|flex|cmd flex|flex (the kernel's Kconfig parser)
+kbuild|bison|cmd bison|bison (the kernel's Kconfig parser)
+kbuild|bc|cmd bc|bc (the kernel's timeconst.h)
+kbuild|linux-perf|cmd perf|perf
+kbuild|xz-utils|cmd xz|xz (the kernel source tarball)
 slurm|slurmctld|cmd slurmctld|the Slurm controller (slurmctld)
 slurm|slurmd|cmd slurmd|the Slurm node daemon (slurmd)
 slurm|slurm-client|cmd sbatch|the Slurm commands (sbatch, scontrol, squeue, sinfo)
@@ -199,8 +208,8 @@ if [ "$1" = --check ]; then mode=do_check; shift; fi
 [ $# -gt 0 ] || set -- build test plot bench
 for g in "$@"; do
   case $g in
-    build|unit|test|plot|bench|clang|fuzz|measure|slurm) ;;
-    *) echo "vmxsim setup: unknown group '$g' (build, unit, test, plot, bench, clang, fuzz, measure, slurm)" >&2; exit 2 ;;
+    build|unit|test|plot|bench|clang|fuzz|measure|kbuild|slurm) ;;
+    *) echo "vmxsim setup: unknown group '$g' (build, unit, test, plot, bench, clang, fuzz, measure, kbuild, slurm)" >&2; exit 2 ;;
   esac
 done
 $mode "$@"

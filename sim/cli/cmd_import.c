@@ -23,6 +23,11 @@ static const char usage_tail[] =
   "      --cpu-ghz G        recorded seconds -> guest cycles (above 0, at most 10;\n"
   "                         default 2.4; text formats)\n"
   "      --paging 32|pae|64 guest paging mode (default 64)\n"
+  "      --guest hvm|pv64   native recordings (perf-script, trace-cmd): replay them as\n"
+  "                         the recorded kernel (hvm, the default) or as a 64-bit Xen\n"
+  "                         PV guest (pv64: kernel and user space on separate page\n"
+  "                         tables, a CR3 write on each entry to and return from the\n"
+  "                         kernel; needs --paging 64)\n"
   "      --workload NAME    workload name in the header (default: IN's base name)\n"
   "      --skip-bad         count unparseable lines instead of failing (exit code 3)\n"
   "      --domain D         xentrace with the scheduler's records: only Xen domain D's\n"
@@ -92,6 +97,12 @@ static int parse_option(int argc, char **argv, int *i, struct import_args *a) {
     int p = paging_from_name(v);
     if (p < 0) { errorf("import: --paging '%s': expected 32, pae or 64", v); return -1; }
     a->opt.paging = (unsigned)p;
+    return 1;
+  }
+  if ((v = opt_val(argc, argv, i, NULL, "--guest", &missing))) {
+    if (!strcmp(v, "hvm")) a->opt.guest = IMPORT_GUEST_HVM;
+    else if (!strcmp(v, "pv64")) a->opt.guest = IMPORT_GUEST_PV64;
+    else { errorf("import: --guest '%s': expected hvm or pv64", v); return -1; }
     return 1;
   }
   if (missing) { errorf("import: option '%s' needs a value; see 'vmxsim import --help'", argv[*i]); return -1; }
@@ -177,6 +188,14 @@ int cmd_import(int argc, char **argv) {
     return EXIT_USAGE;
   }
   if (a.help) { fputs(f->usage, stdout); return EXIT_OK; }
+  if (a.opt.guest == IMPORT_GUEST_PV64 && strcmp(f->name, "perf-script") && strcmp(f->name, "trace-cmd")) {
+    errorf("import %s: --guest pv64 applies to native recordings (perf-script, trace-cmd), not to a host's exits", a.format);
+    return EXIT_USAGE;
+  }
+  if (a.opt.guest == IMPORT_GUEST_PV64 && a.opt.paging != PAGING_64) {
+    errorf("import: --guest pv64 models a 64-bit PV guest: --paging must be 64 (got %s)", paging_name(a.opt.paging));
+    return EXIT_USAGE;
+  }
   if (!a.in) { errorf("import %s: missing input file; see 'vmxsim import %s --help'", a.format, a.format); return EXIT_USAGE; }
   if (!a.out) { errorf("import %s: missing -o OUT.bin; see 'vmxsim import %s --help'", a.format, a.format); return EXIT_USAGE; }
   return run_import(&a, f, argc, argv);

@@ -43,9 +43,17 @@
 
 typedef int (*import_emit_fn)(void *ctx, const struct trace_event *ev);
 
+/* The guest a native recording is replayed as (perf-script, trace-cmd). */
+enum import_guest {
+  IMPORT_GUEST_HVM,          /* the recorded kernel, unchanged: one address space per process */
+  IMPORT_GUEST_PV64,         /* a 64-bit Xen PV guest (Xen, or xenner on KVM): kernel and user
+                             ** space on separate page tables, a CR3 write on every crossing */
+};
+
 struct import_opts {
   double cpu_ghz;            /* cycles per nanosecond of recorded time (perf, kvm) */
   unsigned paging;           /* enum paging_mode */
+  unsigned guest;            /* enum import_guest */
   bool skip_bad;             /* count unparseable input instead of failing */
   bool one_domain;           /* xentrace: only domain `domain`'s vCPUs (else every domain's) */
   bool domain_required;      /* xentrace: a recording of several guest domains needs one_domain (a replay) */

@@ -18,10 +18,17 @@
 ** each thread belongs to and which tasks are kernel threads, because a
 ** sched_switch names the next task by TID before any line of that task shows
 ** its PID; the second converts.
+**
+** As a 64-bit Xen PV guest (--guest pv64: Xen, or xenner on KVM) the kernel
+** and user space of a process run on separate page tables, so every entry
+** to the guest kernel from user space (a system call, a user page fault, an
+** interrupt that ends in a switch) and every return to user space is a CR3
+** write: each vCPU's mode (user or kernel tables) is followed, and a change
+** of mode becomes a cr3w of the process's other root.
 */
 
 enum perf_event {
-  PE_OTHER, PE_SWITCH, PE_FORK, PE_SYS_ENTER, PE_SYS_EXIT, PE_PF_USER, PE_PF_KERNEL, PE_TLB
+  PE_OTHER, PE_SWITCH, PE_FORK, PE_SYS_ENTER, PE_SYS_EXIT, PE_PF_USER, PE_PF_KERNEL, PE_TLB, PE_EXEC
 };
 
 #define NAME(s) s, sizeof s - 1
@@ -29,7 +36,7 @@ static const struct { const char *name; size_t len; enum perf_event ev; } event_
   { NAME("raw_syscalls:sys_enter"), PE_SYS_ENTER },   { NAME("raw_syscalls:sys_exit"), PE_SYS_EXIT },
   { NAME("sched:sched_switch"), PE_SWITCH },          { NAME("sched:sched_process_fork"), PE_FORK },
   { NAME("exceptions:page_fault_user"), PE_PF_USER }, { NAME("exceptions:page_fault_kernel"), PE_PF_KERNEL },
-  { NAME("tlb:tlb_flush"), PE_TLB },
+  { NAME("tlb:tlb_flush"), PE_TLB },                  { NAME("sched:sched_process_exec"), PE_EXEC },
 };
 #undef NAME
 
@@ -53,6 +60,7 @@ struct fields {
   int64_t nr;               /* sys_enter */
   uint64_t address;         /* page faults */
   bool address_known;       /* false when perf printed a symbol instead of a number */
+  bool user;                /* page_fault_user */
   uint64_t error_code;
   int64_t pages, reason;    /* tlb_flush */
 };
@@ -62,6 +70,7 @@ struct perf_cpu {
   bool seen;                /* last_ns is valid */
   int32_t mm;               /* process whose address space is loaded; -1 none yet */
   bool switched;            /* the last sched_switch loaded a new CR3 not yet matched by its flush */
+  bool user;                /* --guest pv64: the process's user page tables are loaded */
 };
 
 struct perf {
@@ -73,7 +82,8 @@ struct perf {
   unsigned nprocs;
   bool pid_column;
   struct perf_cpu cpu[TRACE_VCPU_MAX];
-  uint64_t switches, cr3_switches, inferred, flushes, flushes_merged, syscalls, faults;
+  uint64_t switches, cr3_switches, inferred, flushes, flushes_merged, syscalls, faults, execs;
+  uint64_t mode_switches;      /* --guest pv64: CR3 writes between a process's kernel and user tables */
   cJSON *recording;            /* "# key : value" header lines of 'perf script --header' */
 };
 
@@ -242,9 +252,9 @@ static const char *parse_fields(const struct prefix *p, struct fields *f) {
     return field_snum(p, "NR ", &f->nr) ? NULL : "sys_enter: no 'NR n' field";
   case PE_SYS_EXIT:
     return field_snum(p, "NR ", &f->nr) ? NULL : "sys_exit: no 'NR n' field";
-  case PE_PF_USER: case PE_PF_KERNEL: return parse_fault(p, f);
+  case PE_PF_USER: case PE_PF_KERNEL: f->user = p->ev == PE_PF_USER; return parse_fault(p, f);
   case PE_TLB: return parse_tlb(p, f);
-  case PE_OTHER: break;
+  case PE_EXEC: case PE_OTHER: break;
   }
   return NULL;
 }
@@ -301,6 +311,24 @@ static int load_mm(struct perf *P, unsigned v, int32_t proc, int *rc) {
   return 1;
 }
 
+/* --guest pv64: a process's user tables sit one page above its kernel tables
+** (as the syscalls generator's pv64 mode places them); Xen's entry code, mapped
+** in both, is in the range Xen reserves in every 64-bit PV address space. */
+#define PV_USER_ROOT_OFFSET 0x1000ull
+#define PV_XEN_TEXT 0xffff82d080000000ull
+
+static bool pv64(const struct perf *P) { return P->im->opt.guest == IMPORT_GUEST_PV64; }
+
+/* --guest pv64: vCPU v to the user (user true) or kernel tables of its process,
+** a CR3 write when that changes the mode (nothing before a process is loaded). */
+static int pv_mode(struct perf *P, unsigned v, bool user) {
+  struct perf_cpu *c = &P->cpu[v];
+  if (!pv64(P) || c->user == user || c->mm < 0) return 0;
+  c->user = user;
+  P->mode_switches++;
+  return import_emit(P->im, v, EV_CR_WRITE, 3, import_cr3_of((unsigned)c->mm) + (user ? PV_USER_ROOT_OFFSET : 0), 0);
+}
+
 /* A line of a task whose address space is not loaded: the switch to it was not
 ** recorded (perf follows only the workload's tasks), so it happened just before. */
 static int infer_switch(struct perf *P, unsigned v, const struct prefix *p) {
@@ -311,8 +339,7 @@ static int infer_switch(struct perf *P, unsigned v, const struct prefix *p) {
     load_mm(P, v, proc, &rc);
     return rc;
   }
-  rc = import_mark(P->im, v, "switch");
-  if (rc) return rc;
+  if ((rc = pv_mode(P, v, false)) || (rc = import_mark(P->im, v, "switch"))) return rc;
   P->inferred++;
   load_mm(P, v, proc, &rc);
   return rc;
@@ -331,11 +358,53 @@ static int do_switch(struct perf *P, unsigned v, const struct fields *f) {
   return rc;
 }
 
+/* A system call: from user space; as a PV guest through Xen's entry code, then
+** to the kernel's tables. */
+static int do_syscall(struct perf *P, unsigned v, const struct fields *f) {
+  P->syscalls++;
+  P->im->used++;
+  int rc = pv_mode(P, v, true);
+  if (!rc) rc = import_emit(P->im, v, EV_SYSCALL, 0, (uint64_t)f->nr, 0);
+  if (!rc && pv64(P)) rc = import_emit(P->im, v, EV_TOUCH, 0, PV_XEN_TEXT, 1);
+  return rc ? rc : pv_mode(P, v, false);
+}
+
+static int do_sysret(struct perf *P, unsigned v) {
+  P->im->used++;
+  int rc = pv_mode(P, v, false);
+  if (!rc) rc = pv_mode(P, v, true);
+  return rc ? rc : import_emit(P->im, v, EV_SYSRET, 0, 0, 0);
+}
+
+/* exec gives the thread group a new address space: a new process number (CR3),
+** loaded at once (exec_mmap switches to it). */
+static int do_exec(struct perf *P, unsigned v, const struct prefix *p) {
+  int32_t old = task_proc(P, p->tid, p->comm, p->comm_len);
+  P->im->used++;
+  if (old < 0) return 0;
+  int rc = pv_mode(P, v, false);
+  if (rc) return rc;
+  int64_t *g = import_map_get(&P->tgid_of, (uint32_t)p->tid);
+  int32_t proc = (int32_t)P->nprocs++;
+  *import_map_put(&P->proc_of, (uint32_t)(g ? *g : p->tid), proc) = proc;
+  *import_map_put(&P->class_of, (uint32_t)p->tid, proc) = proc;
+  P->execs++;
+  load_mm(P, v, proc, &rc);
+  return rc;
+}
+
 static int do_fault(struct perf *P, unsigned v, const struct fields *f) {
   if (!f->address_known) return skip(P->im, "page fault at a symbol address");
   if (P->im->opt.paging != PAGING_64 && f->address > UINT32_MAX) return skip(P->im, "page fault beyond 32 bits");
   P->faults++;
   P->im->used++;
+  /* PV: a user fault (from user space: its return there, if not recorded,
+  ** came first) enters the guest kernel (its tables) and returns; the access
+  ** is then retried on the user's tables */
+  int rc = f->user ? pv_mode(P, v, true) : 0;
+  if (!rc) rc = pv_mode(P, v, false);
+  if (!rc && f->user) rc = pv_mode(P, v, true);
+  if (rc) return rc;
   return import_emit(P->im, v, EV_TOUCH, (f->error_code & 2) ? TOUCH_AUX_WRITE : 0, f->address & ~0xfffull, 1);
 }
 
@@ -358,6 +427,8 @@ static int do_tlb(struct perf *P, unsigned v, const struct fields *f) {
   if (c->mm < 0) return skip(P->im, "tlb:tlb_flush (no process yet)");
   P->flushes++;
   P->im->used++;
+  int rc = pv_mode(P, v, false);                    /* flushed by the guest kernel */
+  if (rc) return rc;
   return import_emit(P->im, v, EV_CR_WRITE, 3, import_cr3_of((unsigned)c->mm), 0);
 }
 
@@ -383,12 +454,13 @@ static int convert(struct perf *P, unsigned v, const struct prefix *p, const str
   if (!rc && !(p->ev == PE_TLB && f->reason == 0)) rc = infer_switch(P, v, p);
   if (rc) return rc;
   switch (p->ev) {
-  case PE_SWITCH: im->used++; return do_switch(P, v, f);
+  case PE_SWITCH: im->used++; return (rc = pv_mode(P, v, false)) ? rc : do_switch(P, v, f);
   case PE_FORK: im->used++; return 0;
-  case PE_SYS_ENTER: im->used++; P->syscalls++; return import_emit(im, v, EV_SYSCALL, 0, (uint64_t)f->nr, 0);
-  case PE_SYS_EXIT: im->used++; return import_emit(im, v, EV_SYSRET, 0, 0, 0);
+  case PE_SYS_ENTER: return do_syscall(P, v, f);
+  case PE_SYS_EXIT: return do_sysret(P, v);
   case PE_PF_USER: case PE_PF_KERNEL: return do_fault(P, v, f);
   case PE_TLB: return do_tlb(P, v, f);
+  case PE_EXEC: return do_exec(P, v, p);
   case PE_OTHER: break;
   }
   return 0;
@@ -491,6 +563,8 @@ static void add_metadata(struct perf *P) {
   cJSON_AddNumberToObject(c, "tlb_flushes_in_switch", (double)P->flushes_merged);
   cJSON_AddNumberToObject(c, "syscalls", (double)P->syscalls);
   cJSON_AddNumberToObject(c, "page_faults", (double)P->faults);
+  if (P->execs) cJSON_AddNumberToObject(c, "execs", (double)P->execs);   /* recordings with sched_process_exec */
+  if (pv64(P)) cJSON_AddNumberToObject(c, "pv_mode_switches", (double)P->mode_switches);
   if (P->recording) { cJSON_AddItemToObject(m, "recording", P->recording); P->recording = NULL; }
 }
 
@@ -541,7 +615,7 @@ static const struct import_need perf_needs[] = {
 
 static const char perf_usage[] =
   "usage: vmxsim import perf-script IN.txt -o OUT.bin [--cpu-ghz G] [--paging 32|pae|64]\n"
-  "                                 [--workload NAME] [--skip-bad]\n"
+  "                                 [--guest hvm|pv64] [--workload NAME] [--skip-bad]\n"
   "\n"
   "IN.txt is 'perf script -F +pid' output of a recording of the tracepoints\n"
   "sched:sched_switch, sched:sched_process_fork, raw_syscalls:sys_enter/sys_exit,\n"
@@ -554,10 +628,14 @@ static const char perf_usage[] =
   "  page_fault_* address error_code   touch PAGE 1 (w when error_code bit 1)\n"
   "  tlb_flush pages:-1 or N           cr3w of the current CR3 (tlb_flush carries no\n"
   "                                    address); reason 0 belongs to the switch's cr3w\n"
+  "  sched_process_exec                a new address space: cr3w of a new CR3\n"
   "  time between events on a CPU      run (seconds x cpu-ghz)\n"
   "Each CPU becomes a vCPU (dense, in order of appearance). A line of a task whose\n"
   "process is not the one loaded on its CPU means the switch to it was not recorded\n"
   "(perf records only the workload's tasks): the cr3w is inserted there.\n"
+  "--guest pv64 replays it as a 64-bit Xen PV guest (xenner on KVM): kernel and\n"
+  "user space on separate tables (user: CR3 + 0x1000), so each entry to the kernel\n"
+  "(syscall, user page fault) and each return to user space adds a cr3w.\n"
   "workloads/record/README.md has the full mapping.\n"
   "\n"
   "example:\n"

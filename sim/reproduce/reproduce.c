@@ -3,6 +3,7 @@
 ** charts in reproduce_plot.c). */
 #include "reproduce.h"
 #include "sim/base/outfile.h"
+#include "sim/import/import.h"
 #include "sim/replay/runner.h"
 #include "sim/store/store.h"
 #include "sim/base/texttable.h"
@@ -116,6 +117,39 @@ const char *xp_gen(struct xp_ctx *c, const char *const *args) {
   size_t klen = strlen(key);
   progress(c, "generating %s: %.*s", base_name(g->path), (int)(klen ? klen - 1 : 0), key);   /* without the last blank */
   int rc = gen_generate(argc, (char **)args, g->path, c->err, sizeof c->err);
+  if (rc != EXIT_OK) {
+    c->rc = rc;
+    return NULL;
+  }
+  g->native_cycles = native_cycles(g->path);
+  ntraces++;
+  return g->path;
+}
+
+const char *xp_import(struct xp_ctx *c, const char *recording, const char *label, const struct import_opts *opt) {
+  char key[512];
+  snprintf(key, sizeof key, "import %s %s guest %u ghz %g", recording, label, opt->guest, opt->cpu_ghz);
+  for (unsigned i = 0; i < ntraces; i++)
+    if (!strcmp(traces[i].key, key)) return traces[i].path;
+  if (ntraces == MAX_TRACES) {
+    snprintf(c->err, sizeof c->err, "too many traces");
+    return NULL;
+  }
+  struct gen_cache *g = &traces[ntraces];
+  snprintf(g->key, sizeof g->key, "%s", key);
+  snprintf(g->path, sizeof g->path, "%s/%02u-%s.bin", c->dir, ntraces, label);
+  progress(c, "importing %s as %s", base_name(recording), base_name(g->path));
+  const struct import_format *f = import_detect(recording, c->err, sizeof c->err);
+  if (!f) {
+    if (!c->err[0]) snprintf(c->err, sizeof c->err, "%s: a vmxsim trace, not a recording", recording);
+    c->rc = EXIT_BADINPUT;
+    return NULL;
+  }
+  struct import_job job = { .format = f, .input = recording, .output = g->path, .workload = label,
+                            .command = "vmxsim reproduce", .opt = *opt };
+  struct import im;
+  int rc = import_file(&job, &im, c->err, sizeof c->err);
+  import_free(&im);
   if (rc != EXIT_OK) {
     c->rc = rc;
     return NULL;

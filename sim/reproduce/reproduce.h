@@ -68,6 +68,11 @@ struct xp_ctx {
 /* Generates a trace with `vmxsim gen` arguments (NULL-terminated); returns its
 ** path (static storage per call: copy it) or NULL on failure (c->rc, c->err). */
 const char *xp_gen(struct xp_ctx *c, const char *const *args);
+/* Imports a recording (its format detected) with the importer's options opt
+** into the scratch directory, as label; returns the trace's path, or NULL on
+** failure (c->rc, c->err), as xp_gen. */
+struct import_opts;
+const char *xp_import(struct xp_ctx *c, const char *recording, const char *label, const struct import_opts *opt);
 /* Runs trace under policy/cpu with optional KEY=VALUE sets (NULL-terminated).
 ** Returns 0, or the enum exit_code also left in c->rc (message in c->err). */
 int xp_run(struct xp_ctx *c, const char *trace, const char *policy, const char *cpu,

@@ -10,7 +10,7 @@ files() {
     find . -path ./.git -prune -o -path './build*' -prune -o -type f -print | sed 's|^\./||'
 }
 cited=$(files | grep -E '\.(md|c|h|json|sh|py|gp|1)$' | grep -v '^tests/fuzz/corpus/' |
-  xargs grep -ohE '(^|[^A-Za-z0-9_./-])(docs|models|sim|tests|traces|workloads|scripts)/[A-Za-z0-9_./-]*[A-Za-z0-9_]\.(md|c|h|json|sh|py|txt|gp|bin|dat|gz)' |
+  xargs grep -ohE '(^|[^A-Za-z0-9_./-])(docs|models|sim|tests|traces|workloads|scripts)/[A-Za-z0-9_./-]*[A-Za-z0-9_]\.(md|c|h|json|sh|py|txt|gp|bin|dat|gz|xz)' |
   sed 's/^[^a-z]//' | sort -u | grep -v 'NAME' | grep -v '^models/hv/dr_sticky\.c$')
 n=0 missing=""
 for p in $cited; do

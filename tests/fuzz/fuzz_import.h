@@ -10,7 +10,9 @@
 ** would.  An accepted one then goes the whole way `vmxsim import` goes
 ** (import_file: the input file, the spooled records, the header, metadata
 ** and @init records written last) and the trace reader must read the trace
-** it writes to its end. */
+** it writes to its end.  A harness that defines IMPORT_PV64 (perf script
+** text) also imports every input as a 64-bit Xen PV guest (--guest pv64),
+** whose records must pass the same checks. */
 #include "fuzz_import_file.h"
 #include "sim/trace/zin.h"
 
@@ -34,8 +36,8 @@ static int check_event(void *ctx, const struct trace_event *ev) {
 
 /* Imports the buffer; *used: the units it understood (import_file refuses an
 ** input of none); *bad: the units it could not parse. */
-static int import_once(const uint8_t *data, size_t size, bool skip_bad, uint64_t *used, uint64_t *bad) {
-  struct import_opts o = { .cpu_ghz = 2.4, .paging = PAGING_64, .skip_bad = skip_bad, .input = INPUT_NAME };
+static int import_as(const uint8_t *data, size_t size, bool skip_bad, unsigned guest, uint64_t *used, uint64_t *bad) {
+  struct import_opts o = { .cpu_ghz = 2.4, .paging = PAGING_64, .guest = guest, .skip_bad = skip_bad, .input = INPUT_NAME };
   struct seen s = { 0, 0 };
   struct import im;
   import_init(&im, &o, check_event, &s);
@@ -52,6 +54,23 @@ static int import_once(const uint8_t *data, size_t size, bool skip_bad, uint64_t
   *used = im.used;
   *bad = im.bad;
   import_free(&im);
+  return rc;
+}
+
+/* As import_as, as the recorded kernel; and as a PV guest where the format has one. */
+static int import_once(const uint8_t *data, size_t size, bool skip_bad, uint64_t *used, uint64_t *bad) {
+#ifdef IMPORT_PV64
+  uint64_t pv_used, pv_bad;
+  int pv = import_as(data, size, skip_bad, IMPORT_GUEST_PV64, &pv_used, &pv_bad);
+#endif
+  int rc = import_as(data, size, skip_bad, IMPORT_GUEST_HVM, used, bad);
+#ifdef IMPORT_PV64
+  if (pv != rc || pv_used != *used || pv_bad != *bad) {
+    fprintf(stderr, "the PV guest's import differs from the recorded kernel's: rc %d/%d, used %llu/%llu\n", pv, rc,
+            (unsigned long long)pv_used, (unsigned long long)*used);
+    abort();
+  }
+#endif
   return rc;
 }
 

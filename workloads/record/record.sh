@@ -3,7 +3,7 @@
 # 'perf script -F +pid' text that 'vmxsim import perf-script' reads (see README.md here).
 #
 # usage: workloads/record/record.sh RECIPE [-o OUT.txt] [-l LOOPS] [--cpus LIST] [--max-lines N]
-#                                   [--keep-data] [--check]
+#                                   [--window-start F] [--src DIR] [--keep-data] [--check]
 #        workloads/record/record.sh custom [-o OUT.txt] -- COMMAND [ARGS...]
 # recipes:
 #   pipe       perf bench sched pipe -l LOOPS (2 processes ping-pong a token: lat_ctx -s 0 2),
@@ -13,12 +13,19 @@
 #   syscalls   a null-syscall loop: perf bench syscall basic -l LOOPS, or dd with 1-byte
 #              reads and writes where perf has no syscall benchmark          (default 20000)
 #   lat_ctx    lmbench lat_ctx -s 0 2 (where lmbench is installed: not packaged by Debian)
+#   kbuild     an allnoconfig i386 kernel build, make -jLOOPS vmlinux, in a copy of Debian's
+#              linux-source (or --src DIR); also records execs, and appends the whole
+#              build's event counts, object count and times as '# kbuild:' lines (default 1)
 #   custom     any command after --
 # options:
 #   -o OUT.txt      output (default RECIPE.txt)
 #   -l LOOPS        workload size (see above)
 #   --cpus LIST     run the workload under 'taskset -c LIST' ("" for no pinning)
 #   --max-lines N   keep only the first N event lines (to commit a small sample)
+#   --window-start F  with --max-lines: the kept lines start at fraction F (0..1) of the
+#                   recording's span rather than at its beginning (default 0; kbuild 0.5)
+#   --src DIR       kbuild: the kernel tree to build (default: Debian's linux-source
+#                   tarball unpacked into OUT.src)
 #   --keep-data     keep perf.data beside OUT (OUT.data)
 #   --check         only check that recording is possible, and say what is missing
 # exit codes: 0 ok, 1 recording failed, 2 usage, 4 perf missing or not permitted.
@@ -28,7 +35,7 @@ EVENTS="sched:sched_switch sched:sched_process_fork raw_syscalls:sys_enter raw_s
 exceptions:page_fault_user exceptions:page_fault_kernel tlb:tlb_flush"
 
 die() { code=$1; shift; echo "record: $*" >&2; exit "$code"; }
-usage() { sed -n '5,27s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '5,/^# exit codes/s/^# \{0,1\}//p' "$0"; }   # the header, to its last line
 
 # ---- checks: perf, permissions, tracefs, which tracepoints exist ----
 
@@ -92,6 +99,44 @@ find_lat_ctx() {
   return 1
 }
 
+# kbuild: a configured, clean i386 allnoconfig tree in KSRC, and the cross compiler
+# when there is one (KCROSS); the native gcc builds i386 kernels too (-m32).
+kbuild_prepare() {
+  command -v flex >/dev/null 2>&1 && command -v bison >/dev/null 2>&1 && command -v bc >/dev/null 2>&1 ||
+    die 4 "kbuild needs flex, bison and bc (Debian: scripts/setup.sh kbuild)"
+  if [ -z "$KSRC" ]; then
+    tarball=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | tail -1)
+    [ -n "$tarball" ] || die 4 "no kernel source: give --src DIR, or install Debian's linux-source (scripts/setup.sh kbuild)"
+    KSRC="${OUT:-kbuild.txt}.src"
+    if [ ! -f "$KSRC/Makefile" ]; then
+      echo "record: unpacking $tarball into $KSRC" >&2
+      mkdir -p "$KSRC" && tar -xJf "$tarball" -C "$KSRC" --strip-components=1 || die 1 "cannot unpack $tarball"
+    fi
+  fi
+  [ -f "$KSRC/Makefile" ] || die 2 "--src $KSRC: no kernel Makefile there"
+  KCROSS=""
+  command -v i686-linux-gnu-gcc >/dev/null 2>&1 && KCROSS="CROSS_COMPILE=i686-linux-gnu-"
+  # shellcheck disable=SC2086
+  { make -s -C "$KSRC" ARCH=i386 $KCROSS clean && make -s -C "$KSRC" ARCH=i386 $KCROSS allnoconfig; } >&2 ||
+    die 1 "make allnoconfig failed in $KSRC"
+  KCC=$(${KCROSS#CROSS_COMPILE=}gcc --version | head -1)
+  KVER=$(make -s -C "$KSRC" kernelversion 2>/dev/null)
+}
+
+# kbuild: what the whole build did, as '# kbuild:' comment lines. $1: the stamp file made
+# just before the recording, $2 $3: the times before and after it (date +%s.%N), $4 $5:
+# the children's user and system times before and after it (the shell's 'times').
+kbuild_summary() {
+  objs=$(find "$KSRC" -name '*.o' -newer "$1" | wc -l)
+  cobjs=$(find "$KSRC" -name '*.o' -newer "$1" | sed 's/\.o$/.c/' | while read -r f; do [ -f "$f" ] && echo; done | wc -l)
+  echo "# kbuild: command: make -C SRC ARCH=i386 ${KCROSS:+$KCROSS }-j$LOOPS vmlinux (allnoconfig; Linux $KVER)"
+  echo "# kbuild: toolchain: $KCC"
+  echo "# kbuild: objects built: $objs ($cobjs compiled from .c files)"
+  echo "$4 $5" | awk -v real="$(echo "$3 - $2" | bc)" '
+    function sec(s, m) { m = s; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", s); sub(/s$/, "", s); return m * 60 + s }
+    { printf "# kbuild: time under perf record: real %.2f s, user %.2f s, sys %.2f s\n", real, sec($3) - sec($1), sec($4) - sec($2) }'
+}
+
 # Sets CMD (the workload) and default LOOPS / CPUS for recipe $1.
 recipe() {
   case "$1" in
@@ -115,16 +160,23 @@ recipe() {
     lc=$(find_lat_ctx) ||
       die 4 "lmbench's lat_ctx not found in PATH or /usr/lib/lmbench/bin (Debian does not package lmbench: build it from source)"
     CMD="$lc -N 1 -s $LOOPS 2" ;;
+  kbuild)
+    : "${LOOPS:=1}"; : "${CPUS=}"; : "${WINDOW:=0.5}"; : "${MAX_LINES:=150000}"
+    kbuild_prepare
+    EXTRA_EVENTS="sched:sched_process_exec"
+    PERF_OPTS="-m 65536"                 # a build's event rate overflows perf's default buffer
+    CMD="make -s -C $KSRC ARCH=i386 $KCROSS -j$LOOPS vmlinux" ;;
   custom)
     : "${CPUS=}"
     [ -n "$CUSTOM" ] || die 2 "custom: give the command after --" ;;
-  *) die 2 "unknown recipe '$1' (pipe, messaging, hackbench, syscalls, lat_ctx, custom); see --help" ;;
+  *) die 2 "unknown recipe '$1' (pipe, messaging, hackbench, syscalls, lat_ctx, kbuild, custom); see --help" ;;
   esac
 }
 
 # ---- arguments ----
 
-RECIPE=""; OUT=""; LOOPS=""; MAX_LINES=""; KEEP=0; CHECK=0; CUSTOM=""
+RECIPE=""; OUT=""; LOOPS=""; MAX_LINES=""; KEEP=0; CHECK=0; CUSTOM=""; KSRC=""; WINDOW=""
+EXTRA_EVENTS=""; PERF_OPTS=""
 unset CPUS
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -133,6 +185,9 @@ while [ $# -gt 0 ]; do
   -l) [ $# -ge 2 ] || die 2 "-l needs a number"; LOOPS=$2; shift ;;
   --cpus) [ $# -ge 2 ] || die 2 "--cpus needs a CPU list"; CPUS=$2; shift ;;
   --max-lines) [ $# -ge 2 ] || die 2 "--max-lines needs a number"; MAX_LINES=$2; shift ;;
+  --window-start) [ $# -ge 2 ] || die 2 "--window-start needs a fraction"; WINDOW=$2; shift
+    echo "$WINDOW" | grep -Eq '^(0|1|0?\.[0-9]+)$' || die 2 "--window-start: '$WINDOW' is not a fraction from 0 to 1" ;;
+  --src) [ $# -ge 2 ] || die 2 "--src needs a directory"; KSRC=$2; shift ;;
   --keep-data) KEEP=1 ;;
   --check) CHECK=1 ;;
   --) shift; CUSTOM="$*"; break ;;
@@ -151,30 +206,58 @@ if [ "$CHECK" = 1 ]; then
   exit 0
 fi
 [ -n "$RECIPE" ] || { usage >&2; exit 2; }
+: "${OUT:=$RECIPE.txt}"
 recipe "$RECIPE"
 [ "$RECIPE" = custom ] && CMD=$CUSTOM
-: "${OUT:=$RECIPE.txt}"
 [ -n "${CPUS:-}" ] && CMD="taskset -c $CPUS $CMD"
+[ -z "$WINDOW" ] || [ -n "$MAX_LINES" ] || [ "$RECIPE" = kbuild ] || die 2 "--window-start needs --max-lines"
 
 # ---- record and convert ----
 
 data="$OUT.data"
 set --
-for e in $EV; do set -- "$@" -e "$e"; done
-echo "record: perf record$EV -- $CMD" >&2
+for e in $EV $EXTRA_EVENTS; do set -- "$@" -e "$e"; done
+echo "record: perf record$EV $EXTRA_EVENTS -- $CMD" >&2
 # Without -a perf follows only the workload's tasks (and their children): switches
 # *to* them from other tasks are not seen, and the importer infers those.
+stamp="$OUT.stamp"
+: > "$stamp"
+t0=$(date +%s.%N)
+# 'times' in a command substitution would report the subshell's children (none):
+# run in this shell, into a file
+times > "$OUT.times0"
 # shellcheck disable=SC2086
-perf record -q "$@" -o "$data" -- $CMD >&2 || die 1 "perf record failed"
+perf record -q $PERF_OPTS "$@" -o "$data" -- $CMD >&2 || { rm -f "$stamp"; die 1 "perf record failed"; }
+t1=$(date +%s.%N)
+times > "$OUT.times1"             # the children's user and system time, all of them so far
+cpu0=$(tail -1 "$OUT.times0"); cpu=$(tail -1 "$OUT.times1"); rm -f "$OUT.times0" "$OUT.times1"
 # perf's own warnings ("Processed N samples and lost 28.91% samples!") go to standard
 # error: they are kept as "# perf: ..." comments, where 'vmxsim import' looks for lost data.
 warn="$OUT.warnings"
-if [ -n "$MAX_LINES" ]; then
-  perf script --header -F +pid -i "$data" 2>"$warn" | awk -v max="$MAX_LINES" '/^#/ || n < max { print } !/^#/ { n++ }' > "$OUT"
-else
-  perf script --header -F +pid -i "$data" > "$OUT" 2>"$warn"
-fi || { rm -f "$warn"; die 1 "perf script failed"; }
+counts="$OUT.counts"
+# One pass: every event is counted by name (the whole recording's figures); the event
+# lines kept are the first MAX_LINES from fraction WINDOW of the recording's span (the
+# header's first and last sample times), or all of them.
+perf script --header -F +pid -i "$data" 2>"$warn" | awk -v max="${MAX_LINES:--1}" -v frac="${WINDOW:-0}" -v counts="$counts" '
+  /^#/ { if (/^# time of first sample :/) first = $NF; if (/^# time of last sample :/) last = $NF; print; next }
+  {
+    if (!match($0, /\] +[0-9]+\.[0-9]+: +[a-z_0-9]+:[a-z_0-9]+:/)) { if (max < 0 || (kept > 0 && kept < max)) print; next }
+    f = substr($0, RSTART, RLENGTH); sub(/^\] +/, "", f)
+    t = f; sub(/:.*/, "", t); t += 0
+    ev = f; sub(/^[0-9.]+: +/, "", ev); sub(/:$/, "", ev)
+    n[ev]++
+    if (max < 0 || (t >= first + frac * (last - first) && kept < max)) {
+      print; if (!kept) wfirst = t; wlast = t; kept++
+    }
+  }
+  END {
+    printf "# events: whole recording: %.6f s from the first to the last sample;", last - first > counts
+    for (e in n) printf " %s %d", e, n[e] > counts
+    printf "\n" > counts
+    if (max >= 0) printf "# events: kept: %d event lines from %.6f s (fraction %s of the span) to %.6f s\n", kept, wfirst - first, frac, wlast - first > counts
+  }' > "$OUT" || { rm -f "$warn" "$counts" "$stamp"; die 1 "perf script failed"; }
+[ "$RECIPE" = kbuild ] && { kbuild_summary "$stamp" "$t0" "$t1" "$cpu0" "$cpu"; sed 's/^# events:/# kbuild:/' "$counts"; } >> "$OUT"
 grep -v '^[[:space:]]*$' "$warn" | sed 's/^/# perf: /' >> "$OUT"
-rm -f "$warn"
+rm -f "$warn" "$counts" "$stamp"
 [ "$KEEP" = 1 ] || rm -f "$data"
 echo "record: wrote $OUT ($(grep -vc '^#' "$OUT") event lines); next: vmxsim import perf-script $OUT -o ${OUT%.txt}.bin" >&2
