@@ -50,10 +50,53 @@ begin_output() {
 finish_output() { mv -f "$part" "$1" && part=''; }
 
 # draw SCRIPT SETTINGS: runs gnuplot SCRIPT (beside this file) once per format into
-# $out.png, $out.svg and $out.pdf, with SETTINGS after dir, fmt and outfile.
+# $out.png, $out.svg and $out.pdf, with SETTINGS after dir, fmt and outfile.  The
+# caption ($out.caption.txt) is written by write_caption.
 draw() {
+  [ "${PLOT_SHOW_SETTINGS:-0}" != 1 ] || printf 'plot settings: %s\n' "$2" >&2
   for fmt in png svg pdf; do
     begin_output "$out.$fmt"
     gnuplot -e "dir=$(gq "$here/"); fmt='$fmt'; outfile=$(gq "$part"); $2" "$here/$1" && finish_output "$out.$fmt"
   done
+}
+
+# draw also prints its gnuplot settings on stderr when PLOT_SHOW_SETTINGS is 1, so that a
+# test can see the choices made (log or linear axes, legend order) without reading pixels.
+
+# log_span FILE COLUMN: 1 when the positive values of COLUMN (tab-separated; from the second
+# line when SKIP_HEADER=1) span more than a factor of 100 and none is negative or zero,
+# else 0: the rule of every vmxsim chart (a log axis only then, so that small values stay
+# readable beside large ones, linear otherwise).  Zeros are left out of the span (they have
+# no place on a log axis; the charts write them as numbers).
+log_span() {
+  awk -F '\t' -v c="$2" -v skip="${SKIP_HEADER:-0}" '
+    skip && NR == 1 { next }
+    $c < 0 { neg = 1 }
+    $c > 0 { if (!n++ || $c < lo) lo = $c; if ($c > hi) hi = $c }
+    END { print (!neg && n && hi > 100 * lo) ? 1 : 0 }' "$1"
+}
+
+# short_labels IN OUT KEY: a label longer than 14 characters would squeeze the plot (as a
+# tick label) or widen the legend: it becomes its policy's name and a letter, "cr3cache (a)",
+# and KEY gets a line "(a) cr3cache,cr3_target_count=4" for the caption.  Labels in IN, one
+# a line; OUT the same lines, shortened.
+short_labels() {
+  awk -v key="$3" '
+    length($0) <= 14 { print; next }
+    {
+      base = $0; sub(/[,+ ].*/, "", base)
+      if (length(base) > 12) base = substr(base, 1, 11) "."
+      tag = "(" substr("abcdefghijklmnopqrstuvwxyz", k % 26 + 1, 1) (k >= 26 ? int(k / 26) : "") ")"; k++
+      print base " " tag
+      print tag " " $0 > key
+    }' "$1" > "$2"
+  [ -e "$3" ] || : > "$3"
+}
+
+# write_caption TEXT: writes TEXT as $out.caption.txt (through a temporary file, as the
+# charts): figures carry no title, a paper puts that in the caption, and so does this file.
+write_caption() {
+  begin_output "$out.caption.txt"
+  printf '%s\n' "$1" > "$part"
+  finish_output "$out.caption.txt"
 }

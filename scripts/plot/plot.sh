@@ -25,7 +25,14 @@ usage: scripts/plot/plot.sh exits  [--db FILE] [--trace T] [--cpu C] [--partial]
                  out by default, with a note: they cover part of it)
   --workload W   param: traces of workload W (default: that of the latest run with KEY)
   -o OUT         output: OUT.png, OUT.svg and OUT.pdf (a .png, .svg or .pdf ending is
-                 dropped; default exits, cycles, param-KEY); each is printed
+                 dropped; default exits, cycles, param-KEY) and OUT.caption.txt; each
+                 is printed
+
+The figures have no title: OUT.caption.txt says what each shows (the title it would have
+had, the trace or workload, the CPU profile, and what an abbreviated policy name such as
+"cr3cache (a)" stands for).  Policies are in the order their runs were stored.  A log axis
+is used when the values span more than a factor of 100, a linear one otherwise; bars only
+on a linear axis from zero (exits and cycles draw dots on a log axis).
 
 example:
   for p in 2 4 8 16; do vmxsim gen lat_ctx --procs $p --iters 200 -o lat_ctx-$p.bin
@@ -94,20 +101,44 @@ select_runs() {
     echo "plot.sh: left out $left partial run(s) of that trace (saved in the REPL before its end); --partial takes them" >&2
   fi
   [ -n "$ids" ] || die "no whole stored run of that trace on cpu $cpu"
-  title=$(query "SELECT 'trace ' || trace || CASE WHEN workload != '' THEN ' (' || workload || ')' ELSE '' END
+  title=$(query "SELECT 'Trace ' || trace || CASE WHEN workload != '' THEN ' (' || workload || ')' ELSE '' END
                  || ', CPU profile ' || cpu FROM run_summary WHERE id IN ($ids) LIMIT 1")
   per_op=$(query "SELECT min(marks) > 0 FROM run_summary WHERE id IN ($ids)")
+}
+
+# bar_inputs: abbreviates the policy column of $tmp/data.tsv (short_labels; the key in
+# $tmp/key) and sets $logy (the totals span more than 100x: a dot plot on a log axis, as
+# stacked bars need a linear axis from zero) and $ymax (room above the tallest bar for its
+# value, under the legend).
+bar_inputs() {
+  tail -n +2 "$tmp/data.tsv" | cut -f1 > "$tmp/labels"
+  short_labels "$tmp/labels" "$tmp/short" "$tmp/key"
+  { head -1 "$tmp/data.tsv"; tail -n +2 "$tmp/data.tsv" | cut -f2- | paste "$tmp/short" -; } > "$tmp/bars.tsv"
+  awk -F '\t' -v OFS='\t' 'NR > 1 { t = 0; for (c = 2; c <= NF; c++) t += $c; print $1, t }' "$tmp/bars.tsv" > "$tmp/totals"
+  logy=$(log_span "$tmp/totals" 2)
+  nrows=$(wc -l < "$tmp/totals" | tr -d ' ')
+  ymax=$(awk -F '\t' '$2 > m { m = $2 } END { print (m > 0 ? m : 1) * 1.18 }' "$tmp/totals")
+}
+
+# caption HEAD: the figure's caption: HEAD (what was its title), the trace and CPU
+# profile, and the key of abbreviated policy names.
+caption() {
+  c="$1. $title."
+  [ ! -s "$tmp/key" ] || c="$c Policies: $(paste -sd';' "$tmp/key" | sed 's/;/; /g')."
+  [ "$logy" = 0 ] || c="$c Logarithmic axis (the values span more than a factor of 100): a dot per value instead of bars."
+  write_caption "$c"
 }
 
 plot_exits() {
   select_runs
   if [ "$per_op" = 1 ]; then value="e.count * 1.0 / r.marks"; ylabel="VM exits per operation"
   else value="e.count"; ylabel="VM exits"; fi
-  # Long form (policy, reason, value), pivoted to one column per reason for gnuplot.
+  # Long form (policy, reason, value), pivoted to one column per reason for gnuplot; the
+  # policies in the order their runs were first stored ($ids is in that order).
   query "SELECT name FROM exits WHERE run_id IN ($ids) AND parent IS NULL GROUP BY name ORDER BY min(reason)" \
     > "$tmp/reasons"
   query "SELECT r.policy, e.name, $value FROM exits e JOIN run_summary r ON r.id = e.run_id
-         WHERE e.run_id IN ($ids) AND e.parent IS NULL ORDER BY r.id" > "$tmp/long"
+         WHERE e.run_id IN ($ids) AND e.parent IS NULL ORDER BY instr(',$ids,', ',' || r.id || ',')" > "$tmp/long"
   awk -F '\t' -v OFS='\t' '
     NR == FNR { reason[++nr] = $1; next }
     !($1 in seen) { seen[$1] = 1; pol[++np] = $1 }
@@ -122,8 +153,9 @@ plot_exits() {
   ncols=$(head -1 "$tmp/data.tsv" | awk -F '\t' '{ print NF }')
   [ "$ncols" -gt 1 ] || die "the selected runs have no VM exits"
   if [ "$per_op" = 1 ]; then head="VM exits per operation, by exit reason"; else head="VM exits by exit reason"; fi
-  draw exits.gp "datafile=$(gq "$tmp/data.tsv"); ncols=$ncols; ylab=$(gq "$ylabel"); ttl=$(gq "$head
-$title")"
+  bar_inputs
+  draw exits.gp "datafile=$(gq "$tmp/bars.tsv"); ncols=$ncols; ylab=$(gq "$ylabel"); logy=$logy; ymax=$ymax; nrows=$nrows"
+  caption "$head"
 }
 
 plot_cycles() {
@@ -131,10 +163,12 @@ plot_cycles() {
   if [ "$per_op" = 1 ]; then scale="(r.marks * r.clock_ghz * 1000.0)"; ylabel="µs per operation"
   else scale="1e6"; ylabel="million cycles"; fi
   { printf 'policy\tguest\thypervisor\n'
-    query "SELECT policy, guest_cycles / $scale, vmm_cycles / $scale FROM run_summary r WHERE id IN ($ids) ORDER BY id"
+    query "SELECT policy, guest_cycles / $scale, vmm_cycles / $scale FROM run_summary r WHERE id IN ($ids)
+           ORDER BY instr(',$ids,', ',' || id || ',')"
   } > "$tmp/data.tsv"
-  draw cycles.gp "datafile=$(gq "$tmp/data.tsv"); ylab=$(gq "$ylabel"); ttl=$(gq "Guest and hypervisor time per policy
-$title")"
+  bar_inputs
+  draw cycles.gp "datafile=$(gq "$tmp/bars.tsv"); ylab=$(gq "$ylabel"); logy=$logy; ymax=$ymax; nrows=$nrows"
+  caption "Guest and hypervisor time per policy"
 }
 
 # ---- lines: us/op against a metadata parameter, one line per policy ----
@@ -154,19 +188,18 @@ plot_param() {
          ORDER BY policy, 2" > "$tmp/long"
   [ -s "$tmp/long" ] || die "no stored run of workload $workload on cpu $cpu has '$param' in its metadata"
   query "SELECT policy FROM run_summary WHERE $where GROUP BY policy ORDER BY min(id)" > "$tmp/policies"
+  short_labels "$tmp/policies" "$tmp/short" "$tmp/key"
   files= titles= i=0
   while IFS= read -r pol; do
     i=$((i + 1))
     awk -F '\t' -v p="$pol" -v OFS='\t' '$1 == p { print $2, $3 }' "$tmp/long" | sort -g > "$tmp/p$i.tsv"
     files="$files $tmp/p$i.tsv"
-    titles="$titles $(printf '%s' "$pol" | tr -s ' \t' '__')"
   done < "$tmp/policies"
-  # Logarithmic axes when the values are positive and span a factor of 8 or more (x), or more
-  # than a decade (y: a fast policy's line stays readable beside a slow one's).
-  logx=$(awk -F '\t' 'NR == 1 || $2 < lo { lo = $2 } NR == 1 || $2 > hi { hi = $2 }
-                      END { print (lo > 0 && hi >= 8 * lo) ? 1 : 0 }' "$tmp/long")
-  logy=$(awk -F '\t' 'NR == 1 || $3 < lo { lo = $3 } NR == 1 || $3 > hi { hi = $3 }
-                      END { print (lo > 0 && hi > 10 * lo) ? 1 : 0 }' "$tmp/long")
+  titles=$(tr '\n' '\t' < "$tmp/short")
+  # Logarithmic axes when the values are positive and span more than a factor of 100 (the
+  # rule of every chart: small values stay readable beside large ones), linear otherwise.
+  logx=$(log_span "$tmp/long" 2)
+  logy=$(log_span "$tmp/long" 3)
   case $param in
     procs) xlab="processes ($param)" ;;
     size) xlab="working set per process, KB ($param)" ;;
@@ -174,9 +207,13 @@ plot_param() {
     groups) xlab="groups of processes ($param)" ;;
     *) xlab=$param ;;
   esac
-  draw param.gp "datafile=$(gq "$tmp/data.tsv"); files=$(gq "$files"); titles=$(gq "$titles"); logx=$logx; logy=$logy; xlab=$(gq "$xlab");
-                 ttl=$(gq "Time per operation against $param
-workload $workload, CPU profile $cpu")"
+  xs=$(cut -f2 "$tmp/long" | sort -gu)
+  integer=$(printf '%s\n' "$xs" | awk '$1 != int($1) { f = 1 } END { print f ? 0 : 1 }')
+  draw param.gp "files=$(gq "$files"); titles=$(gq "$titles"); logx=$logx; logy=$logy; xlab=$(gq "$xlab");
+                 integer=$integer; xtics=$(gq "$(printf '%s\n' "$xs" | paste -sd, -)")"
+  c="Time per operation against $param. Workload $workload, CPU profile $cpu."
+  [ ! -s "$tmp/key" ] || c="$c Policies: $(paste -sd';' "$tmp/key" | sed 's/;/; /g')."
+  write_caption "$c"
 }
 
 case $kind in
@@ -191,4 +228,4 @@ case $kind in
   cycles) plot_cycles ;;
   param) plot_param ;;
 esac
-printf '%s\n' "$out.png" "$out.svg" "$out.pdf"
+printf '%s\n' "$out.png" "$out.svg" "$out.pdf" "$out.caption.txt"

@@ -17,7 +17,12 @@ usage: scripts/plot/sweep.sh --param KEY [--y us|exits] [--where KEY=VALUE]... [
                    (may be repeated); the other swept parameters must be fixed this way
   --db FILE        results database (default vmxsim.db; a merged sweep's, say)
   -o OUT           output: OUT.png, OUT.svg and OUT.pdf (a .png, .svg or .pdf ending is dropped;
-                   default sweep-KEY)
+                   default sweep-KEY) and OUT.caption.txt; each is printed
+
+The figure has no title: OUT.caption.txt says what it shows (the title it would have had,
+the workload, the CPU profile, the --where choices, and what an abbreviated policy name
+such as "cr3cache (a)" stands for).  The legend lists the policies in the plan's order.
+A log axis is used when the values span more than a factor of 100, a linear one otherwise.
 
 Without --where cpu=C, the CPU profile of the latest matching run; without --where
 workload=W, the workload of the latest run that has KEY.  A policy's line takes its knob
@@ -145,24 +150,39 @@ if [ -s "$tmp/clashes" ]; then
              GROUP BY j.key, xv HAVING count(DISTINCT j.value) > 1) ORDER BY key)")
   die "several runs with different results at one point of a line ($(head -1 "$tmp/clashes")): other parameters vary${varying:+: $varying}; fix them with --where KEY=VALUE"
 fi
-files='' titles='' i=0
-while IFS= read -r label; do
-  i=$((i + 1))
+# The legend in the plan's order: the policies of the stored plans (sweeps.plan, in the
+# order they were stored) rank the lines; a knob list's policies, and lines of no plan,
+# keep the order of their first stored run.
+[ "$(query "SELECT count(*) FROM sqlite_master WHERE name = 'sweeps'")" = 0 ] ||
+  query "SELECT CASE j.type WHEN 'text' THEN j.value ELSE json_extract(j.value, '\$.policy') END
+         FROM sweeps s, json_each(CASE WHEN json_valid(s.plan) THEN s.plan END, '\$.policies') j ORDER BY s.id, j.id" > "$tmp/plan"
+touch "$tmp/plan"
+awk 'NR == FNR { if (!($0 in rank)) rank[$0] = ++n; next }
+     { r = n + 1; for (p in rank) if (($0 == p || index($0, p ",") == 1) && rank[p] < r) r = rank[p]
+       print r "\t" FNR }' "$tmp/plan" "$tmp/labels" | sort -t "$(printf '\t')" -k1,1n -k2,2n | cut -f2 > "$tmp/order"
+awk 'NR == FNR { label[FNR] = $0; next } { print label[$1] }' "$tmp/labels" "$tmp/order" > "$tmp/ordered"
+short_labels "$tmp/ordered" "$tmp/short" "$tmp/key"
+files=''
+while IFS= read -r i; do
   sort -g "$tmp/p$i.tsv" -o "$tmp/p$i.tsv"
   files="$files $tmp/p$i.tsv"
-  titles="$titles $(printf '%s' "$label" | tr -s ' \t' '__')"
-done < "$tmp/labels"
-logx=$(cat "$tmp"/p*.tsv | awk -F '\t' 'NR == 1 || $1 < lo { lo = $1 } NR == 1 || $1 > hi { hi = $1 }
-                                        END { print (lo > 0 && hi >= 8 * lo) ? 1 : 0 }')
+done < "$tmp/order"
+titles=$(tr '\n' '\t' < "$tmp/short")
+# log axes when the values span more than a factor of 100 (every chart's rule), else linear
+cat "$tmp"/p*.tsv > "$tmp/points"
+logx=$(log_span "$tmp/points" 1)
+logy=$(log_span "$tmp/points" 2)
 out=${out:-sweep-$xname}
 out=${out%.png}; out=${out%.svg}; out=${out%.pdf}
 check_out_dir "$out"
-title="$(printf '%s' "$ylabel" | sed 's/^./\U&/') against $xname
-workload $workload, CPU profile $cpu"
-[ -s "$tmp/wheres" ] && title="$title; $(paste -sd' ' "$tmp/wheres" | sed 's/ /, /g')"
+caption="$(printf '%s' "$ylabel" | sed 's/^./\U&/') against $xname. Workload $workload, CPU profile $cpu"
+[ -s "$tmp/wheres" ] && caption="$caption; $(paste -sd' ' "$tmp/wheres" | sed 's/ /, /g')"
+caption="$caption."
+[ ! -s "$tmp/key" ] || caption="$caption Policies: $(paste -sd';' "$tmp/key" | sed 's/;/; /g')."
 xs=$(cut -f1 "$tmp"/p*.tsv | sort -gu)
 integer=$(printf '%s\n' "$xs" | awk '$1 != int($1) { f = 1 } END { print f ? 0 : 1 }')
 xtics=$(printf '%s\n' "$xs" | paste -sd, -)
-draw sweep.gp "files=$(gq "$files"); titles=$(gq "$titles"); logx=$logx; integer=$integer; xtics=$(gq "$xtics");
-              xlab=$(gq "$xname"); ylab=$(gq "$ylabel"); ttl=$(gq "$title")"
-printf '%s\n' "$out.png" "$out.svg" "$out.pdf"
+draw sweep.gp "files=$(gq "$files"); titles=$(gq "$titles"); logx=$logx; logy=$logy; integer=$integer; xtics=$(gq "$xtics");
+              xlab=$(gq "$xname"); ylab=$(gq "$ylabel")"
+write_caption "$caption"
+printf '%s\n' "$out.png" "$out.svg" "$out.pdf" "$out.caption.txt"

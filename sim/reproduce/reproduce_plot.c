@@ -35,17 +35,6 @@ static void axis_label(const struct xp_table *t, unsigned col, char *buf, size_t
                                    : strstr(name, "cycles") ? "cycles" : name, unit);
 }
 
-/* The table's title on lines of at most 50 characters, split at blanks. */
-static void wrap_title(const char *title, char *buf, size_t n) {
-  size_t len = 0, line = 0;
-  for (const char *p = title; *p && len + 1 < n; p++) {
-    if (*p == ' ' && line + 1 + strcspn(p + 1, " ") > 50) { buf[len++] = '\n'; line = 0; continue; }
-    buf[len++] = *p;
-    line++;
-  }
-  buf[len] = 0;
-}
-
 /* A row label as a tick label: lines of at most 24 characters, broken at
 ** blanks ("|" marks a break, bars.gp turns it into a newline). */
 static void tick_label(const char *label, char *buf, size_t n) {
@@ -61,7 +50,9 @@ static void tick_label(const char *label, char *buf, size_t n) {
 struct chart_range { double ymin, ymax, ypos; bool logy; };
 
 /* The plotted values' range; a logarithmic axis when the positive values span
-** more than a decade (and none is negative), so that small bars stay visible. */
+** more than a factor of 100 (and none is negative), the rule of every vmxsim
+** chart: small values stay readable beside large ones, and a linear axis
+** otherwise keeps lengths comparable.  bars.gp draws dots on a log axis. */
 static struct chart_range chart_range(const struct xp_table *t, unsigned first, unsigned n) {
   struct chart_range r = { 0, 0, 0, false };
   bool negative = false;
@@ -78,14 +69,14 @@ static struct chart_range chart_range(const struct xp_table *t, unsigned first, 
     }
   if (r.ymax <= 0) r.ymax = 1;
   if (r.ypos == 0) r.ypos = r.ymax;
-  r.logy = !negative && r.ymax / r.ypos > 10;
+  r.logy = !negative && r.ymax / r.ypos > 100;
   return r;
 }
 
 /* Writes NAME.dat (the bars), NAME.marks (the calibration points) and NAME.gp
 ** (the settings) into dir; returns the number of calibration points or -1. */
 static int chart_inputs(const struct xp_table *t, const char *dir, unsigned first, unsigned n) {
-  char dat[512], marks[512], gp[512], label[256], title[512];
+  char dat[512], marks[512], gp[512], label[256];
   snprintf(dat, sizeof dat, "%s/%s.dat", dir, t->name);
   snprintf(marks, sizeof marks, "%s/%s.marks", dir, t->name);
   snprintf(gp, sizeof gp, "%s/%s.gp", dir, t->name);
@@ -93,6 +84,8 @@ static int chart_inputs(const struct xp_table *t, const char *dir, unsigned firs
   int nmarks = -1;
   if (d && m && g) {
     nmarks = 0;
+    /* a header line: bars.gp reads every file's first line as column titles */
+    fprintf(m, "y\tsimulated\tpublished\n");
     fprintf(d, "label");
     for (unsigned c = first; c < first + n; c++) fprintf(d, "\t%s", t->cols[c]);
     fprintf(d, "\n");
@@ -119,11 +112,6 @@ static int chart_inputs(const struct xp_table *t, const char *dir, unsigned firs
     fprintf(g, "vmin = %s\n", num_shortest(num, cr.ymin));
     fprintf(g, "vmax = %s\n", num_shortest(num, cr.ymax));
     fprintf(g, "vpos = %s\n", num_shortest(num, cr.ypos));
-    wrap_title(t->title, title, sizeof title);
-    gp_string(g, "ttl", title);
-    unsigned lines = 1;
-    for (const char *q = title; *q; q++) lines += *q == '\n';
-    fprintf(g, "title_lines = %u\n", lines);
     axis_label(t, first, label, sizeof label);
     gp_string(g, "vlab", label);
   }
@@ -132,6 +120,27 @@ static int chart_inputs(const struct xp_table *t, const char *dir, unsigned firs
   if (g) fclose(g);
   if (nmarks < 0) errorf("%s: %s", dir, strerror(errno));
   return nmarks;
+}
+
+/* Writes DIR/NAME.caption.txt: a figure carries no title (a paper puts it in
+** the caption), so this file says what the chart shows: the table's title, the
+** value axis, what the asterisk and the diamond mark, and the table's notes. */
+static void write_caption(const struct xp_table *t, const char *dir, unsigned first, int nmarks) {
+  char path[600], label[256];
+  snprintf(path, sizeof path, "%s/%s.caption.txt", dir, t->name);
+  FILE *f = fopen(path, "w");
+  if (!f) { errorf("%s: %s", path, strerror(errno)); return; }
+  axis_label(t, first, label, sizeof label);
+  unsigned n = t->plot_n ? t->plot_n : (t->ncols < 3 ? t->ncols : 3);
+  fprintf(f, "%s (%s).", t->title, label);
+  if (chart_range(t, first, n).logy)
+    fprintf(f, " Logarithmic axis (the values span more than a factor of 100): a dot per value, not bars.");
+  if (nmarks > 0)
+    fprintf(f, " * marks a calibration point: a simulated value fitted to a published measurement, drawn as"
+               " a diamond beside it.");
+  if (t->notes[0]) fprintf(f, " %s", t->notes);
+  fprintf(f, "\n");
+  if (fclose(f) != 0) errorf("%s: %s", path, strerror(errno));
 }
 
 /* Runs gnuplot on the files in args (no shell: any path is safe); 0, or -1
@@ -165,7 +174,8 @@ static int run_gnuplot(char *const *args, char *msg, size_t n) {
 }
 
 /* One chart per table, as DIR/NAME.png, .svg and .pdf: the plotted columns as
-** clustered bars (scripts/plot/bars.gp, found by data_file). */
+** clustered bars (scripts/plot/bars.gp, found by data_file), or dots on a log
+** axis; its caption in DIR/NAME.caption.txt. */
 void xp_plot(const struct xp_table *t, const char *dir) {
   unsigned first = t->plot_first, n = t->plot_n ? t->plot_n : (t->ncols < 3 ? t->ncols : 3);
   char script[4096], gp[512], fmtgp[512], msg[512];
@@ -173,7 +183,9 @@ void xp_plot(const struct xp_table *t, const char *dir) {
     errorf("%s: the chart script plot/bars.gp is not installed (looked in %s; set %s)", t->name, script, DATADIR_ENV);
     return;
   }
-  if (chart_inputs(t, dir, first, n) < 0) return;
+  int nmarks = chart_inputs(t, dir, first, n);
+  if (nmarks < 0) return;
+  write_caption(t, dir, first, nmarks);
   snprintf(gp, sizeof gp, "%s/%s.gp", dir, t->name);
   snprintf(fmtgp, sizeof fmtgp, "%s/%s.fmt.gp", dir, t->name);
   static const char *const formats[] = { "png", "svg", "pdf" };
@@ -193,5 +205,5 @@ void xp_plot(const struct xp_table *t, const char *dir) {
       return;
     }
   }
-  fprintf(stderr, "vmxsim: wrote %s/%s.png, .svg and .pdf\n", dir, t->name);
+  fprintf(stderr, "vmxsim: wrote %s/%s.png, .svg and .pdf (caption: %s.caption.txt)\n", dir, t->name, t->name);
 }

@@ -15,7 +15,7 @@ check_rc "the README's commands, pasted in order, all succeed" 0
 if [ "$rc" != 0 ]; then
   printf '%s\n' "$err" | tail -5 >&2
 fi
-check_eq "the charts it draws are there" "exits.pdf exits.png exits.svg sweep.pdf sweep.png sweep.svg" \
+check_eq "the charts it draws are there" "exits.caption.txt exits.pdf exits.png exits.svg sweep.caption.txt sweep.pdf sweep.png sweep.svg" \
   "$(ls exits.* sweep.* 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
 check_eq "the Slurm scripts it writes are there" "merge.sbatch sweep.sbatch" "$(ls slurm-job 2>/dev/null | grep sbatch | tr '\n' ' ' | sed 's/ $//')"
 check_eq "the sweep stored its 9 runs" "9" "$(sqlite3 study.db 'SELECT count(*) FROM runs' 2>/dev/null)"

@@ -415,11 +415,12 @@ else
   check_rc "sweep plot of a generator parameter" 0
   check_eq "sweep plot: its default files" "sweep-procs.png
 sweep-procs.svg
-sweep-procs.pdf" "$out"
+sweep-procs.pdf
+sweep-procs.caption.txt" "$out"
   is_png sweep-procs.png && pass "sweep plot: a PNG" || fail "sweep plot: a PNG" "$(od -c -N8 sweep-procs.png 2>&1)"
   check_contains "sweep plot: an SVG" "$(head -c 400 sweep-procs.svg)" "<svg"
   check_eq "sweep plot: a PDF" "%PDF" "$(head -c 4 sweep-procs.pdf)"
-  check_contains "sweep plot: a human title" "$(cat sweep-procs.svg)" "against procs"
+  check_contains "sweep plot: a human title, in the caption file" "$(cat sweep-procs.caption.txt)" "against procs"
   check_contains "sweep plot: a tick at a swept value" "$(cat sweep-procs.svg)" "<text> 4</text>"
   check_not_contains "sweep plot: no tick between the swept values" "$(cat sweep-procs.svg)" ".5</text>"
   run "$PLOT" --db merged.db --param cr3_target_count --y exits --where procs=4 -o knob.png
