@@ -98,20 +98,34 @@ static const char *base_name(const char *path) {
   return slash ? slash + 1 : path;
 }
 
-const char *xp_gen(struct xp_ctx *c, const char *const *args) {
-  char key[512] = "";
-  size_t used = 0;
-  for (unsigned i = 0; args[i] && used < sizeof key; i++)
-    used += (size_t)snprintf(key + used, sizeof key - used, "%s ", args[i]);
+/* The trace of key: *made when it was made before (its entry), else a new
+** entry (not yet counted: ntraces grows once the trace is written) with its
+** path in the experiments' directory; NULL when the table is full. */
+static struct gen_cache *cache_entry(struct xp_ctx *c, const char *key, const char *label, bool *made) {
+  *made = false;
   for (unsigned i = 0; i < ntraces; i++)
-    if (!strcmp(traces[i].key, key)) return traces[i].path;
+    if (!strcmp(traces[i].key, key)) {
+      *made = true;
+      return &traces[i];
+    }
   if (ntraces == MAX_TRACES) {
     snprintf(c->err, sizeof c->err, "too many traces");
     return NULL;
   }
   struct gen_cache *g = &traces[ntraces];
   snprintf(g->key, sizeof g->key, "%s", key);
-  snprintf(g->path, sizeof g->path, "%s/%02u-%s.bin", c->dir, ntraces, args[0]);
+  snprintf(g->path, sizeof g->path, "%s/%02u-%s.bin", c->dir, ntraces, label);
+  return g;
+}
+
+const char *xp_gen(struct xp_ctx *c, const char *const *args) {
+  char key[512] = "";
+  size_t used = 0;
+  for (unsigned i = 0; args[i] && used < sizeof key; i++)
+    used += (size_t)snprintf(key + used, sizeof key - used, "%s ", args[i]);
+  bool made;
+  struct gen_cache *g = cache_entry(c, key, args[0], &made);
+  if (!g || made) return g ? g->path : NULL;
   int argc = 0;
   while (args[argc]) argc++;
   size_t klen = strlen(key);
@@ -129,15 +143,9 @@ const char *xp_gen(struct xp_ctx *c, const char *const *args) {
 const char *xp_import(struct xp_ctx *c, const char *recording, const char *label, const struct import_opts *opt) {
   char key[512];
   snprintf(key, sizeof key, "import %s %s guest %u ghz %g", recording, label, opt->guest, opt->cpu_ghz);
-  for (unsigned i = 0; i < ntraces; i++)
-    if (!strcmp(traces[i].key, key)) return traces[i].path;
-  if (ntraces == MAX_TRACES) {
-    snprintf(c->err, sizeof c->err, "too many traces");
-    return NULL;
-  }
-  struct gen_cache *g = &traces[ntraces];
-  snprintf(g->key, sizeof g->key, "%s", key);
-  snprintf(g->path, sizeof g->path, "%s/%02u-%s.bin", c->dir, ntraces, label);
+  bool made;
+  struct gen_cache *g = cache_entry(c, key, label, &made);
+  if (!g || made) return g ? g->path : NULL;
   progress(c, "importing %s as %s", base_name(recording), base_name(g->path));
   const struct import_format *f = import_detect(recording, c->err, sizeof c->err);
   if (!f) {
