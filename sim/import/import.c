@@ -469,8 +469,65 @@ const struct import_format *import_detect(const char *path, char *err, size_t er
   return NULL;
 }
 
+/* Copies the decompressed content of z into path: 0, or an exit code with the message in err. */
+static int decompress_to(struct zin *z, const char *path, char *err, size_t errlen) {
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    return EXIT_IO;
+  }
+  enum { CHUNK = 1 << 16 };
+  unsigned char *buf = xmalloc(CHUNK);
+  ssize_t n;
+  int rc = EXIT_OK;
+  while ((n = zin_read(z, buf, CHUNK)) > 0)
+    if (fwrite(buf, 1, (size_t)n, f) != (size_t)n) {
+      snprintf(err, errlen, "%s: %s", path, strerror(errno));
+      rc = EXIT_IO;
+      break;
+    }
+  if (n < 0) {
+    snprintf(err, errlen, "%s", z->err);
+    rc = EXIT_BADINPUT;
+  }
+  free(buf);
+  if (fclose(f) != 0 && !rc) {
+    snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    rc = EXIT_IO;
+  }
+  return rc;
+}
+
+/* A format read by path (trace.dat, through its own library): a compressed
+** file is decompressed into a scratch directory first, as every other input
+** is read through zin, and the scratch copy is removed after. */
+static int run_by_path(const struct import_job *job, struct import *im) {
+  struct zin z;
+  int rc = zin_open(&z, job->input);
+  if (rc || z.kind == ZIN_PLAIN) {
+    zin_close(&z);
+    return job->format->run_path(im, job->input);
+  }
+  char *dir = NULL;
+  if ((rc = outfile_tmpdir("vmxsim-decompress", &dir, im->err, sizeof im->err))) {
+    zin_close(&z);
+    return rc;
+  }
+  size_t n = strlen(dir) + 16;
+  char *path = xmalloc(n);
+  snprintf(path, n, "%s/input", dir);
+  rc = decompress_to(&z, path, im->err, sizeof im->err);
+  zin_close(&z);
+  if (!rc) rc = job->format->run_path(im, path);
+  unlink(path);
+  outfile_tmpdir_remove(dir);
+  free(path);
+  free(dir);
+  return rc;
+}
+
 int import_convert(const struct import_job *job, struct import *im, const struct input *in) {
-  return job->format->run_path ? job->format->run_path(im, job->input) : job->format->run(im, in->data, in->len);
+  return job->format->run_path ? run_by_path(job, im) : job->format->run(im, in->data, in->len);
 }
 
 int import_head_of(const struct import_job *job, struct import *im, struct import_head *h, char *err, size_t errlen) {

@@ -318,6 +318,17 @@ else
   check_contains "trace-cmd: nothing unmapped" "$flat" '"exits_unmapped":{}'
   run "$VMXSIM" summary kvmdat.bin
   check_contains "trace-cmd: nanosecond costs survive" "$out" " CR_ACCESS                      166"
+  # a compressed trace.dat is read as every compressed input is: decompressed first (into a
+  # scratch file libtracecmd can open), the same trace as from the plain file
+  run "$VMXSIM" import trace-cmd "$REC/kvm-tracedat.dat.gz" -o kvmdat-gz.bin
+  check_rc "trace-cmd: a gzipped trace.dat imports" 0
+  check_eq "trace-cmd: ... into the trace the plain file gives (records)" "$("$VMXSIM" trace dump kvmdat.bin | sed 1,/^@init/d | md5sum)" \
+    "$("$VMXSIM" trace dump kvmdat-gz.bin | sed 1,/^@init/d | md5sum)"
+  run "$VMXSIM" summary "$REC/kvm-tracedat.dat.gz"
+  check_rc "trace-cmd: summary of a gzipped trace.dat" 0
+  check_contains "trace-cmd: ... with its exits" "$out" " CR_ACCESS                      166"
+  run "$VMXSIM" --no-db --policy shadowcache --cpu skylake-2019 "$REC/kvm-tracedat.dat.gz"
+  check_rc "trace-cmd: a replay of a gzipped trace.dat" 0
   # a fuzz input: two bytes of the sched recording changed, one a size field; libtracecmd
   # asks malloc for about 2^62 bytes, gets NULL (which a sanitizer build must return) and fails
   cp "$REC/tracecmd-sched.dat" corrupt.dat
