@@ -45,7 +45,8 @@ static const char summary_usage[] =
   "  -i, --interval N    also a time series of exits per reason: N microseconds (us,\n"
   "                      ms, s suffixes; at most 10^12 us) of each vCPU's recorded time,\n"
   "                      or N events (ev)\n"
-  "  -s, --sort K        order of reasons and rows: reason (default), count, time, avg\n"
+  "      --sort K        order of reasons and rows: reason (default), count, time, avg\n"
+  "                      (no -s: it means --set in run)\n"
   "      --top N         rows of the CR3 and vCPU views (default 10; 0: all)\n"
   "      --units U       cycles (default), or us: perf kvm stat report's columns (Samples,\n"
   "                      Samples%, Time%, Min, Max and Avg time in microseconds)\n"
@@ -90,7 +91,7 @@ static int parse_summary_opts(int argc, char **argv, struct summary_opts *o) {
   int c;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "v:d:i:s:f:h", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "v:d:i:f:h", longopts, NULL)) != -1) {
     int rc = EXIT_OK;
     switch (c) {
     case 'v': rc = option_vcpu(optarg, &o->vcpu); break;
@@ -203,6 +204,12 @@ static int select_vcpus(const struct summary_opts *o, const struct about *r, con
              o->trace, o->domain);
       return EXIT_USAGE;
     }
+    unsigned nv = r->nvcpus ? r->nvcpus : 1;
+    if (o->vcpu >= (int)nv) {
+      if (nv == 1) errorf("%s: --vcpu %d: the trace has one vCPU, vCPU 0", o->trace, o->vcpu);
+      else errorf("%s: --vcpu %d: the trace has vCPUs 0 to %u", o->trace, o->vcpu, nv - 1);
+      return EXIT_USAGE;
+    }
     for (unsigned v = 0; v < TRACE_VCPU_MAX; v++) keep[v] = o->vcpu < 0 || (int)v == o->vcpu;
     *one = o->vcpu;
     *shown = o->vcpu >= 0 ? 1 : (r->nvcpus ? r->nvcpus : 1);
@@ -229,10 +236,9 @@ static int select_vcpus(const struct summary_opts *o, const struct about *r, con
     errorf("%s: --domain %d: the trace holds domains %s", o->trace, dom, ids);
     return EXIT_USAGE;
   }
-  if (!*shown) {                 /* a vCPU without exits: an empty summary, as without domains */
-    errorf("warning: %s: --vcpu %d: domain %d has vCPUs %s", o->trace, o->vcpu, dom, vids);
-    *one = TRACE_VCPU_MAX;       /* no record's */
-    *shown = 1;
+  if (!*shown) {                 /* no such vCPU in the domain: said, as without domains */
+    errorf("%s: --vcpu %d: domain %d has vCPUs %s", o->trace, o->vcpu, dom, vids);
+    return EXIT_USAGE;
   }
   if (o->vcpu < 0) *one = -1;
   return EXIT_OK;

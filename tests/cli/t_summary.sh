@@ -44,8 +44,8 @@ check_contains "summary: JSON by count, most first" "$flat" '"exits":{"CR_ACCESS
 check_contains "summary: JSON max and stddev" "$flat" '"max":49988,"stddev":12618.9'
 
 run "$VMXSIM" summary --vcpu 1 sample.trace
-check_rc "summary: a vCPU without exits is an empty summary" 0
-check_contains "summary: --vcpu names it" "$out" "0 measured VM exits of vCPU 1"
+check_rc "summary: a vCPU the trace does not have is a usage error (not an empty summary)" 2
+check_contains "summary: --vcpu: the vCPUs there are named" "$err" "--vcpu 1: domain 1 has vCPUs 0"
 
 run "$VMXSIM" summary --interval 5ms sample.trace
 check_contains "summary: --interval heading" "$out" "exits per interval of 5000 us:"
@@ -265,3 +265,14 @@ check_eq "the MSR's name beside msr 0x6e0" "IA32_TSC_DEADLINE" "$(printf '%s\n' 
 check_eq "the exception's mnemonic beside vector 14" "#PF" "$(printf '%s\n' "$out" | awk '$1 == "vector" && $2 == "14" { print $NF }')"
 run "$VMXSIM" summary --format json "$ROOT/traces/recorded/kvm-ftrace-shadow.txt"
 check_contains "... and in JSON as label" "$(printf '%s' "$out" | tr -d ' \t\n')" '"stddev":189.5,"label":"IA32_TSC_DEADLINE"'
+
+# --vcpu N of a trace with fewer vCPUs: said, not an empty summary with exit 0
+run "$VMXSIM" summary --vcpu 1 "$XS/sample.xentrace"
+check_rc "--vcpu 1 of a one-vCPU recording is a usage error" 2
+check_contains "... saying which vCPU there is" "$err" "--vcpu 1: domain 1 has vCPUs 0"
+run "$VMXSIM" summary --vcpu 5 "$ROOT/traces/recorded/kvm-ftrace-shadow.txt"
+check_rc "--vcpu 5 of a two-vCPU recording" 2
+check_contains "... saying which there are" "$err" "--vcpu 5: the trace has vCPUs 0 to 1"
+# one meaning per short option: -s is --set in run, so summary has none for --sort
+run "$VMXSIM" summary -s time "$XS/sample.xentrace"
+check_rc "summary -s is not an option" 2

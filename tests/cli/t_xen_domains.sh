@@ -77,6 +77,7 @@ run "$VMXSIM" summary --domain 7 host.trace
 check_rc "host: a domain not there is a usage error" 2
 check_contains "host: ... naming those there" "$err" "--domain 7: the trace holds domains 0, 1, 2"
 run "$VMXSIM" summary --domain 1 --vcpu 9 host.trace
+check_rc "host: a vCPU not there is a usage error" 2
 check_contains "host: a vCPU not there names the domain's" "$err" "--vcpu 9: domain 1 has vCPUs 0, 1, 2, 3"
 run "$VMXSIM" summary --domain 1 "$ROOT/traces/recorded/xentrace-excerpt.bin"
 check_rc "host: --domain on a recording without scheduler records is a usage error" 2
