@@ -120,6 +120,18 @@ static struct gen_cache *cache_entry(struct xp_ctx *c, const char *key, const ch
   return g;
 }
 
+/* A new entry's trace, once written (rc): counted, with its native cycles;
+** its path, or NULL with c->rc set. */
+static const char *cache_commit(struct xp_ctx *c, struct gen_cache *g, int rc) {
+  if (rc != EXIT_OK) {
+    c->rc = rc;
+    return NULL;
+  }
+  g->native_cycles = native_cycles(g->path);
+  ntraces++;
+  return g->path;
+}
+
 const char *xp_gen(struct xp_ctx *c, const char *const *args) {
   char key[512] = "";
   size_t used = 0;
@@ -132,14 +144,7 @@ const char *xp_gen(struct xp_ctx *c, const char *const *args) {
   while (args[argc]) argc++;
   size_t klen = strlen(key);
   progress(c, "generating %s: %.*s", base_name(g->path), (int)(klen ? klen - 1 : 0), key);   /* without the last blank */
-  int rc = gen_generate(argc, (char **)args, g->path, c->err, sizeof c->err);
-  if (rc != EXIT_OK) {
-    c->rc = rc;
-    return NULL;
-  }
-  g->native_cycles = native_cycles(g->path);
-  ntraces++;
-  return g->path;
+  return cache_commit(c, g, gen_generate(argc, (char **)args, g->path, c->err, sizeof c->err));
 }
 
 const char *xp_import(struct xp_ctx *c, const char *recording, const char *label, const struct import_opts *opt) {
@@ -160,13 +165,7 @@ const char *xp_import(struct xp_ctx *c, const char *recording, const char *label
   struct import im;
   int rc = import_file(&job, &im, c->err, sizeof c->err);
   import_free(&im);
-  if (rc != EXIT_OK) {
-    c->rc = rc;
-    return NULL;
-  }
-  g->native_cycles = native_cycles(g->path);
-  ntraces++;
-  return g->path;
+  return cache_commit(c, g, rc);
 }
 
 static const struct gen_cache *cached(const char *path) {
