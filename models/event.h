@@ -44,7 +44,7 @@
   X(STI,     "sti",     "aux=0 STI (blocks interrupts for the next instruction), 1 POPF: RFLAGS.IF = 1") \
   X(CLI,     "cli",     "CLI or POPF: RFLAGS.IF = 0")                        \
   X(IRET,    "iret",    "aux bit0: RFLAGS.IF restored as 0; ends blocking by NMI") \
-  X(VIRQ,    "virq",    "a=vector: an interrupt for this vCPU reaches the hypervisor") \
+  X(VIRQ,    "virq",    "aux=source (VIRQ_SRC_*), a=vector, b=sending vCPU of an IPI: an interrupt for this vCPU") \
   X(VNMI,    "vnmi",    "an NMI for this vCPU reaches the hypervisor")      \
   X(RDTSCP,  "rdtscp",  "read the time-stamp counter and TSC_AUX")          \
   X(MWAIT,   "mwait",   "monitor wait")                                      \
@@ -83,6 +83,17 @@ static_assert(sizeof(struct trace_event) == 24, "trace record size is part of th
 #define APIC_AUX_WRITE   0x1u
 #define STI_AUX_POPF     0x1u      /* IF set by POPF (or IRET): no blocking by STI */
 #define IRET_AUX_IF0     0x1u      /* IRET restores RFLAGS.IF = 0 */
+/* Where an interrupt for a vCPU (EV_VIRQ) comes from: the models decide from
+** it whether its arrival costs an exit of its own (a host interrupt, a
+** posted-interrupt notification, a timer's expiry) or none.
+** VIRQ_SRC_HOST: the hypervisor already has it (format version 2 traces,
+** whose virq records have aux 0): its arrival costs nothing of its own; an
+** exit that brought it, if any, is a record of its own (intr). */
+#define VIRQ_SRC_HOST    0u
+#define VIRQ_SRC_DEVICE  1u        /* a device's interrupt, routed to this vCPU */
+#define VIRQ_SRC_IPI     2u        /* an IPI from another vCPU: b = the sender's vCPU number */
+#define VIRQ_SRC_TIMER   3u        /* this vCPU's own local-APIC timer expired */
+#define VIRQ_SRC_MAX     VIRQ_SRC_TIMER
 /* Local-APIC registers (offsets in the 4 KB APIC page at 0xfee00000). */
 #define APIC_EOI         0x0b0u
 #define APIC_ICR         0x300u    /* written as one 64-bit value: destination APIC ID in bits 63:56 */

@@ -21,6 +21,13 @@
   X(CAP_EPT,          "vmx.ept",            "1 if it supports \"enable EPT\" (IA32_VMX_PROCBASED_CTLS2 allowed-1 bit 1)") \
   X(CAP_VPID,         "vmx.vpid",           "1 if it supports \"enable VPID\" (IA32_VMX_PROCBASED_CTLS2 allowed-1 bit 5)") \
   X(CAP_UNRESTRICTED, "vmx.unrestricted_guest", "1 if it supports \"unrestricted guest\" (IA32_VMX_PROCBASED_CTLS2 allowed-1 bit 7)") \
+  X(CAP_VIRT_X2APIC,  "vmx.virtualize_x2apic_mode", "1 if it supports \"virtualize x2APIC mode\" (IA32_VMX_PROCBASED_CTLS2 allowed-1 bit 4)") \
+  X(CAP_APIC_REG_VIRT, "vmx.apic_register_virtualization", "1 if it supports \"APIC-register virtualization\" (IA32_VMX_PROCBASED_CTLS2 allowed-1 bit 8)") \
+  X(CAP_VIRT_INTR,    "vmx.virtual_interrupt_delivery", "1 if it supports \"virtual-interrupt delivery\" (IA32_VMX_PROCBASED_CTLS2 allowed-1 bit 9)") \
+  X(CAP_PLE,          "vmx.pause_loop_exiting", "1 if it supports \"PAUSE-loop exiting\" (IA32_VMX_PROCBASED_CTLS2 allowed-1 bit 10)") \
+  X(CAP_PREEMPT_TIMER, "vmx.preemption_timer", "1 if it supports \"activate VMX-preemption timer\" (IA32_VMX_PINBASED_CTLS allowed-1 bit 6)") \
+  X(CAP_POSTED_INTR,  "vmx.posted_interrupts", "1 if it supports \"process posted interrupts\" (IA32_VMX_PINBASED_CTLS allowed-1 bit 7)") \
+  X(CAP_IPI_VIRT,     "vmx.ipi_virtualization", "1 if it supports \"IPI virtualization\" (IA32_VMX_PROCBASED_CTLS3 bit 4, with IA32_VMX_PROCBASED_CTLS allowed-1 bit 17)") \
   X(VM_ROUNDTRIP,     "vm_roundtrip",       "hardware VM exit plus VM entry, no handler work") \
   X(VMREAD,           "vmread",             "one VMREAD by the handler")                     \
   X(VMWRITE,          "vmwrite",            "one VMWRITE by the handler")                    \
@@ -57,9 +64,9 @@ enum profile_param {
 
 struct work {
   uint32_t n[PP_COUNT];     /* how many of each priced operation (index = enum profile_param) */
-  uint32_t used;            /* bit p: n[p] may be nonzero (an exit adds to a few of them) */
+  uint64_t used;            /* bit p: n[p] may be nonzero (an exit adds to a few of them) */
 };
-static_assert(PP_COUNT <= 32, "struct work's used is a 32-bit set");
+static_assert(PP_COUNT <= 64, "struct work's used is a 64-bit set");
 
 /* A copy of zeros, not memset: GCC clears a struct this size with `rep stos`,
 ** whose start-up cost was a third of the engine's time on an exit. */
@@ -69,7 +76,7 @@ static inline void work_clear(struct work *w) {
 }
 static inline void work_add(struct work *w, enum profile_param p, uint32_t count) {
   w->n[p] += count;
-  w->used |= 1u << p;
+  w->used |= 1ull << p;
 }
 
 #endif

@@ -225,12 +225,16 @@ void vcpu_deliver_pending(struct vcpu *v, bool counted) {
   }
 }
 
-void vcpu_event_arrives(struct vcpu *v, const struct trace_event *ev) {
+void vcpu_event_pending(struct vcpu *v, const struct trace_event *ev) {
   if (ev->type == EV_VNMI) v->nmi_pending = true;
   else {
     v->irq_pending = true;
     v->irq_vector = (uint8_t)ev->a;
   }
+}
+
+void vcpu_event_arrives(struct vcpu *v, const struct trace_event *ev) {
+  vcpu_event_pending(v, ev);
   vcpu_deliver_pending(v, false);
   vmx_cpu_deliver(&v->vmx);            /* the guest takes what was injected without an exit */
 }

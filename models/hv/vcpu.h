@@ -103,6 +103,9 @@ void vcpu_exit_end(struct vcpu *v, struct work *w, uint64_t counters[]);
 ** a VM entry (vcpu_deliver_pending).  The exit that may have brought the vCPU
 ** out to take it (a kick) is its own record. */
 void vcpu_event_arrives(struct vcpu *v, const struct trace_event *ev);
+/* The same, when its arrival was a VM exit: the hypervisor injects it (or
+** asks for a window) as it leaves the exit's handler (vcpu_exit_end). */
+void vcpu_event_pending(struct vcpu *v, const struct trace_event *ev);
 /* KVM's inject_pending_event, enable_nmi_window and enable_irq_window: a
 ** pending NMI is injected if the guest does not block NMIs, else the NMI window
 ** is requested; a pending interrupt is injected if the guest is interruptible

@@ -14,7 +14,9 @@
 #define PIN_CONTROLS(X)                                        \
   X(EXT_INTR_EXITING,   0, "external-interrupt exiting")       \
   X(NMI_EXITING,        3, "NMI exiting")                      \
-  X(VIRTUAL_NMIS,       5, "virtual NMIs")
+  X(VIRTUAL_NMIS,       5, "virtual NMIs")                     \
+  X(PREEMPTION_TIMER,   6, "activate VMX-preemption timer")    \
+  X(POSTED_INTR,        7, "process posted interrupts")
 
 /* Primary processor-based controls (0x4002), SDM 24.6.2 table 24-6 */
 #define CPU_CONTROLS(X)                                        \
@@ -26,6 +28,7 @@
   X(RDTSC_EXITING,     12, "RDTSC exiting")                    \
   X(CR3_LOAD_EXITING,  15, "CR3-load exiting")                 \
   X(CR3_STORE_EXITING, 16, "CR3-store exiting")                \
+  X(ACTIVATE_TERTIARY, 17, "activate tertiary controls")       \
   X(CR8_LOAD_EXITING,  19, "CR8-load exiting")                 \
   X(CR8_STORE_EXITING, 20, "CR8-store exiting")                \
   X(TPR_SHADOW,        21, "use TPR shadow")                   \
@@ -43,10 +46,18 @@
   X(APIC_ACCESS,        0, "virtualize APIC accesses")         \
   X(ENABLE_EPT,         1, "enable EPT")                       \
   X(ENABLE_RDTSCP,      3, "enable RDTSCP")                    \
+  X(VIRT_X2APIC,        4, "virtualize x2APIC mode")           \
   X(ENABLE_VPID,        5, "enable VPID")                      \
   X(WBINVD_EXITING,     6, "WBINVD exiting")                   \
   X(UNRESTRICTED_GUEST, 7, "unrestricted guest")               \
+  X(APIC_REGISTER_VIRT, 8, "APIC-register virtualization")     \
+  X(VIRTUAL_INTR_DELIVERY, 9, "virtual-interrupt delivery")    \
+  X(PAUSE_LOOP_EXITING, 10, "PAUSE-loop exiting")              \
   X(ENABLE_INVPCID,    12, "enable INVPCID")
+
+/* Tertiary processor-based controls (0x2034, 64 bits), SDM 24.6.2 table 24-8 */
+#define TER_CONTROLS(X)                                        \
+  X(IPI_VIRT,           4, "IPI virtualization")
 
 enum {
 #define X(name, bit, text) PIN_##name = 1u << bit,
@@ -63,9 +74,14 @@ enum {
   SEC_CONTROLS(X)
 #undef X
 };
+enum {
+#define X(name, bit, text) TER_##name = 1u << bit,
+  TER_CONTROLS(X)
+#undef X
+};
 
 /* The field a control bit belongs to, for names and capability checks. */
-enum control_field { CTL_PIN, CTL_CPU, CTL_SEC };
+enum control_field { CTL_PIN, CTL_CPU, CTL_SEC, CTL_TER };
 /* "HLT exiting" for bit CPU_HLT_EXITING of CTL_CPU; NULL for a bit not listed. */
 const char *control_name(enum control_field f, uint32_t bit);
 
@@ -84,6 +100,11 @@ static inline bool cpu_ctl(const struct vmcs *v, uint32_t bit) {
 static inline bool sec_ctl(const struct vmcs *v, uint32_t bit) {
   return cpu_ctl(v, CPU_ACTIVATE_SECONDARY) &&
          (vmcs_peek(v, VMCS_SECONDARY_VM_EXEC_CONTROL) & bit) != 0;
+}
+/* Tertiary controls apply only when "activate tertiary controls" is set (SDM 24.6.2). */
+static inline bool ter_ctl(const struct vmcs *v, uint64_t bit) {
+  return cpu_ctl(v, CPU_ACTIVATE_TERTIARY) &&
+         (vmcs_peek(v, VMCS_TERTIARY_VM_EXEC_CONTROL) & bit) != 0;
 }
 static inline bool pin_ctl(const struct vmcs *v, uint32_t bit) {
   return (vmcs_peek(v, VMCS_PIN_BASED_VM_EXEC_CONTROL) & bit) != 0;

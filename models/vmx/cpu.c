@@ -56,16 +56,22 @@ static bool unsupported(const struct vmcs *v, enum vmcs_field f, uint32_t allowe
   return true;
 }
 
-/* Secondary controls on a CPU that has none: name the control the hypervisor
-** wanted rather than "activate secondary controls" alone. */
-static bool no_secondary(const struct vmcs *v, const struct vmx_caps *caps, char *msg, size_t n) {
-  if (!cpu_ctl(v, CPU_ACTIVATE_SECONDARY) || (caps->cpu_allowed1 & CPU_ACTIVATE_SECONDARY)) return false;
-  uint32_t want = (uint32_t)vmcs_peek(v, VMCS_SECONDARY_VM_EXEC_CONTROL);
-  const char *name = want ? control_name(CTL_SEC, want & -want) : NULL;
-  snprintf(msg, n, ENTRY_ERROR "the \"%s\" VM-execution control is set but this CPU has no secondary "
-           "processor-based controls (IA32_VMX_PROCBASED_CTLS allowed-1 bit 31 is 0)",
-           name ? name : "activate secondary controls");
+/* Secondary or tertiary controls on a CPU that has none: name the control
+** the hypervisor wanted rather than "activate secondary controls" alone. */
+static bool no_field(const struct vmcs *v, const struct vmx_caps *caps, uint32_t activate, enum vmcs_field f,
+                     enum control_field cf, const char *what, char *msg, size_t n) {
+  if (!cpu_ctl(v, activate) || (caps->cpu_allowed1 & activate)) return false;
+  uint32_t want = (uint32_t)vmcs_peek(v, f);
+  const char *name = want ? control_name(cf, want & -want) : NULL;
+  snprintf(msg, n, ENTRY_ERROR "the \"%s\" VM-execution control is set but this CPU has no %s "
+           "processor-based controls (IA32_VMX_PROCBASED_CTLS allowed-1 bit %d is 0)",
+           name ? name : control_name(CTL_CPU, activate), what, __builtin_ctz(activate));
   return true;
+}
+
+static bool no_secondary(const struct vmcs *v, const struct vmx_caps *caps, char *msg, size_t n) {
+  return no_field(v, caps, CPU_ACTIVATE_SECONDARY, VMCS_SECONDARY_VM_EXEC_CONTROL, CTL_SEC, "secondary", msg, n) ||
+         no_field(v, caps, CPU_ACTIVATE_TERTIARY, VMCS_TERTIARY_VM_EXEC_CONTROL, CTL_TER, "tertiary", msg, n);
 }
 
 unsigned vmx_entry_check(const struct vmx_cpu *c, const struct vmx_caps *caps, char *msg, size_t n) {
@@ -79,6 +85,15 @@ unsigned vmx_entry_check(const struct vmx_cpu *c, const struct vmx_caps *caps, c
   if (cpu_ctl(v, CPU_ACTIVATE_SECONDARY) &&
       unsupported(v, VMCS_SECONDARY_VM_EXEC_CONTROL, caps->sec_allowed1, CTL_SEC, "IA32_VMX_PROCBASED_CTLS2", msg, n))
     return 7;
+  /* Likewise the tertiary controls with "activate tertiary controls"; every
+  ** tertiary control vmxsim knows is in bits 31:0. */
+  if (cpu_ctl(v, CPU_ACTIVATE_TERTIARY) &&
+      ((vmcs_peek(v, VMCS_TERTIARY_VM_EXEC_CONTROL) >> 32) ||
+       unsupported(v, VMCS_TERTIARY_VM_EXEC_CONTROL, (uint32_t)caps->ter_allowed1, CTL_TER, "IA32_VMX_PROCBASED_CTLS3", msg, n))) {
+    if (vmcs_peek(v, VMCS_TERTIARY_VM_EXEC_CONTROL) >> 32)
+      snprintf(msg, n, ENTRY_ERROR "a tertiary control above bit 31 is set (none is supported)");
+    return 7;
+  }
   uint64_t count = vmcs_peek(v, VMCS_CR3_TARGET_COUNT);
   /* SDM 26.2.1.1: CR3_TARGET_COUNT must not exceed IA32_VMX_MISC[24:16] (SDM A.6). */
   if (count > caps->cr3_targets) {

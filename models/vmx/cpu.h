@@ -47,6 +47,7 @@ struct vmx_caps {
   uint32_t pin_allowed1;     /* IA32_VMX_PINBASED_CTLS[63:32] */
   uint32_t cpu_allowed1;     /* IA32_VMX_PROCBASED_CTLS[63:32] */
   uint32_t sec_allowed1;     /* IA32_VMX_PROCBASED_CTLS2[63:32]; 0 without secondary controls */
+  uint64_t ter_allowed1;     /* IA32_VMX_PROCBASED_CTLS3 (every bit an allowed-1 setting, SDM A.3.4); 0 without tertiary controls */
   uint64_t cr3_targets;      /* IA32_VMX_MISC[24:16] */
 };
 

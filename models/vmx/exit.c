@@ -208,6 +208,17 @@ struct exit_decision vmx_decide_window(const struct vmx_cpu *s) {
   return nmi ? stay(WHY_WINDOW_BLOCKED, CPU_NMI_WINDOW_EXITING) : stay(WHY_NO_WINDOW, 0);
 }
 
+/* An interrupt for the vCPU arrives while it runs in VMX non-root operation
+** (EV_VIRQ with a source, models/event.h): it reaches the processor as a
+** host interrupt, which exits iff "external-interrupt exiting" is 1 (SDM
+** 25.2).  One interrupt the hypervisor already holds (VIRQ_SRC_HOST) has no
+** arrival of its own.  Posted interrupts (SDM 29.6), IPI virtualization and
+** the VMX-preemption timer (SDM 25.5.1) refine this per source. */
+struct exit_decision vmx_decide_arrival(const struct vmx_cpu *s, const struct trace_event *ev) {
+  if (ev->type != EV_VIRQ || ev->aux == VIRQ_SRC_HOST) return stay(WHY_HELD_BY_HOST, 0);
+  return by_control(pin_ctl(&s->vmcs, PIN_EXT_INTR_EXITING), PIN_EXT_INTR_EXITING, EXIT_REASON_EXTERNAL_INTERRUPT, 0);
+}
+
 struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_event *ev) {
   const struct vmcs *v = &s->vmcs;
   switch (ev->type) {

@@ -41,6 +41,7 @@ enum exit_why {
   WHY_NO_WINDOW,           /* neither window-exiting control is set */
   WHY_BOTH_CONTROLS,       /* detail = the second control (RDTSCP, INVPCID): both set, exits */
   WHY_UD,                  /* detail = the secondary "enable" control that is clear: the instruction is #UD */
+  WHY_HELD_BY_HOST,        /* an interrupt the hypervisor already holds: no arrival of its own */
 };
 
 struct exit_decision {
@@ -73,6 +74,9 @@ struct exit_decision vmx_decide_page_fault(const struct vmx_cpu *s, uint64_t lin
 ** blocks interrupts.  The NMI window comes first, as an NMI has priority
 ** over a maskable interrupt (SDM 6.9 of Vol. 3A). */
 struct exit_decision vmx_decide_window(const struct vmx_cpu *s);
+/* An interrupt from outside the vCPU arriving while it runs (EV_VIRQ with a
+** source): whether the host interrupt that carries it exits. */
+struct exit_decision vmx_decide_arrival(const struct vmx_cpu *s, const struct trace_event *ev);
 /* Could the guest take a maskable interrupt, an NMI, at this boundary? */
 bool vmx_interruptible(const struct vmx_cpu *s);
 bool vmx_nmi_unblocked(const struct vmx_cpu *s);

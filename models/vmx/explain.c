@@ -129,6 +129,8 @@ const char *vmx_explain(const struct exit_decision *d, const struct trace_event 
   case WHY_UD:
     snprintf(buf, n, "no exit: %s is clear, so the instruction raises #UD in the guest",
              control_of(d->detail, ev->type, ctl, sizeof ctl)); break;
+  case WHY_HELD_BY_HOST:
+    snprintf(buf, n, "no exit of its own: the hypervisor already holds this interrupt (no source recorded)"); break;
   default:
     snprintf(buf, n, "%s", verdict);
   }

@@ -20,6 +20,7 @@
   X(IO_BITMAP_B,                     0x2002)            \
   X(MSR_BITMAP,                      0x2004)            \
   X(EPT_POINTER,                     0x201A)            \
+  X(TERTIARY_VM_EXEC_CONTROL,        0x2034)            \
   X(GUEST_PHYSICAL_ADDRESS,          0x2400)            \
   X(VMCS_LINK_POINTER,               0x2800)            \
   X(GUEST_IA32_DEBUGCTL,             0x2802)            \

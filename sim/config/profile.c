@@ -105,18 +105,25 @@ static bool read_cycles(const struct data_doc *d, const char *key, const cJSON *
   return read_whole(d, key, e, PRICE_MAX, out, err, errlen);
 }
 
-static bool is_capability(unsigned param) { return param >= PP_CAP_SECONDARY && param <= PP_CAP_UNRESTRICTED; }
+static bool is_capability(unsigned param) { return param >= PP_CAP_SECONDARY && param <= PP_CAP_IPI_VIRT; }
 
 struct vmx_caps profile_vmx_caps(const struct profile *pr) {
   const uint64_t *p = pr->p;
+  /* Every pin-based and primary control vmxsim uses was in the first VT-x
+  ** processors but these. */
+  uint32_t pin_missing = (p[PP_CAP_PREEMPT_TIMER] ? 0 : PIN_PREEMPTION_TIMER) | (p[PP_CAP_POSTED_INTR] ? 0 : PIN_POSTED_INTR);
+  uint32_t cpu_missing = (p[PP_CAP_SECONDARY] ? 0 : CPU_ACTIVATE_SECONDARY) | (p[PP_CAP_TPR_SHADOW] ? 0 : CPU_TPR_SHADOW) |
+                         (p[PP_CAP_IPI_VIRT] ? 0 : CPU_ACTIVATE_TERTIARY);
+  uint32_t sec = SEC_WBINVD_EXITING | (p[PP_CAP_APIC_ACCESS] ? SEC_APIC_ACCESS : 0) |
+                 (p[PP_CAP_EPT] ? SEC_ENABLE_EPT | SEC_ENABLE_RDTSCP | SEC_ENABLE_INVPCID : 0) |
+                 (p[PP_CAP_VPID] ? SEC_ENABLE_VPID : 0) | (p[PP_CAP_UNRESTRICTED] ? SEC_UNRESTRICTED_GUEST : 0) |
+                 (p[PP_CAP_VIRT_X2APIC] ? SEC_VIRT_X2APIC : 0) | (p[PP_CAP_APIC_REG_VIRT] ? SEC_APIC_REGISTER_VIRT : 0) |
+                 (p[PP_CAP_VIRT_INTR] ? SEC_VIRTUAL_INTR_DELIVERY : 0) | (p[PP_CAP_PLE] ? SEC_PAUSE_LOOP_EXITING : 0);
   struct vmx_caps c = {
-    .pin_allowed1 = ~0u,
-    /* Every primary control vmxsim uses was in the first VT-x processors but
-    ** these two. */
-    .cpu_allowed1 = ~(uint32_t)((p[PP_CAP_SECONDARY] ? 0 : CPU_ACTIVATE_SECONDARY) | (p[PP_CAP_TPR_SHADOW] ? 0 : CPU_TPR_SHADOW)),
-    .sec_allowed1 = !p[PP_CAP_SECONDARY] ? 0 :
-                    SEC_WBINVD_EXITING | (p[PP_CAP_APIC_ACCESS] ? SEC_APIC_ACCESS : 0) | (p[PP_CAP_EPT] ? SEC_ENABLE_EPT | SEC_ENABLE_RDTSCP | SEC_ENABLE_INVPCID : 0) |
-                    (p[PP_CAP_VPID] ? SEC_ENABLE_VPID : 0) | (p[PP_CAP_UNRESTRICTED] ? SEC_UNRESTRICTED_GUEST : 0),
+    .pin_allowed1 = ~pin_missing,
+    .cpu_allowed1 = ~cpu_missing,
+    .sec_allowed1 = p[PP_CAP_SECONDARY] ? sec : 0,
+    .ter_allowed1 = p[PP_CAP_IPI_VIRT] ? TER_IPI_VIRT : 0,
     .cr3_targets = p[PP_CR3_TARGETS],
   };
   return c;

@@ -17,8 +17,8 @@
 ** all took a third of an exit's charge). */
 static uint64_t work_cost(const struct profile *pr, const struct work *w) {
   uint64_t c = 0;
-  for (uint32_t used = w->used; used; used &= used - 1) {
-    unsigned i = (unsigned)__builtin_ctz(used);
+  for (uint64_t used = w->used; used; used &= used - 1) {
+    unsigned i = (unsigned)__builtin_ctzll(used);
     c += (uint64_t)w->n[i] * pr->p[i];
   }
   return c;
@@ -353,7 +353,12 @@ static __attribute__((noinline)) void instruction_event(struct engine *e, struct
 ** the hypervisor asked for is open (SDM 26.6.5, 26.6.6). */
 static __attribute__((noinline)) void interrupt_event(struct engine *e, struct vcpu *v, const struct trace_event *ev, bool track) {
   mmu_settle(e->mmu);
-  if (ev->type == EV_VIRQ || ev->type == EV_VNMI) vcpu_event_arrives(v, ev);
+  struct exit_decision arrival = vmx_decide_arrival(&v->vmx, ev);
+  if (arrival.exits) {                  /* the host interrupt that brings it exits first */
+    if (track) e->last.decision = arrival;
+    vcpu_event_pending(v, ev);
+    exit_event(e, v, ev, &arrival);
+  } else if (ev->type == EV_VIRQ || ev->type == EV_VNMI) vcpu_event_arrives(v, ev);
   else {
     struct vmx_native r = { 0 };
     vcpu_no_exit(v, ev, ev->a, &r);

@@ -54,7 +54,10 @@ static inline const char *operands_invalid(const struct trace_event *ev) {
   }
   case EV_STI: return ev->aux & ~STI_AUX_POPF ? "aux other than 0 (STI) or 1 (POPF)" : NULL;
   case EV_IRET: return ev->aux & ~IRET_AUX_IF0 ? "aux other than 0 or 1 (IF restored as 0)" : NULL;
-  case EV_VIRQ: return ev->a > 255 ? "vector above 255" : NULL;
+  case EV_VIRQ:
+    if (ev->a > 255) return "vector above 255";
+    if (ev->aux > VIRQ_SRC_MAX) return "interrupt source above 3 (timer)";
+    return ev->aux != VIRQ_SRC_IPI && ev->b ? "a sending vCPU on an interrupt that is not an IPI" : NULL;
   case EV_INVPCID: return ev->aux > 3 ? "INVPCID type above 3" : NULL;
   case EV_TASK_SWITCH: return ev->aux > 3 || ev->a > 0xffff ? "task-switch source above 3 or selector above 0xffff" : NULL;
   case EV_VMX: return exit_reason_is_vmx_instruction(ev->a) ? NULL : "not a VMX instruction's exit reason";

@@ -61,7 +61,12 @@ static const struct mnemonic mnemonics[] = {
   { "sti",     EV_STI,     -1, { WORD(1, "popf", "how", NULL, "popf") } },
   { "cli",     EV_CLI,     -1, { { 0 } } },
   { "iret",    EV_IRET,    -1, { WORD(1, "if0", "RFLAGS.IF restored", NULL, "if0") } },
-  { "virq",    EV_VIRQ,    -1, { DEC(TO_A, "VECTOR", "vector", 0, 255) } },
+  /* One row per source of the interrupt (VIRQ_SRC_*, models/event.h). */
+  { "virq",    EV_VIRQ,    VIRQ_SRC_HOST,   { DEC(TO_A, "VECTOR", "vector", 0, 255) } },
+  { "virq-device", EV_VIRQ, VIRQ_SRC_DEVICE, { DEC(TO_A, "VECTOR", "vector", 0, 255) } },
+  { "virq-ipi", EV_VIRQ,   VIRQ_SRC_IPI,    { DEC(TO_A, "VECTOR", "vector", 0, 255),
+                                              DEC(TO_B, "FROM", "sending vCPU", 0, 65535) } },
+  { "virq-timer", EV_VIRQ, VIRQ_SRC_TIMER,  { DEC(TO_A, "VECTOR", "vector", 0, 255) } },
   { "vnmi",    EV_VNMI,    -1, { { 0 } } },
   { "rdtscp",  EV_RDTSCP,  -1, { { 0 } } },
   { "mwait",   EV_MWAIT,   -1, { { 0 } } },

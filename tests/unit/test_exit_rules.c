@@ -522,7 +522,7 @@ static void cr3_target_compare_uses_all_64_bits(void **state) {
 }
 
 /* A CPU that supports every control vmxsim uses, with 4 CR3-target values. */
-static const struct vmx_caps ALL_CAPS = { ~0u, ~0u, ~0u, 4 };
+static const struct vmx_caps ALL_CAPS = { .pin_allowed1 = ~0u, .cpu_allowed1 = ~0u, .sec_allowed1 = ~0u, .ter_allowed1 = ~0ull, .cr3_targets = 4 };
 
 static void cr3_target_count_5_fails_vm_entry_with_error_7(void **state) {
   (void)state;
@@ -599,7 +599,7 @@ static void a_secondary_control_is_not_checked_while_secondary_controls_are_off(
   assert_int_equal(policy_resolve(&p, "shadowcache", NULL, 0, err, sizeof err), 0);
   vcpu_setup(&v, 0, &p);
   vmcs_poke(&v.vmx.vmcs, VMCS_SECONDARY_VM_EXEC_CONTROL, SEC_ENABLE_EPT);
-  struct vmx_caps none = { ~0u, ~(uint32_t)CPU_ACTIVATE_SECONDARY, 0, 4 };
+  struct vmx_caps none = { .pin_allowed1 = ~0u, .cpu_allowed1 = ~(uint32_t)CPU_ACTIVATE_SECONDARY, .cr3_targets = 4 };
   assert_int_equal(vmx_entry_check(&v.vmx, &none, msg, sizeof msg), 0);
   vmcs_poke(&v.vmx.vmcs, VMCS_CPU_BASED_VM_EXEC_CONTROL,
             vmcs_peek(&v.vmx.vmcs, VMCS_CPU_BASED_VM_EXEC_CONTROL) | CPU_ACTIVATE_SECONDARY);

@@ -534,7 +534,7 @@ static void write_profile(const char *path, const char *skip, const char *bad, c
     if (bad && strcmp(param_names[i], bad) == 0) fprintf(f, "%s", bad_entry);
     else if (i == PP_CLOCK_GHZ) fprintf(f, "{ \"value\": 2.5, \"kind\": \"estimated\", \"source\": \"test\" }");
     else if (i == PP_CR3_TARGETS) fprintf(f, "{ \"value\": 4, \"kind\": \"measured\", \"source\": \"test\" }");
-    else if (i >= PP_CAP_SECONDARY && i <= PP_CAP_UNRESTRICTED)
+    else if (i >= PP_CAP_SECONDARY && i <= PP_CAP_IPI_VIRT)
       fprintf(f, "{ \"value\": 1, \"kind\": \"measured\", \"source\": \"test\" }");
     else fprintf(f, "{ \"value\": %u, \"kind\": \"estimated\", \"source\": \"test\" }", 100 + i);
     sep = ",\n";

@@ -27,6 +27,7 @@ static const struct expect table[] = {
   { VMCS_IO_BITMAP_B,                 "IO_BITMAP_B",                 0x2002, 64, VMCS_W64,      VMCS_T_CONTROL },
   { VMCS_MSR_BITMAP,                  "MSR_BITMAP",                  0x2004, 64, VMCS_W64,      VMCS_T_CONTROL },
   { VMCS_EPT_POINTER,                 "EPT_POINTER",                 0x201A, 64, VMCS_W64,      VMCS_T_CONTROL },
+  { VMCS_TERTIARY_VM_EXEC_CONTROL,    "TERTIARY_VM_EXEC_CONTROL",    0x2034, 64, VMCS_W64,      VMCS_T_CONTROL },
   { VMCS_GUEST_PHYSICAL_ADDRESS,      "GUEST_PHYSICAL_ADDRESS",      0x2400, 64, VMCS_W64,      VMCS_T_RODATA },
   { VMCS_VMCS_LINK_POINTER,           "VMCS_LINK_POINTER",           0x2800, 64, VMCS_W64,      VMCS_T_GUEST },
   { VMCS_GUEST_IA32_DEBUGCTL,         "GUEST_IA32_DEBUGCTL",         0x2802, 64, VMCS_W64,      VMCS_T_GUEST },

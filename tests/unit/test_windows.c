@@ -317,9 +317,58 @@ static void the_policy_enables_rdtscp_and_invpcid_only_with_ept(void **state) {
   vm_stop(&vm);
 }
 
+/* ---- SDM 25.2: an interrupt arriving from outside the vCPU ---- */
+
+static struct exit_decision arrival(unsigned source) {
+  struct trace_event e = { .type = EV_VIRQ, .aux = (uint8_t)source, .a = 33 };
+  return vmx_decide_arrival(&S, &e);
+}
+
+/* A device's interrupt, an IPI or a timer reaches the processor as a host
+** interrupt: "external-interrupt exiting" = 1 makes it exit (reason 1,
+** qualification 0); with the control clear it does not. */
+static void an_arriving_interrupt_exits_iff_external_interrupt_exiting(void **state) {
+  (void)state;
+  set(VMCS_PIN_BASED_VM_EXEC_CONTROL, PIN_EXT_INTR_EXITING);
+  expect_exit(arrival(VIRQ_SRC_DEVICE), EXIT_REASON_EXTERNAL_INTERRUPT, 0);
+  expect_exit(arrival(VIRQ_SRC_IPI), EXIT_REASON_EXTERNAL_INTERRUPT, 0);
+  expect_exit(arrival(VIRQ_SRC_TIMER), EXIT_REASON_EXTERNAL_INTERRUPT, 0);
+  set(VMCS_PIN_BASED_VM_EXEC_CONTROL, 0);
+  assert_false(arrival(VIRQ_SRC_DEVICE).exits);
+  assert_int_equal(arrival(VIRQ_SRC_DEVICE).why, WHY_CONTROL_CLEAR);
+}
+
+/* An interrupt the hypervisor already holds (no source: format version 2
+** traces) has no arrival of its own, whatever the controls. */
+static void an_interrupt_the_host_holds_has_no_arrival_exit(void **state) {
+  (void)state;
+  set(VMCS_PIN_BASED_VM_EXEC_CONTROL, PIN_EXT_INTR_EXITING);
+  assert_false(arrival(VIRQ_SRC_HOST).exits);
+  assert_int_equal(arrival(VIRQ_SRC_HOST).why, WHY_HELD_BY_HOST);
+}
+
+/* SDM 26.2.1.1: "IPI virtualization" on a CPU without tertiary controls
+** fails VM entry with error 7, naming the control. */
+static void ipi_virtualization_without_tertiary_controls_fails_vm_entry(void **state) {
+  (void)state;
+  set(VMCS_CPU_BASED_VM_EXEC_CONTROL, CPU_ACTIVATE_TERTIARY);
+  set(VMCS_TERTIARY_VM_EXEC_CONTROL, TER_IPI_VIRT);
+  struct vmx_caps caps = { .pin_allowed1 = ~0u, .cpu_allowed1 = ~(uint32_t)CPU_ACTIVATE_TERTIARY, .cr3_targets = 4 };
+  char msg[400];
+  assert_int_equal(vmx_entry_check(&S, &caps, msg, sizeof msg), 7);
+  assert_non_null(strstr(msg, "\"IPI virtualization\""));
+  assert_non_null(strstr(msg, "no tertiary"));
+  caps.cpu_allowed1 = ~0u;
+  caps.ter_allowed1 = TER_IPI_VIRT;
+  assert_int_equal(vmx_entry_check(&S, &caps, msg, sizeof msg), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup(f, reset)
+    T(an_arriving_interrupt_exits_iff_external_interrupt_exiting),
+    T(an_interrupt_the_host_holds_has_no_arrival_exit),
+    T(ipi_virtualization_without_tertiary_controls_fails_vm_entry),
     T(interrupt_window_exits_when_if_is_set_and_nothing_blocks),
     T(interrupt_window_stays_shut_while_if_is_clear),
     T(blocking_by_sti_or_mov_ss_keeps_the_interrupt_window_shut),
