@@ -128,6 +128,10 @@ static void print_versus(FILE *f, const struct report *rep) {
   fprintf(f, " %-24s %9s %9s %9s %9s %9s %9s\n", "VM-EXIT", "measured", "avg cyc", "simulated", "avg cyc",
           "count s/m", "avg s/m");
   print_versus_dims(f, rep, true);
+  if (rep->unmeasured_exits)
+    fprintf(f, " (%" PRIu64 " recorded exit%s no measured time: the recording ended, or lost its records, before "
+            "%s VM entry; simulated, not measured)\n", rep->unmeasured_exits,
+            rep->unmeasured_exits == 1 ? " has" : "s have", rep->unmeasured_exits == 1 ? "its" : "their");
   fprintf(f, " by address space and vCPU:\n");
   print_versus_dims(f, rep, false);
 }
@@ -231,7 +235,10 @@ static cJSON *report_object(const struct report *rep) {
   cJSON *ctr = cJSON_AddObjectToObject(o, "counters");
   for (unsigned i = 0; i < rep->ncounters; i++)
     cJSON_AddNumberToObject(ctr, rep->counters[i].name, (double)rep->counters[i].value);
-  if (report_has_measured(rep)) cJSON_AddItemToObject(o, "measured", vrows_json(rep, VS_MEASURED));
+  if (report_has_measured(rep)) {
+    cJSON_AddItemToObject(o, "measured", vrows_json(rep, VS_MEASURED));
+    json_add_number(o, "unmeasured_exits", (double)rep->unmeasured_exits);
+  }
   if (rep->nvrows) cJSON_AddItemToObject(o, "views", vrows_json(rep, VS_SIMULATED));
   return o;
 }

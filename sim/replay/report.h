@@ -44,6 +44,10 @@ struct report {
   struct view_stat *vrows;
   unsigned nvrows;
   bool show_views;           /* print the simulated views (run --views), not only beside measured */
+  /* A recording's exits with no measured time (trace metadata "exits" minus
+  ** "measured"): still open when the recording ended, or their VM entry lost.
+  ** The replay simulates them; the measured side cannot count them. */
+  uint64_t unmeasured_exits;
 };
 void report_free(struct report *rep);      /* the view rows; the struct itself is the caller's */
 bool report_has_measured(const struct report *rep);

@@ -2,6 +2,7 @@
 #include "runner.h"
 #include "feeder.h"
 #include "sim/base/util.h"
+#include "sim/trace/trace_meta.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -379,6 +380,18 @@ static int init_engines(struct pass *p, struct config *cfg, const struct run_set
   return rc;
 }
 
+/* The recording's exits that have no measured time (report.h), from the
+** counts its importer wrote; 0 for a trace that has none. */
+static int unmeasured_exits(const struct trace_reader *r, const char *path, uint64_t *out, char *err, size_t errlen) {
+  double exits, measured;
+  const char *meta = r->hdr.metadata;
+  if (trace_meta_number(meta, path, "exits", &trace_meta_count, 0, &exits, err, errlen) ||
+      trace_meta_number(meta, path, "measured", &trace_meta_count, 0, &measured, err, errlen))
+    return EXIT_BADINPUT;
+  *out = exits > measured ? (uint64_t)(exits - measured) : 0;
+  return EXIT_OK;
+}
+
 static int replay_configs(const struct run_set *s, struct run_output *out, struct config *cfg, char *err, size_t errlen) {
   unsigned n = s->nconfigs;
   struct trace_reader r;
@@ -412,8 +425,11 @@ static int replay_configs(const struct run_set *s, struct run_output *out, struc
     seconds = monotonic_seconds() - t0;
     if (rc) snprintf(err, errlen, "%s", r.err);
   }
+  uint64_t unmeasured = 0;
+  if (!rc) rc = unmeasured_exits(&r, s->trace, &unmeasured, err, errlen);
   for (unsigned i = 0; i < n; i++) {
     out[i].wall_seconds = seconds;
+    out[i].rep.unmeasured_exits = unmeasured;
     out[i].metadata = xstrdup(r.hdr.metadata ? r.hdr.metadata : "");
     out[i].trace_events = r.hdr.event_count;
   }

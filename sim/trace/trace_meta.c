@@ -12,6 +12,8 @@ const struct meta_range trace_meta_cpu_ghz = { 0, CLOCK_GHZ_MAX, true, false, fa
                                                "a clock above 0 and at most 10 GHz (or give --cpu-ghz)" };
 const struct meta_range trace_meta_span_cycles = { 0, 9223372036854775808.0, false, false, true,
                                                    "a whole number of cycles, 0 to 2^63" };
+const struct meta_range trace_meta_count = { 0, 9223372036854775808.0, false, false, true,
+                                             "a whole number, 0 to 2^63" };
 
 static bool in_range(const cJSON *v, const struct meta_range *want) {
   if (!cJSON_IsNumber(v)) return false;

@@ -25,6 +25,8 @@ static inline bool meta_range_holds(const struct meta_range *want, double d) {
 ** into seconds (every clock's range: CLOCK_GHZ_MAX, util.h), and span_cycles, a
 ** recording's whole span (at most 2^63, so that it converts to uint64_t). */
 extern const struct meta_range trace_meta_cpu_ghz, trace_meta_span_cycles;
+/* A count a recording's importer wrote (exits, measured): at most 2^63. */
+extern const struct meta_range trace_meta_count;
 
 /* The member key of the metadata JSON text meta (NULL or "" or not JSON: no
 ** member): 0 with *out set to it, or to def when it is absent; EXIT_BADINPUT

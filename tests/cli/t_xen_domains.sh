@@ -143,3 +143,21 @@ if [ -x "${GEN_XENTRACE:-}" ]; then
 else
   skip "scheduler-only recording: GEN_XENTRACE is not set (make cli builds it)"
 fi
+
+# Each domain replayed under the host's configuration (shadow paging: its CR3 writes exit;
+# the fixture's README): every recorded reason simulated as often as measured, but for the
+# exits the recording left open (a vCPU blocked in HLT, or preempted, when it ended), which
+# the table counts in a note; the two sides differ by exactly that many.
+for d in 0 1 2; do
+  run "$VMXSIM" --no-db --policy shadowcache --cpu skylake-xen-2018 --domain "$d" "$HOST"
+  check_rc "host config, domain $d: replays" 0
+  table=$(printf '%s\n' "$out" | awk '/^measured \(the recording\)/ { on = 1; next } /^ by address space/ { on = 0 } on')
+  open=$(printf '%s\n' "$table" | sed -n 's/^ (\([0-9]*\) recorded exits\{0,1\} ha[sv]e* no measured time.*/\1/p')
+  diff=$(printf '%s\n' "$table" | awk '$1 ~ /^[A-Z_]+$/ && $1 != "VM-EXIT" { d += $4 - $2 } END { print d + 0 }')
+  check_eq "host config, domain $d: simulated - measured = the open exits the note counts" "${open:-0}" "$diff"
+  check_eq "host config, domain $d: only HLT and EXTERNAL_INTERRUPT (where a vCPU can be left) differ" "" \
+    "$(printf '%s\n' "$table" | awk '$1 ~ /^[A-Z_]+$/ && $1 != "VM-EXIT" && $2 != $4 && $1 != "HLT" && $1 != "EXTERNAL_INTERRUPT" { print $1 }')"
+  check_eq "host config, domain $d: no reason is left not re-decided" "" "$(printf '%s\n' "$table" | grep 'not re-decided')"
+done
+run "$VMXSIM" --no-db --format json --policy shadowcache --cpu skylake-xen-2018 --domain 1 "$HOST"
+check_contains "host config: JSON counts the open exits" "$(printf '%s' "$out" | tr -d ' \t\n')" '"unmeasured_exits":5,'
