@@ -334,17 +334,14 @@ static int resolve_config(struct config *c, const struct run_config *rc_, unsign
   return profile_load_flags(&c->prof, rc_->cpu ? rc_->cpu : PROFILE_DEFAULT, input_flags, err, errlen);
 }
 
-/* After a failed VM entry: the built-in CPU profiles whose processor would
-** take the policy (VM entry on each, as engine_init checks it), appended to
-** the message, so that it says which --cpu to give. */
-static void name_capable_profiles(const struct policy *pol, const struct trace_reader *r, char *err, size_t errlen) {
+void run_name_capable_profiles(const struct policy *pol, unsigned vcpus, unsigned paging, char *err, size_t errlen) {
   char names[256] = "";
   struct engine *e = xmalloc(sizeof *e);
   for (const char *const *n = profile_names(); *n; n++) {
     struct profile pr;
     char why[512];
     if (profile_load(&pr, *n, why, sizeof why) == EXIT_OK &&
-        engine_init(e, pol, &pr, r->hdr.vcpu_count, r->hdr.paging, why, sizeof why) == EXIT_OK) {
+        engine_init(e, pol, &pr, vcpus, paging, why, sizeof why) == EXIT_OK) {
       engine_free(e);
       size_t used = strlen(names);
       snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", *n);
@@ -368,7 +365,7 @@ static int init_engines(struct pass *p, struct config *cfg, const struct run_set
     if (cfg[i].ledger == 0) {
       rc = engine_init(e, &cfg[i].pol, &cfg[i].prof, r->hdr.vcpu_count, r->hdr.paging, err, errlen);
       if (!rc) done++;
-      else if (rc == EXIT_VMENTRY) name_capable_profiles(&cfg[i].pol, r, err, errlen);
+      else if (rc == EXIT_VMENTRY) run_name_capable_profiles(&cfg[i].pol, r->hdr.vcpu_count, r->hdr.paging, err, errlen);
     } else {
       rc = engine_add_profile(e, &cfg[i].prof, err, errlen);
     }
