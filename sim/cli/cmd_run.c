@@ -8,7 +8,6 @@
 #include "sim/replay/report.h"
 #include "sim/store/known.h"
 #include "sim/store/store.h"
-#include "sim/trace/trace_meta.h"
 #include "sim/base/util.h"
 #include "sim/import/import.h"
 #include "sim/present/views_print.h"
@@ -319,24 +318,6 @@ static void print_reports(const struct run_opts *o, const struct run_output *out
   free(reps);
 }
 
-/* The views' vCPU rows named as summary names them (d1v0) when the recording
-** names its vCPUs (a xentrace recording's domains), so printed and stored;
-** EXIT_BADINPUT, said, for metadata that names them out of range. */
-static int name_vcpu_rows(const struct run_opts *o, struct run_output *out) {
-  if (!out[0].rep.nvrows) return EXIT_OK;
-  struct trace_vcpu_names *m = xcalloc(1, sizeof *m);
-  char err[512];
-  int rc = trace_meta_vcpu_names(out[0].metadata, o->trace, m, err, sizeof err);
-  if (rc) errorf("%s", err);
-  for (unsigned i = 0; i < o->nconfigs && !rc; i++)
-    for (unsigned k = 0; k < out[i].rep.nvrows; k++) {
-      struct view_stat *v = &out[i].rep.vrows[k];
-      if (v->dim == VD_VCPU && v->key < m->n) snprintf(v->name, sizeof v->name, "%s", m->name[v->key]);
-    }
-  free(m);
-  return rc;
-}
-
 /* A stored run of a trace file the database remembers needs no hash of its own. */
 static void look_up_trace(const struct run_opts *o, bool streamed, struct trace_known *k) {
   bool stored = !o->no_db && !streamed && strcmp(o->trace, "-") != 0;
@@ -409,8 +390,7 @@ int cmd_run(int argc, char **argv) {
   } else if (out->interrupted || interrupt_requested()) {   /* also after the last progress point */
     errorf("interrupted after %" PRIu64 " of %" PRIu64 " events; nothing stored", out->rep.events, out->trace_events);
     rc = EXIT_INTERRUPTED;
-  } else if ((rc = give_known_hash(&known, o->trace, out, o->nconfigs)) != EXIT_OK ||
-             (rc = name_vcpu_rows(o, out)) != EXIT_OK) {
+  } else if ((rc = give_known_hash(&known, o->trace, out, o->nconfigs)) != EXIT_OK) {
     /* said there */
   } else {
     for (unsigned i = 0; i < o->nconfigs && streamed; i++)   /* name the recording */

@@ -2,6 +2,7 @@
 #include "runner.h"
 #include "feeder.h"
 #include "sim/base/util.h"
+#include "sim/trace/trace_meta.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -62,6 +63,22 @@ static void keep_views(struct run_output *o, bool asked) {
   }
   if (o->measured) views_append_all(o->measured, VS_MEASURED, RUN_VIEWS_CR3_ROWS, &o->rep.vrows, &o->rep.nvrows);
   if (o->simulated) views_append_all(o->simulated, VS_SIMULATED, RUN_VIEWS_CR3_ROWS, &o->rep.vrows, &o->rep.nvrows);
+}
+
+/* The views' vCPU rows named as the recording names its vCPUs (a xentrace
+** recording's domains, metadata "vcpus": d1v0), as summary names them, so that
+** run, sweep and calibrate print and store one name; EXIT_BADINPUT with the
+** message in err for metadata that names them out of range. */
+static int name_vcpu_rows(struct report *rep, const char *meta, const char *trace, char *err, size_t errlen) {
+  if (!rep->nvrows) return EXIT_OK;
+  struct trace_vcpu_names *m = xmalloc(sizeof *m);
+  int rc = trace_meta_vcpu_names(meta, trace, m, err, errlen);
+  for (unsigned k = 0; k < rep->nvrows && !rc; k++) {
+    struct view_stat *v = &rep->vrows[k];
+    if (v->dim == VD_VCPU && v->key < m->n) snprintf(v->name, sizeof v->name, "%s", m->name[v->key]);
+  }
+  free(m);
+  return rc;
 }
 
 /* The time series' width in cycles at the profile's clock, or in events. */
@@ -424,6 +441,7 @@ static int replay_configs(const struct run_set *s, struct run_output *out, struc
     snprintf(out[i].rep.trace_hash, sizeof out[i].rep.trace_hash, "%s", hash);
     out[i].rep.show_views = s->views.views;
     keep_views(&out[i], s->views.views || s->views.interval || s->views.interval_us > 0);
+    rc = name_vcpu_rows(&out[i].rep, out[i].metadata, s->trace ? s->trace : "-", err, errlen);
   }
   if (p.e[0].vcpu)
     for (unsigned i = 0; i < nengines; i++) engine_free(&p.e[i]);
