@@ -143,7 +143,7 @@ static int meta_number(const struct about *a, const char *key, const struct meta
 }
 
 static int read_vcpu_names(const struct about *r, struct trace_vcpu_names *m) {
-  char err[256];
+  char err[1024];
   int rc = trace_meta_vcpu_names(r->meta, r->path, m, err, sizeof err);
   if (rc) errorf("%s", err);
   return rc;
