@@ -82,7 +82,8 @@ ifneq ($(BUILDING),)
 -include $(BUILD)/toolchain.mk
 endif
 
-VMX_CPPFLAGS = -I. -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 $(PKG_CFLAGS)
+# VMXSIM_SANITIZER: what runs slower in a sanitizer build allows for it (the trace.dat reader's CPU bound)
+VMX_CPPFLAGS = -I. -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 $(PKG_CFLAGS) $(if $(SANITIZER),-DVMXSIM_SANITIZER=1)
 VMX_CFLAGS   = -std=c11 $(OPT) -g -pthread -Wall -Wextra -Wshadow -Wstrict-prototypes \
                -Wmissing-prototypes $(TC_LTO) $(if $(filter 1,$(WERROR)),-Werror) \
                $(if $(SANITIZER),-fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all)

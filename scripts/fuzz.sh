@@ -47,8 +47,9 @@ run_one() {
       cp "$here/$f" "$work/" || echo "scripts/fuzz.sh: seed $f of $name not copied" >&2
     done
   fi
-  # A trace.dat the libraries read in a loop ends its reader child after 5 s of CPU time
-  # (sim/import/import_tracecmd.c), and tracecmd_inproc's read after as long (its own timer);
+  # A trace.dat the libraries read in a loop ends its reader child after 15 s of CPU time in
+  # this sanitizer build (sim/import/import_tracecmd.c), and tracecmd_inproc's read after as
+  # long (its own timer);
   # at nice 19 beside other work that can take minutes of wall time, which libFuzzer's
   # timeout counts: theirs is at least 300 s.
   t=$timeout

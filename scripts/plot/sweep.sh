@@ -21,7 +21,8 @@ usage: scripts/plot/sweep.sh --param KEY [--y us|exits] [--where KEY=VALUE]... [
 
 The figure has no title: OUT.caption.txt says what it shows (the title it would have had,
 the workload, the CPU profile, the --where choices, and what an abbreviated policy name
-such as "cr3cache (a)" stands for).  The legend lists the policies in the plan's order.
+such as "cr3cache (a)" stands for).  The legend lists the policies in the plan's order, a
+knob list's in the order of its values, whatever order the sweep's workers stored them in.
 A log axis is used when the values span more than a factor of 100, a linear one otherwise.
 
 Without --where cpu=C, the CPU profile of the latest matching run; without --where
@@ -151,15 +152,77 @@ if [ -s "$tmp/clashes" ]; then
   die "several runs with different results at one point of a line ($(head -1 "$tmp/clashes")): other parameters vary${varying:+: $varying}; fix them with --where KEY=VALUE"
 fi
 # The legend in the plan's order: the policies of the stored plans (sweeps.plan, in the
-# order they were stored) rank the lines; a knob list's policies, and lines of no plan,
-# keep the order of their first stored run.
+# order they were stored) rank the lines, and a knob list's policies follow the plan's
+# values (its first knob varying slowest, as the sweep runs them), whatever order parallel
+# workers stored their runs in; lines of no plan keep the order of their first stored run.
+# One row per value of a knob of a plan's policy (a policy without knobs: one row).
 [ "$(query "SELECT count(*) FROM sqlite_master WHERE name = 'sweeps'")" = 0 ] ||
-  query "SELECT CASE j.type WHEN 'text' THEN j.value ELSE json_extract(j.value, '\$.policy') END
-         FROM sweeps s, json_each(CASE WHEN json_valid(s.plan) THEN s.plan END, '\$.policies') j ORDER BY s.id, j.id" > "$tmp/plan"
+  query "SELECT p.sid || '.' || p.pid, CASE p.type WHEN 'text' THEN p.value ELSE json_extract(p.value, '\$.policy') END,
+                coalesce(k.key, ''), CASE WHEN v.type IN ('true', 'false') THEN v.type ELSE coalesce(v.value, '') END
+         FROM (SELECT s.id AS sid, j.id AS pid, j.type AS type, j.value AS value
+               FROM sweeps s, json_each(CASE WHEN json_valid(s.plan) THEN s.plan END, '\$.policies') j) p
+         LEFT JOIN json_each(CASE WHEN p.type = 'object' THEN p.value END, '\$.knobs') k
+         LEFT JOIN json_each(CASE WHEN k.key IS NOT NULL THEN p.value END, k.fullkey) v
+         ORDER BY p.sid, p.pid, k.id, v.id" > "$tmp/plan"
 touch "$tmp/plan"
-awk 'NR == FNR { if (!($0 in rank)) rank[$0] = ++n; next }
-     { r = n + 1; for (p in rank) if (($0 == p || index($0, p ",") == 1) && rank[p] < r) r = rank[p]
-       print r "\t" FNR }' "$tmp/plan" "$tmp/labels" | sort -t "$(printf '\t')" -k1,1n -k2,2n | cut -f2 > "$tmp/order"
+awk -F '\t' -v key="$xname" -v knobx="$([ "$xkind" = knob ] && echo 1 || echo 0)" '
+  # a knob value as the plan writes it (decimal or 0x hex, a boolean as --set takes it) and
+  # as the policy name spells it (decimal, 0x and lowercase hex, true or false) are one value
+  function number(v,   t, n, i) {
+    t = tolower(v)
+    if (t ~ /^[0-9]+$/) return t + 0
+    if (t !~ /^0x[0-9a-f]+$/) return -1
+    for (i = 3; i <= length(t); i++) n = n * 16 + index("0123456789abcdef", substr(t, i, 1)) - 1
+    return n
+  }
+  function truth(v,   t) {
+    t = tolower(v)
+    return t ~ /^(true|1|on|yes)$/ ? "true" : t ~ /^(false|0|off|no)$/ ? "false" : ""
+  }
+  function same(named, planned) {
+    if (named == planned) return 1
+    if (named == "true" || named == "false") return truth(planned) == named
+    return number(named) >= 0 && number(planned) == number(named)
+  }
+  # the position of the line named label among the knob combinations of plan entry e, or
+  # -1 when its knobs are not that entry'"'"'s (the swept knob is out of the name and the plan)
+  function combination(e, label,   rest, n, i, j, kv, have, c, found) {
+    rest = label == spec[e] ? "" : substr(label, length(spec[e]) + 2)
+    split("", have)
+    n = rest == "" ? 0 : split(rest, kv, ",")
+    for (i = 1; i <= n; i++) { j = index(kv[i], "="); if (j) have[substr(kv[i], 1, j - 1)] = substr(kv[i], j + 1) }
+    c = 0
+    for (i = 1; i <= nk[e]; i++) {
+      if (knobx && knob[e, i] == key) continue
+      if (!(knob[e, i] in have)) return -1
+      found = -1
+      for (j = 1; j <= nv[e, i]; j++) if (same(have[knob[e, i]], val[e, i, j])) { found = j - 1; break }
+      if (found < 0) return -1
+      c = c * nv[e, i] + found
+      delete have[knob[e, i]]
+      n--
+    }
+    return n == 0 ? c : -1
+  }
+  NR == FNR {
+    if ($1 != id) { id = $1; spec[++ne] = $2 }
+    if ($3 == "") next
+    if (!nk[ne] || knob[ne, nk[ne]] != $3) knob[ne, ++nk[ne]] = $3
+    val[ne, nk[ne], ++nv[ne, nk[ne]]] = $4
+    next
+  }
+  {
+    # the entry whose policy and knobs name the line; else the longest policy the line
+    # starts with, after that entry'"'"'s combinations; else after every entry
+    rank = ne + 1; at = 0; fit = 0; len = -1
+    for (e = 1; e <= ne; e++) {
+      if ($0 != spec[e] && index($0, spec[e] ",") != 1) continue
+      c = combination(e, $0)
+      if (c >= 0 && (!fit || length(spec[e]) > len)) { rank = e; at = c; fit = 1; len = length(spec[e]) }
+      else if (c < 0 && !fit && length(spec[e]) > len) { rank = e; at = 1e9; len = length(spec[e]) }
+    }
+    print rank "\t" at "\t" FNR
+  }' "$tmp/plan" "$tmp/labels" | sort -t "$(printf '\t')" -k1,1n -k2,2n -k3,3n | cut -f3 > "$tmp/order"
 awk 'NR == FNR { label[FNR] = $0; next } { print label[$1] }' "$tmp/labels" "$tmp/order" > "$tmp/ordered"
 short_labels "$tmp/ordered" "$tmp/short" "$tmp/key"
 files=''

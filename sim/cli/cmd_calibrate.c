@@ -16,7 +16,7 @@
 
 static const char calibrate_usage[] =
   "usage: vmxsim calibrate RECORDING --cpu BASE -o PROFILE.json [--policy P] [--set K=V]...\n"
-  "                        [--min-samples N] [--name NAME] [--skip-bad]\n"
+  "                        [--min-samples N] [--name NAME] [--skip-bad] [--domain D]\n"
   "\n"
   "Fits a CPU cost profile to your host from the exit costs a recording measured:\n"
   "RECORDING is a KVM or Xen recording of that host (trace-cmd's trace.dat, KVM ftrace\n"
@@ -37,6 +37,12 @@ static const char calibrate_usage[] =
   "      --min-samples N   measured exits a value needs (default 20)\n"
   "      --name NAME       the profile's name (default: FILE's base name)\n"
   RECORDING_SKIP_BAD_USAGE
+  "  -d, --domain D        a xentrace recording: replay Xen domain D's vCPUs only, as\n"
+  "                        run does.  A recording of one guest domain replays that\n"
+  "                        guest (dom0's exits apart: --domain 0 replays them); one of\n"
+  "                        several guest domains needs --domain (the message lists\n"
+  "                        them); a trace imported from one must hold one domain\n"
+  "                        (import --domain D)\n"
   "\n"
   "example:\n"
   "  vmxsim import xentrace xen.bin -o xen.trace\n"
@@ -49,6 +55,7 @@ struct calibrate_args {
   char *sets[MAX_SETS];
   char name[64];
   struct recording_opts rec;   /* --skip-bad */
+  int domain;                  /* --domain: the Xen domain replayed; -1: the recording's one guest */
 };
 
 static int parse_calibrate_args(int argc, char **argv, struct calibrate_args *a) {
@@ -56,15 +63,17 @@ static int parse_calibrate_args(int argc, char **argv, struct calibrate_args *a)
     { "cpu", required_argument, 0, 'c' }, { "output", required_argument, 0, 'o' },
     { "policy", required_argument, 0, 'p' }, { "set", required_argument, 0, 's' },
     { "min-samples", required_argument, 0, 'm' }, { "name", required_argument, 0, 'n' },
-    { "skip-bad", no_argument, 0, 'B' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+    { "skip-bad", no_argument, 0, 'B' }, { "domain", required_argument, 0, 'd' },
+    { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
   memset(a, 0, sizeof *a);
   a->c.policy = "ept";
   a->c.min_samples = CALIBRATE_MIN_SAMPLES;
+  a->domain = -1;
   a->c.sets = a->sets;
   int ch;
   optind = 1;
   opterr = 0;
-  while ((ch = getopt_long(argc, argv, "c:o:p:s:h", longopts, NULL)) != -1) {
+  while ((ch = getopt_long(argc, argv, "c:o:p:s:d:h", longopts, NULL)) != -1) {
     switch (ch) {
     case 'c': a->c.base = optarg; break;
     case 'o': a->output = optarg; break;
@@ -76,6 +85,7 @@ static int parse_calibrate_args(int argc, char **argv, struct calibrate_args *a)
     case 'm': if (option_unsigned("--min-samples", optarg, &a->c.min_samples)) return EXIT_USAGE; break;
     case 'n': a->c.name = optarg; break;
     case 'B': a->rec.skip_bad = true; break;
+    case 'd': if (option_domain(optarg, &a->domain)) return EXIT_USAGE; break;
     case 'h': fputs(calibrate_usage, stdout); return -1;
     default:
       errorf("%s: unknown option or missing argument; see 'vmxsim calibrate --help'", argv[optind - 1]);
@@ -146,7 +156,9 @@ int cmd_calibrate(int argc, char **argv) {
   int rc = parse_calibrate_args(argc, argv, &a);
   if (rc) return rc < 0 ? EXIT_OK : rc;
   char *imported = NULL, *scratch = NULL;
-  if ((rc = recording_import(a.c.recording, &a.rec, &imported, &scratch))) {
+  recording_domain(a.domain, true);               /* a replay, as run's: one domain */
+  if ((rc = recording_import(a.c.recording, &a.rec, &imported, &scratch)) ||
+      (!imported && (rc = trace_domain_check(a.c.recording, a.domain)))) {
     recording_remove(imported, scratch);
     return rc;
   }

@@ -337,49 +337,6 @@ static int give_known_hash(const struct trace_known *k, const char *trace, struc
   return EXIT_OK;
 }
 
-/* "0, 1 and 2" of the domains an imported xentrace trace names (metadata "domains"), and how many. */
-static unsigned trace_domains(const char *meta, int *only, char *list, size_t n) {
-  cJSON *m = meta && meta[0] ? cJSON_Parse(meta) : NULL;
-  const cJSON *a = cJSON_GetObjectItemCaseSensitive(m, "domains"), *e;
-  if (!cJSON_IsArray(a)) a = NULL;
-  unsigned count = 0;
-  list[0] = 0;
-  cJSON_ArrayForEach(e, a) {
-    const cJSON *d = cJSON_GetObjectItemCaseSensitive(e, "domain");
-    if (!cJSON_IsNumber(d)) continue;
-    size_t used = strlen(list);
-    snprintf(list + used, n - used, "%s%.0f", count++ ? ", " : "", d->valuedouble);
-    *only = (int)d->valuedouble;
-  }
-  cJSON_Delete(m);
-  return count;
-}
-
-/* A replay takes one Xen domain: an imported xentrace trace of several is
-** refused (import it again with --domain), and --domain must be the one it
-** holds.  A recording replayed directly is filtered by its import instead. */
-static int check_trace_domain(const struct run_opts *o, bool streamed) {
-  struct stat st;                                   /* a pipe or FIFO can be read once: the replay's */
-  if (streamed || !strcmp(o->trace, "-") || stat(o->trace, &st) != 0 || !S_ISREG(st.st_mode)) return EXIT_OK;
-  struct trace_reader r;
-  if (trace_open(&r, o->trace)) return EXIT_OK;            /* the replay says why */
-  char list[512];
-  int only = -1;
-  unsigned n = trace_domains(r.hdr.metadata, &only, list, sizeof list);
-  trace_close(&r);
-  if (o->domain >= 0 && n == 0) {
-    errorf("%s: --domain %d: the trace names no domains (a xentrace recording with the scheduler's records, "
-           "imported, does)", o->trace, o->domain);
-    return EXIT_USAGE;
-  }
-  if (n > 1 || (o->domain >= 0 && only != o->domain)) {
-    errorf("%s: the trace holds domains %s: a replay takes one: import the recording again with "
-           "'vmxsim import xentrace --domain D', or replay the recording itself with --domain D", o->trace, list);
-    return EXIT_USAGE;
-  }
-  return EXIT_OK;
-}
-
 int cmd_run(int argc, char **argv) {
   struct run_opts *o = xcalloc(1, sizeof *o);
   int rc = parse_run_opts(argc, argv, o);
@@ -396,7 +353,7 @@ int cmd_run(int argc, char **argv) {
     return rc < 0 ? EXIT_OK : rc;
   }
   bool streamed = imported != NULL || spooled != NULL;
-  if ((rc = check_trace_domain(o, streamed))) {
+  if (!streamed && (rc = trace_domain_check(o->trace, o->domain))) {
     recording_stream_finish(imported, err, sizeof err);
     recording_remove(spooled, scratch);
     free(o->lists);

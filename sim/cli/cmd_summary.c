@@ -142,45 +142,15 @@ static int meta_number(const struct about *a, const char *key, const struct meta
   return rc;
 }
 
-/* The trace's vCPUs as a xentrace recording names them (metadata "vcpus": each
-** {name, domain, vcpu}, in vCPU order); n = 0 when the trace does not. */
-struct vcpu_names {
-  unsigned n;
-  int domain[TRACE_VCPU_MAX], vcpu[TRACE_VCPU_MAX];
-  char name[TRACE_VCPU_MAX][24];
-  const char *names[TRACE_VCPU_MAX];
-};
-
-static bool id16(const cJSON *j) {
-  return cJSON_IsNumber(j) && j->valuedouble >= 0 && j->valuedouble <= 65535 && j->valuedouble == (int)j->valuedouble;
-}
-
-static int read_vcpu_names(const struct about *r, struct vcpu_names *m) {
-  m->n = 0;
-  cJSON *meta = r->meta && r->meta[0] ? cJSON_Parse(r->meta) : NULL;
-  const cJSON *a = cJSON_GetObjectItemCaseSensitive(meta, "vcpus"), *e;
-  if (!cJSON_IsArray(a)) a = NULL;
-  int rc = EXIT_OK;
-  cJSON_ArrayForEach(e, a) {
-    const cJSON *d = cJSON_GetObjectItemCaseSensitive(e, "domain"), *v = cJSON_GetObjectItemCaseSensitive(e, "vcpu");
-    if (m->n == TRACE_VCPU_MAX || !id16(d) || !id16(v)) {
-      errorf("%s: metadata \"vcpus\"[%u]: expected {\"domain\": 0..65535, \"vcpu\": 0..65535}, at most %d of them",
-             r->path, m->n, TRACE_VCPU_MAX);
-      rc = EXIT_BADINPUT;
-      break;
-    }
-    m->domain[m->n] = (int)d->valuedouble;
-    m->vcpu[m->n] = (int)v->valuedouble;
-    snprintf(m->name[m->n], sizeof m->name[m->n], "d%dv%d", m->domain[m->n], m->vcpu[m->n]);
-    m->names[m->n] = m->name[m->n];
-    m->n++;
-  }
-  cJSON_Delete(meta);
+static int read_vcpu_names(const struct about *r, struct trace_vcpu_names *m) {
+  char err[1024];
+  int rc = trace_meta_vcpu_names(r->meta, r->path, m, err, sizeof err);
+  if (rc) errorf("%s", err);
   return rc;
 }
 
 /* "0, 1 and 2": the domains of the trace's vCPUs (want < 0), or domain want's vCPUs. */
-static void list_ids(const struct vcpu_names *m, int want, char *buf, size_t n) {
+static void list_ids(const struct trace_vcpu_names *m, int want, char *buf, size_t n) {
   bool seen[65536 / 64 * 64] = { false };
   unsigned count = 0;
   buf[0] = 0;
@@ -195,7 +165,7 @@ static void list_ids(const struct vcpu_names *m, int want, char *buf, size_t n) 
 
 /* The vCPUs the options select: keep[v]; *one: the one vCPU of --vcpu (-1: all
 ** kept); *shown: how many are kept (the shares' denominator counts them). */
-static int select_vcpus(const struct summary_opts *o, const struct about *r, const struct vcpu_names *m,
+static int select_vcpus(const struct summary_opts *o, const struct about *r, const struct trace_vcpu_names *m,
                         bool *keep, int *one, unsigned *shown) {
   char ids[512];
   if (!m->n) {
@@ -288,7 +258,7 @@ static int views_begin(const struct summary_opts *o, const struct about *a, int 
 ** clock of a recording read in one pass, whose metadata came last.  shown:
 ** the vCPUs summarised, whose recorded time the shares are of. */
 static int views_end(const struct summary_opts *o, const struct about *a, const struct views *w,
-                     const struct vcpu_names *m, unsigned shown, struct views_print *p) {
+                     const struct trace_vcpu_names *m, unsigned shown, struct views_print *p) {
   if (!views_any(w) && o->vcpu < 0 && o->domain < 0) return no_exits(o, a);
   double ghz = p->ghz;
   if (!o->ghz && meta_number(a, "cpu_ghz", &trace_meta_cpu_ghz, IMPORT_GHZ_DEFAULT, &ghz)) return EXIT_BADINPUT;
@@ -443,7 +413,7 @@ static int one_pass_emit(void *ctx, const struct trace_event *ev) {
 /* -1: not a recording read in one pass; otherwise the result.  *shown: the
 ** vCPUs summarised. */
 static int summary_one_pass(const struct summary_opts *o, struct about *a, struct views *w, struct views_print *p,
-                            struct vcpu_names *m, unsigned *shown) {
+                            struct trace_vcpu_names *m, unsigned *shown) {
   /* A time series in events counts the @init records, which one pass gives
   ** at each vCPU's first record rather than all first; --domain and --vcpu
   ** choose vCPUs by the names the metadata gives at the end: read such a
@@ -490,7 +460,7 @@ static int feed_trace(const struct summary_opts *o, struct trace_reader *r, stru
 
 /* A trace, or a recording converted into one as it is read (recording_stream). */
 static int summary_of_trace(const struct summary_opts *o, struct about *a, struct views *w, struct views_print *p,
-                            struct vcpu_names *m, unsigned *shown) {
+                            struct trace_vcpu_names *m, unsigned *shown) {
   struct import_stream *imported = NULL;
   char *spooled = NULL, *scratch = NULL;              /* a recording read from a pipe */
   int rc = recording_stream(o->trace, &o->rec, &imported, &spooled, &scratch);
@@ -529,7 +499,7 @@ int cmd_summary(int argc, char **argv) {
   if (rc) return rc < 0 ? EXIT_OK : rc;
   struct about a = { .path = o.trace };
   struct views *w = xcalloc(1, sizeof *w);     /* views_free of one never initialised */
-  struct vcpu_names *m = xcalloc(1, sizeof *m);
+  struct trace_vcpu_names *m = xcalloc(1, sizeof *m);
   struct views_print p = { 0 };
   unsigned shown = 1;
   rc = summary_one_pass(&o, &a, w, &p, m, &shown);

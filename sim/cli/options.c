@@ -141,6 +141,46 @@ static int recording_format(const char *path, const char *input_format, const st
 /* The Xen domain a replay of a recording takes (recording_domain). */
 static struct { bool one, required; uint16_t domain; } replay_domain;
 
+/* "0, 1 and 2" of the domains an imported xentrace trace names (metadata "domains"), and how many. */
+static unsigned trace_domains(const char *meta, int *only, char *list, size_t n) {
+  cJSON *m = meta && meta[0] ? cJSON_Parse(meta) : NULL;
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(m, "domains"), *e;
+  if (!cJSON_IsArray(a)) a = NULL;
+  unsigned count = 0;
+  list[0] = 0;
+  cJSON_ArrayForEach(e, a) {
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(e, "domain");
+    if (!cJSON_IsNumber(d)) continue;
+    size_t used = strlen(list);
+    snprintf(list + used, n - used, "%s%.0f", count++ ? ", " : "", d->valuedouble);
+    *only = (int)d->valuedouble;
+  }
+  cJSON_Delete(m);
+  return count;
+}
+
+int trace_domain_check(const char *trace, int domain) {
+  struct stat st;                                   /* a pipe or FIFO can be read once: the replay's */
+  if (!strcmp(trace, "-") || stat(trace, &st) != 0 || !S_ISREG(st.st_mode)) return EXIT_OK;
+  struct trace_reader r;
+  if (trace_open(&r, trace)) return EXIT_OK;               /* the replay says why */
+  char list[512];
+  int only = -1;
+  unsigned n = trace_domains(r.hdr.metadata, &only, list, sizeof list);
+  trace_close(&r);
+  if (domain >= 0 && n == 0) {
+    errorf("%s: --domain %d: the trace names no domains (a xentrace recording with the scheduler's records, "
+           "imported, does)", trace, domain);
+    return EXIT_USAGE;
+  }
+  if (n > 1 || (domain >= 0 && only != domain)) {
+    errorf("%s: the trace holds domains %s: a replay takes one: import the recording again with "
+           "'vmxsim import xentrace --domain D', or replay the recording itself with --domain D", trace, list);
+    return EXIT_USAGE;
+  }
+  return EXIT_OK;
+}
+
 void recording_domain(int domain, bool required) {
   replay_domain.one = domain >= 0;
   replay_domain.domain = domain >= 0 ? (uint16_t)domain : 0;

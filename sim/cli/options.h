@@ -62,6 +62,12 @@ struct recording_opts {
 /* The Xen domain (-1: every domain) the recordings imported from here on keep; required:
 ** a xentrace recording of several guest domains is refused without one (a replay). */
 void recording_domain(int domain, bool required);
+/* A replay takes one Xen domain: a trace file imported from a xentrace recording
+** of several is refused (import it again with --domain), and domain (-1: none
+** given) must be the one it holds; EXIT_USAGE, said.  A recording replayed
+** directly is filtered by its import instead (recording_domain), and a pipe is
+** left to the replay. */
+int trace_domain_check(const char *trace, int domain);
 int recording_import(const char *path, const struct recording_opts *ro, char **trace, char **dir);
 struct import_stream;
 int recording_stream(const char *path, const struct recording_opts *ro, struct import_stream **s, char **trace,

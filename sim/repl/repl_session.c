@@ -5,6 +5,7 @@
 ** rebuild() with repl_open(), so a restart builds exactly what a start does. */
 #include "repl_int.h"
 #include "sim/replay/report.h"
+#include "sim/replay/runner.h"
 #include "sim/store/known.h"
 #include "sim/store/store.h"
 #include "sim/base/util.h"
@@ -28,6 +29,7 @@ static int rebuild(struct repl *s, const char *spec, char *const *sets, int nset
   }
   struct engine *e = xmalloc(sizeof *e);
   if ((rc = engine_init(e, p, &s->prof, s->r.hdr.vcpu_count, s->r.hdr.paging, err, errlen))) {
+    if (rc == EXIT_VMENTRY) run_name_capable_profiles(p, s->r.hdr.vcpu_count, s->r.hdr.paging, err, errlen);
     free(e);
     free(p);
     return rc;

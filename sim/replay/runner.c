@@ -65,6 +65,22 @@ static void keep_views(struct run_output *o, bool asked) {
   if (o->simulated) views_append_all(o->simulated, VS_SIMULATED, RUN_VIEWS_CR3_ROWS, &o->rep.vrows, &o->rep.nvrows);
 }
 
+/* The views' vCPU rows named as the recording names its vCPUs (a xentrace
+** recording's domains, metadata "vcpus": d1v0), as summary names them, so that
+** run, sweep and calibrate print and store one name; EXIT_BADINPUT with the
+** message in err for metadata that names them out of range. */
+static int name_vcpu_rows(struct report *rep, const char *meta, const char *trace, char *err, size_t errlen) {
+  if (!rep->nvrows) return EXIT_OK;
+  struct trace_vcpu_names *m = xmalloc(sizeof *m);
+  int rc = trace_meta_vcpu_names(meta, trace, m, err, errlen);
+  for (unsigned k = 0; k < rep->nvrows && !rc; k++) {
+    struct view_stat *v = &rep->vrows[k];
+    if (v->dim == VD_VCPU && v->key < m->n) snprintf(v->name, sizeof v->name, "%s", m->name[v->key]);
+  }
+  free(m);
+  return rc;
+}
+
 /* The time series' width in cycles at the profile's clock, or in events. */
 static uint64_t interval_width(const struct run_views *v, const struct profile *prof) {
   return v->interval_events ? v->interval : views_interval_cycles(v->interval_us, prof->clock_ghz);
@@ -335,17 +351,14 @@ static int resolve_config(struct config *c, const struct run_config *rc_, unsign
   return profile_load_flags(&c->prof, rc_->cpu ? rc_->cpu : PROFILE_DEFAULT, input_flags, err, errlen);
 }
 
-/* After a failed VM entry: the built-in CPU profiles whose processor would
-** take the policy (VM entry on each, as engine_init checks it), appended to
-** the message, so that it says which --cpu to give. */
-static void name_capable_profiles(const struct policy *pol, const struct trace_reader *r, char *err, size_t errlen) {
+void run_name_capable_profiles(const struct policy *pol, unsigned vcpus, unsigned paging, char *err, size_t errlen) {
   char names[256] = "";
   struct engine *e = xmalloc(sizeof *e);
   for (const char *const *n = profile_names(); *n; n++) {
     struct profile pr;
     char why[512];
     if (profile_load(&pr, *n, why, sizeof why) == EXIT_OK &&
-        engine_init(e, pol, &pr, r->hdr.vcpu_count, r->hdr.paging, why, sizeof why) == EXIT_OK) {
+        engine_init(e, pol, &pr, vcpus, paging, why, sizeof why) == EXIT_OK) {
       engine_free(e);
       size_t used = strlen(names);
       snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", *n);
@@ -369,7 +382,7 @@ static int init_engines(struct pass *p, struct config *cfg, const struct run_set
     if (cfg[i].ledger == 0) {
       rc = engine_init(e, &cfg[i].pol, &cfg[i].prof, r->hdr.vcpu_count, r->hdr.paging, err, errlen);
       if (!rc) done++;
-      else if (rc == EXIT_VMENTRY) name_capable_profiles(&cfg[i].pol, r, err, errlen);
+      else if (rc == EXIT_VMENTRY) run_name_capable_profiles(&cfg[i].pol, r->hdr.vcpu_count, r->hdr.paging, err, errlen);
     } else {
       rc = engine_add_profile(e, &cfg[i].prof, err, errlen);
     }
@@ -443,6 +456,7 @@ static int replay_configs(const struct run_set *s, struct run_output *out, struc
     snprintf(out[i].rep.trace_hash, sizeof out[i].rep.trace_hash, "%s", hash);
     out[i].rep.show_views = s->views.views;
     keep_views(&out[i], s->views.views || s->views.interval || s->views.interval_us > 0);
+    rc = name_vcpu_rows(&out[i].rep, out[i].metadata, s->trace ? s->trace : "-", err, errlen);
   }
   if (p.e[0].vcpu)
     for (unsigned i = 0; i < nengines; i++) engine_free(&p.e[i]);

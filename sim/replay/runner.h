@@ -85,6 +85,11 @@ int run_trace(const struct run_spec *spec, struct run_output *out, char *err, si
 ** The caller frees each out[i] whatever the result. */
 int run_traces(const struct run_set *s, struct run_output *out, char *err, size_t errlen);
 void run_output_free(struct run_output *out);
+/* After a failed VM entry (EXIT_VMENTRY from engine_init): the built-in CPU
+** profiles whose processor would take the policy for a trace of vcpus vCPUs and
+** that paging (VM entry on each, as engine_init checks it), appended to the
+** message in err, so that it says which --cpu to give. */
+void run_name_capable_profiles(const struct policy *pol, unsigned vcpus, unsigned paging, char *err, size_t errlen);
 /* A report of the replay so far: the run's identity (trace name, header,
 ** policy, profile) and the engine's statistics. */
 void run_report(struct report *rep, const char *trace, const struct trace_header *hdr, const struct policy *p,

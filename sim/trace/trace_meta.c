@@ -39,3 +39,32 @@ int trace_meta_number(const char *meta, const char *path, const char *key, const
   cJSON_Delete(j);
   return rc;
 }
+
+static bool id16(const cJSON *j) {
+  return cJSON_IsNumber(j) && j->valuedouble >= 0 && j->valuedouble <= 65535 && j->valuedouble == (int)j->valuedouble;
+}
+
+int trace_meta_vcpu_names(const char *meta, const char *path, struct trace_vcpu_names *m, char *err,
+                          size_t errlen) {
+  m->n = 0;
+  cJSON *j = meta && meta[0] ? cJSON_Parse(meta) : NULL;
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "vcpus"), *e;
+  if (!cJSON_IsArray(a)) a = NULL;
+  int rc = EXIT_OK;
+  cJSON_ArrayForEach(e, a) {
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(e, "domain"), *v = cJSON_GetObjectItemCaseSensitive(e, "vcpu");
+    if (m->n == TRACE_VCPU_MAX || !id16(d) || !id16(v)) {
+      snprintf(err, errlen, "%s: metadata \"vcpus\"[%u]: expected {\"domain\": 0..65535, \"vcpu\": 0..65535}, at most "
+               "%d of them", path, m->n, TRACE_VCPU_MAX);
+      rc = EXIT_BADINPUT;
+      break;
+    }
+    m->domain[m->n] = (int)d->valuedouble;
+    m->vcpu[m->n] = (int)v->valuedouble;
+    snprintf(m->name[m->n], sizeof m->name[m->n], "d%dv%d", m->domain[m->n], m->vcpu[m->n]);
+    m->names[m->n] = m->name[m->n];
+    m->n++;
+  }
+  cJSON_Delete(j);
+  return rc;
+}

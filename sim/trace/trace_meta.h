@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "trace.h"
+
 /* What a number member must be: between lo and hi, each end excluded when
 ** its *_open is set, whole when whole; range says so in words for the message
 ** ("a whole number of cycles, 0 to 2^63"). */
@@ -34,5 +36,21 @@ extern const struct meta_range trace_meta_count;
 ** ("PATH: byte 64: metadata "cpu_ghz": -1 is not a clock ..."). */
 int trace_meta_number(const char *meta, const char *path, const char *key, const struct meta_range *want,
                       double def, double *out, char *err, size_t errlen);
+
+/* The trace's vCPUs as a xentrace recording names them (metadata "vcpus": each
+** {"domain": D, "vcpu": V}, in vCPU order): "dDvV", as summary prints them.
+** n = 0 when the trace does not name them. */
+struct trace_vcpu_names {
+  unsigned n;
+  int domain[TRACE_VCPU_MAX], vcpu[TRACE_VCPU_MAX];
+  char name[TRACE_VCPU_MAX][24];
+  const char *names[TRACE_VCPU_MAX];   /* name[i], for views_print */
+};
+
+/* Reads m from the metadata JSON text meta (NULL, "" or not JSON: none): 0,
+** or EXIT_BADINPUT when "vcpus" holds an entry out of range or too many, with
+** the message in err naming path. */
+int trace_meta_vcpu_names(const char *meta, const char *path, struct trace_vcpu_names *m, char *err,
+                          size_t errlen);
 
 #endif

@@ -60,3 +60,27 @@ for pair in "57 EXCEPTION_NMI" "155 CR_ACCESS"; do
 done
 run "$VMXSIM" calibrate "$ROOT/traces/recorded/kvm-ftrace-shadow.txt" --cpu skylake-2019 --policy shadowcache -o matched.json
 check_eq "calibrate under the host's policy: no such warning" "" "$(printf '%s\n' "$err" | grep 'no simulated counterpart')"
+
+# --domain, as run takes it: a xentrace recording of several guest domains needs one (the
+# message lists them), and a trace imported from such a recording is refused; with --domain 1
+# the recording fits what its domain 1 imported alone fits
+HOST="$ROOT/tests/data/xentrace-host/host.xentrace"
+run "$VMXSIM" calibrate "$HOST" --cpu skylake-xen-2018 -o host.json
+check_rc "calibrate: a recording of two guest domains without --domain is a usage error" 2
+check_contains "calibrate: ... naming them" "$err" "the recording holds 2 guest domains (1, 2): give --domain D to replay one"
+run "$VMXSIM" calibrate --domain 1 "$HOST" --cpu skylake-xen-2018 -o d1.json
+check_rc "calibrate --domain 1 of the recording" 0
+fits_recording=$(printf '%s\n' "$out" | grep -E '^ (vm_|handler)')
+"$VMXSIM" import xentrace --domain 1 "$HOST" -o d1.trace 2> /dev/null
+run "$VMXSIM" calibrate d1.trace --cpu skylake-xen-2018 -o d1t.json
+check_contains "calibrate: ... fits something" "$fits_recording" " measured"
+check_eq "calibrate --domain 1: the fits of domain 1 imported alone" "$fits_recording" \
+  "$(printf '%s\n' "$out" | grep -E '^ (vm_|handler)')"
+"$VMXSIM" import xentrace "$HOST" -o all.trace 2> /dev/null
+run "$VMXSIM" calibrate --domain 1 all.trace --cpu skylake-xen-2018 -o all.json
+check_rc "calibrate: a trace of several domains is a usage error" 2
+check_contains "calibrate: ... saying how to import one" "$err" "all.trace: the trace holds domains 0, 1, 2: a replay takes one"
+run "$VMXSIM" calibrate --domain 70000 "$HOST" --cpu skylake-xen-2018 -o x.json
+check_rc "calibrate: --domain beyond 16 bits is a usage error" 2
+run "$VMXSIM" calibrate --help
+check_contains "calibrate --help: --domain" "$out" "-d, --domain D"

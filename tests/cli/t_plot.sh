@@ -211,16 +211,18 @@ check_eq "exits: the bars in the stored order, the long name abbreviated" \
   "cr3cache (a)|prevroots|nocache" \
   "$(svg_text rule-long.svg | tr '|' '\n' | grep -xE 'cr3cache.*|prevroots|nocache' | paste -sd'|' -)"
 
-# sweep.sh: the legend in the plan's order, although a run stored before the sweep (nocache)
-# comes first in the database; log or linear by the span
+# sweep.sh: the legend in the plan's order, although runs stored before the sweep (nocache,
+# then the knob list's second value) come first in the database, and the sweep's two workers
+# store its runs in any order; log or linear by the span
 "$VMXSIM" gen lat_ctx --procs 2 --iters 50 -o pre.bin
 "$VMXSIM" --policy nocache --cpu core2-2008 --db sweep.db pre.bin > /dev/null
+"$VMXSIM" --policy cr3cache --set cr3_target_count=4 --cpu core2-2008 --db sweep.db pre.bin > /dev/null
 cat > order.json <<'PLAN'
 {"name": "order", "traces": [{"generator": "lat_ctx", "params": {"procs": [2, 4], "iters": 50}}],
  "policies": ["shadowcache", {"policy": "cr3cache", "knobs": {"cr3_target_count": [1, 4]}}, "nocache"],
  "cpus": ["core2-2008"], "cache": "cache"}
 PLAN
-"$VMXSIM" sweep order.json -j 1 --db sweep.db --quiet > /dev/null 2>&1 || fail "the ordering sweep"   # one worker: the knob list stored in its order (sweep.sh ranks a knob list's lines by their first stored run)
+"$VMXSIM" sweep order.json --db sweep.db --quiet > /dev/null 2>&1 || fail "the ordering sweep"
 check_eq "sweep: nocache was stored first" "nocache" "$(sqlite3 sweep.db 'SELECT policy FROM runs ORDER BY id LIMIT 1')"
 PLOT_SHOW_SETTINGS=1 run "$ROOT/scripts/plot/sweep.sh" --db sweep.db --param procs -o rule-sweep
 check_rc "sweep.sh" 0

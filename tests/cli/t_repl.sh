@@ -165,6 +165,19 @@ check_contains "unknown policy message" "$err" "vmxsim: unknown policy 'nosuch'"
 run "$VMXSIM" repl repl.bin --set cr3_target_count=9 < /dev/null
 check_rc "repl with a configuration that fails VM entry exits 4" 4
 check_contains "VM entry failure message" "$err" "CR3_TARGET_COUNT is 9"
+# a policy the CPU profile cannot take names the built-in profiles that can, as run does, at
+# the start and for a 'policy' command
+run "$VMXSIM" run --no-db --policy ept --cpu core2-2007 repl.bin
+capable=${err#*; the built-in CPU profiles that take it: }
+check_contains "run names the profiles that take ept" "$err" "; the built-in CPU profiles that take it: "
+run "$VMXSIM" repl repl.bin --policy ept --cpu core2-2007 < /dev/null
+check_rc "repl with a policy its CPU profile cannot take exits 4" 4
+check_contains "... and names the profiles that take it, as run does" "$err" \
+  "(CPU profile core2-2007, policy ept); the built-in CPU profiles that take it: $capable"
+run sh -c "printf 'policy ept\npolicy\n' | \"$VMXSIM\" repl repl.bin --cpu core2-2007"
+check_contains "a 'policy' command the profile cannot take names the profiles that take it" "$out$err" \
+  "(CPU profile core2-2007, policy ept); the built-in CPU profiles that take it: $capable"
+check_contains "... and keeps the session's policy" "$out" "policy shadowcache"
 run "$VMXSIM" repl repl.bin --frob
 check_rc "repl with an unknown option exits 2" 2
 run sh -c "printf 'policy\n' | \"$VMXSIM\" repl repl.bin -p shadowcache+lazydr -s dr_switch=eager"

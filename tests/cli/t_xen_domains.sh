@@ -70,6 +70,21 @@ check_not_contains "host: ... and no other's" "$flat" '"d1v'
 total=$(grep '^d2v' expected-all.txt | awk '$2 ~ /^[A-Z_]+$/ { s += $3 } END { print s }')
 check_contains "host: --domain 2 counts xenalyze's exits of domain 2" "$flat" "\"total_exits\":$total,"
 
+# run --views names the vCPU rows as summary does (by domain and vCPU, the trace's vCPU 0 being
+# the domain's first scheduled one): each name with the same measured count and average, in the
+# table, the JSON and the stored views
+"$VMXSIM" summary --domain 1 "$HOST" | awk '$1 ~ /^d[0-9]+v[0-9]+$/ { print $1, $2, $5 }' > summary-vcpus.txt
+run "$VMXSIM" run --db views.db --views --domain 1 "$HOST"
+check_rc "host: run --views --domain 1" 0
+check_eq "host: run --views has summary's four vCPU rows" 4 "$(wc -l < summary-vcpus.txt | tr -d ' ')"
+check_eq "host: run --views names the vCPUs as summary does" "$(cat summary-vcpus.txt)" \
+  "$(printf '%s\n' "$out" | sed -n '/by address space and vCPU:/,$p' | awk '$1 ~ /^d[0-9]+v[0-9]+$/ { print $1, $2, $3 }')"
+check_eq "host: ... and stores them so" "$(cut -d' ' -f1 summary-vcpus.txt | paste -sd' ' -)" \
+  "$(sqlite3 views.db "SELECT name FROM views WHERE view = 'vcpu' AND source = 'simulated' ORDER BY seq" | paste -sd' ' -)"
+flat=$("$VMXSIM" run --no-db --views --domain 1 --format json "$HOST" | tr -d ' \t\n')
+check_contains "host: ... and in JSON" "$flat" "\"vcpu\":{\"$(head -1 summary-vcpus.txt | cut -d' ' -f1)\":"
+check_not_contains "host: ... not as 'vcpu N'" "$flat" '"vcpu 0"'
+
 run "$VMXSIM" summary --vcpu 1 host.trace
 check_rc "host: --vcpu without --domain is a usage error" 2
 check_contains "host: ... naming the domains" "$err" "--vcpu 1: the trace holds domains 0, 1, 2: give --domain D too"

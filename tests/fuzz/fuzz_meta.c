@@ -4,7 +4,7 @@
 ** the metadata so).  Each member is read with its own range: accepted, the
 ** value is the default or a number in that range (whole when it must be);
 ** refused, the exit code is EXIT_BADINPUT and the message names the file,
-** byte 64, the member and its range. */
+** byte 64, the member and its range.  The vCPUs' names are read too. */
 #include "fuzz.h"
 #include "sim/trace/trace_meta.h"
 #include "sim/base/util.h"
@@ -31,10 +31,34 @@ static void read_member(const char *meta, const char *key, const struct meta_ran
   }
 }
 
+/* The vCPUs' names (metadata "vcpus", read by summary and for every run's
+** views): accepted, each is dDvV of 16-bit ids, at most TRACE_VCPU_MAX; refused,
+** the message names the file and the entry. */
+static void read_vcpu_names(const char *meta) {
+  struct trace_vcpu_names *m = malloc(sizeof *m);
+  char err[512] = "", name[24];
+  int rc = trace_meta_vcpu_names(meta, "t.bin", m, err, sizeof err);
+  if (rc == EXIT_OK) {
+    for (unsigned i = 0; i < m->n; i++) {
+      snprintf(name, sizeof name, "d%dv%d", m->domain[i], m->vcpu[i]);
+      if (m->n > TRACE_VCPU_MAX || m->domain[i] < 0 || m->domain[i] > 65535 || m->vcpu[i] < 0 ||
+          m->vcpu[i] > 65535 || strcmp(name, m->names[i]) != 0) {
+        fprintf(stderr, "metadata \"vcpus\"[%u]: accepted as '%s'\n", i, m->names[i]);
+        abort();
+      }
+    }
+  } else if (rc != EXIT_BADINPUT || strncmp(err, "t.bin: metadata \"vcpus\"[", 24) != 0) {
+    fprintf(stderr, "metadata \"vcpus\": refused with %d and '%s'\n", rc, err);
+    abort();
+  }
+  free(m);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *meta = fuzz_copy(data, size);
   read_member(meta, "cpu_ghz", &trace_meta_cpu_ghz);
   read_member(meta, "span_cycles", &trace_meta_span_cycles);
+  read_vcpu_names(meta);
   free(meta);
   return 0;
 }
