@@ -223,6 +223,12 @@ static void wrmsr(struct irqgen *ig, unsigned vcpu, uint32_t msr, uint64_t value
   gen_ev(&ig->g, vcpu, EV_WRMSR, 0, msr, value, 0);
 }
 
+/* Linux's lapic_next_deadline: the TSC read, then the deadline written. */
+static void arm_deadline(struct irqgen *ig, unsigned vcpu, uint64_t deadline) {
+  gen_ev(&ig->g, vcpu, EV_RDTSC, 0, 0, 0, 0);
+  wrmsr(ig, vcpu, MSR_TSC_DEADLINE, deadline);
+}
+
 /* The vCPU runs on until time t (nothing when it is there already). */
 static void catch_up(struct irqgen *ig, unsigned vcpu, uint64_t t) {
   struct vstate *s = &ig->v[vcpu];
@@ -237,7 +243,7 @@ static void catch_up(struct irqgen *ig, unsigned vcpu, uint64_t t) {
 static void go_idle(struct irqgen *ig, unsigned vcpu) {
   struct vstate *s = &ig->v[vcpu];
   gen_ev(&ig->g, vcpu, EV_CLI, 0, 0, 0, 0);
-  if (ig->nohz) wrmsr(ig, vcpu, MSR_TSC_DEADLINE, s->now + ig->far);
+  if (ig->nohz) arm_deadline(ig, vcpu, s->now + ig->far);
   gen_ev(&ig->g, vcpu, EV_STI, 0, 0, 0, 0);
   gen_ev(&ig->g, vcpu, EV_HLT, 0, 0, 0, 0);
   s->halted = true;
@@ -257,7 +263,7 @@ static void settle_awake(struct irqgen *ig, uint64_t t) {
 /* A woken idle vCPU leaves idle: the tick restarts (NO_HZ), then the woken task runs. */
 static void wake(struct irqgen *ig, unsigned vcpu) {
   struct vstate *s = &ig->v[vcpu];
-  if (ig->nohz) wrmsr(ig, vcpu, MSR_TSC_DEADLINE, (s->now / ig->period + 1) * ig->period);
+  if (ig->nohz) arm_deadline(ig, vcpu, (s->now / ig->period + 1) * ig->period);
   gen_run(&ig->g, vcpu, ig->wake);
   s->now += ig->wake;
   s->halted = false;
@@ -304,7 +310,7 @@ static void handler(struct irqgen *ig, const struct irq *q) {
   eoi(ig, c);
   gen_run(&ig->g, c, body_cycles[q->kind]);
   bool timer = q->kind == K_TICK || q->kind == K_TIMER;
-  if (timer && ig->o->timer == IRQ_TIMER_DEADLINE) wrmsr(ig, c, MSR_TSC_DEADLINE, next_deadline(ig, s, s->now));
+  if (timer && ig->o->timer == IRQ_TIMER_DEADLINE) arm_deadline(ig, c, next_deadline(ig, s, s->now));
   gen_ev(&ig->g, c, EV_IRET, 0, 0, 0, 0);
   gen_mark(&ig->g, c, ig->label[q->kind]);
   s->now += ENTRY_CYCLES + body_cycles[q->kind];

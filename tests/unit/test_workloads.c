@@ -606,7 +606,7 @@ static void test_debug(void **state) {
 /* An interrupt trace walked with each vCPU's interrupt state, as the processor keeps it. */
 struct irqscan {
   uint64_t virq[VIRQ_SRC_MAX + 1][256];   /* [source][vector] */
-  uint64_t eoi, icr, icr_reads, deadline, hlt, sti, cli, iret, marks, busy_cycles[4];
+  uint64_t eoi, icr, icr_reads, deadline, rdtsc, hlt, sti, cli, iret, marks, busy_cycles[4];
   uint64_t wrong;                         /* records against the guest's interrupt state */
   char first_wrong[160];
 };
@@ -667,6 +667,7 @@ static void irq_step(struct irqscan *s, struct irqvcpu *vs, const struct trace_e
     }
     break;
   case EV_MARK: s->marks++; break;
+  case EV_RDTSC: s->rdtsc++; break;
   case EV_RUN: if (ev->vcpu < 4) s->busy_cycles[ev->vcpu] += ev->cycles; break;
   default: break;
   }
@@ -716,6 +717,7 @@ static void test_interrupts_ticks(void **state) {
   assert_int_equal(s.iret, 100);
   assert_int_equal(s.marks, 100);
   assert_int_equal(s.deadline, 100 + 2);     /* a re-arm per tick; each idle vCPU stops its tick once */
+  assert_int_equal(s.rdtsc, s.deadline);      /* each deadline computed from the TSC */
   assert_int_equal(s.hlt, 2);
   assert_int_equal(s.icr, 0);
   /* a busy vCPU's native time is the trace's duration (its last handler may run past it) */
