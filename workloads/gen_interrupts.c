@@ -154,6 +154,12 @@ static int irqgen_init(struct irqgen *ig, const struct interrupts_opts *o, char 
   ig->period = gen_us_to_cycles(1e6 / (double)o->hz, o->cpu_ghz);
   ig->wake = gen_us_to_cycles((double)o->wake_us, o->cpu_ghz);
   ig->far = gen_us_to_cycles(1e6, o->cpu_ghz);
+  if (ig->period < ENTRY_CYCLES + body_cycles[K_TICK]) {    /* ticks would overlap their handlers */
+    gen_errf(err, errlen, "--hz %llu at --cpu-ghz %g leaves %llu cycles between ticks, fewer than the "
+             "tick's handler takes (%u)", (unsigned long long)o->hz, o->cpu_ghz, (unsigned long long)ig->period,
+             ENTRY_CYCLES + body_cycles[K_TICK]);
+    return EXIT_USAGE;
+  }
   uint64_t ntimers = per_duration(o, ig->timers);
   ig->timer_gap = ntimers ? ig->end / ntimers : ig->far;
   count_all(ig);

@@ -207,4 +207,5 @@ err_case "interrupts: more busy than vCPUs" --busy interrupts --vcpus 2 --busy 3
 err_case "interrupts: negative rate" --device interrupts --device -5 -o e.bin
 err_case "interrupts: unknown timer mode" --timer interrupts --timer oneshot -o e.bin
 err_case "interrupts: system vector for a device" --device-vector interrupts --device-vector 0xfd -o e.bin
+err_case "interrupts: a clock too slow for the tick" --hz interrupts --cpu-ghz 1e-9 -o e.bin
 [ -e e.bin ]; check_eq "no output after interrupts errors" 1 $?

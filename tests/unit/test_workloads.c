@@ -836,7 +836,7 @@ static void test_interrupts_errors(void **state) {
     { "no vCPU", "--vcpus" }, { "more busy than vCPUs", "--busy" }, { "zero duration", "--duration" },
     { "periodic and NO_HZ", "--idle nohz" }, { "timers with periodic", "--timers" },
     { "a system vector", "--device-vector" }, { "a negative rate", "--resched" },
-    { "too many interrupts", "--duration" },
+    { "too many interrupts", "--duration" }, { "a clock too slow for the tick", "--hz" },
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     struct interrupts_opts o;
@@ -850,6 +850,7 @@ static void test_interrupts_errors(void **state) {
     case 5: o.device_vector = IRQ_VECTOR_TIMER; break;
     case 6: o.resched = -1; break;
     case 7: o.duration_ms = 3600000; o.device = 1000; break;
+    case 8: o.cpu_ghz = 1e-9; break;             /* no whole cycle per tick: once a division by zero */
     }
     char err[256] = "";
     int rc = gen_interrupts(&o, path_in_tmp("ie.bin"), err, sizeof err);
