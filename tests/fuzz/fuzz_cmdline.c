@@ -60,10 +60,20 @@ static void generator_line(char **argv, int argc, const char *line) {
 
 /* The interrupts generator's own checks (rates as doubles, modes that
 ** exclude each other): whatever the values, a usage error with a message,
-** never a trace (its output is a device) and never a crash. */
+** never a trace and never a crash.  The line's own output options are left
+** out, so the output is always a device, which the generator refuses after
+** its checks. */
 static void interrupts_line(char **argv, int argc, const char *line) {
+  char *args[WORDS_MAX + 1];
+  int n = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) { i++; continue; }
+    if (strncmp(argv[i], "--output=", 9) == 0) continue;
+    args[n++] = argv[i];
+  }
+  args[n] = NULL;
   char err[512] = "";
-  int rc = gen_interrupts_args(argc - 1, argv + 1, "/dev/null", err, sizeof err);
+  int rc = gen_interrupts_args(n, args, "/dev/null", err, sizeof err);
   check(rc == EXIT_USAGE && err[0], "interrupts: not a usage error with a message", line);
 }
 
