@@ -8,6 +8,7 @@
 #include "gen_cr4toggle.h"
 #include "gen_debug.h"
 #include "gen_hackbench.h"
+#include "gen_interrupts.h"
 #include "gen_latctx.h"
 #include "gen_syscalls.h"
 
@@ -24,6 +25,8 @@ const struct generator generators[] = {
     DEBUG_MODEL_VERSION, gen_debug_args },
   { "cpuid", "a CPUID loop: the lightweight exit of kvm-unit-tests' vmexit benchmark", cpuid_usage,
     CPUID_MODEL_VERSION, gen_cpuid_args },
+  { "interrupts", "an interrupt-driven guest: timer ticks, IPIs, device interrupts, idle vCPUs in HLT",
+    interrupts_usage, INTERRUPTS_MODEL_VERSION, gen_interrupts_args },
 };
 const size_t ngenerators = sizeof generators / sizeof generators[0];
 
@@ -36,8 +39,8 @@ const struct generator *generator_find(const char *name) {
 int gen_generate(int argc, char **argv, const char *out, char *err, size_t errlen) {
   const struct generator *g = argc > 0 ? generator_find(argv[0]) : NULL;
   if (!g) {
-    snprintf(err, errlen, "gen: unknown workload '%s' (expected lat_ctx, hackbench, syscalls, cr4toggle, debug "
-             "or cpuid); see 'vmxsim gen --help'", argc > 0 ? argv[0] : "");
+    snprintf(err, errlen, "gen: unknown workload '%s' (expected lat_ctx, hackbench, syscalls, cr4toggle, debug, "
+             "cpuid or interrupts); see 'vmxsim gen --help'", argc > 0 ? argv[0] : "");
     return EXIT_USAGE;
   }
   char why[512] = "";

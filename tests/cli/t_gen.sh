@@ -6,7 +6,7 @@ count() { printf '%s\n' "$out" | awk -v k="$1" '$1 == k { print $2; f = 1 } END 
 run "$VMXSIM" gen --help
 check_rc "gen --help exits 0" 0
 listing=$out
-for g in lat_ctx hackbench syscalls cr4toggle debug; do
+for g in lat_ctx hackbench syscalls cr4toggle debug interrupts; do
   check_contains "gen --help lists $g" "$listing" "$g"
   run "$VMXSIM" gen "$g" --help
   check_rc "gen $g --help exits 0" 0
@@ -156,3 +156,56 @@ check_contains "native-scale recorded" "$out" '"native_scale"'
 run "$VMXSIM" gen lat_ctx --procs 2 --iters 1 --native-scale 0 -o e.bin
 check_rc "native-scale 0 refused" 2
 check_contains "native-scale error names the option" "$err" "--native-scale"
+
+# interrupts: the counts the options ask for, and a replay under ept showing the
+# exits decided today (only exits whose decision the timer and APIC models keep
+# are compared exactly: the MSR writes, HLT, and the arrivals of all kinds together)
+exits() { printf '%s\n' "$out" | awk -F, -v r="$1" '$5 == "exit" && $6 == r { print $8; f = 1 } END { if (!f) print 0 }'; }
+dumped() { printf '%s\n' "$dump" | grep -c "$1"; }
+run "$VMXSIM" gen interrupts --vcpus 4 --busy 2 --duration 200 --timers 0 --resched 40 --callfunc 10 --device 0 -o i.bin
+check_rc "interrupts generates" 0
+run "$VMXSIM" trace info i.bin
+check_eq "interrupts marks: 2 x 50 ticks, 4 x 8 resched, 4 x 2 callfunc" 140 "$(count marks:)"
+check_eq "interrupts arrivals" 140 "$(count virq)"
+check_eq "interrupts IRETs" 140 "$(count iret)"
+run "$VMXSIM" trace dump i.bin
+dump=$out
+check_eq "interrupts: x2APIC EOIs" 140 "$(dumped '^wrmsr 0x80b 0x0$')"
+check_eq "interrupts: ICR writes" 40 "$(dumped '^wrmsr 0x830 ')"
+check_eq "interrupts: reschedule IPIs" 32 "$(dumped '^virq-ipi 253 ')"
+check_eq "interrupts: call-function IPIs" 8 "$(dumped '^virq-ipi 251 ')"
+check_eq "interrupts: ticks" 100 "$(dumped '^virq-timer 236$')"
+ndeadline=$(dumped '^wrmsr 0x6e0 ')
+nhlt=$(dumped '^hlt$')
+[ "$ndeadline" -ge 100 ]; check_eq "interrupts: a TSC-deadline re-arm per tick at least ($ndeadline)" 0 $?
+[ "$nhlt" -ge 2 ]; check_eq "interrupts: idle vCPUs halt ($nhlt)" 0 $?
+run "$VMXSIM" --policy ept --cpu skylake-2019 --no-db --format csv i.bin
+check_rc "interrupts replays under ept" 0
+check_eq "ept: every write of 0x6e0, 0x830 and 0x80b exits" $((ndeadline + 40 + 140)) "$(exits MSR_WRITE)"
+check_eq "ept: every HLT exits" "$nhlt" "$(exits HLT)"
+[ "$(exits EXTERNAL_INTERRUPT)" -gt 0 ]; check_eq "ept: arrivals exit as EXTERNAL_INTERRUPT" 0 $?
+# all vCPUs busy: no HLT, and every arrival (device or tick) is an exit of its own
+run "$VMXSIM" gen interrupts --busy 4 --duration 100 --hz 100 --timers 0 --resched 0 --callfunc 0 --device 500 -o d.bin
+check_rc "interrupts --busy 4 generates" 0
+run "$VMXSIM" --policy ept --cpu skylake-2019 --no-db --format csv d.bin
+check_eq "ept: 50 device interrupts and 40 ticks arrive, each an exit" 90 \
+  $(( $(exits EXTERNAL_INTERRUPT) + $(exits PREEMPTION_TIMER) ))
+check_eq "ept: no HLT when every vCPU is busy" 0 "$(exits HLT)"
+# xAPIC: the EOI and ICR are APIC-page accesses; periodic ticks need no re-arm
+run "$VMXSIM" gen interrupts --apic xapic --timer periodic --duration 100 -o x.bin
+check_rc "interrupts xapic periodic generates" 0
+run "$VMXSIM" trace dump x.bin
+dump=$out
+check_eq "xapic periodic: no TSC-deadline write" 0 "$(dumped '^wrmsr 0x6e0 ')"
+check_eq "xapic periodic: no x2APIC MSR" 0 "$(dumped '^wrmsr 0x8')"
+check_eq "xapic: one EOI per arrival" "$(dumped '^virq')" "$(dumped '^apic w 0xb0')"
+"$VMXSIM" gen interrupts --duration 50 --seed 7 -o a.bin
+"$VMXSIM" gen interrupts --duration 50 --seed 7 -o b.bin
+cmp -s a.bin b.bin; check_eq "interrupts is deterministic" 0 $?
+err_case "interrupts: periodic with NO_HZ" "--idle nohz" interrupts --timer periodic --idle nohz -o e.bin
+err_case "interrupts: more busy than vCPUs" --busy interrupts --vcpus 2 --busy 3 -o e.bin
+err_case "interrupts: negative rate" --device interrupts --device -5 -o e.bin
+err_case "interrupts: unknown timer mode" --timer interrupts --timer oneshot -o e.bin
+err_case "interrupts: system vector for a device" --device-vector interrupts --device-vector 0xfd -o e.bin
+err_case "interrupts: a clock too slow for the tick" --hz interrupts --cpu-ghz 1e-9 -o e.bin
+[ -e e.bin ]; check_eq "no output after interrupts errors" 1 $?

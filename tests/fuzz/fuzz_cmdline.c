@@ -1,7 +1,9 @@
 /* libFuzzer harness: the option parsers commands run for themselves, beyond
 ** the shared values of fuzz_options: the generators' command lines
 ** (workloads/genutil.c gen_parse_args, with one option of every kind, and
-** the range checks each generator applies after it) and the sweep's
+** the range checks each generator applies after it; a line that begins with
+** "interrupts" goes to that generator whole, workloads/gen_interrupts.c, whose
+** output /dev/null it refuses after its checks) and the sweep's
 ** --shard I/N (sim/sweep/plan_runs.c plan_shard_parse).  Each input line is
 ** one command line, split at blanks (a line "--shard X" gives X to the shard
 ** parser too).  A refusal is a usage error with a message; an accepted line
@@ -11,6 +13,7 @@
 #include "sim/base/util.h"
 #include "sim/sweep/plan.h"
 #include "workloads/genutil.h"
+#include "workloads/gen_interrupts.h"
 #include <math.h>
 
 #define WORDS_MAX 32
@@ -55,6 +58,25 @@ static void generator_line(char **argv, int argc, const char *line) {
   check(gen_check_paging(err, sizeof err, paging), "gen_check_paging refused a parsed mode", line);
 }
 
+/* The interrupts generator's own checks (rates as doubles, modes that
+** exclude each other): whatever the values, a usage error with a message,
+** never a trace and never a crash.  The line's own output options are left
+** out, so the output is always a device, which the generator refuses after
+** its checks. */
+static void interrupts_line(char **argv, int argc, const char *line) {
+  char *args[WORDS_MAX + 1];
+  int n = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) { i++; continue; }
+    if (strncmp(argv[i], "--output=", 9) == 0) continue;
+    args[n++] = argv[i];
+  }
+  args[n] = NULL;
+  char err[512] = "";
+  int rc = gen_interrupts_args(n, args, "/dev/null", err, sizeof err);
+  check(rc == EXIT_USAGE && err[0], "interrupts: not a usage error with a message", line);
+}
+
 static void shard_value(const char *v, const char *line) {
   unsigned shard = ~0u, nshards = 0;
   char err[256] = "";
@@ -72,6 +94,7 @@ static void one_line(const char *line) {
     argv[argc++] = w;
   argv[argc] = NULL;
   generator_line(argv, argc, line);
+  if (argc > 1 && strcmp(argv[1], "interrupts") == 0) interrupts_line(argv, argc, line);
   shard_value(line, line);
   if (argc == 3 && strcmp(argv[1], "--shard") == 0) shard_value(argv[2], line);
   free(copy);

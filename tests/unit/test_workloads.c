@@ -15,6 +15,7 @@
 #include "workloads/gen_cr4toggle.h"
 #include "workloads/gen_debug.h"
 #include "workloads/gen_hackbench.h"
+#include "workloads/gen_interrupts.h"
 #include "workloads/gen_latctx.h"
 #include "workloads/gen_syscalls.h"
 #include "workloads/generators.h"
@@ -600,6 +601,272 @@ static void test_debug(void **state) {
   assert_non_null(strstr(err, "--debugged"));
 }
 
+/* ---- interrupts ---- */
+
+/* An interrupt trace walked with each vCPU's interrupt state, as the processor keeps it. */
+struct irqscan {
+  uint64_t virq[VIRQ_SRC_MAX + 1][256];   /* [source][vector] */
+  uint64_t eoi, icr, icr_reads, deadline, rdtsc, hlt, sti, cli, iret, marks, busy_cycles[4];
+  uint64_t wrong;                         /* records against the guest's interrupt state */
+  char first_wrong[160];
+};
+
+struct irqvcpu { bool intr_off, in_handler, eoi_done; uint64_t sent[4][256]; };
+
+static void irq_wrong(struct irqscan *s, uint64_t rec, const char *what) {
+  if (!s->wrong++) snprintf(s->first_wrong, sizeof s->first_wrong, "record %llu: %s", (unsigned long long)rec, what);
+}
+
+/* One record: an interrupt arrives only when IF = 1; its handler runs with
+** IF = 0 and signals one EOI before its IRET; HLT comes after STI; an IPI
+** arrives from another vCPU that wrote it to the ICR before. */
+static void irq_step(struct irqscan *s, struct irqvcpu *vs, const struct trace_event *ev, uint64_t rec) {
+  struct irqvcpu *v = &vs[ev->vcpu];
+  bool eoi = (ev->type == EV_WRMSR && ev->a == MSR_X2APIC_EOI) ||
+             (ev->type == EV_APIC && (ev->aux & APIC_AUX_WRITE) && ev->a == APIC_EOI);
+  if (eoi) {
+    s->eoi++;
+    if (!v->in_handler || v->eoi_done || !v->intr_off) irq_wrong(s, rec, "EOI outside a handler, twice, or with IF = 1");
+    v->eoi_done = true;
+  }
+  switch (ev->type) {
+  case EV_VIRQ:
+    s->virq[ev->aux][ev->a & 0xff]++;
+    if (v->intr_off || v->in_handler) irq_wrong(s, rec, "interrupt while IF = 0");
+    if (ev->aux == VIRQ_SRC_IPI) {
+      if (ev->b >= 4 || ev->b == ev->vcpu || !vs[ev->b].sent[ev->vcpu][ev->a & 0xff])
+        irq_wrong(s, rec, "IPI that no other vCPU sent");
+      else vs[ev->b].sent[ev->vcpu][ev->a & 0xff]--;
+    }
+    v->intr_off = v->in_handler = true;
+    v->eoi_done = false;
+    break;
+  case EV_IRET:
+    s->iret++;
+    if (!v->in_handler || !v->eoi_done) irq_wrong(s, rec, "IRET without an interrupt or its EOI");
+    v->intr_off = v->in_handler = false;
+    break;
+  case EV_CLI: s->cli++; v->intr_off = true; break;
+  case EV_STI: s->sti++; v->intr_off = false; break;
+  case EV_HLT:
+    s->hlt++;
+    if (v->intr_off) irq_wrong(s, rec, "HLT with IF = 0: it would never wake");
+    break;
+  case EV_WRMSR:
+    if (ev->a == MSR_TSC_DEADLINE) s->deadline++;
+    if (ev->a == MSR_X2APIC_ICR) {
+      s->icr++;
+      if ((ev->b >> 32) < 4) v->sent[ev->b >> 32][ev->b & 0xff]++;
+    }
+    break;
+  case EV_APIC:
+    if (ev->a == APIC_ICR && !(ev->aux & APIC_AUX_WRITE)) s->icr_reads++;
+    if (ev->a == APIC_ICR && (ev->aux & APIC_AUX_WRITE)) {
+      s->icr++;
+      if ((ev->b >> 56) < 4) v->sent[ev->b >> 56][ev->b & 0xff]++;
+    }
+    break;
+  case EV_MARK: s->marks++; break;
+  case EV_RDTSC: s->rdtsc++; break;
+  case EV_RUN: if (ev->vcpu < 4) s->busy_cycles[ev->vcpu] += ev->cycles; break;
+  default: break;
+  }
+}
+
+static void irqscan(const char *path, struct irqscan *s) {
+  struct trace_reader r;
+  struct irqvcpu vs[4];
+  memset(s, 0, sizeof *s);
+  memset(vs, 0, sizeof vs);
+  assert_int_equal(trace_open(&r, path), EXIT_OK);
+  assert_true(r.hdr.vcpu_count <= 4);
+  const struct trace_event *ev;
+  for (uint64_t rec = 1; (ev = trace_next(&r)) != NULL; rec++) irq_step(s, vs, ev, rec);
+  assert_false(trace_failed(&r));
+  trace_close(&r);
+  if (s->wrong) fail_msg("%llu records against the interrupt state; first: %s", (unsigned long long)s->wrong, s->first_wrong);
+}
+
+static int interrupts(const struct interrupts_opts *o, const char *name) {
+  char err[256] = "";
+  int rc = gen_interrupts(o, path_in_tmp(name), err, sizeof err);
+  if (rc) print_message("gen_interrupts: %s\n", err);
+  return rc;
+}
+
+static uint64_t all_sources(const struct irqscan *s, unsigned vector) {
+  uint64_t n = 0;
+  for (unsigned src = 0; src <= VIRQ_SRC_MAX; src++) n += s->virq[src][vector];
+  return n;
+}
+
+/* Timer ticks alone: HZ per busy vCPU, re-armed by one TSC-deadline write
+** each; NO_HZ idle vCPUs take none, and halt once. */
+static void test_interrupts_ticks(void **state) {
+  (void)state;
+  struct interrupts_opts o;
+  interrupts_defaults(&o);
+  o.duration_ms = 200;
+  o.timers = o.resched = o.callfunc = o.device = 0;
+  assert_int_equal(interrupts(&o, "it.bin"), EXIT_OK);
+  struct irqscan s;
+  irqscan(path_in_tmp("it.bin"), &s);
+  assert_int_equal(s.virq[VIRQ_SRC_TIMER][IRQ_VECTOR_TIMER], 2 * 50);    /* 2 busy vCPUs x 250 Hz x 0.2 s */
+  assert_int_equal(all_sources(&s, IRQ_VECTOR_TIMER), 100);
+  assert_int_equal(s.eoi, 100);
+  assert_int_equal(s.iret, 100);
+  assert_int_equal(s.marks, 100);
+  assert_int_equal(s.deadline, 100 + 2);     /* a re-arm per tick; each idle vCPU stops its tick once */
+  assert_int_equal(s.rdtsc, s.deadline);      /* each deadline computed from the TSC */
+  assert_int_equal(s.hlt, 2);
+  assert_int_equal(s.icr, 0);
+  /* a busy vCPU's native time is the trace's duration (its last handler may run past it) */
+  assert_true(s.busy_cycles[0] >= 480000000 && s.busy_cycles[0] < 480000000 + 4000);
+  assert_int_equal(s.busy_cycles[2], 0);
+
+  o.idle = IRQ_IDLE_TICK;                     /* now the idle vCPUs tick too, halting after each */
+  assert_int_equal(interrupts(&o, "it2.bin"), EXIT_OK);
+  irqscan(path_in_tmp("it2.bin"), &s);
+  assert_int_equal(s.virq[VIRQ_SRC_TIMER][IRQ_VECTOR_TIMER], 4 * 50);
+  assert_int_equal(s.deadline, 200);
+  assert_int_equal(s.hlt, 2 + 2 * 50);
+
+  o.timer = IRQ_TIMER_PERIODIC;               /* a periodic LAPIC timer needs no re-arm */
+  o.hz = 1000;
+  o.apic = IRQ_APIC_XAPIC;
+  assert_int_equal(interrupts(&o, "it3.bin"), EXIT_OK);
+  irqscan(path_in_tmp("it3.bin"), &s);
+  assert_int_equal(s.virq[VIRQ_SRC_TIMER][IRQ_VECTOR_TIMER], 4 * 200);
+  assert_int_equal(s.deadline, 0);
+  assert_int_equal(s.eoi, 800);
+}
+
+/* IPIs: each vCPU receives --resched and --callfunc per second from the busy
+** vCPUs (a busy one only from the other busy one), each sent by an ICR write;
+** a reschedule IPI wakes a halted vCPU, which restarts its tick, runs and
+** halts again. */
+static void test_interrupts_ipis(void **state) {
+  (void)state;
+  struct interrupts_opts o;
+  interrupts_defaults(&o);
+  o.duration_ms = 500;
+  o.timers = o.device = 0;
+  o.hz = 100;
+  o.resched = 40;
+  o.callfunc = 10;
+  for (int apic = IRQ_APIC_X2APIC; apic <= IRQ_APIC_XAPIC; apic++) {
+    o.apic = apic;
+    assert_int_equal(interrupts(&o, "ii.bin"), EXIT_OK);
+    struct irqscan s;
+    irqscan(path_in_tmp("ii.bin"), &s);
+    assert_int_equal(s.virq[VIRQ_SRC_IPI][IRQ_VECTOR_RESCHED], 4 * 20);   /* 4 receivers x 40/s x 0.5 s */
+    assert_int_equal(s.virq[VIRQ_SRC_IPI][IRQ_VECTOR_CALLFUNC], 4 * 5);
+    assert_int_equal(s.icr, 100);
+    assert_int_equal(s.icr_reads, apic == IRQ_APIC_XAPIC ? 100 : 0);
+    assert_int_equal(s.eoi, 100 + 2 * 50);                                /* and the busy vCPUs' ticks */
+    /* every halt after the first two is a return to idle: after a woken task, or a call-function IPI */
+    assert_true(s.hlt > 2 && s.hlt <= 2 + 2 * 20 + 2 * 5);
+    /* deadline writes: the ticks' re-arms, and a stop and a restart of the tick per wake-up */
+    assert_int_equal((s.deadline - 100 - 2) % 2, 0);
+    assert_true(s.deadline - 100 - 2 <= 2 * 2 * 20);
+  }
+  o.busy = 0;                                   /* nobody runs to send one */
+  assert_int_equal(interrupts(&o, "ii0.bin"), EXIT_OK);
+  struct irqscan s;
+  irqscan(path_in_tmp("ii0.bin"), &s);
+  assert_int_equal(s.icr, 0);
+  assert_int_equal(s.virq[VIRQ_SRC_IPI][IRQ_VECTOR_RESCHED], 0);
+}
+
+/* Device interrupts: --device per second in all, on the vector asked for, spread over the vCPUs. */
+static void test_interrupts_devices(void **state) {
+  (void)state;
+  struct interrupts_opts o;
+  interrupts_defaults(&o);
+  o.duration_ms = 100;
+  o.timers = o.resched = o.callfunc = 0;
+  o.hz = 100;
+  o.device = 1230;
+  o.device_vector = 0x41;
+  o.busy = 4;
+  assert_int_equal(interrupts(&o, "id.bin"), EXIT_OK);
+  struct irqscan s;
+  irqscan(path_in_tmp("id.bin"), &s);
+  assert_int_equal(s.virq[VIRQ_SRC_DEVICE][0x41], 123);
+  assert_int_equal(s.virq[VIRQ_SRC_TIMER][IRQ_VECTOR_TIMER], 4 * 10);
+  assert_int_equal(s.hlt, 0);
+  assert_int_equal(s.eoi, 163);
+  struct scan sc;
+  scan(path_in_tmp("id.bin"), &sc);
+  for (unsigned v = 0; v < 4; v++) assert_true(sc.per_vcpu_marks[v] > 10 + 10);   /* its ticks and some devices */
+  assert_int_equal((int)meta_num(&sc, "device_interrupts"), 123);
+  assert_int_equal((int)meta_num(&sc, "model_version"), INTERRUPTS_MODEL_VERSION);
+  assert_string_equal(meta_str(&sc, "idle"), "nohz");
+  scan_free(&sc);
+}
+
+/* The same seed gives the same bytes; another seed moves the interrupts but keeps their counts. */
+static void test_interrupts_deterministic(void **state) {
+  (void)state;
+  struct interrupts_opts o;
+  interrupts_defaults(&o);
+  o.duration_ms = 300;
+  assert_int_equal(interrupts(&o, "ir1.bin"), EXIT_OK);
+  assert_int_equal(interrupts(&o, "ir2.bin"), EXIT_OK);
+  assert_true(same_bytes(path_in_tmp("ir1.bin"), path_in_tmp("ir2.bin")));
+  o.seed = 2;
+  assert_int_equal(interrupts(&o, "ir3.bin"), EXIT_OK);
+  assert_false(same_bytes(path_in_tmp("ir1.bin"), path_in_tmp("ir3.bin")));
+  struct irqscan a, b;
+  irqscan(path_in_tmp("ir1.bin"), &a);
+  irqscan(path_in_tmp("ir3.bin"), &b);
+  assert_int_equal(a.marks, b.marks);
+  assert_int_equal(a.icr, b.icr);
+  /* the defaults: 2 busy vCPUs tick at 250 Hz, 30 other timers per vCPU per second,
+  ** 50 reschedule and 1 call-function IPIs per vCPU per second, 50 device interrupts per second */
+  assert_int_equal(a.virq[VIRQ_SRC_TIMER][IRQ_VECTOR_TIMER], 2 * 75 + 4 * 9);
+  assert_int_equal(a.virq[VIRQ_SRC_IPI][IRQ_VECTOR_RESCHED], 4 * 15);
+  assert_int_equal(a.virq[VIRQ_SRC_DEVICE][0x22], 15);
+}
+
+static void test_interrupts_errors(void **state) {
+  (void)state;
+  /* case i sets one bad value below */
+  struct { const char *what, *needle; } cases[] = {
+    { "no vCPU", "--vcpus" }, { "more busy than vCPUs", "--busy" }, { "zero duration", "--duration" },
+    { "periodic and NO_HZ", "--idle nohz" }, { "timers with periodic", "--timers" },
+    { "a system vector", "--device-vector" }, { "a negative rate", "--resched" },
+    { "too many interrupts", "--duration" }, { "a clock too slow for the tick", "--hz" },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    struct interrupts_opts o;
+    interrupts_defaults(&o);
+    switch (i) {
+    case 0: o.vcpus = 0; break;
+    case 1: o.busy = 5; break;
+    case 2: o.duration_ms = 0; break;
+    case 3: o.timer = IRQ_TIMER_PERIODIC; o.idle = IRQ_IDLE_NOHZ; break;
+    case 4: o.timer = IRQ_TIMER_PERIODIC; o.timers = 5; break;
+    case 5: o.device_vector = IRQ_VECTOR_TIMER; break;
+    case 6: o.resched = -1; break;
+    case 7: o.duration_ms = 3600000; o.device = 1000; break;
+    case 8: o.cpu_ghz = 1e-9; break;             /* no whole cycle per tick: once a division by zero */
+    }
+    char err[256] = "";
+    int rc = gen_interrupts(&o, path_in_tmp("ie.bin"), err, sizeof err);
+    if (rc != EXIT_USAGE || !strstr(err, cases[i].needle))
+      fail_msg("%s: expected exit %d naming %s, got %d \"%s\"", cases[i].what, EXIT_USAGE, cases[i].needle, rc, err);
+  }
+  assert_int_equal(access(path_in_tmp("ie.bin"), F_OK), -1);
+  char err[512] = "";
+  char *ok[] = { "interrupts", "--duration", "20", "--timer", "periodic", "--apic", "xapic", NULL };
+  assert_int_equal(gen_generate(7, ok, path_in_tmp("ibn.bin"), err, sizeof err), EXIT_OK);
+  char *bad[] = { "interrupts", "--timer", "oneshot", NULL };
+  assert_int_equal(gen_generate(3, bad, path_in_tmp("ibn.bin"), err, sizeof err), EXIT_USAGE);
+  assert_string_equal(err, "gen interrupts: --timer: unknown value 'oneshot' (expected deadline or periodic); "
+                      "see 'vmxsim gen interrupts --help'");
+}
+
 /* ---- helpers ---- */
 
 /* gen_generate: the generators by name with command-line options, as regress and reproduce run them. */
@@ -620,7 +887,7 @@ static void test_generate_by_name(void **state) {
     { { "lat_ctx", "--procs", "2" }, 3, EXIT_USAGE,
       "gen lat_ctx: missing required option --iters; see 'vmxsim gen lat_ctx --help'" },
     { { "nope" }, 1, EXIT_USAGE, "gen: unknown workload 'nope' (expected lat_ctx, hackbench, syscalls, "
-      "cr4toggle, debug or cpuid); see 'vmxsim gen --help'" },
+      "cr4toggle, debug, cpuid or interrupts); see 'vmxsim gen --help'" },
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     err[0] = 0;
@@ -703,6 +970,11 @@ int main(void) {
     cmocka_unit_test(test_debug),
     cmocka_unit_test(test_label_and_interp),
     cmocka_unit_test(test_generate_by_name),
+    cmocka_unit_test(test_interrupts_ticks),
+    cmocka_unit_test(test_interrupts_ipis),
+    cmocka_unit_test(test_interrupts_devices),
+    cmocka_unit_test(test_interrupts_deterministic),
+    cmocka_unit_test(test_interrupts_errors),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
