@@ -151,6 +151,13 @@ static void ple_decisions_explain_themselves(void **state) {
   d = spin(400, 200);
   assert_string_equal(vmx_explain(&d, &e, text, sizeof text),
                       "no exit: the spin's PAUSEs are 200 cycles apart, more than PLE_Gap, so each starts a new loop");
+  d = spin(20, 40);
+  assert_string_equal(vmx_explain(&d, &e, text, sizeof text),
+                      "no exit: the spin's loop lasts 760 cycles, not more than PLE_Window");
+  d = (struct exit_decision){ .why = WHY_VCPU_BLOCKED };
+  assert_string_equal(vmx_explain(&d, &e, text, sizeof text),
+                      "no exit: the vCPU is blocked in the host after an HLT exit, not in VMX non-root operation; "
+                      "its timer's expiry wakes it");
 }
 
 /* ---- through the engine: KVM's side ---- */
