@@ -34,7 +34,7 @@
   X(MARK,    "mark",    "a,b=label (16 bytes, NUL padded)")                   \
   X(RDTSC,   "rdtsc",   "read the time-stamp counter")                        \
   X(RDPMC,   "rdpmc",   "a=counter")                                          \
-  X(PAUSE,   "pause",   "spin-loop hint")                                     \
+  X(PAUSE,   "pause",   "a=PAUSEs in the spin (0: one), b=TSC cycles from one to the next") \
   X(WBINVD,  "wbinvd",  "write back and invalidate caches")                   \
   X(INTR,    "intr",    "a=vector: external interrupt arrives")               \
   X(EXC,     "exc",     "a=vector, b=error code: guest exception")            \
@@ -99,6 +99,7 @@ static_assert(sizeof(struct trace_event) == 24, "trace record size is part of th
 #define APIC_ICR         0x300u    /* written as one 64-bit value: destination APIC ID in bits 63:56 */
 #define APIC_TMICT       0x380u
 #define APIC_BASE_GPA    0xfee00000ull
+#define MSR_IA32_TSC_DEADLINE 0x6e0u  /* the local APIC's TSC-deadline timer (SDM Vol. 3A 10.5.4.1) */
 #define MARK_LABEL_MAX   16
 
 /* One touch covers at most 2^20 pages (4 GiB), so that one 24-byte record
@@ -108,6 +109,13 @@ static_assert(sizeof(struct trace_event) == 24, "trace record size is part of th
 ** (lat_ctx --size 1048576 after malloc's header), the importers one. */
 #define TOUCH_PAGES_MAX  (1u << 20)
 #define TOUCH_PAGES_MAX_TEXT "2^20"
+/* One pause record is a spin of at most 2^20 PAUSEs (about 0.15 s of PAUSEs
+** at 140 cycles each on Skylake): under PAUSE-loop exiting with a small
+** window a spin can exit every few PAUSEs, each exit replayed, so the
+** bound keeps one record's replay short as TOUCH_PAGES_MAX does.  Its gap
+** is a 32-bit count of cycles, as PLE_Gap is. */
+#define PAUSE_SPIN_MAX   (1u << 20)
+#define PAUSE_SPIN_MAX_TEXT "2^20"
 
 /*
 ** EV_MEASURED (format version 2): an exit the recording host took, with its

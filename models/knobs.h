@@ -11,6 +11,9 @@
 ** and --set spell it (sim/config/policy.c's choices are these names, in enum
 ** order).  X(constant, name) */
 #define SHADOW_EVICT_VALUES(X) X(EVICT_FIFO, "fifo") X(EVICT_LRU, "lru")
+/* lapic_timer: how the hypervisor emulates the guest's TSC-deadline timer
+** (KVM's hv_timer, models/hv/timer.c). */
+#define LAPIC_TIMER_VALUES(X) X(LAPIC_TIMER_HRTIMER, "hrtimer") X(LAPIC_TIMER_PREEMPTION, "preemption")
 #define KNOB_VALUE_ENUM(constant, name) constant,
 #define KNOB_VALUE_NAME(constant, name) [constant] = name,
 
@@ -19,6 +22,7 @@ enum mmu_paging   { PAGING_SHADOW, PAGING_EPT };
 /* dr_switch indexes the scheme table of models/hv/dr.c; its names are the knob's values. */
 enum dr_switching { DR_EAGER, DR_LAZY };
 enum shadow_evict { SHADOW_EVICT_VALUES(KNOB_VALUE_ENUM) };
+enum lapic_timer  { LAPIC_TIMER_VALUES(KNOB_VALUE_ENUM) };
 
 /*
 ** The range of every numeric knob, and why (policy.c refuses a value outside
@@ -47,6 +51,9 @@ enum shadow_evict { SHADOW_EVICT_VALUES(KNOB_VALUE_ENUM) };
 ** (1536 on Skylake) and keeps 256 vCPUs' TLBs under 200 MB. */
 #define KNOB_TLB_MIN         4u
 #define KNOB_TLB_MAX         (1u << 14)
+/* PLE_Gap and PLE_Window are 32-bit VMCS fields (SDM 24.6.13), and KVM's
+** module parameters ple_gap, ple_window, ple_window_grow, ple_window_shrink
+** and ple_window_max are unsigned ints: any 32-bit value. */
 
 /*
 ** X(name, type, default, field, min, max, description)
@@ -86,7 +93,13 @@ enum shadow_evict { SHADOW_EVICT_VALUES(KNOB_VALUE_ENUM) };
   X(vpid,                B, "false",  vpid, 0, 0,               "VPID: VM exits and entries keep TLB entries") \
   X(tlb_entries,         P, "512",    tlb_entries, KNOB_TLB_MIN, KNOB_TLB_MAX,        "entries of each vCPU's TLB model (4-way set-associative)") \
   X(tpr_shadow,          B, "false",  tpr_shadow, 0, 0,         "use TPR shadow (CR8 accesses without exits)") \
-  X(apic_access_virt,    B, "false",  apic_access_virt, 0, 0,   "virtualize APIC accesses: local-APIC accesses exit as APIC_ACCESS instead of faulting as MMIO (FlexPriority)")
+  X(apic_access_virt,    B, "false",  apic_access_virt, 0, 0,   "virtualize APIC accesses: local-APIC accesses exit as APIC_ACCESS instead of faulting as MMIO (FlexPriority)") \
+  X(lapic_timer,         E, "hrtimer", lapic_timer, 0, 0,       "the guest's TSC-deadline timer: hrtimer (a host timer; expiry = the host's timer interrupt, an EXTERNAL_INTERRUPT exit) or preemption (the VMX-preemption timer, KVM's choice since 2016 where the CPU has it; expiry = a PREEMPTION_TIMER exit)") \
+  X(ple_gap,             U, "0",      ple_gap, 0, UINT32_MAX,   "PAUSE-loop exiting: PLE_Gap, the most TSC cycles between two PAUSEs of one spin loop (KVM: 128; 0 turns PLE off)") \
+  X(ple_window,          U, "4096",   ple_window, 0, UINT32_MAX, "PAUSE-loop exiting: a vCPU's first PLE_Window, the TSC cycles a spin loop runs before it exits") \
+  X(ple_window_grow,     U, "2",      ple_window_grow, 0, UINT32_MAX, "on each PLE exit the vCPU's window is multiplied by this (added when it is not below ple_window; 0: reset to ple_window)") \
+  X(ple_window_shrink,   U, "0",      ple_window_shrink, 0, UINT32_MAX, "when the vCPU is scheduled in again after blocking in HLT its window is divided by this (subtracted when not below ple_window; 0: reset to ple_window)") \
+  X(ple_window_max,      U, "4294967295", ple_window_max, 0, UINT32_MAX, "the largest window growing reaches")
 
 struct policy {
   char name[256];            /* e.g. "shadowcache+lazydr" plus ",key=value" overrides */

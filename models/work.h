@@ -50,7 +50,8 @@
   X(MMU_PAGE_LOOKUP,  "mmu_page_lookup",    "caching shadow MMU: one look-up in the shadow-page hash (by guest frame and role)") \
   X(RMAP_ADD,         "rmap_add",           "caching shadow MMU: record an installed shadow PTE in the reverse map") \
   X(RMAP_REMOVE,      "rmap_remove",        "caching shadow MMU: drop one back-reference (reverse map or parent PTE) of a present entry of a zapped page") \
-  X(RMAP_WRITE_PROTECT, "rmap_write_protect", "caching shadow MMU: write-protect a guest page table when its shadow page is created (reverse-map walk, one writable mapping, TLB flush)")
+  X(RMAP_WRITE_PROTECT, "rmap_write_protect", "caching shadow MMU: write-protect a guest page table when its shadow page is created (reverse-map walk, one writable mapping, TLB flush)") \
+  X(HOST_TIMER_IRQ,   "host_timer_irq",     "the host's timer interrupt that expires a guest's deadline kept in a host hrtimer (hrtimer_interrupt, apic_timer_fn), beyond an EXTERNAL_INTERRUPT exit")
 
 enum profile_param {
 #define X(e, n, d) PP_##e,

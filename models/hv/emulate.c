@@ -160,13 +160,34 @@ static void handle_hlt(struct vcpu *v, const struct trace_event *ev, const struc
                   struct vcpu_result *r) {
   (void)x; (void)ev;
   r->halted = true;
+  v->blocked = true;                  /* KVM kvm_vcpu_halt: the thread sleeps until an interrupt */
   skip_instruction(&v->vmx.vmcs);
 }
 
+/* KVM handle_external_interrupt_irqoff: the host's handler of the vector
+** runs; for the host's timer interrupt that is the hrtimer expiry that
+** emulates the guest's deadline (apic_timer_fn), priced apart. */
 static void handle_interrupt(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
                   struct vcpu_result *r) {
-  (void)x; (void)ev; (void)r;
+  (void)x;
   vmcs_read(&v->vmx.vmcs, VMCS_VM_EXIT_INTR_INFO);
+  if (ev && ev->type == EV_VIRQ && ev->aux == VIRQ_SRC_TIMER) r->host_timer = true;
+}
+
+/* KVM handle_preemption_timer: the deadline expired (kvm_lapic_expired_hv_timer,
+** which the arrival already did: vcpu_event_pending); nothing to read, no
+** instruction to skip. */
+static void handle_preemption_timer(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                  struct vcpu_result *r) {
+  (void)v; (void)ev; (void)x; (void)r;
+}
+
+/* KVM handle_pause: grow the vCPU's PLE window, yield, skip the PAUSE. */
+static void handle_pause(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                  struct vcpu_result *r) {
+  (void)ev; (void)x; (void)r;
+  vcpu_ple_exit(v);
+  skip_instruction(&v->vmx.vmcs);
 }
 
 /* Trap-like (SDM 29.1.2): the MOV to CR8 completed and wrote VTPR (SDM 29.3). */
@@ -189,6 +210,7 @@ static void handle_msr_write(struct vcpu *v, const struct trace_event *ev, const
   (void)x; (void)r;
   /* KVM keeps the guest's IA32_DEBUGCTL in GUEST_IA32_DEBUGCTL, loaded at entry. */
   if (ev->a == 0x1d9) vmcs_write(&v->vmx.vmcs, VMCS_GUEST_IA32_DEBUGCTL, ev->b);
+  if (ev->a == MSR_IA32_TSC_DEADLINE) vcpu_tsc_deadline_write(v, ev->b);
   skip_instruction(&v->vmx.vmcs);
 }
 
@@ -248,6 +270,8 @@ static const exit_handler handlers[EXIT_REASON_MAX] = {
   [EXIT_REASON_INTERRUPT_WINDOW]     = handle_window,
   [EXIT_REASON_NMI_WINDOW]           = handle_window,
   [EXIT_REASON_INVPCID]              = handle_invpcid,
+  [EXIT_REASON_PREEMPTION_TIMER]     = handle_preemption_timer,
+  [EXIT_REASON_PAUSE_INSTRUCTION]    = handle_pause,
 };
 
 void emulate_exit(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,

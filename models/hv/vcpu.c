@@ -35,7 +35,8 @@ static uint64_t setup_secondary(const struct vcpu *v, const struct policy *p) {
   ** CPU profiles do not list them, and the processors with EPT are taken to
   ** have them (profile_vmx_caps). */
   uint64_t guest_insns = (v->paging->secondary & SEC_ENABLE_EPT) ? SEC_ENABLE_RDTSCP | SEC_ENABLE_INVPCID : 0;
-  return v->paging->secondary | (p->vpid ? SEC_ENABLE_VPID : 0) | (p->apic_access_virt ? SEC_APIC_ACCESS : 0) | guest_insns;
+  return v->paging->secondary | (p->vpid ? SEC_ENABLE_VPID : 0) | (p->apic_access_virt ? SEC_APIC_ACCESS : 0) | guest_insns |
+         vcpu_ple_secondary(p);
 }
 
 static uint64_t setup_controls(const struct vcpu *v, const struct policy *p) {
@@ -85,7 +86,8 @@ uint64_t vcpu_setup(struct vcpu *v, unsigned id, const struct policy *p) {
   v->cr3c = cr3c_scheme_for(p);
   v->paging = mmu_paging_vmx(p);
   struct vmcs *c = &v->vmx.vmcs;
-  vmcs_poke(c, VMCS_PIN_BASED_VM_EXEC_CONTROL, PIN_EXT_INTR_EXITING | PIN_NMI_EXITING | PIN_VIRTUAL_NMIS);
+  vmcs_poke(c, VMCS_PIN_BASED_VM_EXEC_CONTROL, PIN_EXT_INTR_EXITING | PIN_NMI_EXITING | PIN_VIRTUAL_NMIS |
+                                               vcpu_timer_pin_controls(p));
   vmcs_poke(c, VMCS_CPU_BASED_VM_EXEC_CONTROL, setup_controls(v, p));
   vmcs_poke(c, VMCS_SECONDARY_VM_EXEC_CONTROL, setup_secondary(v, p));
   vmcs_poke(c, VMCS_VM_EXIT_CONTROLS, EXIT_SAVE_DEBUG_CONTROLS);
@@ -97,6 +99,7 @@ uint64_t vcpu_setup(struct vcpu *v, unsigned id, const struct policy *p) {
   vmcs_poke(c, VMCS_VIRTUAL_PROCESSOR_ID, p->vpid ? id + 1 : 0);
   setup_bitmaps(&v->vmx);
   setup_debug(v, p);
+  vcpu_timer_setup(v, p);
   v->vmx.rflags_if = true;             /* a running kernel takes interrupts */
   vcpu_init_reg(v, 0, CR0_PG | CR0_PE | CR0_WP | (1ull << 5) | (1ull << 4));
   vcpu_init_reg(v, 4, CR4_PAE | CR4_PGE);
@@ -185,6 +188,7 @@ void vcpu_handle_exit(struct vcpu *v, const struct trace_event *ev, const struct
 void vcpu_exit_end(struct vcpu *v, struct work *w, uint64_t counters[]) {
   v->dr->before_entry(v, w, counters);
   if (v->irq_pending || v->nmi_pending) vcpu_deliver_pending(v, true);
+  vcpu_timer_entry(v);
   vmx_cpu_entry(&v->vmx);
 }
 
@@ -226,6 +230,7 @@ void vcpu_deliver_pending(struct vcpu *v, bool counted) {
 }
 
 void vcpu_event_pending(struct vcpu *v, const struct trace_event *ev) {
+  if (ev->type == EV_VIRQ && ev->aux == VIRQ_SRC_TIMER) vcpu_timer_expired(v);
   if (ev->type == EV_VNMI) v->nmi_pending = true;
   else {
     v->irq_pending = true;

@@ -47,6 +47,11 @@ struct vcpu {
   bool irq_pending;          /* an interrupt for the guest, not yet injected (KVM's pending IRQ) */
   uint8_t irq_vector;
   bool nmi_pending;          /* an NMI for the guest, not yet injected */
+  bool blocked;              /* halted by an HLT exit: the vCPU's thread sleeps in the host */
+  uint64_t tsc_deadline;     /* the guest's IA32_TSC_DEADLINE (0: disarmed), timer.c */
+  bool timer_soft_disabled;  /* KVM: VMX_PREEMPTION_TIMER_VALUE holds all ones, as no deadline is armed */
+  uint32_t ple_window;       /* KVM's per-vCPU PAUSE-loop window (vmx->ple_window), timer.c */
+  bool ple_window_dirty;     /* written to PLE_WINDOW at the next VM entry */
 };
 
 /* What the hypervisor's handler did with an exit. */
@@ -58,6 +63,7 @@ struct vcpu_result {
   bool halted;               /* HLT: the guest waits for an interrupt */
   bool mmio;                 /* the handler emulated an MMIO access (a local-APIC register) */
   int ipi;                   /* the vCPU an emulated ICR write sends an IPI to, or -1 */
+  bool host_timer;           /* the exit was the host's timer interrupt for the vCPU's deadline (a host hrtimer) */
 };
 
 /* Programs the VMCS controls, masks, shadows and bitmaps from the policy and
@@ -118,6 +124,26 @@ void vcpu_deliver_pending(struct vcpu *v, bool counted);
 ** KVM since 2.6.23): an ICR write sends an IPI to the vCPU whose APIC ID is
 ** the destination field (the vCPU number); r says what happened. */
 void vcpu_apic_access(struct vcpu *v, const struct trace_event *op, struct vcpu_result *r);
+
+/* The guest's local-APIC timer and spin loops (timer.c): how KVM emulates
+** the TSC-deadline timer (lapic_timer: a host hrtimer or the VMX-preemption
+** timer) and sizes the PAUSE-loop window. */
+/* VMCS set-up for both (pin and secondary controls, PLE_Gap, PLE_Window). */
+uint64_t vcpu_timer_pin_controls(const struct policy *p);
+uint64_t vcpu_ple_secondary(const struct policy *p);
+void vcpu_timer_setup(struct vcpu *v, const struct policy *p);
+/* A write to IA32_TSC_DEADLINE (MSR 0x6e0) the hypervisor emulates: arms
+** the deadline (0 disarms it). */
+void vcpu_tsc_deadline_write(struct vcpu *v, uint64_t deadline);
+/* The deadline expired: the timer is disarmed until the guest writes it again. */
+void vcpu_timer_expired(struct vcpu *v);
+/* A PLE exit: KVM's grow_ple_window. */
+void vcpu_ple_exit(struct vcpu *v);
+/* The vCPU's thread runs again after blocking (KVM's sched_in: shrink_ple_window). */
+void vcpu_wake(struct vcpu *v);
+/* Before VM entry: the PLE window and the VMX-preemption timer's value as
+** KVM writes them (vmx_vcpu_run: a changed window; vmx_update_hv_timer). */
+void vcpu_timer_entry(struct vcpu *v);
 
 /* The MMU loaded the shadow roots of guest_cr3 at root_hpa: the hypervisor
 ** puts them in GUEST_CR3 (a VMWRITE when a handler does it, exited) and, after

@@ -212,11 +212,47 @@ struct exit_decision vmx_decide_window(const struct vmx_cpu *s) {
 ** (EV_VIRQ with a source, models/event.h): it reaches the processor as a
 ** host interrupt, which exits iff "external-interrupt exiting" is 1 (SDM
 ** 25.2).  One interrupt the hypervisor already holds (VIRQ_SRC_HOST) has no
-** arrival of its own.  Posted interrupts (SDM 29.6), IPI virtualization and
-** the VMX-preemption timer (SDM 25.5.1) refine this per source. */
+** arrival of its own.  Posted interrupts (SDM 29.6) and IPI virtualization
+** refine this per source. */
+static struct exit_decision host_interrupt(const struct vmx_cpu *s) {
+  return by_control(pin_ctl(&s->vmcs, PIN_EXT_INTR_EXITING), PIN_EXT_INTR_EXITING, EXIT_REASON_EXTERNAL_INTERRUPT, 0);
+}
+
+/* The vCPU's own timer expires.  With "activate VMX-preemption timer" = 1
+** the hypervisor keeps the guest's deadline in the VMX-preemption timer,
+** which counts down in VMX non-root operation at the TSC's rate divided by
+** 2^IA32_VMX_MISC[4:0] and exits with reason 52 when it reaches 0 (SDM
+** 25.5.1; qualification 0, SDM 27.2.1).  Otherwise the deadline is a host
+** timer, whose expiry is a host interrupt on the vCPU's CPU. */
+static struct exit_decision timer_expiry(const struct vmx_cpu *s) {
+  if (pin_ctl(&s->vmcs, PIN_PREEMPTION_TIMER))
+    return leave(EXIT_REASON_PREEMPTION_TIMER, WHY_PREEMPTION_TIMER, 0, PIN_PREEMPTION_TIMER);
+  return host_interrupt(s);
+}
+
 struct exit_decision vmx_decide_arrival(const struct vmx_cpu *s, const struct trace_event *ev) {
   if (ev->type != EV_VIRQ || ev->aux == VIRQ_SRC_HOST) return stay(WHY_HELD_BY_HOST, 0);
-  return by_control(pin_ctl(&s->vmcs, PIN_EXT_INTR_EXITING), PIN_EXT_INTR_EXITING, EXIT_REASON_EXTERNAL_INTERRUPT, 0);
+  if (ev->aux == VIRQ_SRC_TIMER) return timer_expiry(s);
+  return host_interrupt(s);
+}
+
+/* SDM 25.1.3 "PAUSE", at CPL 0 (a guest's spin loops run in its kernel;
+** above CPL 0 PAUSE-loop exiting is ignored): "PAUSE exiting" = 1 exits at
+** every PAUSE and PAUSE-loop exiting is then ignored.  Otherwise, with
+** "PAUSE-loop exiting" = 1, a PAUSE more than PLE_Gap TSC cycles after the
+** previous one (or the first after VM entry) is the first of a loop, and a
+** PAUSE more than PLE_Window cycles after the first of its loop exits. */
+struct exit_decision vmx_decide_pause(const struct vmx_cpu *s, uint64_t count, uint64_t gap) {
+  const struct vmcs *v = &s->vmcs;
+  if (cpu_ctl(v, CPU_PAUSE_EXITING)) return leave(EXIT_REASON_PAUSE_INSTRUCTION, WHY_CONTROL_SET, 0, CPU_PAUSE_EXITING);
+  if (!sec_ctl(v, SEC_PAUSE_LOOP_EXITING)) return stay(WHY_CONTROL_CLEAR, CPU_PAUSE_EXITING);
+  if (gap > vmcs_peek(v, VMCS_PLE_GAP)) return stay(WHY_PLE_GAP, gap);
+  uint64_t window = vmcs_peek(v, VMCS_PLE_WINDOW);
+  /* PAUSE i runs i * gap cycles after the first: the first past the window
+  ** is i = window / gap + 1 (a spin with no time between its PAUSEs never gets there). */
+  if (gap == 0 || window / gap + 1 >= count)
+    return stay(WHY_PLE_WITHIN, count > 1 && count - 1 <= UINT64_MAX / (gap ? gap : 1) ? (count - 1) * gap : 0);
+  return leave(EXIT_REASON_PAUSE_INSTRUCTION, WHY_PLE_WINDOW, 0, window / gap + 1);
 }
 
 struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_event *ev) {
@@ -249,7 +285,7 @@ struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_even
   case EV_INVLPG: return by_control(cpu_ctl(v, CPU_INVLPG_EXITING), CPU_INVLPG_EXITING, EXIT_REASON_INVLPG, ev->a);
   case EV_RDTSC:  return by_control(cpu_ctl(v, CPU_RDTSC_EXITING), CPU_RDTSC_EXITING, EXIT_REASON_RDTSC, 0);
   case EV_RDPMC:  return by_control(cpu_ctl(v, CPU_RDPMC_EXITING), CPU_RDPMC_EXITING, EXIT_REASON_RDPMC, 0);
-  case EV_PAUSE:  return by_control(cpu_ctl(v, CPU_PAUSE_EXITING), CPU_PAUSE_EXITING, EXIT_REASON_PAUSE_INSTRUCTION, 0);
+  case EV_PAUSE:  return vmx_decide_pause(s, ev->a ? ev->a : 1, ev->b);
   case EV_WBINVD: return by_control(sec_ctl(v, SEC_WBINVD_EXITING), SEC_WBINVD_EXITING, EXIT_REASON_WBINVD, 0);
   case EV_IO:     return io(s, ev);
   case EV_RDMSR:  return msr(s, (uint32_t)ev->a, false);

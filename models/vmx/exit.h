@@ -42,6 +42,11 @@ enum exit_why {
   WHY_BOTH_CONTROLS,       /* detail = the second control (RDTSCP, INVPCID): both set, exits */
   WHY_UD,                  /* detail = the secondary "enable" control that is clear: the instruction is #UD */
   WHY_HELD_BY_HOST,        /* an interrupt the hypervisor already holds: no arrival of its own */
+  WHY_PREEMPTION_TIMER,    /* the vCPU's timer expired in the VMX-preemption timer (detail = PIN_PREEMPTION_TIMER) */
+  WHY_PLE_WINDOW,          /* detail = index in the spin of the PAUSE that ran past PLE_Window */
+  WHY_PLE_GAP,             /* detail = the spin's gap: above PLE_Gap, every PAUSE starts a new loop */
+  WHY_PLE_WITHIN,          /* detail = the spin's length: not past PLE_Window */
+  WHY_VCPU_BLOCKED,        /* the vCPU is blocked in the host (HLT exited), not in VMX non-root operation */
 };
 
 struct exit_decision {
@@ -77,6 +82,14 @@ struct exit_decision vmx_decide_window(const struct vmx_cpu *s);
 /* An interrupt from outside the vCPU arriving while it runs (EV_VIRQ with a
 ** source): whether the host interrupt that carries it exits. */
 struct exit_decision vmx_decide_arrival(const struct vmx_cpu *s, const struct trace_event *ev);
+/* A spin of count PAUSEs at CPL 0, gap TSC cycles from one to the next
+** (EV_PAUSE, models/event.h), run from the start: "PAUSE exiting" exits at
+** the first; "PAUSE-loop exiting" (SDM 25.1.3) at the first PAUSE more than
+** PLE_Window cycles after the first of its loop, a loop's PAUSEs being at
+** most PLE_Gap cycles apart.  A PLE exit (WHY_PLE_WINDOW) has in detail the
+** index of the PAUSE that exits (the spin's rest runs again after the exit's
+** VM entry); with "PAUSE exiting" the first PAUSE exits. */
+struct exit_decision vmx_decide_pause(const struct vmx_cpu *s, uint64_t count, uint64_t gap);
 /* Could the guest take a maskable interrupt, an NMI, at this boundary? */
 bool vmx_interruptible(const struct vmx_cpu *s);
 bool vmx_nmi_unblocked(const struct vmx_cpu *s);

@@ -25,7 +25,7 @@ const char *cr4_bit_name(unsigned bit) {
 ** interrupts and NMIs, secondary for WBINVD, primary otherwise. */
 static const char *control_of(uint64_t bit, unsigned type, char *buf, size_t n) {
   bool enable = (type == EV_RDTSCP && bit == SEC_ENABLE_RDTSCP) || (type == EV_INVPCID && bit == SEC_ENABLE_INVPCID);
-  enum control_field f = type == EV_WBINVD || enable ? CTL_SEC : type == EV_INTR || type == EV_EXC ? CTL_PIN : CTL_CPU;
+  enum control_field f = type == EV_WBINVD || enable ? CTL_SEC : type == EV_INTR || type == EV_EXC || type == EV_VIRQ ? CTL_PIN : CTL_CPU;
   const char *name = control_name(f, (uint32_t)bit);
   if (!name) return "the control";
   snprintf(buf, n, "%s%s", name, f == CTL_SEC ? " (secondary)" : f == CTL_PIN ? " (pin-based)" : "");
@@ -131,6 +131,21 @@ const char *vmx_explain(const struct exit_decision *d, const struct trace_event 
              control_of(d->detail, ev->type, ctl, sizeof ctl)); break;
   case WHY_HELD_BY_HOST:
     snprintf(buf, n, "no exit of its own: the hypervisor already holds this interrupt (no source recorded)"); break;
+  case WHY_PREEMPTION_TIMER:
+    snprintf(buf, n, "exits (PREEMPTION_TIMER): \"activate VMX-preemption timer\" is set and the timer holding "
+             "the vCPU's deadline counted down to 0"); break;
+  case WHY_PLE_WINDOW:
+    snprintf(buf, n, "exits (PAUSE_INSTRUCTION): PAUSE-loop exiting is set and PAUSE %llu of the spin runs more than "
+             "PLE_Window cycles after the first of its loop", (unsigned long long)d->detail); break;
+  case WHY_PLE_GAP:
+    snprintf(buf, n, "no exit: the spin's PAUSEs are %llu cycles apart, more than PLE_Gap, so each starts a new loop",
+             (unsigned long long)d->detail); break;
+  case WHY_PLE_WITHIN:
+    snprintf(buf, n, "no exit: the spin's loop lasts %llu cycles, not more than PLE_Window",
+             (unsigned long long)d->detail); break;
+  case WHY_VCPU_BLOCKED:
+    snprintf(buf, n, "no exit: the vCPU is blocked in the host after an HLT exit, not in VMX non-root operation; "
+             "its timer's expiry wakes it"); break;
   default:
     snprintf(buf, n, "%s", verdict);
   }

@@ -35,12 +35,15 @@
   X(VM_ENTRY_INTR_INFO_FIELD,        0x4016)            \
   X(TPR_THRESHOLD,                   0x401C)            \
   X(SECONDARY_VM_EXEC_CONTROL,       0x401E)            \
+  X(PLE_GAP,                         0x4020)            \
+  X(PLE_WINDOW,                      0x4022)            \
   X(VM_INSTRUCTION_ERROR,            0x4400)            \
   X(VM_EXIT_REASON,                  0x4402)            \
   X(VM_EXIT_INTR_INFO,               0x4404)            \
   X(VM_EXIT_INTR_ERROR_CODE,         0x4406)            \
   X(VM_EXIT_INSTRUCTION_LEN,         0x440C)            \
   X(VMX_INSTRUCTION_INFO,            0x440E)            \
+  X(VMX_PREEMPTION_TIMER_VALUE,      0x482E)            \
   X(CR0_GUEST_HOST_MASK,             0x6000)            \
   X(CR4_GUEST_HOST_MASK,             0x6002)            \
   X(CR0_READ_SHADOW,                 0x6004)            \

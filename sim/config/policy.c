@@ -26,11 +26,13 @@ struct knob {
 /* Each enum knob's names come from where its values are defined (models/knobs.h,
 ** the tables of models/mmu/mmu.c and models/hv/dr.c). */
 static const char *const evict_choices[] = { SHADOW_EVICT_VALUES(KNOB_VALUE_NAME) NULL };
+static const char *const lapic_timer_choices[] = { LAPIC_TIMER_VALUES(KNOB_VALUE_NAME) NULL };
 
 static const char *const *choices_for(const char *name) {
   if (strcmp(name, "paging") == 0) return mmu_paging_names();     /* one per paging mode (models/mmu/mmu.c) */
   if (strcmp(name, "dr_switch") == 0) return dr_scheme_names();   /* one per models/hv/dr_*.c */
   if (strcmp(name, "shadow_eviction") == 0) return evict_choices;
+  if (strcmp(name, "lapic_timer") == 0) return lapic_timer_choices;
   return NULL;
 }
 

@@ -275,6 +275,7 @@ static void take_exit(struct engine *e, struct vcpu *v, const struct vmx_exit_in
   vcpu_exit_begin_info(v, x, w, e->st.counter);
   vcpu_handle_exit(v, ev, x, &r);
   if (r.mmio) work_add(w, PP_APIC_EMULATE, 1);
+  if (r.host_timer) work_add(w, PP_HOST_TIMER_IRQ, 1);
   if (r.mmu != MMU_NONE) {
     struct mmu_ctx c = mmu_ctx_of(v);
     mmu_request(e->mmu, &c, r.mmu, r.mmu_arg, true, w);
@@ -351,15 +352,23 @@ static __attribute__((noinline)) void instruction_event(struct engine *e, struct
 ** runs it) or an interrupt or NMI reaching the hypervisor for the vCPU (virq,
 ** vnmi), then the boundary after it: the processor decides whether a window
 ** the hypervisor asked for is open (SDM 26.6.5, 26.6.6). */
-static __attribute__((noinline)) void interrupt_event(struct engine *e, struct vcpu *v, const struct trace_event *ev, bool track) {
+static __attribute__((noinline)) void interrupt_event(struct engine *e, struct vcpu *v, const struct trace_event *ev,
+                                                      bool track, bool was_blocked) {
   mmu_settle(e->mmu);
   struct exit_decision arrival = vmx_decide_arrival(&v->vmx, ev);
+  /* A vCPU blocked in the host after an HLT exit is not in VMX non-root
+  ** operation: its timer's expiry (a host hrtimer then, whichever timer
+  ** KVM uses while it runs) wakes it without an exit of the guest. */
+  if (was_blocked && ev->type == EV_VIRQ && ev->aux == VIRQ_SRC_TIMER)
+    arrival = (struct exit_decision){ .exits = false, .why = WHY_VCPU_BLOCKED };
   if (arrival.exits) {                  /* the host interrupt that brings it exits first */
     if (track) e->last.decision = arrival;
     vcpu_event_pending(v, ev);
     exit_event(e, v, ev, &arrival);
-  } else if (ev->type == EV_VIRQ || ev->type == EV_VNMI) vcpu_event_arrives(v, ev);
-  else {
+  } else if (ev->type == EV_VIRQ || ev->type == EV_VNMI) {
+    vcpu_event_arrives(v, ev);
+    if (was_blocked) vcpu_timer_entry(v);   /* the VM entry that ends the HLT exit */
+  } else {
     struct vmx_native r = { 0 };
     vcpu_no_exit(v, ev, ev->a, &r);
   }
@@ -368,12 +377,42 @@ static __attribute__((noinline)) void interrupt_event(struct engine *e, struct v
   if (d.exits) exit_event(e, v, ev, &d);
 }
 
+/* A spin of PAUSEs (traces/FORMAT.md): the processor decides where in the
+** spin it exits, if anywhere (SDM 25.1.3); after the exit's VM entry the rest
+** of the spin is a new loop, decided again under the window the hypervisor
+** set meanwhile.  Bounded: each exit takes at least one of at most
+** PAUSE_SPIN_MAX PAUSEs. */
+static __attribute__((noinline)) void pause_event(struct engine *e, struct vcpu *v, const struct trace_event *ev, bool track) {
+  mmu_settle(e->mmu);
+  struct trace_event op = *ev;
+  uint64_t left = ev->a ? ev->a : 1;
+  for (;;) {
+    op.a = left;
+    op.b = left > 1 ? ev->b : 0;
+    struct exit_decision d = vmx_decide(&v->vmx, &op);
+    if (track) e->last.decision = d;
+    if (!d.exits) {
+      no_exit_event(e, v, &op, op.a);
+      return;
+    }
+    exit_event(e, v, &op, &d);
+    uint64_t at = d.why == WHY_PLE_WINDOW ? d.detail : 0;   /* "PAUSE exiting": the first exits */
+    if (at + 1 >= left) return;         /* the exiting PAUSE was the spin's last */
+    left -= at + 1;
+  }
+}
+
 /* What an event does besides its native time (which the callers count).
 ** Inlined into the loops: a touch, the commonest, is tested first. */
 static __attribute__((always_inline)) inline void event(struct engine *e, const struct trace_event *ev, bool track) {
   struct vcpu *v = &e->vcpu[ev->vcpu];
   e->cur = ev;
+  bool was_blocked = v->blocked;
   v->halted = false;                  /* whatever the vCPU does next, something woke it */
+  if (was_blocked) {                  /* its thread is scheduled in again and enters the guest */
+    vcpu_wake(v);
+    if (ev->type != EV_VIRQ && ev->type != EV_VNMI) vcpu_timer_entry(v);   /* an interrupt: after its arrival */
+  }
   if (ev->type == EV_TOUCH || ev->type == EV_PTWRITE) {
     struct mmu_ctx c = mmu_ctx_of(v);
     mmu_guest_event(e->mmu, &c, ev);
@@ -386,7 +425,8 @@ static __attribute__((always_inline)) inline void event(struct engine *e, const 
   /* SYSCALL/SYSRET never cause VM exits (SDM 25.1: not in the list of
   ** instructions that exit) and change nothing the models track. */
   case EV_SYSCALL: case EV_SYSRET: return;
-  case EV_STI: case EV_CLI: case EV_IRET: case EV_VIRQ: case EV_VNMI: interrupt_event(e, v, ev, track); return;
+  case EV_STI: case EV_CLI: case EV_IRET: case EV_VIRQ: case EV_VNMI: interrupt_event(e, v, ev, track, was_blocked); return;
+  case EV_PAUSE: pause_event(e, v, ev, track); return;
   default: instruction_event(e, v, ev, track);
   }
 }

@@ -59,6 +59,10 @@ static inline const char *operands_invalid(const struct trace_event *ev) {
     if (ev->aux > VIRQ_SRC_MAX) return "interrupt source above 3 (timer)";
     return ev->aux != VIRQ_SRC_IPI && ev->b ? "a sending vCPU on an interrupt that is not an IPI" : NULL;
   case EV_INVPCID: return ev->aux > 3 ? "INVPCID type above 3" : NULL;
+  case EV_PAUSE:
+    if (ev->a > PAUSE_SPIN_MAX) return "spin of more than " PAUSE_SPIN_MAX_TEXT " PAUSEs";
+    if (ev->b > 0xffffffffu) return "cycles between PAUSEs above 2^32-1";
+    return ev->a <= 1 && ev->b ? "cycles between PAUSEs on a single PAUSE" : NULL;
   case EV_TASK_SWITCH: return ev->aux > 3 || ev->a > 0xffff ? "task-switch source above 3 or selector above 0xffff" : NULL;
   case EV_VMX: return exit_reason_is_vmx_instruction(ev->a) ? NULL : "not a VMX instruction's exit reason";
   case EV_MEASURED:

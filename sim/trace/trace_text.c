@@ -15,6 +15,7 @@
 #define HEX(slot, syn, what, max)      { OP_NUM, slot, 0, 16, syn, what, 0, max, NULL, NULL }
 #define HEXOPT(slot, syn, what, max)   { OP_NUM, slot, 1, 16, syn, what, 0, max, NULL, NULL }
 #define DEC(slot, syn, what, lo, hi)   { OP_NUM, slot, 0, 10, syn, what, lo, hi, NULL, NULL }
+#define DECOPT(slot, syn, what, lo, hi) { OP_NUM, slot, 1, 10, syn, what, lo, hi, NULL, NULL }
 #define GPR                            { OP_GPR, TO_B, 1, 0, "%GPR", "register", 0, 15, NULL, NULL }
 #define WORD(opt, syn, what, w0, w1)   { OP_WORD, TO_AUX, opt, 0, syn, what, 0, 1, w0, w1 }
 #define MEASURED_OPS { OP_REASON, TO_B_LO, 0, 10, "REASON", "exit reason", 0, 0xffff, NULL, NULL }, \
@@ -48,7 +49,9 @@ static const struct mnemonic mnemonics[] = {
   { "mark",    EV_MARK,    -1, { { OP_LABEL, TO_A, 0, 0, "LABEL", "label", 0, 0, NULL, NULL } } },
   { "rdtsc",   EV_RDTSC,   -1, { { 0 } } },
   { "rdpmc",   EV_RDPMC,   -1, { HEX(TO_A, "N", "counter", U32) } },
-  { "pause",   EV_PAUSE,   -1, { { 0 } } },
+  /* A spin: COUNT PAUSEs, GAP TSC cycles apart; `pause` alone is one PAUSE. */
+  { "pause",   EV_PAUSE,   -1, { DECOPT(TO_A, "COUNT", "PAUSEs in the spin", 0, PAUSE_SPIN_MAX),
+                                 DECOPT(TO_B, "GAP", "cycles between PAUSEs", 0, U32) } },
   { "wbinvd",  EV_WBINVD,  -1, { { 0 } } },
   { "intr",    EV_INTR,    -1, { DEC(TO_A, "VECTOR", "vector", 0, 255) } },
   { "exc",     EV_EXC,     -1, { DEC(TO_A, "VECTOR", "vector", 0, 255),

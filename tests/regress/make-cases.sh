@@ -42,18 +42,20 @@ json_array() {
   printf '[%s]' "$s"
 }
 
-# write_case FILE DESCRIPTION POLICY SOURCE-KEY SOURCE-JSON
+# write_case FILE DESCRIPTION POLICY SOURCE-KEY SOURCE-JSON [SET-JSON CPU]
 # Keys in sorted order with 2-space indentation: the layout --update writes.
 write_case() {
   if [ -e "$1" ] && [ "$force" = 0 ]; then kept=$((kept + 1)); return; fi
   {
     printf '{\n'
     case "$3" in ept*) cpu=$EPT_CPU ;; *) cpu=$CPU ;; esac
+    [ -n "${7:-}" ] && cpu=$7
     printf '  "cpu": "%s",\n' "$cpu"
     printf '  "cycles_tolerance": %s,\n' "$TOLERANCE"
     printf '  "description": "%s",\n' "$2"
     [ "$4" = generate ] && printf '  "generate": %s,\n' "$5"
     printf '  "policy": "%s"' "$3"
+    [ -n "${6:-}" ] && printf ',\n  "set": %s' "$6"
     [ "$4" = trace ] && printf ',\n  "trace": %s' "$5"
     printf '\n}\n'
   } > "$1"
@@ -77,6 +79,19 @@ for t in $(cd "$root/traces" && ls ./*.bin examples/*.txt examples/*.bin 2>/dev/
     write_case "$here/sample-$base.$p.json" "sample trace traces/$t, under $p" "$p" trace "\"../../traces/$t\""
   done
 done
+
+# What-if cases: the timers sample under what KVM does where the CPU has it
+# (nehalem-2009 has no PAUSE-loop exiting): NAME|SET-JSON|WHAT.
+MODERN_CPU=skylake-2019
+WHATIF='ept-preemption|{"lapic_timer": "preemption"}|the deadline in the VMX-preemption timer
+ept-ple|{"ple_gap": 128}|PAUSE-loop exiting (KVM gap and window)
+ept-preemption-ple|{"lapic_timer": "preemption", "ple_gap": 128}|the preemption timer and PAUSE-loop exiting'
+while IFS='|' read -r name set what; do
+  write_case "$here/sample-timers.$name.json" "sample trace traces/examples/timers.txt, under ept with $what" \
+    ept trace '"../../traces/examples/timers.txt"' "$set" "$MODERN_CPU"
+done <<EOF
+$WHATIF
+EOF
 
 echo "make-cases: $created created, $kept kept (existing files are not touched; -f rewrites them)"
 if [ -n "$vmxsim" ]; then

@@ -241,6 +241,18 @@ static void reader_rejects_impossible_operands_in_a_record(void **state) {
   assert_string_equal(event_invalid(&virq), "a sending vCPU on an interrupt that is not an IPI");
   virq.aux = VIRQ_SRC_IPI;
   assert_null(event_invalid(&virq));
+  /* A spin: at most 2^20 PAUSEs, a 32-bit gap, and no gap on one PAUSE. */
+  struct trace_event pause = { .type = EV_PAUSE, .a = PAUSE_SPIN_MAX + 1, .b = 40 };
+  assert_string_equal(event_invalid(&pause), "spin of more than 2^20 PAUSEs");
+  pause.a = 400;
+  pause.b = 1ull << 32;
+  assert_string_equal(event_invalid(&pause), "cycles between PAUSEs above 2^32-1");
+  pause.a = 1;
+  pause.b = 40;
+  assert_string_equal(event_invalid(&pause), "cycles between PAUSEs on a single PAUSE");
+  pause.a = 0;
+  pause.b = 0;
+  assert_null(event_invalid(&pause));
   unlink(path);
   free(path);
 }
