@@ -49,3 +49,64 @@ run "$VMXSIM" --policy ept --cpu core2-2007 --no-db cpuid.bin
 check_rc "ept on core2-2007 fails VM entry" 4
 check_contains "the failure names EPT among the wanted controls" "$err" '"enable EPT"'
 check_contains "and APIC-access virtualization" "$err" '"virtualize APIC accesses", '
+
+# `vmxsim cpus --controls`: per profile, which controls the CPU has.
+run "$VMXSIM" cpus --controls
+check_rc "cpus --controls" 0
+for c in TPR EPT VPID UG APIC-acc APIC-reg VID PI x2APIC timer PLE IPIv; do
+  check_contains "cpus --controls: a column $c" "$(printf '%s\n' "$out" | sed -n 3p)" " $c"
+done
+check_contains "cpus --controls: the legend spells the SDM's names" "$out" "IPIv      IPI virtualization"
+run "$VMXSIM" cpus --format csv
+builtin=$(printf '%s\n' "$out" | awk -F, 'NR > 1 { print $1 }')
+run "$VMXSIM" cpus --controls --format csv
+csv=$out
+check_eq "cpus --controls --format csv: one row per built-in profile" "$builtin" "$(printf '%s\n' "$csv" | awk -F, 'NR > 1 { print $1 }')"
+check_eq "cpus --controls --format csv: the header" \
+  "name,tpr_shadow,ept,vpid,unrestricted_guest,virtualize_apic_accesses,apic_register_virtualization,virtual_interrupt_delivery,posted_interrupts,virtualize_x2apic_mode,preemption_timer,pause_loop_exiting,ipi_virtualization" \
+  "$(printf '%s\n' "$csv" | head -1)"
+
+# The columns say what VM entry does: a policy setting a control the CPU lacks
+# fails (exit code 4), one it has runs.
+has() { # profile column
+  printf '%s\n' "$csv" | awk -F, -v p="$1" -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+                                                    $1 == p { print $col[c] }'
+}
+for cpu in $builtin; do
+  for pair in "tpr_shadow:--set tpr_shadow=true" "ept:--set paging=ept --set shadow_pages_max=0" \
+              "vpid:--set vpid=true" "virtualize_apic_accesses:--set apic_access_virt=true"; do
+    col=${pair%%:*}; sets=${pair#*:}
+    # shellcheck disable=SC2086
+    run "$VMXSIM" --policy shadowcache --set tpr_shadow=false $sets --cpu "$cpu" --no-db cpuid.bin
+    want=0; [ "$(has "$cpu" "$col")" = 1 ] || want=4
+    check_eq "cpus --controls: $cpu $col=$(has "$cpu" "$col") agrees with VM entry" "$want" "$rc"
+  done
+done
+
+run "$VMXSIM" cpus --controls --format json skylake-2019
+check_contains "cpus --controls --format json: a controls object" "$(printf '%s' "$out" | tr -d ' \t\n')" \
+  '"name":"skylake-2019","controls":{"tpr_shadow":true,"ept":true'
+if command -v python3 >/dev/null 2>&1; then
+  printf '%s' "$out" | python3 -c 'import json,sys; json.load(sys.stdin)' && pass "cpus --controls JSON parses" ||
+    fail "cpus --controls JSON parses" "$out"
+fi
+
+# A profile file (as calibrate writes one) is listed by its name, as the built-in.
+cp "$ROOT/models/cpus/nehalem-2009.json" myhost.json
+run "$VMXSIM" cpus --controls --format csv myhost.json
+check_eq "cpus --controls FILE: the file's controls" "$(printf '%s\n' "$csv" | grep '^nehalem-2009,')" \
+  "$(printf '%s\n' "$out" | sed -n 2p)"
+
+run "$VMXSIM" cpus --controls nosuch
+check_rc "cpus --controls: an unknown profile is a usage error" 2
+check_contains "cpus --controls: the unknown profile named" "$err" "unknown CPU profile 'nosuch'"
+check_eq "cpus --controls: nothing printed on error" "" "$out"
+printf '{\n  "name": "x",\n' > bad.json
+run "$VMXSIM" cpus --controls bad.json
+check_rc "cpus --controls: a malformed profile is bad input" 3
+check_contains "cpus --controls: the malformed file named with its line" "$err" "bad.json:"
+run "$VMXSIM" cpus skylake-2019
+check_rc "cpus: a profile name without --controls is a usage error" 2
+check_contains "cpus: says why" "$err" "only with --controls"
+run "$VMXSIM" cpus --help
+check_contains "cpus --help documents --controls" "$out" "--controls"
