@@ -110,3 +110,10 @@ check_rc "cpus: a profile name without --controls is a usage error" 2
 check_contains "cpus: says why" "$err" "only with --controls"
 run "$VMXSIM" cpus --help
 check_contains "cpus --help documents --controls" "$out" "--controls"
+
+# The 2020s server profile: every control a modern KVM uses, IPI virtualization included
+# (Sapphire Rapids is the first processor with it; Skylake has none).
+check_eq "sapphirerapids-2023 has IPI virtualization" "1" "$(has sapphirerapids-2023 ipi_virtualization)"
+check_eq "skylake-2019 has no IPI virtualization" "0" "$(has skylake-2019 ipi_virtualization)"
+check_eq "sapphirerapids-2023 has every listed control" "" \
+  "$(printf '%s\n' "$csv" | awk -F, '$1 == "sapphirerapids-2023"' | tr ',' '\n' | grep -x 0)"
