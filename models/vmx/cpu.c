@@ -56,16 +56,30 @@ static bool unsupported(const struct vmcs *v, enum vmcs_field f, uint32_t allowe
   return true;
 }
 
-/* Secondary or tertiary controls on a CPU that has none: name the control
-** the hypervisor wanted rather than "activate secondary controls" alone. */
+/* The names of the controls set in want, quoted and joined by ", " (at most
+** n bytes); the name of activate when want has none with a name. */
+static void control_names(uint32_t want, enum control_field cf, uint32_t activate, char *out, size_t n) {
+  size_t len = 0;
+  out[0] = 0;
+  for (uint32_t rest = want; rest && len < n; rest &= rest - 1) {
+    const char *name = control_name(cf, rest & -rest);
+    if (name) len += (size_t)snprintf(out + len, n - len, "%s\"%s\"", len ? ", " : "", name);
+  }
+  if (!out[0]) snprintf(out, n, "\"%s\"", control_name(CTL_CPU, activate));
+}
+
+/* Secondary or tertiary controls on a CPU that has none: name every control
+** the hypervisor wanted (a modern policy wants several: EPT, VPID, APIC-access
+** virtualization) rather than "activate secondary controls" alone. */
 static bool no_field(const struct vmcs *v, const struct vmx_caps *caps, uint32_t activate, enum vmcs_field f,
                      enum control_field cf, const char *what, char *msg, size_t n) {
   if (!cpu_ctl(v, activate) || (caps->cpu_allowed1 & activate)) return false;
   uint32_t want = (uint32_t)vmcs_peek(v, f);
-  const char *name = want ? control_name(cf, want & -want) : NULL;
-  snprintf(msg, n, ENTRY_ERROR "the \"%s\" VM-execution control is set but this CPU has no %s "
+  char names[256];
+  control_names(want, cf, activate, names, sizeof names);
+  snprintf(msg, n, ENTRY_ERROR "the %s VM-execution control%s set but this CPU has no %s "
            "processor-based controls (IA32_VMX_PROCBASED_CTLS allowed-1 bit %d is 0)",
-           name ? name : control_name(CTL_CPU, activate), what, __builtin_ctz(activate));
+           names, want & (want - 1) ? "s are" : " is", what, __builtin_ctz(activate));
   return true;
 }
 

@@ -45,6 +45,10 @@ _vmxsim() {
     COMPREPLY=($(compgen -W "$(_vmxsim_options "$prog" "$cmd")" -- "$cur"))
     return
   fi
+  if [ "$cmd" = cpus ]; then                      # cpus --controls CPU...: profiles or files
+    COMPREPLY=($(compgen -W "$(_vmxsim_cpus "$prog")" -- "$cur") $(compgen -f -- "$cur"))
+    return
+  fi
   COMPREPLY=($(compgen -f -- "$cur"))
 }
 complete -o filenames -F _vmxsim vmxsim ./vmxsim

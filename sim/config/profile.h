@@ -33,6 +33,12 @@ void profile_free(struct profile *pr);
 struct vmx_caps profile_vmx_caps(const struct profile *pr);
 /* Lists the built-in profiles (name, clock, description) as a table, CSV or JSON. */
 void profile_list(FILE *f, enum report_format fmt);
+/* Lists which of the VMX controls of a modern hypervisor (EPT, VPID, APIC
+** virtualization, posted interrupts, the preemption timer, PLE, IPI
+** virtualization...) each profile's CPU has, as VM entry decides it: the
+** profiles names gives (NULL-terminated; NULL or empty: the built-in ones).
+** Returns 0, or profile_load's code with the message in err (nothing printed). */
+int profile_list_controls(FILE *f, enum report_format fmt, const char *const *names, char *err, size_t errlen);
 const char *const *profile_names(void);
 #define PROFILE_DEFAULT "core2-2007"
 

@@ -28,3 +28,6 @@ check_eq "an option of run after the trace" "--no-db" "$(comp t.bin --no-d)"
 check_eq "a format" "json" "$(comp summary --format j)"
 : > trace-file.bin
 check_eq "a file where a trace goes" "trace-file.bin" "$(comp --policy ept trace-f)"
+check_eq "an option of cpus, from its --help" "--controls" "$(comp cpus --con)"
+check_eq "a CPU profile after cpus --controls" "skylake-2019
+skylake-xen-2018" "$(comp cpus --controls sky)"

@@ -161,7 +161,7 @@ check_contains "... and no built-in CPU takes 5 CR3-target values" "$err" "; no 
 run "$VMXSIM" --policy ept --no-db t.bin
 check_rc "ept on the default CPU fails VM entry" 4
 check_contains "... and names the profiles that take it" "$err" \
-  "; the built-in CPU profiles that take it: nehalem-2009, skylake-2019, skylake-xen-2018 (--cpu NAME)"
+  "; the built-in CPU profiles that take it: nehalem-2009, sapphirerapids-2023, skylake-2019, skylake-xen-2018 (--cpu NAME)"
 run "$VMXSIM" --policy cr3cache --set cr3_target_count=4 --no-db t.bin
 check_rc "cr3_target_count=4 runs" 0
 

@@ -3,14 +3,16 @@
 ** (workloads/genutil.c gen_parse_args, with one option of every kind, and
 ** the range checks each generator applies after it; a line that begins with
 ** "interrupts" goes to that generator whole, workloads/gen_interrupts.c, whose
-** output /dev/null it refuses after its checks) and the sweep's
-** --shard I/N (sim/sweep/plan_runs.c plan_shard_parse).  Each input line is
+** output /dev/null it refuses after its checks), the sweep's
+** --shard I/N (sim/sweep/plan_runs.c plan_shard_parse) and `vmxsim cpus`'s
+** own arguments (--controls and the CPUs it names, sim/cli/cmd_list.c).  Each input line is
 ** one command line, split at blanks (a line "--shard X" gives X to the shard
 ** parser too).  A refusal is a usage error with a message; an accepted line
 ** sets only values of the option's kind, within the range its check gives. */
 #include "fuzz.h"
 #include "sim/trace/trace.h"
 #include "sim/base/util.h"
+#include "sim/cli/commands.h"
 #include "sim/sweep/plan.h"
 #include "workloads/genutil.h"
 #include "workloads/gen_interrupts.h"
@@ -85,6 +87,25 @@ static void shard_value(const char *v, const char *line) {
   if (rc == EXIT_OK) check(nshards >= 1 && nshards <= PLAN_SHARDS_MAX && shard < nshards, "--shard out of range", line);
 }
 
+/* `vmxsim cpus WORDS`: a usage error, bad input (a CPU file that is not a
+** profile) or success; a CPU named without --controls (and without --help)
+** is refused.  What it lists goes to /dev/null. */
+static void cpus_line(char **argv, int argc, const char *line) {
+  static bool quiet;
+  if (!quiet) quiet = freopen("/dev/null", "w", stdout) != NULL;
+  bool controls = false, help = false, named = false;
+  for (int i = 1; i < argc; i++) {
+    controls |= !strcmp(argv[i], "--controls");
+    help |= !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
+    if (argv[i][0] == '-' && (!strcmp(argv[i], "--format") || !strcmp(argv[i], "-f"))) i++;
+    else named |= argv[i][0] != '-';
+  }
+  argv[0] = "cpus";
+  int rc = cmd_cpus(argc, argv);
+  check(rc == EXIT_OK || rc == EXIT_USAGE || rc == EXIT_BADINPUT, "cpus: an exit code other than 0, 2 or 3", line);
+  check(help || controls || !named || rc == EXIT_USAGE, "cpus: a CPU named without --controls was taken", line);
+}
+
 static void one_line(const char *line) {
   char *copy = strdup(line), *argv[WORDS_MAX + 1], *save = NULL;
   if (!copy) abort();
@@ -97,6 +118,7 @@ static void one_line(const char *line) {
   if (argc > 1 && strcmp(argv[1], "interrupts") == 0) interrupts_line(argv, argc, line);
   shard_value(line, line);
   if (argc == 3 && strcmp(argv[1], "--shard") == 0) shard_value(argv[2], line);
+  cpus_line(argv, argc, line);
   free(copy);
 }
 

@@ -378,6 +378,30 @@ static void ept_preset_turns_off_cr3_and_invlpg_exiting_and_enables_ept(void **s
   assert_int_equal(vmcs_peek(c, VMCS_VIRTUAL_PROCESSOR_ID), 1);
 }
 
+/* The ept preset is the KVM of today (Linux 5.x-6.x vmx.c), not a 2008 one:
+** debug registers switched lazily (since 2009), TPR shadow and FlexPriority,
+** unconditional I/O exiting with MSR bitmaps, and the CR4 bits KVM lets the
+** guest own (the cr4mask modifier's). */
+static void ept_preset_is_the_vmcs_of_a_modern_kvm(void **state) {
+  (void)state;
+  resolve("cr4mask");
+  uint64_t kvm_cr4_mask = P.cr4_mask;
+  resolve("ept");
+  assert_int_equal(P.dr_switch, DR_LAZY);
+  assert_true(P.mov_dr_exiting);
+  assert_int_equal(P.cr4_mask, kvm_cr4_mask);
+  setup_vcpu("ept");
+  const struct vmcs *c = &V.vmx.vmcs;
+  assert_true(cpu_ctl(c, CPU_TPR_SHADOW));
+  assert_false(cpu_ctl(c, CPU_CR8_LOAD_EXITING));
+  assert_false(cpu_ctl(c, CPU_CR8_STORE_EXITING));
+  assert_true(sec_ctl(c, SEC_APIC_ACCESS));
+  assert_true(cpu_ctl(c, CPU_UNCOND_IO_EXITING));
+  assert_false(cpu_ctl(c, CPU_USE_IO_BITMAPS));
+  assert_true(cpu_ctl(c, CPU_USE_MSR_BITMAPS));
+  assert_true(cpu_ctl(c, CPU_MOV_DR_EXITING));
+}
+
 static void shadow_paging_turns_on_cr3_and_invlpg_exiting_and_intercepts_page_faults(void **state) {
   (void)state;
   setup_vcpu("nocache");
@@ -776,6 +800,7 @@ int main(void) {
     cmocka_unit_test(empty_policy_name_is_an_error),
     cmocka_unit_test(missing_base_names_the_file_that_asked_for_it),
     cmocka_unit_test(ept_preset_turns_off_cr3_and_invlpg_exiting_and_enables_ept),
+    cmocka_unit_test(ept_preset_is_the_vmcs_of_a_modern_kvm),
     cmocka_unit_test(shadow_paging_turns_on_cr3_and_invlpg_exiting_and_intercepts_page_faults),
     cmocka_unit_test(paging_mode_decides_the_real_control_registers_and_guest_cr3),
     cmocka_unit_test(paging_knob_values_are_the_modes_names),
