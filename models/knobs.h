@@ -86,7 +86,12 @@ enum shadow_evict { SHADOW_EVICT_VALUES(KNOB_VALUE_ENUM) };
   X(vpid,                B, "false",  vpid, 0, 0,               "VPID: VM exits and entries keep TLB entries") \
   X(tlb_entries,         P, "512",    tlb_entries, KNOB_TLB_MIN, KNOB_TLB_MAX,        "entries of each vCPU's TLB model (4-way set-associative)") \
   X(tpr_shadow,          B, "false",  tpr_shadow, 0, 0,         "use TPR shadow (CR8 accesses without exits)") \
-  X(apic_access_virt,    B, "false",  apic_access_virt, 0, 0,   "virtualize APIC accesses: local-APIC accesses exit as APIC_ACCESS instead of faulting as MMIO (FlexPriority)")
+  X(apic_access_virt,    B, "false",  apic_access_virt, 0, 0,   "virtualize APIC accesses: local-APIC accesses exit as APIC_ACCESS instead of faulting as MMIO (FlexPriority)") \
+  X(apic_register_virt,  B, "false",  apic_register_virt, 0, 0, "APIC-register virtualization: xAPIC reads of most registers without exits, writes virtualized then trapped as APIC_WRITE (needs tpr_shadow)") \
+  X(virtual_intr_delivery, B, "false", virtual_intr_delivery, 0, 0, "virtual-interrupt delivery: pending interrupts delivered by the processor without an interrupt window, EOIs virtualized (EOI_INDUCED only for level-triggered vectors; needs tpr_shadow)") \
+  X(x2apic_virt,         B, "false",  x2apic_virt, 0, 0,        "virtualize x2APIC mode for a guest whose APIC is in x2APIC mode, with KVM's MSR bitmap for MSRs 0x800-0x8ff (needs tpr_shadow)") \
+  X(posted_interrupts,   B, "false",  posted_interrupts, 0, 0,  "process posted interrupts: a device interrupt or IPI for a running vCPU arrives without an exit (needs virtual_intr_delivery)") \
+  X(ipi_virt,            B, "false",  ipi_virt, 0, 0,           "IPI virtualization: a fixed physical IPI the guest writes to the ICR is sent without an exit (needs posted_interrupts)")
 
 struct policy {
   char name[256];            /* e.g. "shadowcache+lazydr" plus ",key=value" overrides */

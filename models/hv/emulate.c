@@ -169,12 +169,40 @@ static void handle_interrupt(struct vcpu *v, const struct trace_event *ev, const
   vmcs_read(&v->vmx.vmcs, VMCS_VM_EXIT_INTR_INFO);
 }
 
-/* Trap-like (SDM 29.1.2): the MOV to CR8 completed and wrote VTPR (SDM 29.3). */
+/* Trap-like (SDM 29.1.2): the MOV to CR8, or the TPR write to the APIC-access
+** page or MSR 808H, completed and wrote VTPR (SDM 29.3, 29.4.3.2, 29.5). */
 static void handle_tpr_below_threshold(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
                   struct vcpu_result *r) {
   (void)x;
   if (ev->type == EV_CR_WRITE) v->vmx.cr8 = ev->a;
+  else if (ev->type == EV_APIC || ev->type == EV_WRMSR) v->vmx.cr8 = (ev->b & 0xff) >> 4;
   handle_interrupt(v, ev, x, r);
+}
+
+/* KVM handle_apic_write: trap-like (SDM 29.4.3.3), the write is in the
+** virtual-APIC page and RIP past it; the in-kernel APIC emulates the
+** register the qualification names (an ICR write sends its IPI). */
+static void handle_apic_write(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                  struct vcpu_result *r) {
+  (void)x;
+  vmcs_read(&v->vmx.vmcs, VMCS_EXIT_QUALIFICATION);
+  if (ev->type == EV_APIC) vcpu_apic_access(v, ev, r);
+  else {                                /* the x2APIC ICR: destination in bits 63:32 */
+    r->mmio = true;
+    r->ipi = (int)(ev->b >> 32);
+  }
+}
+
+/* KVM handle_apic_eoi_induced: trap-like (SDM 29.1.4), the processor's EOI
+** virtualization is done (the vector left VISR: applied here, where the
+** exit is taken); the in-kernel APIC passes the EOI of the qualification's
+** vector on to the I/O APIC. */
+static void handle_eoi_induced(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                  struct vcpu_result *r) {
+  (void)ev; (void)x;
+  vmcs_read(&v->vmx.vmcs, VMCS_EXIT_QUALIFICATION);
+  vmx_cpu_eoi_virtual(&v->vmx);
+  r->mmio = true;
 }
 
 static void handle_io(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
@@ -244,6 +272,8 @@ static const exit_handler handlers[EXIT_REASON_MAX] = {
   [EXIT_REASON_MSR_WRITE]            = handle_msr_write,
   [EXIT_REASON_TPR_BELOW_THRESHOLD]  = handle_tpr_below_threshold,
   [EXIT_REASON_APIC_ACCESS]          = handle_apic_access,
+  [EXIT_REASON_APIC_WRITE]           = handle_apic_write,
+  [EXIT_REASON_EOI_INDUCED]          = handle_eoi_induced,
   [EXIT_REASON_EPT_VIOLATION]        = handle_ept_violation,
   [EXIT_REASON_INTERRUPT_WINDOW]     = handle_window,
   [EXIT_REASON_NMI_WINDOW]           = handle_window,

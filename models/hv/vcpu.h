@@ -47,6 +47,7 @@ struct vcpu {
   bool irq_pending;          /* an interrupt for the guest, not yet injected (KVM's pending IRQ) */
   uint8_t irq_vector;
   bool nmi_pending;          /* an NMI for the guest, not yet injected */
+  bool x2apic;               /* the guest's local APIC is in x2APIC mode */
 };
 
 /* What the hypervisor's handler did with an exit. */
@@ -113,6 +114,19 @@ void vcpu_event_pending(struct vcpu *v, const struct trace_event *ev);
 ** requested.  counted: by VMWRITEs (on the way to a VM entry) or not (an
 ** arrival, no exit).  The processor delivers what is injected (vmx_cpu_deliver). */
 void vcpu_deliver_pending(struct vcpu *v, bool counted);
+
+/* Before the processor decides op: a guest that accesses an x2APIC MSR has
+** its local APIC in x2APIC mode, which it entered (a WRMSR of IA32_APIC_BASE
+** that KVM intercepts) before the trace began; KVM then switched the
+** controls and the MSR bitmap (vmx_set_virtual_apic_mode,
+** vmx_update_msr_bitmap_x2apic), and so does this, at no cost. */
+void vcpu_apic_mode(struct vcpu *v, const struct trace_event *op);
+
+/* Why the vCPU's controls leave no exit of this reason that a recording
+** made without them may hold (a policy's APIC virtualization, posted
+** interrupts, virtual-interrupt delivery), for the measured-beside-simulated
+** table; NULL when none of them removes it. */
+const char *vcpu_removed_by(const struct vcpu *v, unsigned reason);
 
 /* The hypervisor's emulation of a local-APIC register access (in-kernel APIC:
 ** KVM since 2.6.23): an ICR write sends an IPI to the vCPU whose APIC ID is

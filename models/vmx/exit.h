@@ -42,6 +42,16 @@ enum exit_why {
   WHY_BOTH_CONTROLS,       /* detail = the second control (RDTSCP, INVPCID): both set, exits */
   WHY_UD,                  /* detail = the secondary "enable" control that is clear: the instruction is #UD */
   WHY_HELD_BY_HOST,        /* an interrupt the hypervisor already holds: no arrival of its own */
+  /* APIC virtualization (SDM chapter 29) */
+  WHY_APIC_VIRTUALIZED,    /* detail = offset: the access to the APIC-access page is virtualized (29.4.2, 29.4.3.1) */
+  WHY_APIC_WRITE_TRAP,     /* detail = offset: a virtualized write APIC-write emulation does not complete (29.4.3.2) */
+  WHY_TPR_VIRTUALIZED,     /* detail = new VTPR: TPR virtualization without a trap (29.1.2) */
+  WHY_EOI_VIRTUALIZED,     /* detail = vector: EOI virtualization, its EOI-exit-bitmap bit clear (29.1.4) */
+  WHY_EOI_EXIT_BITMAP,     /* detail = vector: its EOI-exit-bitmap bit is set (29.1.4) */
+  WHY_SELF_IPI_VIRTUALIZED,/* detail = vector: self-IPI virtualization (29.1.5) */
+  WHY_IPI_VIRTUALIZED,     /* detail = destination: IPI virtualization sends it without an exit */
+  WHY_X2APIC_VIRTUALIZED,  /* detail = MSR: an x2APIC MSR read from the virtual-APIC page (29.5) */
+  WHY_POSTED,              /* detail = vector: posted-interrupt processing, no exit (29.6) */
 };
 
 struct exit_decision {
@@ -77,6 +87,12 @@ struct exit_decision vmx_decide_window(const struct vmx_cpu *s);
 /* An interrupt from outside the vCPU arriving while it runs (EV_VIRQ with a
 ** source): whether the host interrupt that carries it exits. */
 struct exit_decision vmx_decide_arrival(const struct vmx_cpu *s, const struct trace_event *ev);
+/* Evaluation and delivery of pending virtual interrupts (SDM 29.2.1,
+** 29.2.2): with "virtual-interrupt delivery", a virtual interrupt is
+** recognized when RVI[7:4] > VPPR[7:4] and delivered at an instruction
+** boundary where RFLAGS.IF = 1, nothing blocks by STI or MOV SS and
+** "interrupt-window exiting" is 0 -- without any VM exit. */
+bool vmx_virtual_intr_deliverable(const struct vmx_cpu *s);
 /* Could the guest take a maskable interrupt, an NMI, at this boundary? */
 bool vmx_interruptible(const struct vmx_cpu *s);
 bool vmx_nmi_unblocked(const struct vmx_cpu *s);
@@ -107,6 +123,17 @@ static inline uint64_t qual_lmsw(uint16_t src, bool mem) {
 static inline uint64_t qual_dr(unsigned dr, bool from, unsigned gpr) {
   return (dr & 7u) | (uint64_t)from << 4 | (gpr & 0xfu) << 8;
 }
+
+/* ICR values (SDM 10.6.1 of Vol. 3A, figure 10-12): the low doubleword's
+** fields the virtualizations test, and the reserved bits with delivery
+** status (31:20, 17:16, 13, 12) that must be 0. */
+#define ICR_VECTOR(icr)      ((unsigned)(icr) & 0xffu)
+#define ICR_DELIVERY_MODE(icr) (((unsigned)(icr) >> 8) & 7u)
+#define ICR_DEST_LOGICAL     (1u << 11)
+#define ICR_LEVEL            (1u << 15)
+#define ICR_SHORTHAND(icr)   (((unsigned)(icr) >> 18) & 3u)
+#define ICR_SHORTHAND_SELF   1u
+#define ICR_MUST_BE_ZERO     0xfff33000u
 
 /* Names of architectural CR0/CR4 bits, for explanations ("PGE"); NULL if reserved. */
 const char *cr0_bit_name(unsigned bit);

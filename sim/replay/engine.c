@@ -303,6 +303,7 @@ static void no_exit_event(struct engine *e, struct vcpu *v, const struct trace_e
   struct vmx_native r = { 0 };
   vcpu_no_exit(v, op, guest_value, &r);
   if (r.halted) v->halted = true;
+  if (r.ipi) deliver_ipi(e, v, (int)r.ipi_dest);   /* IPI virtualization: sent without an exit */
   if (r.mmu != MMU_NONE) {
     struct work w;
     struct mmu_ctx c = mmu_ctx_of(v);
@@ -336,6 +337,7 @@ static void apic_mmio_event(struct engine *e, struct vcpu *v, const struct trace
 ** track: keep the decision for the REPL (e->last). */
 static __attribute__((noinline)) void instruction_event(struct engine *e, struct vcpu *v, const struct trace_event *ev, bool track) {
   mmu_settle(e->mmu);               /* an instruction may change what touches do */
+  vcpu_apic_mode(v, ev);
   struct trace_event op = vcpu_guest_op(v, ev);
   struct exit_decision d = vmx_decide(&v->vmx, &op);
   if (track) e->last.decision = d;
