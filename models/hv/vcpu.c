@@ -335,31 +335,31 @@ void vcpu_apic_mode(struct vcpu *v, const struct trace_event *op) {
   x2apic_msr_bitmap(v);
 }
 
-const char *vcpu_removed_by(const struct vcpu *v, unsigned reason) {
-  const struct vmcs *c = &v->vmx.vmcs;
-  bool vid = sec_ctl(c, SEC_VIRTUAL_INTR_DELIVERY);
+const char *policy_removed_by(const struct policy *p, unsigned reason) {
+  bool apicv_page = p->apic_access_virt && p->tpr_shadow;
+  bool vid = p->virtual_intr_delivery && p->tpr_shadow;
   switch (reason) {
   case EXIT_REASON_EXTERNAL_INTERRUPT:
-    return pin_ctl(c, PIN_POSTED_INTR) ? "removed by posted interrupts: a device's interrupt or an IPI for a running vCPU "
-                                         "arrives without an exit (SDM 29.6)" : NULL;
+    return p->posted_interrupts ? "removed by posted interrupts: a device's interrupt or an IPI for a running vCPU "
+                                  "arrives without an exit (SDM 29.6)" : NULL;
   case EXIT_REASON_INTERRUPT_WINDOW:
     return vid ? "removed by virtual-interrupt delivery: the processor delivers a pending interrupt when the guest "
                  "enables interrupts, with no window (SDM 29.2)" : NULL;
   case EXIT_REASON_APIC_ACCESS:
-    if (sec_ctl(c, SEC_APIC_REGISTER_VIRT)) return "virtualized by APIC-register virtualization (SDM 29.4)";
-    return vid ? "virtualized by virtual-interrupt delivery: EOI and ICR accesses (SDM 29.4)" : NULL;
+    if (apicv_page && p->apic_register_virt) return "virtualized by APIC-register virtualization (SDM 29.4)";
+    return apicv_page && vid ? "virtualized by virtual-interrupt delivery: TPR, EOI and ICR accesses (SDM 29.4)" : NULL;
   case EXIT_REASON_EOI_INDUCED:
-    return vid ? "EOIs virtualized: no EOI-exit-bitmap bit is set for the vectors the trace EOIs (a recording "
-                 "holds no trigger modes; SDM 29.1.4)" : "the policy has no virtual-interrupt delivery: the EOIs "
-                 "are replayed as APIC accesses";
+    return vid ? "EOIs virtualized: no EOI-exit-bitmap bit is set for the vectors the trace EOIs (a recording holds "
+                 "no trigger modes; SDM 29.1.4)"
+               : "the policy has no virtual-interrupt delivery: the EOIs are replayed as APIC accesses";
   case EXIT_REASON_APIC_WRITE:
-    return sec_ctl(c, SEC_APIC_REGISTER_VIRT) ? NULL : "the policy has no APIC-register virtualization: the writes "
-                                                      "are replayed as APIC accesses";
+    return apicv_page && p->apic_register_virt ? NULL : "the policy has no APIC-register virtualization: the writes "
+                                                        "are replayed as APIC accesses";
   case EXIT_REASON_TPR_BELOW_THRESHOLD:
     return vid ? "removed by virtual-interrupt delivery: TPR virtualization evaluates pending interrupts instead "
                  "(SDM 29.1.2)" : NULL;
   case EXIT_REASON_MSR_READ: case EXIT_REASON_MSR_WRITE:
-    return v->x2apic && sec_ctl(c, SEC_VIRT_X2APIC) ? "x2APIC accesses virtualized (SDM 29.5)" : NULL;
+    return p->x2apic_virt && p->tpr_shadow ? "x2APIC accesses virtualized by virtualize x2APIC mode (SDM 29.5)" : NULL;
   }
   return NULL;
 }

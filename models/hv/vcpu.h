@@ -122,11 +122,12 @@ void vcpu_deliver_pending(struct vcpu *v, bool counted);
 ** vmx_update_msr_bitmap_x2apic), and so does this, at no cost. */
 void vcpu_apic_mode(struct vcpu *v, const struct trace_event *op);
 
-/* Why the vCPU's controls leave no exit of this reason that a recording
-** made without them may hold (a policy's APIC virtualization, posted
-** interrupts, virtual-interrupt delivery), for the measured-beside-simulated
-** table; NULL when none of them removes it. */
-const char *vcpu_removed_by(const struct vcpu *v, unsigned reason);
+/* Why the controls a policy sets leave no exit of this reason that a
+** recording made without them may hold (APIC virtualization, posted
+** interrupts, virtual-interrupt delivery), or why the policy replays them
+** as another reason, for the measured-beside-simulated table when the
+** replay simulated none; NULL when the policy says nothing about it. */
+const char *policy_removed_by(const struct policy *p, unsigned reason);
 
 /* The hypervisor's emulation of a local-APIC register access (in-kernel APIC:
 ** KVM since 2.6.23): an ICR write sends an IPI to the vCPU whose APIC ID is
