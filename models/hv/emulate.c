@@ -214,9 +214,12 @@ static void handle_io(struct vcpu *v, const struct trace_event *ev, const struct
 
 static void handle_msr_write(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
                   struct vcpu_result *r) {
-  (void)x; (void)r;
+  (void)x;
   /* KVM keeps the guest's IA32_DEBUGCTL in GUEST_IA32_DEBUGCTL, loaded at entry. */
   if (ev->a == 0x1d9) vmcs_write(&v->vmx.vmcs, VMCS_GUEST_IA32_DEBUGCTL, ev->b);
+  /* The x2APIC ICR (kvm_x2apic_icr_write): the in-kernel APIC sends the IPI to
+  ** the destination in bits 63:32, as an xAPIC ICR write does. */
+  if (ev->a == X2APIC_ICR) r->ipi = (int)(ev->b >> 32);
   skip_instruction(&v->vmx.vmcs);
 }
 

@@ -360,8 +360,10 @@ static void x2apic_guest_under_apicv_and_ipiv(void **state) {
   assert_int_equal(vm.e.st.total_exits, 0);
   on(&vm, 0, EV_RDMSR, 0, 0x839, 0);                             /* current count: KVM computes it */
   assert_int_equal(exits(&vm, EXIT_REASON_MSR_READ), 1);
+  on(&vm, 1, EV_HLT, 0, 0, 0);
   on(&vm, 0, EV_WRMSR, 0, X2APIC_ICR, 1ull << 32 | 0xfd);
   assert_int_equal(exits(&vm, EXIT_REASON_MSR_WRITE), 1);
+  assert_false(vm.e.vcpu[1].halted);                             /* KVM's APIC sent the IPI */
   vm_stop(&vm);
   vm2(&vm, "ipiv", true);
   on(&vm, 1, EV_HLT, 0, 0, 0);
