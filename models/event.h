@@ -44,7 +44,7 @@
   X(STI,     "sti",     "aux=0 STI (blocks interrupts for the next instruction), 1 POPF: RFLAGS.IF = 1") \
   X(CLI,     "cli",     "CLI or POPF: RFLAGS.IF = 0")                        \
   X(IRET,    "iret",    "aux bit0: RFLAGS.IF restored as 0; ends blocking by NMI") \
-  X(VIRQ,    "virq",    "aux=source (VIRQ_SRC_*), a=vector, b=sending vCPU of an IPI: an interrupt for this vCPU") \
+  X(VIRQ,    "virq",    "aux=source (VIRQ_SRC_*), a=vector, b=sending vCPU of an IPI, or 1 for a level-triggered device interrupt: an interrupt for this vCPU") \
   X(VNMI,    "vnmi",    "an NMI for this vCPU reaches the hypervisor")      \
   X(RDTSCP,  "rdtscp",  "read the time-stamp counter and TSC_AUX")          \
   X(MWAIT,   "mwait",   "monitor wait")                                      \
@@ -94,12 +94,25 @@ static_assert(sizeof(struct trace_event) == 24, "trace record size is part of th
 #define VIRQ_SRC_IPI     2u        /* an IPI from another vCPU: b = the sender's vCPU number */
 #define VIRQ_SRC_TIMER   3u        /* this vCPU's own local-APIC timer expired */
 #define VIRQ_SRC_MAX     VIRQ_SRC_TIMER
+/* b of a device's interrupt: it is level-triggered, routed through the I/O
+** APIC, whose EOI the hypervisor must see (the EOI-exit bitmap, SDM 24.6.8). */
+#define VIRQ_DEVICE_LEVEL 0x1u
 /* Local-APIC registers (offsets in the 4 KB APIC page at 0xfee00000). */
+#define APIC_TPR         0x080u
 #define APIC_EOI         0x0b0u
 #define APIC_ICR         0x300u    /* written as one 64-bit value: destination APIC ID in bits 63:56 */
+#define APIC_ICR_HIGH    0x310u
 #define APIC_TMICT       0x380u
 #define APIC_BASE_GPA    0xfee00000ull
 #define MSR_IA32_TSC_DEADLINE 0x6e0u  /* the local APIC's TSC-deadline timer (SDM Vol. 3A 10.5.4.1) */
+/* x2APIC mode: the registers as MSRs 0x800 + offset / 16 (the ICR as one
+** 64-bit MSR, destination in bits 63:32). */
+#define X2APIC_MSR_FIRST 0x800u
+#define X2APIC_MSR_LAST  0x8ffu
+#define X2APIC_TPR       0x808u
+#define X2APIC_EOI       0x80bu
+#define X2APIC_ICR       0x830u
+#define X2APIC_SELF_IPI  0x83fu
 #define MARK_LABEL_MAX   16
 
 /* One touch covers at most 2^20 pages (4 GiB), so that one 24-byte record

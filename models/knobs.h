@@ -99,7 +99,12 @@ enum lapic_timer  { LAPIC_TIMER_VALUES(KNOB_VALUE_ENUM) };
   X(ple_window,          U, "4096",   ple_window, 0, UINT32_MAX, "PAUSE-loop exiting: a vCPU's first PLE_Window, the TSC cycles a spin loop runs before it exits") \
   X(ple_window_grow,     U, "2",      ple_window_grow, 0, UINT32_MAX, "on each PLE exit the vCPU's window is multiplied by this (added when it is not below ple_window; 0: reset to ple_window)") \
   X(ple_window_shrink,   U, "0",      ple_window_shrink, 0, UINT32_MAX, "when the vCPU is scheduled in again after blocking in HLT its window is divided by this (subtracted when not below ple_window; 0: reset to ple_window)") \
-  X(ple_window_max,      U, "4294967295", ple_window_max, 0, UINT32_MAX, "the largest window growing reaches")
+  X(ple_window_max,      U, "4294967295", ple_window_max, 0, UINT32_MAX, "the largest window growing reaches") \
+  X(apic_register_virt,  B, "false",  apic_register_virt, 0, 0, "APIC-register virtualization: xAPIC reads of most registers without exits, writes virtualized then trapped as APIC_WRITE (needs tpr_shadow)") \
+  X(virtual_intr_delivery, B, "false", virtual_intr_delivery, 0, 0, "virtual-interrupt delivery: pending interrupts delivered by the processor without an interrupt window, EOIs virtualized (EOI_INDUCED only for level-triggered vectors; needs tpr_shadow)") \
+  X(x2apic_virt,         B, "false",  x2apic_virt, 0, 0,        "virtualize x2APIC mode for a guest whose APIC is in x2APIC mode, with KVM's MSR bitmap for MSRs 0x800-0x8ff (needs tpr_shadow)") \
+  X(posted_interrupts,   B, "false",  posted_interrupts, 0, 0,  "process posted interrupts: a device interrupt or IPI for a running vCPU arrives without an exit (needs virtual_intr_delivery)") \
+  X(ipi_virt,            B, "false",  ipi_virt, 0, 0,           "IPI virtualization: a fixed physical IPI the guest writes to the ICR is sent without an exit (needs posted_interrupts)")
 
 struct policy {
   char name[256];            /* e.g. "shadowcache+lazydr" plus ",key=value" overrides */

@@ -190,12 +190,40 @@ static void handle_pause(struct vcpu *v, const struct trace_event *ev, const str
   skip_instruction(&v->vmx.vmcs);
 }
 
-/* Trap-like (SDM 29.1.2): the MOV to CR8 completed and wrote VTPR (SDM 29.3). */
+/* Trap-like (SDM 29.1.2): the MOV to CR8, or the TPR write to the APIC-access
+** page or MSR 808H, completed and wrote VTPR (SDM 29.3, 29.4.3.2, 29.5). */
 static void handle_tpr_below_threshold(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
                   struct vcpu_result *r) {
   (void)x;
   if (ev->type == EV_CR_WRITE) v->vmx.cr8 = ev->a;
+  else if (ev->type == EV_APIC || ev->type == EV_WRMSR) v->vmx.cr8 = (ev->b & 0xff) >> 4;
   handle_interrupt(v, ev, x, r);
+}
+
+/* KVM handle_apic_write: trap-like (SDM 29.4.3.3), the write is in the
+** virtual-APIC page and RIP past it; the in-kernel APIC emulates the
+** register the qualification names (an ICR write sends its IPI). */
+static void handle_apic_write(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                  struct vcpu_result *r) {
+  (void)x;
+  vmcs_read(&v->vmx.vmcs, VMCS_EXIT_QUALIFICATION);
+  if (ev->type == EV_APIC) vcpu_apic_access(v, ev, r);
+  else {                                /* the x2APIC ICR: destination in bits 63:32 */
+    r->mmio = true;
+    r->ipi = (int)(ev->b >> 32);
+  }
+}
+
+/* KVM handle_apic_eoi_induced: trap-like (SDM 29.1.4), the processor's EOI
+** virtualization is done (the vector left VISR: applied here, where the
+** exit is taken); the in-kernel APIC passes the EOI of the qualification's
+** vector on to the I/O APIC. */
+static void handle_eoi_induced(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
+                  struct vcpu_result *r) {
+  (void)ev; (void)x;
+  vmcs_read(&v->vmx.vmcs, VMCS_EXIT_QUALIFICATION);
+  vmx_cpu_eoi_virtual(&v->vmx);
+  r->mmio = true;
 }
 
 static void handle_io(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
@@ -207,10 +235,13 @@ static void handle_io(struct vcpu *v, const struct trace_event *ev, const struct
 
 static void handle_msr_write(struct vcpu *v, const struct trace_event *ev, const struct vmx_exit_info *x,
                   struct vcpu_result *r) {
-  (void)x; (void)r;
+  (void)x;
   /* KVM keeps the guest's IA32_DEBUGCTL in GUEST_IA32_DEBUGCTL, loaded at entry. */
   if (ev->a == 0x1d9) vmcs_write(&v->vmx.vmcs, VMCS_GUEST_IA32_DEBUGCTL, ev->b);
   if (ev->a == MSR_IA32_TSC_DEADLINE) vcpu_tsc_deadline_write(v, ev->b);
+  /* The x2APIC ICR (kvm_x2apic_icr_write): the in-kernel APIC sends the IPI to
+  ** the destination in bits 63:32, as an xAPIC ICR write does. */
+  if (ev->a == X2APIC_ICR) r->ipi = (int)(ev->b >> 32);
   skip_instruction(&v->vmx.vmcs);
 }
 
@@ -266,6 +297,8 @@ static const exit_handler handlers[EXIT_REASON_MAX] = {
   [EXIT_REASON_MSR_WRITE]            = handle_msr_write,
   [EXIT_REASON_TPR_BELOW_THRESHOLD]  = handle_tpr_below_threshold,
   [EXIT_REASON_APIC_ACCESS]          = handle_apic_access,
+  [EXIT_REASON_APIC_WRITE]           = handle_apic_write,
+  [EXIT_REASON_EOI_INDUCED]          = handle_eoi_induced,
   [EXIT_REASON_EPT_VIOLATION]        = handle_ept_violation,
   [EXIT_REASON_INTERRUPT_WINDOW]     = handle_window,
   [EXIT_REASON_NMI_WINDOW]           = handle_window,

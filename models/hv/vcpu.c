@@ -7,6 +7,7 @@
 #include "models/counters.h"
 #include "models/mmu/mmu.h"
 #include "models/vmx/controls.h"
+#include "models/vmx/exit_reason.h"
 
 #include <string.h>
 
@@ -21,10 +22,40 @@ static const uint32_t passthrough_msrs[] = {
   0xc0000100 /* FS_BASE */, 0xc0000101 /* GS_BASE */, 0xc0000102 /* KERNEL_GS_BASE */,
 };
 
-static void msr_pass(struct vmx_cpu *s, uint32_t msr) {
+static void msr_pass_for(struct vmx_cpu *s, uint32_t msr, bool read, bool write) {
   unsigned base = msr >= 0xc0000000u ? 1024 : 0, bit = msr & 0x1fff;
-  s->msr_bitmap[base + bit / 8] &= (uint8_t)~(1u << (bit % 8));          /* reads */
-  s->msr_bitmap[2048 + base + bit / 8] &= (uint8_t)~(1u << (bit % 8));   /* writes */
+  if (read) s->msr_bitmap[base + bit / 8] &= (uint8_t)~(1u << (bit % 8));
+  if (write) s->msr_bitmap[2048 + base + bit / 8] &= (uint8_t)~(1u << (bit % 8));
+}
+
+static void msr_pass(struct vmx_cpu *s, uint32_t msr) { msr_pass_for(s, msr, true, true); }
+
+/* The x2APIC registers a guest may read directly under APIC-register
+** virtualization: KVM's kvm_lapic_readable_reg_mask (Linux 6.x) -- ID,
+** version, TPR, PPR, LDR, SVR, ISR, TMR, IRR, ESR, LVT CMCI, ICR, the LVTs,
+** the initial count and the divide configuration -- less the current count
+** (839H), which KVM computes on each read. */
+static bool x2apic_readable(uint32_t msr) {
+  unsigned r = msr - X2APIC_MSR_FIRST;
+  return r == 0x2 || r == 0x3 || r == 0x8 || r == 0xa || r == 0xd || r == 0xf || (r >= 0x10 && r <= 0x28) ||
+         (r >= 0x2f && r <= 0x30) || (r >= 0x32 && r <= 0x38) || r == 0x3e;
+}
+
+/* KVM's vmx_update_msr_bitmap_x2apic for a guest in x2APIC mode: every
+** x2APIC MSR intercepted but the TPR; with APIC-register virtualization the
+** readable registers' reads pass; with virtual-interrupt delivery the EOI
+** and self-IPI writes pass; with IPI virtualization the ICR passes. */
+static void x2apic_msr_bitmap(struct vcpu *v) {
+  struct vmx_cpu *s = &v->vmx;
+  msr_pass(s, X2APIC_TPR);
+  if (sec_ctl(&s->vmcs, SEC_APIC_REGISTER_VIRT))
+    for (uint32_t m = X2APIC_MSR_FIRST; m <= X2APIC_MSR_LAST; m++)
+      if (x2apic_readable(m)) msr_pass_for(s, m, true, false);
+  if (sec_ctl(&s->vmcs, SEC_VIRTUAL_INTR_DELIVERY)) {
+    msr_pass_for(s, X2APIC_EOI, false, true);
+    msr_pass_for(s, X2APIC_SELF_IPI, false, true);
+  }
+  if (ter_ctl(&s->vmcs, TER_IPI_VIRT)) msr_pass(s, X2APIC_ICR);
 }
 
 /* Secondary controls the policy and its paging mode need (KVM sets "activate
@@ -36,7 +67,29 @@ static uint64_t setup_secondary(const struct vcpu *v, const struct policy *p) {
   ** have them (profile_vmx_caps). */
   uint64_t guest_insns = (v->paging->secondary & SEC_ENABLE_EPT) ? SEC_ENABLE_RDTSCP | SEC_ENABLE_INVPCID : 0;
   return v->paging->secondary | (p->vpid ? SEC_ENABLE_VPID : 0) | (p->apic_access_virt ? SEC_APIC_ACCESS : 0) | guest_insns |
-         vcpu_ple_secondary(p);
+         vcpu_ple_secondary(p) |
+
+(p->apic_register_virt ? SEC_APIC_REGISTER_VIRT : 0) | (p->virtual_intr_delivery ? SEC_VIRTUAL_INTR_DELIVERY : 0);
+}
+
+/* KVM's POSTED_INTR_VECTOR (arch/x86/include/asm/irq_vectors.h): the host
+** vector that notifies a running vCPU's processor of posted interrupts. */
+#define POSTED_INTR_VECTOR 0xf2
+
+/* The APIC-virtualization controls of the policy: posted interrupts
+** (pin-based, with "acknowledge interrupt on exit", which KVM always sets)
+** and IPI virtualization (tertiary). */
+static void setup_apicv(struct vcpu *v, const struct policy *p) {
+  struct vmcs *c = &v->vmx.vmcs;
+  if (p->posted_interrupts) {
+    vmcs_poke(c, VMCS_PIN_BASED_VM_EXEC_CONTROL, vmcs_peek(c, VMCS_PIN_BASED_VM_EXEC_CONTROL) | PIN_POSTED_INTR);
+    vmcs_poke(c, VMCS_VM_EXIT_CONTROLS, vmcs_peek(c, VMCS_VM_EXIT_CONTROLS) | EXIT_ACK_INTR_ON_EXIT);
+    vmcs_poke(c, VMCS_POSTED_INTR_NV, POSTED_INTR_VECTOR);
+  }
+  if (p->ipi_virt) {
+    vmcs_poke(c, VMCS_CPU_BASED_VM_EXEC_CONTROL, vmcs_peek(c, VMCS_CPU_BASED_VM_EXEC_CONTROL) | CPU_ACTIVATE_TERTIARY);
+    vmcs_poke(c, VMCS_TERTIARY_VM_EXEC_CONTROL, TER_IPI_VIRT);
+  }
 }
 
 static uint64_t setup_controls(const struct vcpu *v, const struct policy *p) {
@@ -97,6 +150,7 @@ uint64_t vcpu_setup(struct vcpu *v, unsigned id, const struct policy *p) {
   vmcs_poke(c, VMCS_CR4_GUEST_HOST_MASK, setup_cr4_mask(v, p));
   vmcs_poke(c, VMCS_CR3_TARGET_COUNT, p->cr3_target_count);
   vmcs_poke(c, VMCS_VIRTUAL_PROCESSOR_ID, p->vpid ? id + 1 : 0);
+  setup_apicv(v, p);
   setup_bitmaps(&v->vmx);
   setup_debug(v, p);
   vcpu_timer_setup(v, p);
@@ -208,6 +262,18 @@ static void inject_event(struct vcpu *v, unsigned vector, unsigned type, bool co
   set_field(&v->vmx.vmcs, VMCS_VM_ENTRY_INTR_INFO_FIELD, (vector & 0xffu) | type << 8 | INTR_INFO_VALID, counted);
 }
 
+/* With virtual-interrupt delivery KVM injects nothing: it sets the vector in
+** the virtual-APIC page's IRR and raises RVI (vmx_hwapic_irr_update, a
+** VMWRITE only when RVI changes); the processor delivers it at VM entry or
+** when the guest can take it, with no window (SDM 29.2). */
+static void request_virtual(struct vcpu *v, unsigned vector, bool counted) {
+  struct vmcs *c = &v->vmx.vmcs;
+  uint64_t before = vmcs_peek(c, VMCS_GUEST_INTR_STATUS);
+  vmx_cpu_request_virtual(&v->vmx, vector);
+  uint64_t after = vmcs_peek(c, VMCS_GUEST_INTR_STATUS);
+  if (counted && after != before) vmcs_write(c, VMCS_GUEST_INTR_STATUS, after);
+}
+
 void vcpu_deliver_pending(struct vcpu *v, bool counted) {
   bool injected = (vmcs_peek(&v->vmx.vmcs, VMCS_VM_ENTRY_INTR_INFO_FIELD) & INTR_INFO_VALID) != 0;
   if (v->nmi_pending) {
@@ -219,6 +285,10 @@ void vcpu_deliver_pending(struct vcpu *v, bool counted) {
       request_window(v, CPU_NMI_WINDOW_EXITING, counted);
     }
   }
+  if (v->irq_pending && sec_ctl(&v->vmx.vmcs, SEC_VIRTUAL_INTR_DELIVERY)) {
+    request_virtual(v, v->irq_vector, counted);
+    v->irq_pending = false;
+  }
   if (v->irq_pending) {
     if (!injected && vmx_interruptible(&v->vmx)) {
       inject_event(v, v->irq_vector, INTR_TYPE_EXTERNAL, counted);
@@ -229,12 +299,25 @@ void vcpu_deliver_pending(struct vcpu *v, bool counted) {
   }
 }
 
+/* KVM's EOI-exit bitmap (vcpu_load_eoi_exitmap, from the I/O APIC's
+** routing): the vectors of level-triggered interrupts, whose EOI the
+** emulated I/O APIC must see; edge-triggered and MSI vectors are EOIed
+** without an exit.  The guest programmed the routing before the trace, so
+** the bit costs nothing here. */
+static void eoi_exit_for(struct vcpu *v, const struct trace_event *ev) {
+  if (ev->aux != VIRQ_SRC_DEVICE || !(ev->b & VIRQ_DEVICE_LEVEL)) return;
+  unsigned vec = (unsigned)ev->a & 0xff;
+  enum vmcs_field f = (enum vmcs_field)(VMCS_EOI_EXIT_BITMAP0 + vec / 64);
+  vmcs_poke(&v->vmx.vmcs, f, vmcs_peek(&v->vmx.vmcs, f) | 1ull << (vec % 64));
+}
+
 void vcpu_event_pending(struct vcpu *v, const struct trace_event *ev) {
   if (ev->type == EV_VIRQ && ev->aux == VIRQ_SRC_TIMER) vcpu_timer_expired(v);
   if (ev->type == EV_VNMI) v->nmi_pending = true;
   else {
     v->irq_pending = true;
     v->irq_vector = (uint8_t)ev->a;
+    if (sec_ctl(&v->vmx.vmcs, SEC_VIRTUAL_INTR_DELIVERY)) eoi_exit_for(v, ev);
   }
 }
 
@@ -242,6 +325,49 @@ void vcpu_event_arrives(struct vcpu *v, const struct trace_event *ev) {
   vcpu_event_pending(v, ev);
   vcpu_deliver_pending(v, false);
   vmx_cpu_deliver(&v->vmx);            /* the guest takes what was injected without an exit */
+  vmx_cpu_deliver_virtual(&v->vmx);    /* or what it can take of the virtual requests (SDM 29.2) */
+}
+
+void vcpu_apic_mode(struct vcpu *v, const struct trace_event *op) {
+  if (v->x2apic || (op->type != EV_RDMSR && op->type != EV_WRMSR) || op->a < X2APIC_MSR_FIRST ||
+      op->a > X2APIC_MSR_LAST)
+    return;
+  v->x2apic = true;
+  if (!v->pol->x2apic_virt) return;
+  struct vmcs *c = &v->vmx.vmcs;
+  uint64_t sec = vmcs_peek(c, VMCS_SECONDARY_VM_EXEC_CONTROL);
+  vmcs_poke(c, VMCS_SECONDARY_VM_EXEC_CONTROL, (sec & ~(uint64_t)SEC_APIC_ACCESS) | SEC_VIRT_X2APIC);
+  vmcs_poke(c, VMCS_CPU_BASED_VM_EXEC_CONTROL, vmcs_peek(c, VMCS_CPU_BASED_VM_EXEC_CONTROL) | CPU_ACTIVATE_SECONDARY);
+  x2apic_msr_bitmap(v);
+}
+
+const char *policy_removed_by(const struct policy *p, unsigned reason) {
+  bool apicv_page = p->apic_access_virt && p->tpr_shadow;
+  bool vid = p->virtual_intr_delivery && p->tpr_shadow;
+  switch (reason) {
+  case EXIT_REASON_EXTERNAL_INTERRUPT:
+    return p->posted_interrupts ? "removed by posted interrupts: a device's interrupt or an IPI for a running vCPU "
+                                  "arrives without an exit (SDM 29.6)" : NULL;
+  case EXIT_REASON_INTERRUPT_WINDOW:
+    return vid ? "removed by virtual-interrupt delivery: the processor delivers a pending interrupt when the guest "
+                 "enables interrupts, with no window (SDM 29.2)" : NULL;
+  case EXIT_REASON_APIC_ACCESS:
+    if (apicv_page && p->apic_register_virt) return "virtualized by APIC-register virtualization (SDM 29.4)";
+    return apicv_page && vid ? "virtualized by virtual-interrupt delivery: TPR, EOI and ICR accesses (SDM 29.4)" : NULL;
+  case EXIT_REASON_EOI_INDUCED:
+    return vid ? "EOIs virtualized: no EOI-exit-bitmap bit is set for the vectors the trace EOIs (a recording holds "
+                 "no trigger modes; SDM 29.1.4)"
+               : "the policy has no virtual-interrupt delivery: the EOIs are replayed as APIC accesses";
+  case EXIT_REASON_APIC_WRITE:
+    return apicv_page && p->apic_register_virt ? NULL : "the policy has no APIC-register virtualization: the writes "
+                                                        "are replayed as APIC accesses";
+  case EXIT_REASON_TPR_BELOW_THRESHOLD:
+    return vid ? "removed by virtual-interrupt delivery: TPR virtualization evaluates pending interrupts instead "
+                 "(SDM 29.1.2)" : NULL;
+  case EXIT_REASON_MSR_READ: case EXIT_REASON_MSR_WRITE:
+    return p->x2apic_virt && p->tpr_shadow ? "x2APIC accesses virtualized by virtualize x2APIC mode (SDM 29.5)" : NULL;
+  }
+  return NULL;
 }
 
 void vcpu_apic_access(struct vcpu *v, const struct trace_event *op, struct vcpu_result *r) {

@@ -52,6 +52,7 @@ struct vcpu {
   bool timer_soft_disabled;  /* KVM: VMX_PREEMPTION_TIMER_VALUE holds all ones, as no deadline is armed */
   uint32_t ple_window;       /* KVM's per-vCPU PAUSE-loop window (vmx->ple_window), timer.c */
   bool ple_window_dirty;     /* written to PLE_WINDOW at the next VM entry */
+  bool x2apic;               /* the guest's local APIC is in x2APIC mode */
 };
 
 /* What the hypervisor's handler did with an exit. */
@@ -119,6 +120,20 @@ void vcpu_event_pending(struct vcpu *v, const struct trace_event *ev);
 ** requested.  counted: by VMWRITEs (on the way to a VM entry) or not (an
 ** arrival, no exit).  The processor delivers what is injected (vmx_cpu_deliver). */
 void vcpu_deliver_pending(struct vcpu *v, bool counted);
+
+/* Before the processor decides op: a guest that accesses an x2APIC MSR has
+** its local APIC in x2APIC mode, which it entered (a WRMSR of IA32_APIC_BASE
+** that KVM intercepts) before the trace began; KVM then switched the
+** controls and the MSR bitmap (vmx_set_virtual_apic_mode,
+** vmx_update_msr_bitmap_x2apic), and so does this, at no cost. */
+void vcpu_apic_mode(struct vcpu *v, const struct trace_event *op);
+
+/* Why the controls a policy sets leave no exit of this reason that a
+** recording made without them may hold (APIC virtualization, posted
+** interrupts, virtual-interrupt delivery), or why the policy replays them
+** as another reason, for the measured-beside-simulated table when the
+** replay simulated none; NULL when the policy says nothing about it. */
+const char *policy_removed_by(const struct policy *p, unsigned reason);
 
 /* The hypervisor's emulation of a local-APIC register access (in-kernel APIC:
 ** KVM since 2.6.23): an ICR write sends an IPI to the vCPU whose APIC ID is

@@ -88,6 +88,9 @@ const char *control_name(enum control_field f, uint32_t bit);
 /* VM-exit controls (0x400C) bit 2 and VM-entry controls (0x4012) bit 2.
 ** Old Linux headers say 0x2: the SDM, Bochs and modern Linux say 0x4. */
 #define EXIT_SAVE_DEBUG_CONTROLS  (1u << 2)
+/* VM-exit control bit 15 (SDM 24.7.1): the processor acknowledges the
+** interrupt controller at an external-interrupt exit; posted interrupts need it. */
+#define EXIT_ACK_INTR_ON_EXIT     (1u << 15)
 #define ENTRY_LOAD_DEBUG_CONTROLS (1u << 2)
 
 /* IA32_VMX_MISC bits 24:16: number of CR3-target values supported (SDM A.6). */

@@ -2,6 +2,7 @@
 ** instructions that do not exit (see cpu.h). */
 #include "cpu.h"
 #include "controls.h"
+#include "exit.h"
 #include "exit_reason.h"
 
 #include <stdio.h>
@@ -28,6 +29,55 @@ void vmx_cpu_entry(struct vmx_cpu *c) {
     c->debugctl = vmcs_peek(&c->vmcs, VMCS_GUEST_IA32_DEBUGCTL);
   }
   vmx_cpu_deliver(c);
+  vmx_cpu_deliver_virtual(c);                        /* SDM 29.2.1: evaluated at every VM entry */
+}
+
+static void set_intr_status(struct vmx_cpu *c, unsigned rvi, unsigned svi) {
+  vmcs_poke(&c->vmcs, VMCS_GUEST_INTR_STATUS, (rvi & 0xff) | (svi & 0xff) << 8);
+}
+
+void vmx_cpu_request_virtual(struct vmx_cpu *c, unsigned vector) {
+  vector &= 0xff;
+  c->virr[vector / 64] |= 1ull << (vector % 64);
+  if (vector > vapic_rvi(c)) set_intr_status(c, vector, vapic_svi(c));
+}
+
+void vmx_cpu_post(struct vmx_cpu *c, unsigned vector) {
+  vmx_cpu_request_virtual(c, vector);
+  vmx_cpu_deliver_virtual(c);
+}
+
+void vmx_cpu_deliver_virtual(struct vmx_cpu *c) {
+  if (!vmx_virtual_intr_deliverable(c)) return;
+  unsigned vec = vapic_rvi(c);
+  c->virr[vec / 64] &= ~(1ull << (vec % 64));
+  c->visr[vec / 64] |= 1ull << (vec % 64);
+  set_intr_status(c, vapic_highest(c->virr), vec);
+  c->rflags_if = false;                              /* through the guest's interrupt gate */
+  c->interruptibility &= (uint8_t)~(INTR_BLOCK_STI | INTR_BLOCK_MOVSS);
+}
+
+unsigned vmx_cpu_eoi_virtual(struct vmx_cpu *c) {
+  unsigned vec = vapic_svi(c);
+  c->visr[vec / 64] &= ~(1ull << (vec % 64));
+  set_intr_status(c, vapic_rvi(c), vapic_highest(c->visr));
+  return vec;
+}
+
+/* What a virtualized APIC access did to the virtual-APIC state (the
+** decision says which virtualization it was: exit.c), then the evaluation
+** of pending virtual interrupts that TPR, EOI and self-IPI virtualization
+** end with (SDM 29.1.2, 29.1.4, 29.1.5). */
+static void apic_virtualized(struct vmx_cpu *c, const struct trace_event *ev, struct vmx_native *r) {
+  struct exit_decision d = vmx_decide(c, ev);
+  switch (d.why) {
+  case WHY_TPR_VIRTUALIZED: c->cr8 = d.detail >> 4; break;
+  case WHY_EOI_VIRTUALIZED: vmx_cpu_eoi_virtual(c); break;
+  case WHY_SELF_IPI_VIRTUALIZED: vmx_cpu_request_virtual(c, (unsigned)d.detail); break;
+  case WHY_IPI_VIRTUALIZED: r->ipi = true; r->ipi_dest = (unsigned)d.detail; return;
+  default: return;
+  }
+  vmx_cpu_deliver_virtual(c);
 }
 
 void vmx_cpu_deliver(struct vmx_cpu *c) {
@@ -88,6 +138,35 @@ static bool no_secondary(const struct vmcs *v, const struct vmx_caps *caps, char
          no_field(v, caps, CPU_ACTIVATE_TERTIARY, VMCS_TERTIARY_VM_EXEC_CONTROL, CTL_TER, "tertiary", msg, n);
 }
 
+static bool needs(bool set, bool other, const char *control, const char *requirement, char *msg, size_t n) {
+  if (!set || other) return false;
+  snprintf(msg, n, ENTRY_ERROR "the \"%s\" VM-execution control is set but %s", control, requirement);
+  return true;
+}
+
+/* SDM 26.2.1.1, the checks on the APIC-virtualization controls: "use TPR
+** shadow" for virtualize x2APIC mode, APIC-register virtualization and
+** virtual-interrupt delivery; virtualize x2APIC mode without virtualize APIC
+** accesses; virtual-interrupt delivery with external-interrupt exiting;
+** posted interrupts with virtual-interrupt delivery, "acknowledge interrupt
+** on exit" and a notification vector below 256. */
+static bool apic_controls_inconsistent(const struct vmcs *v, char *msg, size_t n) {
+  bool tpr = cpu_ctl(v, CPU_TPR_SHADOW), vid = sec_ctl(v, SEC_VIRTUAL_INTR_DELIVERY);
+  bool pi = pin_ctl(v, PIN_POSTED_INTR);
+  const char *no_tpr = "\"use TPR shadow\" is clear";
+  return needs(sec_ctl(v, SEC_VIRT_X2APIC), tpr, "virtualize x2APIC mode", no_tpr, msg, n) ||
+         needs(sec_ctl(v, SEC_APIC_REGISTER_VIRT), tpr, "APIC-register virtualization", no_tpr, msg, n) ||
+         needs(vid, tpr, "virtual-interrupt delivery", no_tpr, msg, n) ||
+         needs(sec_ctl(v, SEC_VIRT_X2APIC), !sec_ctl(v, SEC_APIC_ACCESS), "virtualize x2APIC mode",
+               "so is \"virtualize APIC accesses\"", msg, n) ||
+         needs(vid, pin_ctl(v, PIN_EXT_INTR_EXITING), "virtual-interrupt delivery", "\"external-interrupt exiting\" is clear", msg, n) ||
+         needs(pi, vid, "process posted interrupts", "\"virtual-interrupt delivery\" is clear", msg, n) ||
+         needs(pi, vmcs_peek(v, VMCS_VM_EXIT_CONTROLS) & EXIT_ACK_INTR_ON_EXIT, "process posted interrupts",
+               "the \"acknowledge interrupt on exit\" VM-exit control is clear", msg, n) ||
+         needs(pi, vmcs_peek(v, VMCS_POSTED_INTR_NV) <= 0xff, "process posted interrupts",
+               "the posted-interrupt notification vector is above 255", msg, n);
+}
+
 unsigned vmx_entry_check(const struct vmx_cpu *c, const struct vmx_caps *caps, char *msg, size_t n) {
   const struct vmcs *v = &c->vmcs;
   if (no_secondary(v, caps, msg, n) ||
@@ -108,6 +187,7 @@ unsigned vmx_entry_check(const struct vmx_cpu *c, const struct vmx_caps *caps, c
       snprintf(msg, n, ENTRY_ERROR "a tertiary control above bit 31 is set (none is supported)");
     return 7;
   }
+  if (apic_controls_inconsistent(v, msg, n)) return 7;
   uint64_t count = vmcs_peek(v, VMCS_CR3_TARGET_COUNT);
   /* SDM 26.2.1.1: CR3_TARGET_COUNT must not exceed IA32_VMX_MISC[24:16] (SDM A.6). */
   if (count > caps->cr3_targets) {
@@ -148,7 +228,7 @@ static void mov_to_cr(struct vmx_cpu *c, const struct trace_event *ev, struct vm
     r->mmu = MMU_CR3_SWITCH;
     r->mmu_arg = ev->a;
     break;
-  case 8: c->cr8 = ev->a; break;
+  case 8: c->cr8 = ev->a; vmx_cpu_deliver_virtual(c); break;   /* TPR virtualization evaluates (SDM 29.1.2) */
   }
 }
 
@@ -174,7 +254,11 @@ void vmx_execute(struct vmx_cpu *c, const struct trace_event *ev, struct vmx_nat
                                               vmcs_peek(v, VMCS_CR0_GUEST_HOST_MASK), (uint16_t)ev->a));
     break;
   case EV_DR_WRITE: case EV_DR_READ: mov_dr(c, ev, r); break;
-  case EV_WRMSR: if (ev->a == 0x1d9) c->debugctl = ev->b; break;   /* IA32_DEBUGCTL */
+  case EV_WRMSR:
+    if (ev->a == 0x1d9) c->debugctl = ev->b;                        /* IA32_DEBUGCTL */
+    else if (ev->a >= X2APIC_MSR_FIRST && ev->a <= X2APIC_MSR_LAST) apic_virtualized(c, ev, r);
+    break;
+  case EV_APIC: if (ev->aux & APIC_AUX_WRITE) apic_virtualized(c, ev, r); break;
   case EV_INVLPG: r->mmu = MMU_INVLPG; r->mmu_arg = ev->a; break;
   case EV_HLT: r->halted = true; break;
   /* STI sets IF and, if IF was 0, blocks interrupts until the next
@@ -182,11 +266,12 @@ void vmx_execute(struct vmx_cpu *c, const struct trace_event *ev, struct vmx_nat
   ** record stands for STI and that instruction, so the blocking is over when
   ** it ends.  POPF sets IF without blocking.  IRET restores IF and ends the
   ** blocking by NMI (SDM 6.7.1 of Vol. 3A). */
-  case EV_STI: c->rflags_if = true; c->interruptibility &= (uint8_t)~INTR_BLOCK_STI; break;
+  case EV_STI: c->rflags_if = true; c->interruptibility &= (uint8_t)~INTR_BLOCK_STI; vmx_cpu_deliver_virtual(c); break;
   case EV_CLI: c->rflags_if = false; break;
   case EV_IRET:
     c->rflags_if = !(ev->aux & IRET_AUX_IF0);
     c->interruptibility &= (uint8_t)~INTR_BLOCK_NMI;
+    vmx_cpu_deliver_virtual(c);                     /* SDM 29.2.2: at the boundary IF = 1 again */
     break;
   case EV_INVPCID: r->mmu = ev->aux == 0 ? MMU_INVLPG : MMU_FLUSH_ALL; r->mmu_arg = ev->a; break;
   default: break;

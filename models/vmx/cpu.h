@@ -26,7 +26,29 @@ struct vmx_cpu {
   uint64_t cr8;              /* the TPR as the guest's last MOV to CR8 left it */
   bool rflags_if;            /* the guest's RFLAGS.IF: maskable interrupts enabled */
   uint8_t interruptibility;  /* INTR_BLOCK_* bits: the guest's interruptibility state */
+  /* The virtual-APIC page's interrupt request and in-service registers (VIRR,
+  ** VISR: SDM 29.1.1), one bit per vector; with virtual-interrupt delivery
+  ** the processor delivers from them (RVI and SVI: GUEST_INTR_STATUS). */
+  uint64_t virr[4], visr[4];
 };
+
+/* Guest interrupt status (SDM 24.4.2): RVI in bits 7:0, SVI in bits 15:8. */
+static inline unsigned vapic_rvi(const struct vmx_cpu *c) { return (unsigned)vmcs_peek(&c->vmcs, VMCS_GUEST_INTR_STATUS) & 0xff; }
+static inline unsigned vapic_svi(const struct vmx_cpu *c) { return (unsigned)(vmcs_peek(&c->vmcs, VMCS_GUEST_INTR_STATUS) >> 8) & 0xff; }
+/* The virtual TPR (SDM 29.1.2): the guest's last MOV to CR8, in bits 7:4. */
+static inline unsigned vapic_vtpr(const struct vmx_cpu *c) { return (unsigned)(c->cr8 & 0xf) << 4; }
+/* PPR virtualization (SDM 29.1.3): VPPR is VTPR when VTPR[7:4] >= SVI[7:4],
+** else SVI & F0H. */
+static inline unsigned vapic_vppr(const struct vmx_cpu *c) {
+  unsigned tpr = vapic_vtpr(c), svi = vapic_svi(c);
+  return (tpr >> 4) >= (svi >> 4) ? tpr : svi & 0xf0;
+}
+/* The highest vector set in a 256-bit register, 0 when none is. */
+static inline unsigned vapic_highest(const uint64_t r[4]) {
+  for (int i = 3; i >= 0; i--)
+    if (r[i]) return (unsigned)i * 64 + 63 - (unsigned)__builtin_clzll(r[i]);
+  return 0;
+}
 
 /* Interruptibility state (SDM 24.4.2, table 24-3): what blocks the delivery
 ** of an interrupt or NMI at the current instruction boundary. */
@@ -66,6 +88,8 @@ struct vmx_native {
   uint64_t mmu_arg;          /* the CR3 value loaded, or the INVLPG address */
   int dr;                    /* MOV DR: the register reached, -1 when it faulted */
   bool halted;               /* HLT: the processor waits for an interrupt */
+  bool ipi;                  /* IPI virtualization sent an IPI to ipi_dest without an exit */
+  unsigned ipi_dest;         /* its destination APIC ID (the vCPU number) */
 };
 
 /* The information a VM exit records in the VMCS (SDM 27.2.1, 27.2.2). */
@@ -108,6 +132,23 @@ void vmx_cpu_entry(struct vmx_cpu *c);
 ** cleared.  Other types (a hardware exception the hypervisor reflects) are
 ** left as they are. */
 void vmx_cpu_deliver(struct vmx_cpu *c);
+
+/* Posted-interrupt processing (SDM 29.6): the notification of an interrupt
+** for vector reaches the logical processor in VMX non-root operation; the
+** posted-interrupt requests move into VIRR, RVI rises to the highest, and
+** pending virtual interrupts are evaluated and delivered (29.2).  The same
+** when the hypervisor records an interrupt in VIRR and RVI before a VM entry
+** (vmx_cpu_request_virtual: no delivery until the entry). */
+void vmx_cpu_post(struct vmx_cpu *c, unsigned vector);
+void vmx_cpu_request_virtual(struct vmx_cpu *c, unsigned vector);
+/* Virtual-interrupt delivery (SDM 29.2.2): when vmx_virtual_intr_deliverable
+** says so, the vector RVI names moves from VIRR to VISR, SVI takes it, RVI the
+** next highest request, and the guest takes it through its IDT (IF = 0). */
+void vmx_cpu_deliver_virtual(struct vmx_cpu *c);
+/* EOI virtualization's effect on the virtual-APIC state (SDM 29.1.4): SVI's
+** vector leaves VISR, SVI takes the next highest.  Returns the vector; the
+** EOI-exit bitmap decides whether an exit follows (exit.c). */
+unsigned vmx_cpu_eoi_virtual(struct vmx_cpu *c);
 
 /* VM-entry checks on the control fields (SDM 26.2.1.1): every control set to 1
 ** must be allowed to be 1 by the capability MSRs (secondary controls only

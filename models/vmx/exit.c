@@ -40,15 +40,28 @@ static struct exit_decision mov_to_cr3(const struct vmcs *v, uint64_t val, unsig
   return leave(EXIT_REASON_CR_ACCESS, WHY_CR3_NO_TARGET, qual_cr(3, CR_MOV_TO, gpr), count);
 }
 
+/* SDM 29.1.2 TPR virtualization, after a write of the virtual TPR (MOV to
+** CR8, a TPR write to the APIC-access page or to MSR 808H): with
+** "virtual-interrupt delivery" 0 a new VTPR[7:4] below TPR_THRESHOLD[3:0]
+** causes a trap-like TPR_BELOW_THRESHOLD exit (qualification 0); with it,
+** PPR virtualization and the evaluation of pending virtual interrupts
+** follow instead, never an exit. */
+static struct exit_decision tpr_virtualization(const struct vmcs *v, unsigned vtpr) {
+  if (!sec_ctl(v, SEC_VIRTUAL_INTR_DELIVERY) && (vtpr >> 4 & 0xf) < (vmcs_peek(v, VMCS_TPR_THRESHOLD) & 0xf))
+    return leave(EXIT_REASON_TPR_BELOW_THRESHOLD, WHY_TPR_BELOW_THRESHOLD, 0, vtpr >> 4 & 0xf);
+  return stay(WHY_TPR_VIRTUALIZED, vtpr & 0xff);
+}
+
 /* SDM 25.1.3 "MOV to CR8": exits iff CR8-load exiting is 1.  With "use TPR
-** shadow" and no exit, the write goes to the virtual TPR (SDM 29.3) and a new
-** TPR below TPR_THRESHOLD[3:0] traps afterwards with TPR_BELOW_THRESHOLD
-** (SDM 29.1.2). */
+** shadow" and no exit, the write goes to the virtual TPR (SDM 29.3), which
+** TPR virtualization follows (SDM 29.1.2). */
 static struct exit_decision mov_to_cr8(const struct vmcs *v, uint64_t val, unsigned gpr) {
   if (cpu_ctl(v, CPU_CR8_LOAD_EXITING))
     return leave(EXIT_REASON_CR_ACCESS, WHY_CONTROL_SET, qual_cr(8, CR_MOV_TO, gpr), CPU_CR8_LOAD_EXITING);
-  if (cpu_ctl(v, CPU_TPR_SHADOW) && (val & 0xf) < (vmcs_peek(v, VMCS_TPR_THRESHOLD) & 0xf))
-    return leave(EXIT_REASON_TPR_BELOW_THRESHOLD, WHY_TPR_BELOW_THRESHOLD, 0, val & 0xf);
+  if (cpu_ctl(v, CPU_TPR_SHADOW)) {
+    struct exit_decision d = tpr_virtualization(v, (unsigned)(val & 0xf) << 4);
+    if (d.exits) return d;
+  }
   return stay(WHY_CONTROL_CLEAR, CPU_CR8_LOAD_EXITING);
 }
 
@@ -120,10 +133,108 @@ static struct exit_decision io(const struct vmx_cpu *s, const struct trace_event
   return stay(WHY_BITMAP_CLEAR, port);
 }
 
+/* ---- APIC virtualization (SDM chapter 29) ---- */
+
+/* SDM 29.1.4 EOI virtualization: the vector is SVI; the EOI-exit bitmap
+** (SDM 24.6.8) bit of that vector set makes it a trap-like EOI-induced exit
+** with the vector as qualification (SDM 27.2.1), else the processor
+** evaluates pending virtual interrupts, no exit. */
+static struct exit_decision eoi_virtualization(const struct vmx_cpu *s) {
+  unsigned vec = vapic_svi(s);
+  uint64_t bits = vmcs_peek(&s->vmcs, (enum vmcs_field)(VMCS_EOI_EXIT_BITMAP0 + vec / 64));
+  if (bits >> (vec % 64) & 1) return leave(EXIT_REASON_EOI_INDUCED, WHY_EOI_EXIT_BITMAP, vec, vec);
+  return stay(WHY_EOI_VIRTUALIZED, vec);
+}
+
+/* SDM 29.4.3.2: an ICR value self-IPI virtualization takes (with
+** "virtual-interrupt delivery"): the must-be-zero bits clear, shorthand
+** self, edge, fixed, a vector of 16 or more. */
+static bool icr_self_ipi(uint64_t icr) {
+  return !(icr & ICR_MUST_BE_ZERO) && ICR_SHORTHAND(icr) == ICR_SHORTHAND_SELF && !(icr & ICR_LEVEL) &&
+         ICR_DELIVERY_MODE(icr) == 0 && ICR_VECTOR(icr) >= 16;
+}
+
+/* IPI virtualization (SDM "IPI Virtualization", in the editions since 2021
+** that document the tertiary controls; docs/sources.md): a fixed, edge,
+** physical IPI without shorthand to one destination is sent without an exit.
+** KVM sizes the PID-pointer table to the VM's largest APIC ID, so every
+** destination of the trace is in it. */
+static bool icr_ipi_virtualizable(uint64_t icr) {
+  return !(icr & ICR_MUST_BE_ZERO) && ICR_SHORTHAND(icr) == 0 && !(icr & (ICR_LEVEL | ICR_DEST_LOGICAL)) &&
+         ICR_DELIVERY_MODE(icr) == 0 && ICR_VECTOR(icr) >= 16;
+}
+
+/* A write of the ICR's low doubleword that was virtualized (xAPIC offset
+** 300H, or the x2APIC MSR 830H under IPI virtualization): self-IPI
+** virtualization, IPI virtualization, or else a trap-like APIC-write exit
+** with offset 300H (SDM 29.4.3.2, 29.4.3.3). */
+static struct exit_decision icr_write(const struct vmcs *v, uint64_t icr, unsigned dest) {
+  if (sec_ctl(v, SEC_VIRTUAL_INTR_DELIVERY) && icr_self_ipi(icr))
+    return stay(WHY_SELF_IPI_VIRTUALIZED, ICR_VECTOR(icr));
+  if (ter_ctl(v, TER_IPI_VIRT) && icr_ipi_virtualizable(icr)) return stay(WHY_IPI_VIRTUALIZED, dest);
+  return leave(EXIT_REASON_APIC_WRITE, WHY_APIC_WRITE_TRAP, APIC_ICR, APIC_ICR);
+}
+
+/* SDM 29.4.3.2 APIC-write emulation, after a virtualized write: TPR
+** virtualization for 080H; EOI virtualization for 0B0H and self-IPI (or IPI)
+** virtualization for 300H with "virtual-interrupt delivery"; any other
+** offset, or those without it, a trap-like APIC-write exit whose
+** qualification is the page offset (SDM 29.4.3.3, 27.2.1). */
+static struct exit_decision apic_write_emulation(const struct vmx_cpu *s, unsigned off, uint64_t value) {
+  const struct vmcs *v = &s->vmcs;
+  bool vid = sec_ctl(v, SEC_VIRTUAL_INTR_DELIVERY);
+  if (off == APIC_TPR) return tpr_virtualization(v, (unsigned)value & 0xff);
+  if (off == APIC_EOI && vid) return eoi_virtualization(s);
+  if (off == APIC_ICR) return icr_write(v, value, (unsigned)(value >> 56));
+  return leave(EXIT_REASON_APIC_WRITE, WHY_APIC_WRITE_TRAP, off, off);
+}
+
+/* SDM 29.4.2 (reads) and 29.4.3.1 (writes), with "APIC-register
+** virtualization": the offsets whose accesses are virtualized. */
+static bool arv_offset(unsigned off, bool write) {
+  switch (off) {
+  case 0x080: case 0x0b0: case 0x0d0: case 0x0e0: case 0x0f0: case 0x280: case 0x3e0:
+    return true;                    /* TPR, EOI, LDR, DFR, SVR, ESR, divide configuration */
+  case 0x020: case 0x030:
+    return !write;                  /* APIC ID, version: read only */
+  }
+  if (off >= 0x2f0 && off <= 0x380) return true;     /* LVT CMCI, ICR, the LVTs, initial count */
+  return !write && off >= 0x100 && off <= 0x270;     /* ISR, TMR, IRR: read only */
+}
+
+/* SDM 29.4.2, 29.4.3.1: without "use TPR shadow" no access is virtualized;
+** without "APIC-register virtualization" only the TPR is, and with
+** "virtual-interrupt delivery" the EOI and the ICR's low half too. */
+static bool apic_virtualized(const struct vmcs *v, unsigned off, bool write) {
+  if (!cpu_ctl(v, CPU_TPR_SHADOW)) return false;
+  if (sec_ctl(v, SEC_APIC_REGISTER_VIRT)) return arv_offset(off, write);
+  return off == APIC_TPR || (sec_ctl(v, SEC_VIRTUAL_INTR_DELIVERY) && (off == APIC_EOI || off == APIC_ICR));
+}
+
+/* SDM 29.5 with "virtualize x2APIC mode", for an access the MSR bitmap let
+** through: RDMSR reads the virtual-APIC page at offset (MSR & FFH) << 4 with
+** "APIC-register virtualization" (only 808H, the TPR, without it); WRMSR to
+** 808H is TPR virtualization, to 80BH EOI virtualization and to 83FH
+** self-IPI virtualization (these two with "virtual-interrupt delivery"),
+** to 830H (the ICR) IPI virtualization or an APIC-write exit.  Any other
+** access reaches the x2APIC as it would outside VMX: no exit. */
+static struct exit_decision x2apic_msr(const struct vmx_cpu *s, uint32_t idx, bool write, uint64_t value) {
+  const struct vmcs *v = &s->vmcs;
+  bool vid = sec_ctl(v, SEC_VIRTUAL_INTR_DELIVERY);
+  if (!write)
+    return sec_ctl(v, SEC_APIC_REGISTER_VIRT) || idx == X2APIC_TPR ? stay(WHY_X2APIC_VIRTUALIZED, idx)
+                                                                     : stay(WHY_BITMAP_CLEAR, idx);
+  if (idx == X2APIC_TPR) return tpr_virtualization(v, (unsigned)value & 0xff);
+  if (idx == X2APIC_EOI && vid) return eoi_virtualization(s);
+  if (idx == X2APIC_SELF_IPI && vid) return stay(WHY_SELF_IPI_VIRTUALIZED, ICR_VECTOR(value));
+  if (idx == X2APIC_ICR && ter_ctl(v, TER_IPI_VIRT)) return icr_write(v, value & 0xffffffffu, (unsigned)(value >> 32));
+  return stay(WHY_BITMAP_CLEAR, idx);
+}
+
 /* SDM 25.1.3 RDMSR/WRMSR: without MSR bitmaps every access exits; with them,
 ** MSRs 0-1FFF and C0000000-C0001FFF exit per their bit, all others exit
 ** (bitmap layout: SDM 24.6.9). */
-static struct exit_decision msr(const struct vmx_cpu *s, uint32_t idx, bool write) {
+static struct exit_decision msr(const struct vmx_cpu *s, uint32_t idx, bool write, uint64_t value) {
   unsigned reason = write ? EXIT_REASON_MSR_WRITE : EXIT_REASON_MSR_READ;
   if (!cpu_ctl(&s->vmcs, CPU_USE_MSR_BITMAPS))
     return leave(reason, WHY_CONTROL_CLEAR, 0, CPU_USE_MSR_BITMAPS);
@@ -132,6 +243,8 @@ static struct exit_decision msr(const struct vmx_cpu *s, uint32_t idx, bool writ
   else if (idx >= 0xc0000000u && idx <= 0xc0001fffu) { bit = idx - 0xc0000000u; base += 1024; }
   else return leave(reason, WHY_MSR_OUT_OF_RANGE, 0, idx);
   if (s->msr_bitmap[base + (bit >> 3)] >> (bit & 7) & 1) return leave(reason, WHY_BITMAP_SET, 0, idx);
+  if (idx >= X2APIC_MSR_FIRST && idx <= X2APIC_MSR_LAST && sec_ctl(&s->vmcs, SEC_VIRT_X2APIC))
+    return x2apic_msr(s, idx, write, value);
   return stay(WHY_BITMAP_CLEAR, idx);
 }
 
@@ -166,16 +279,19 @@ struct exit_decision vmx_decide_page_fault(const struct vmx_cpu *s, uint64_t lin
 }
 
 /* SDM 29.4: with "virtualize APIC accesses" a linear access to the APIC-access
-** page causes an APIC-access VM exit (with "use TPR shadow", reads and writes
-** of the TPR at 0x80 are virtualized instead); the qualification (SDM 27.2.1,
-** table 27-6) holds the page offset in 11:0 and the access type in 15:12 (0
-** linear read, 1 linear write).  Without the control the access is an
-** ordinary memory access: it exits only if the MMU faults on the page. */
-static struct exit_decision apic(const struct vmcs *v, const struct trace_event *ev) {
+** page is virtualized (29.4.2 reads, 29.4.3 writes, then APIC-write
+** emulation) or causes an APIC-access VM exit, whose qualification (SDM
+** 27.2.1, table 27-6) holds the page offset in 11:0 and the access type in
+** 15:12 (0 linear read, 1 linear write).  Without the control the access is
+** an ordinary memory access: it exits only if the MMU faults on the page. */
+static struct exit_decision apic(const struct vmx_cpu *s, const struct trace_event *ev) {
+  const struct vmcs *v = &s->vmcs;
   bool write = ev->aux & APIC_AUX_WRITE;
+  unsigned off = (unsigned)ev->a & 0xfff;
   if (!sec_ctl(v, SEC_APIC_ACCESS)) return stay(WHY_APIC_MMIO, ev->a);
-  if (ev->a == 0x80 && cpu_ctl(v, CPU_TPR_SHADOW)) return stay(WHY_APIC_MMIO, ev->a);
-  return leave(EXIT_REASON_APIC_ACCESS, WHY_APIC_ACCESS_PAGE, (ev->a & 0xfff) | (uint64_t)write << 12, ev->a);
+  if (!apic_virtualized(v, off, write))
+    return leave(EXIT_REASON_APIC_ACCESS, WHY_APIC_ACCESS_PAGE, off | (uint64_t)write << 12, ev->a);
+  return write ? apic_write_emulation(s, off, ev->b) : stay(WHY_APIC_VIRTUALIZED, off);
 }
 
 /* SDM 25.1.3 "RDTSCP": exits iff "RDTSC exiting" and "enable RDTSCP" are
@@ -212,8 +328,13 @@ struct exit_decision vmx_decide_window(const struct vmx_cpu *s) {
 ** (EV_VIRQ with a source, models/event.h): it reaches the processor as a
 ** host interrupt, which exits iff "external-interrupt exiting" is 1 (SDM
 ** 25.2).  One interrupt the hypervisor already holds (VIRQ_SRC_HOST) has no
-** arrival of its own.  Posted interrupts (SDM 29.6) and IPI virtualization
-** refine this per source. */
+** arrival of its own.  With "process posted interrupts" a device's
+** interrupt or an IPI is posted: the hypervisor (or the sender's IPI
+** virtualization) records it in the posted-interrupt descriptor and the
+** notification vector makes the processor move it into VIRR without an
+** exit (SDM 29.6); a halted vCPU is woken by the host (KVM's wakeup vector),
+** and its next VM entry delivers it, no exit of the guest either.  The
+** VMX-preemption timer (SDM 25.5.1) refines the timer's arm. */
 static struct exit_decision host_interrupt(const struct vmx_cpu *s) {
   return by_control(pin_ctl(&s->vmcs, PIN_EXT_INTR_EXITING), PIN_EXT_INTR_EXITING, EXIT_REASON_EXTERNAL_INTERRUPT, 0);
 }
@@ -233,6 +354,7 @@ static struct exit_decision timer_expiry(const struct vmx_cpu *s) {
 struct exit_decision vmx_decide_arrival(const struct vmx_cpu *s, const struct trace_event *ev) {
   if (ev->type != EV_VIRQ || ev->aux == VIRQ_SRC_HOST) return stay(WHY_HELD_BY_HOST, 0);
   if (ev->aux == VIRQ_SRC_TIMER) return timer_expiry(s);
+  if (pin_ctl(&s->vmcs, PIN_POSTED_INTR)) return stay(WHY_POSTED, ev->a);
   return host_interrupt(s);
 }
 
@@ -253,6 +375,12 @@ struct exit_decision vmx_decide_pause(const struct vmx_cpu *s, uint64_t count, u
   if (gap == 0 || window / gap + 1 >= count)
     return stay(WHY_PLE_WITHIN, count > 1 && count - 1 <= UINT64_MAX / (gap ? gap : 1) ? (count - 1) * gap : 0);
   return leave(EXIT_REASON_PAUSE_INSTRUCTION, WHY_PLE_WINDOW, 0, window / gap + 1);
+}
+
+bool vmx_virtual_intr_deliverable(const struct vmx_cpu *s) {
+  const struct vmcs *v = &s->vmcs;
+  if (!sec_ctl(v, SEC_VIRTUAL_INTR_DELIVERY) || (vapic_rvi(s) >> 4) <= (vapic_vppr(s) >> 4)) return false;
+  return vmx_interruptible(s) && !cpu_ctl(v, CPU_INTR_WINDOW_EXITING);
 }
 
 struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_event *ev) {
@@ -288,10 +416,10 @@ struct exit_decision vmx_decide(const struct vmx_cpu *s, const struct trace_even
   case EV_PAUSE:  return vmx_decide_pause(s, ev->a ? ev->a : 1, ev->b);
   case EV_WBINVD: return by_control(sec_ctl(v, SEC_WBINVD_EXITING), SEC_WBINVD_EXITING, EXIT_REASON_WBINVD, 0);
   case EV_IO:     return io(s, ev);
-  case EV_RDMSR:  return msr(s, (uint32_t)ev->a, false);
-  case EV_WRMSR:  return msr(s, (uint32_t)ev->a, true);
+  case EV_RDMSR:  return msr(s, (uint32_t)ev->a, false, 0);
+  case EV_WRMSR:  return msr(s, (uint32_t)ev->a, true, ev->b);
   case EV_EXC:    return exception(v, (unsigned)ev->a, (uint32_t)ev->b);
-  case EV_APIC:   return apic(v, ev);
+  case EV_APIC:   return apic(s, ev);
   /* SDM 25.2: an external interrupt exits iff "external-interrupt exiting" is 1. */
   case EV_INTR:   return by_control(pin_ctl(v, PIN_EXT_INTR_EXITING), PIN_EXT_INTR_EXITING, EXIT_REASON_EXTERNAL_INTERRUPT, 0);
   default:        return stay(WHY_NOT_AN_INSTRUCTION, 0);

@@ -47,6 +47,16 @@ enum exit_why {
   WHY_PLE_GAP,             /* detail = the spin's gap: above PLE_Gap, every PAUSE starts a new loop */
   WHY_PLE_WITHIN,          /* detail = the spin's length: not past PLE_Window */
   WHY_VCPU_BLOCKED,        /* the vCPU is blocked in the host (HLT exited), not in VMX non-root operation */
+  /* APIC virtualization (SDM chapter 29) */
+  WHY_APIC_VIRTUALIZED,    /* detail = offset: the access to the APIC-access page is virtualized (29.4.2, 29.4.3.1) */
+  WHY_APIC_WRITE_TRAP,     /* detail = offset: a virtualized write APIC-write emulation does not complete (29.4.3.2) */
+  WHY_TPR_VIRTUALIZED,     /* detail = new VTPR: TPR virtualization without a trap (29.1.2) */
+  WHY_EOI_VIRTUALIZED,     /* detail = vector: EOI virtualization, its EOI-exit-bitmap bit clear (29.1.4) */
+  WHY_EOI_EXIT_BITMAP,     /* detail = vector: its EOI-exit-bitmap bit is set (29.1.4) */
+  WHY_SELF_IPI_VIRTUALIZED,/* detail = vector: self-IPI virtualization (29.1.5) */
+  WHY_IPI_VIRTUALIZED,     /* detail = destination: IPI virtualization sends it without an exit */
+  WHY_X2APIC_VIRTUALIZED,  /* detail = MSR: an x2APIC MSR read from the virtual-APIC page (29.5) */
+  WHY_POSTED,              /* detail = vector: posted-interrupt processing, no exit (29.6) */
 };
 
 struct exit_decision {
@@ -90,6 +100,12 @@ struct exit_decision vmx_decide_arrival(const struct vmx_cpu *s, const struct tr
 ** index of the PAUSE that exits (the spin's rest runs again after the exit's
 ** VM entry); with "PAUSE exiting" the first PAUSE exits. */
 struct exit_decision vmx_decide_pause(const struct vmx_cpu *s, uint64_t count, uint64_t gap);
+/* Evaluation and delivery of pending virtual interrupts (SDM 29.2.1,
+** 29.2.2): with "virtual-interrupt delivery", a virtual interrupt is
+** recognized when RVI[7:4] > VPPR[7:4] and delivered at an instruction
+** boundary where RFLAGS.IF = 1, nothing blocks by STI or MOV SS and
+** "interrupt-window exiting" is 0 -- without any VM exit. */
+bool vmx_virtual_intr_deliverable(const struct vmx_cpu *s);
 /* Could the guest take a maskable interrupt, an NMI, at this boundary? */
 bool vmx_interruptible(const struct vmx_cpu *s);
 bool vmx_nmi_unblocked(const struct vmx_cpu *s);
@@ -120,6 +136,17 @@ static inline uint64_t qual_lmsw(uint16_t src, bool mem) {
 static inline uint64_t qual_dr(unsigned dr, bool from, unsigned gpr) {
   return (dr & 7u) | (uint64_t)from << 4 | (gpr & 0xfu) << 8;
 }
+
+/* ICR values (SDM 10.6.1 of Vol. 3A, figure 10-12): the low doubleword's
+** fields the virtualizations test, and the reserved bits with delivery
+** status (31:20, 17:16, 13, 12) that must be 0. */
+#define ICR_VECTOR(icr)      ((unsigned)(icr) & 0xffu)
+#define ICR_DELIVERY_MODE(icr) (((unsigned)(icr) >> 8) & 7u)
+#define ICR_DEST_LOGICAL     (1u << 11)
+#define ICR_LEVEL            (1u << 15)
+#define ICR_SHORTHAND(icr)   (((unsigned)(icr) >> 18) & 3u)
+#define ICR_SHORTHAND_SELF   1u
+#define ICR_MUST_BE_ZERO     0xfff33000u
 
 /* Names of architectural CR0/CR4 bits, for explanations ("PGE"); NULL if reserved. */
 const char *cr0_bit_name(unsigned bit);

@@ -39,10 +39,6 @@ const char *exit_reason_not_redecided(unsigned reason) {
     return "failed VM entries are not modelled";
   case EXIT_REASON_MONITOR_TRAP_FLAG:
     return "the monitor trap flag (a host debugger's single steps) is not modelled";
-  case EXIT_REASON_EOI_INDUCED:
-    return "virtual-interrupt delivery is not modelled; the EOIs are replayed as APIC accesses";
-  case EXIT_REASON_APIC_WRITE:
-    return "APIC-register virtualization is not modelled; the writes are replayed as APIC accesses";
   case EXIT_REASON_EPT_MISCONFIG:
     return "MMIO to an emulated device: the EPT model maps no device memory";
   case EXIT_REASON_PREEMPTION_TIMER:

@@ -145,7 +145,31 @@ const char *vmx_explain(const struct exit_decision *d, const struct trace_event 
              (unsigned long long)d->detail); break;
   case WHY_VCPU_BLOCKED:
     snprintf(buf, n, "no exit: the vCPU is blocked in the host after an HLT exit, not in VMX non-root operation; "
-             "its timer's expiry wakes it"); break;
+             "the interrupt wakes it"); break;
+  case WHY_APIC_VIRTUALIZED:
+    snprintf(buf, n, "no exit: the access to APIC register 0x%llx is virtualized (the virtual-APIC page)",
+             (unsigned long long)d->detail); break;
+  case WHY_APIC_WRITE_TRAP:
+    snprintf(buf, n, "exits (APIC_WRITE): the write of APIC register 0x%llx is virtualized, then traps for the "
+             "hypervisor to emulate", (unsigned long long)d->detail); break;
+  case WHY_TPR_VIRTUALIZED:
+    snprintf(buf, n, "no exit: TPR virtualization (new VTPR 0x%llx)", (unsigned long long)d->detail); break;
+  case WHY_EOI_VIRTUALIZED:
+    snprintf(buf, n, "no exit: EOI virtualization of vector 0x%llx, whose EOI-exit-bitmap bit is clear",
+             (unsigned long long)d->detail); break;
+  case WHY_EOI_EXIT_BITMAP:
+    snprintf(buf, n, "exits (EOI_INDUCED): the EOI-exit-bitmap bit of vector 0x%llx is set", (unsigned long long)d->detail); break;
+  case WHY_SELF_IPI_VIRTUALIZED:
+    snprintf(buf, n, "no exit: self-IPI virtualization of vector 0x%llx", (unsigned long long)d->detail); break;
+  case WHY_IPI_VIRTUALIZED:
+    snprintf(buf, n, "no exit: IPI virtualization sends the IPI to APIC ID %llu as a posted interrupt",
+             (unsigned long long)d->detail); break;
+  case WHY_X2APIC_VIRTUALIZED:
+    snprintf(buf, n, "no exit: \"virtualize x2APIC mode\" reads MSR 0x%llx from the virtual-APIC page",
+             (unsigned long long)d->detail); break;
+  case WHY_POSTED:
+    snprintf(buf, n, "no exit: \"process posted interrupts\" is set: vector %llu is posted and delivered without an exit",
+             (unsigned long long)d->detail); break;
   default:
     snprintf(buf, n, "%s", verdict);
   }

@@ -16,10 +16,16 @@
 /* X(NAME, encoding) -- one list generates the enum, the names and the storage. */
 #define VMCS_FIELDS(X)                                  \
   X(VIRTUAL_PROCESSOR_ID,            0x0000)            \
+  X(POSTED_INTR_NV,                  0x0002)            \
+  X(GUEST_INTR_STATUS,               0x0810)            \
   X(IO_BITMAP_A,                     0x2000)            \
   X(IO_BITMAP_B,                     0x2002)            \
   X(MSR_BITMAP,                      0x2004)            \
   X(EPT_POINTER,                     0x201A)            \
+  X(EOI_EXIT_BITMAP0,                0x201C)            \
+  X(EOI_EXIT_BITMAP1,                0x201E)            \
+  X(EOI_EXIT_BITMAP2,                0x2020)            \
+  X(EOI_EXIT_BITMAP3,                0x2022)            \
   X(TERTIARY_VM_EXEC_CONTROL,        0x2034)            \
   X(GUEST_PHYSICAL_ADDRESS,          0x2400)            \
   X(VMCS_LINK_POINTER,               0x2800)            \

@@ -326,6 +326,21 @@ int policy_resolve_flags(struct policy *p, const char *spec, char *const *sets, 
   return rc;
 }
 
+int policy_from_name(struct policy *p, const char *name, char *err, size_t errlen) {
+  char buf[sizeof p->name];
+  if (snprintf(buf, sizeof buf, "%s", name) >= (int)sizeof buf) {
+    snprintf(err, errlen, "policy name too long");
+    return EXIT_USAGE;
+  }
+  char *sets[NKNOBS];
+  int nsets = 0;
+  for (char *comma = strchr(buf, ','); comma && nsets < (int)NKNOBS; comma = strchr(comma + 1, ',')) {
+    *comma = 0;
+    sets[nsets++] = comma + 1;
+  }
+  return policy_resolve(p, buf, sets, nsets, err, errlen);
+}
+
 int policy_name(const char *spec, char *const *sets, int nsets, char *name, size_t n, char *err, size_t errlen) {
   struct policy p;
   bool given[NKNOBS] = { 0 };

@@ -35,6 +35,10 @@ int policy_resolve_flags(struct policy *p, const char *spec, char *const *sets, 
 ** "ept,prev_roots=2,vpid=true".  0, or EXIT_USAGE with a message for a bad
 ** override; the name is cut at n - 1 bytes. */
 int policy_name(const char *spec, char *const *sets, int nsets, char *name, size_t n, char *err, size_t errlen);
+/* The knobs of a run's policy from its name (policy_name's form: SPEC then
+** ",KEY=VALUE" per override), as policy_resolve finds them today: 0, or its
+** error. */
+int policy_from_name(struct policy *p, const char *name, char *err, size_t errlen);
 /* Sets one knob from text: 0, or EXIT_USAGE with a message (unknown knob, bad
 ** value).  Counts and sizes take decimal, masks decimal or 0x hex, never a
 ** leading 0 (parse_u64); booleans true|false, 1|0, on|off, yes|no. */

@@ -2,7 +2,9 @@
 #include "report_print.h"
 #include "sim/base/format.h"
 #include "sim/base/util.h"
+#include "models/hv/vcpu.h"
 #include "models/vmx/exit_reason.h"
+#include "sim/config/policy.h"
 
 #include <cJSON.h>
 #include <inttypes.h>
@@ -98,6 +100,19 @@ static const char *not_redecided(const struct view_stat *measured, const struct 
   return exit_reason_not_redecided(measured->reason);
 }
 
+/* Why a measured reason's row has no simulated exits although the replay
+** decides them: the run's policy removed them or replays them as another
+** reason (policy_removed_by).  The policy comes from the run's name, so a
+** stored run prints the same; NULL when it says nothing or cannot be
+** resolved any more. */
+static const char *removed_by(const struct report *rep, const struct view_stat *measured, const struct view_stat *sim) {
+  if (!measured || measured->dim != VD_REASON || (sim && sim->count)) return NULL;
+  struct policy p;
+  char err[512];
+  if (policy_from_name(&p, rep->policy, err, sizeof err)) return NULL;
+  return policy_removed_by(&p, measured->reason);
+}
+
 /* Rows in the measured order, then simulated rows the recording did not have. */
 static void print_versus_dims(FILE *f, const struct report *rep, bool reasons) {
   for (int pass = 0; pass < 2; pass++)
@@ -114,6 +129,11 @@ static void print_versus_dims(FILE *f, const struct report *rep, bool reasons) {
       const char *why = not_redecided(m, sv);
       if (why) {
         fprintf(f, " %-24s %9" PRIu64 " %9" PRIu64 "  not re-decided: %s\n", name, mc, ma, why);
+        continue;
+      }
+      const char *removed = removed_by(rep, m, sv);
+      if (removed) {
+        fprintf(f, " %-24s %9" PRIu64 " %9" PRIu64 "  simulated 0: %s\n", name, mc, ma, removed);
         continue;
       }
       fprintf(f, " %-24s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64, name, mc, ma, sc, sa);
@@ -177,6 +197,8 @@ static cJSON *vrows_json(const struct report *rep, uint8_t source) {
     cJSON *row = vrow_json(v);
     const char *why = source == VS_MEASURED ? not_redecided(v, find_vrow(rep, VS_SIMULATED, v)) : NULL;
     if (why) cJSON_AddStringToObject(row, "not_redecided", why);
+    const char *removed = source == VS_MEASURED && !why ? removed_by(rep, v, find_vrow(rep, VS_SIMULATED, v)) : NULL;
+    if (removed) cJSON_AddStringToObject(row, "removed_by", removed);
     cJSON_AddItemToObject(into, v->name, row);
   }
   return o;

@@ -304,6 +304,7 @@ static void no_exit_event(struct engine *e, struct vcpu *v, const struct trace_e
   struct vmx_native r = { 0 };
   vcpu_no_exit(v, op, guest_value, &r);
   if (r.halted) v->halted = true;
+  if (r.ipi) deliver_ipi(e, v, (int)r.ipi_dest);   /* IPI virtualization: sent without an exit */
   if (r.mmu != MMU_NONE) {
     struct work w;
     struct mmu_ctx c = mmu_ctx_of(v);
@@ -337,6 +338,7 @@ static void apic_mmio_event(struct engine *e, struct vcpu *v, const struct trace
 ** track: keep the decision for the REPL (e->last). */
 static __attribute__((noinline)) void instruction_event(struct engine *e, struct vcpu *v, const struct trace_event *ev, bool track) {
   mmu_settle(e->mmu);               /* an instruction may change what touches do */
+  vcpu_apic_mode(v, ev);
   struct trace_event op = vcpu_guest_op(v, ev);
   struct exit_decision d = vmx_decide(&v->vmx, &op);
   if (track) e->last.decision = d;
@@ -357,9 +359,10 @@ static __attribute__((noinline)) void interrupt_event(struct engine *e, struct v
   mmu_settle(e->mmu);
   struct exit_decision arrival = vmx_decide_arrival(&v->vmx, ev);
   /* A vCPU blocked in the host after an HLT exit is not in VMX non-root
-  ** operation: its timer's expiry (a host hrtimer then, whichever timer
-  ** KVM uses while it runs) wakes it without an exit of the guest. */
-  if (was_blocked && ev->type == EV_VIRQ && ev->aux == VIRQ_SRC_TIMER)
+  ** operation: an interrupt for it (its timer's expiry, a host hrtimer then
+  ** whichever timer KVM uses while it runs; a device's interrupt or an IPI,
+  ** kvm_vcpu_kick) wakes it without an exit of the guest. */
+  if (was_blocked && ev->type == EV_VIRQ && ev->aux != VIRQ_SRC_HOST)
     arrival = (struct exit_decision){ .exits = false, .why = WHY_VCPU_BLOCKED };
   if (arrival.exits) {                  /* the host interrupt that brings it exits first */
     if (track) e->last.decision = arrival;

@@ -57,6 +57,7 @@ static inline const char *operands_invalid(const struct trace_event *ev) {
   case EV_VIRQ:
     if (ev->a > 255) return "vector above 255";
     if (ev->aux > VIRQ_SRC_MAX) return "interrupt source above 3 (timer)";
+    if (ev->aux == VIRQ_SRC_DEVICE) return ev->b & ~(uint64_t)VIRQ_DEVICE_LEVEL ? "device interrupt flags other than 1 (level)" : NULL;
     return ev->aux != VIRQ_SRC_IPI && ev->b ? "a sending vCPU on an interrupt that is not an IPI" : NULL;
   case EV_INVPCID: return ev->aux > 3 ? "INVPCID type above 3" : NULL;
   case EV_PAUSE:

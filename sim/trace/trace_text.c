@@ -66,7 +66,8 @@ static const struct mnemonic mnemonics[] = {
   { "iret",    EV_IRET,    -1, { WORD(1, "if0", "RFLAGS.IF restored", NULL, "if0") } },
   /* One row per source of the interrupt (VIRQ_SRC_*, models/event.h). */
   { "virq",    EV_VIRQ,    VIRQ_SRC_HOST,   { DEC(TO_A, "VECTOR", "vector", 0, 255) } },
-  { "virq-device", EV_VIRQ, VIRQ_SRC_DEVICE, { DEC(TO_A, "VECTOR", "vector", 0, 255) } },
+  { "virq-device", EV_VIRQ, VIRQ_SRC_DEVICE, { DEC(TO_A, "VECTOR", "vector", 0, 255),
+                                               { OP_WORD, TO_B, 1, 0, "level", "trigger mode", 0, 1, NULL, "level" } } },
   { "virq-ipi", EV_VIRQ,   VIRQ_SRC_IPI,    { DEC(TO_A, "VECTOR", "vector", 0, 255),
                                               DEC(TO_B, "FROM", "sending vCPU", 0, 65535) } },
   { "virq-timer", EV_VIRQ, VIRQ_SRC_TIMER,  { DEC(TO_A, "VECTOR", "vector", 0, 255) } },

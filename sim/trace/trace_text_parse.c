@@ -145,7 +145,11 @@ static int parse_gpr(struct trace_text_parser *p, const char *who, const char *t
 static int parse_word(struct trace_text_parser *p, const char *who, const struct op *o,
                       const char *tok, struct trace_event *ev) {
   if (o->w0 && strcmp(tok, o->w0) == 0) return 0;
-  if (strcmp(tok, o->w1) == 0) { ev->aux |= 1; return 0; }
+  if (strcmp(tok, o->w1) == 0) {
+    if (o->slot == TO_B) ev->b |= 1;
+    else ev->aux |= 1;
+    return 0;
+  }
   const char *shown = trace_text_word(p, tok, true, "");
   if (!o->w0) return trace_text_syntax(p, "%s: %s %s is not '%s'", who, o->what, shown, o->w1);
   return trace_text_syntax(p, "%s: %s %s is not '%s' or '%s'", who, o->what, shown, o->w0, o->w1);

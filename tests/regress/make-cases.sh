@@ -42,20 +42,19 @@ json_array() {
   printf '[%s]' "$s"
 }
 
-# write_case FILE DESCRIPTION POLICY SOURCE-KEY SOURCE-JSON [SET-JSON CPU]
+# write_case FILE DESCRIPTION POLICY SOURCE-KEY SOURCE-JSON [CPU [SET-JSON]]
 # Keys in sorted order with 2-space indentation: the layout --update writes.
 write_case() {
   if [ -e "$1" ] && [ "$force" = 0 ]; then kept=$((kept + 1)); return; fi
   {
     printf '{\n'
     case "$3" in ept*) cpu=$EPT_CPU ;; *) cpu=$CPU ;; esac
-    [ -n "${7:-}" ] && cpu=$7
-    printf '  "cpu": "%s",\n' "$cpu"
+    printf '  "cpu": "%s",\n' "${6:-$cpu}"
     printf '  "cycles_tolerance": %s,\n' "$TOLERANCE"
     printf '  "description": "%s",\n' "$2"
     [ "$4" = generate ] && printf '  "generate": %s,\n' "$5"
     printf '  "policy": "%s"' "$3"
-    [ -n "${6:-}" ] && printf ',\n  "set": %s' "$6"
+    [ -n "${7:-}" ] && printf ',\n  "set": %s' "$7"
     [ "$4" = trace ] && printf ',\n  "trace": %s' "$5"
     printf '\n}\n'
   } > "$1"
@@ -88,10 +87,19 @@ ept-ple|{"ple_gap": 128}|PAUSE-loop exiting (KVM gap and window)
 ept-preemption-ple|{"lapic_timer": "preemption", "ple_gap": 128}|the preemption timer and PAUSE-loop exiting'
 while IFS='|' read -r name set what; do
   write_case "$here/sample-timers.$name.json" "sample trace traces/examples/timers.txt, under ept with $what" \
-    ept trace '"../../traces/examples/timers.txt"' "$set" "$MODERN_CPU"
+    ept trace '"../../traces/examples/timers.txt"' "$MODERN_CPU" "$set"
 done <<EOF
 $WHATIF
 EOF
+# The APIC-virtualization sample under a host's configuration without APICv
+# (FlexPriority), under apicv, and under ipiv on the test profile with IPI
+# virtualization (no built-in profile has it).
+apicv='"../../traces/examples/apicv.txt"'
+write_case "$here/sample-apicv.ept+flexpriority.json" "sample trace traces/examples/apicv.txt, under ept with virtualize APIC accesses" \
+  ept trace "$apicv" skylake-2019 '{"apic_access_virt": true}'
+write_case "$here/sample-apicv.apicv.json" "sample trace traces/examples/apicv.txt, under apicv" apicv trace "$apicv" skylake-2019
+write_case "$here/sample-apicv.ipiv.json" "sample trace traces/examples/apicv.txt, under ipiv" ipiv trace "$apicv" \
+  ../data/profiles/ipiv-test.json
 
 echo "make-cases: $created created, $kept kept (existing files are not touched; -f rewrites them)"
 if [ -n "$vmxsim" ]; then

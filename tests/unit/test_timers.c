@@ -157,7 +157,7 @@ static void ple_decisions_explain_themselves(void **state) {
   d = (struct exit_decision){ .why = WHY_VCPU_BLOCKED };
   assert_string_equal(vmx_explain(&d, &e, text, sizeof text),
                       "no exit: the vCPU is blocked in the host after an HLT exit, not in VMX non-root operation; "
-                      "its timer's expiry wakes it");
+                      "the interrupt wakes it");
 }
 
 /* ---- through the engine: KVM's side ---- */

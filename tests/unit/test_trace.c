@@ -233,12 +233,17 @@ static void reader_rejects_impossible_operands_in_a_record(void **state) {
   assert_string_equal(event_invalid(&touch), "touch of 0 pages or more than 2^20");
   touch.b = 4;
   assert_null(event_invalid(&touch));
-  /* An interrupt's source is one of four, and only an IPI names a sender. */
+  /* An interrupt's source is one of four, only an IPI names a sender, and
+  ** only a device's interrupt says it is level-triggered. */
   struct trace_event virq = { .type = EV_VIRQ, .aux = VIRQ_SRC_MAX + 1, .a = 33 };
   assert_string_equal(event_invalid(&virq), "interrupt source above 3 (timer)");
-  virq.aux = VIRQ_SRC_DEVICE;
+  virq.aux = VIRQ_SRC_TIMER;
   virq.b = 1;
   assert_string_equal(event_invalid(&virq), "a sending vCPU on an interrupt that is not an IPI");
+  virq.aux = VIRQ_SRC_DEVICE;
+  assert_null(event_invalid(&virq));
+  virq.b = 2;
+  assert_string_equal(event_invalid(&virq), "device interrupt flags other than 1 (level)");
   virq.aux = VIRQ_SRC_IPI;
   assert_null(event_invalid(&virq));
   /* A spin: at most 2^20 PAUSEs, a 32-bit gap, and no gap on one PAUSE. */

@@ -23,10 +23,16 @@ struct expect {
 
 static const struct expect table[] = {
   { VMCS_VIRTUAL_PROCESSOR_ID,        "VIRTUAL_PROCESSOR_ID",        0x0000, 16, VMCS_W16,      VMCS_T_CONTROL },
+  { VMCS_POSTED_INTR_NV,              "POSTED_INTR_NV",              0x0002, 16, VMCS_W16,      VMCS_T_CONTROL },
+  { VMCS_GUEST_INTR_STATUS,           "GUEST_INTR_STATUS",           0x0810, 16, VMCS_W16,      VMCS_T_GUEST },
   { VMCS_IO_BITMAP_A,                 "IO_BITMAP_A",                 0x2000, 64, VMCS_W64,      VMCS_T_CONTROL },
   { VMCS_IO_BITMAP_B,                 "IO_BITMAP_B",                 0x2002, 64, VMCS_W64,      VMCS_T_CONTROL },
   { VMCS_MSR_BITMAP,                  "MSR_BITMAP",                  0x2004, 64, VMCS_W64,      VMCS_T_CONTROL },
   { VMCS_EPT_POINTER,                 "EPT_POINTER",                 0x201A, 64, VMCS_W64,      VMCS_T_CONTROL },
+  { VMCS_EOI_EXIT_BITMAP0,            "EOI_EXIT_BITMAP0",            0x201C, 64, VMCS_W64,      VMCS_T_CONTROL },
+  { VMCS_EOI_EXIT_BITMAP1,            "EOI_EXIT_BITMAP1",            0x201E, 64, VMCS_W64,      VMCS_T_CONTROL },
+  { VMCS_EOI_EXIT_BITMAP2,            "EOI_EXIT_BITMAP2",            0x2020, 64, VMCS_W64,      VMCS_T_CONTROL },
+  { VMCS_EOI_EXIT_BITMAP3,            "EOI_EXIT_BITMAP3",            0x2022, 64, VMCS_W64,      VMCS_T_CONTROL },
   { VMCS_TERTIARY_VM_EXEC_CONTROL,    "TERTIARY_VM_EXEC_CONTROL",    0x2034, 64, VMCS_W64,      VMCS_T_CONTROL },
   { VMCS_GUEST_PHYSICAL_ADDRESS,      "GUEST_PHYSICAL_ADDRESS",      0x2400, 64, VMCS_W64,      VMCS_T_RODATA },
   { VMCS_VMCS_LINK_POINTER,           "VMCS_LINK_POINTER",           0x2800, 64, VMCS_W64,      VMCS_T_GUEST },
