@@ -136,6 +136,16 @@ void import_release_slow(struct import *im, const void *buf, size_t upto) {
   im->map_released = end;
 }
 
+void import_populate_slow(struct import *im, const void *buf, size_t at) {
+  if ((const char *)buf != im->map_base) return;     /* not the mapped input */
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), from = at / page * page, end = from + IMPORT_POPULATE_STEP;
+  if (end > im->map_len) end = im->map_len;
+  im->map_populated = end;
+#ifdef MADV_POPULATE_READ
+  if (end > from) (void)madvise((void *)(im->map_base + from), end - from, MADV_POPULATE_READ);   /* a hint: faults stay the fallback */
+#endif
+}
+
 uint64_t import_ns_to_cycles(const struct import *im, uint64_t ns) {
   double c = (double)ns * im->opt.cpu_ghz + 0.5;
   return c < 18446744073709551616.0 ? (uint64_t)c : UINT64_MAX;   /* 2^64: converting more is undefined */
@@ -586,7 +596,7 @@ static int import_to_file(const struct import_job *job, struct import *im, char 
     return EXIT_USAGE;
   }
   if (!job->format->run_path && (rc = import_input_open(&in, job->input, err, errlen))) return rc;
-  if (in.mapped) im->map_base = in.data;
+  if (in.mapped) { im->map_base = in.data; im->map_len = in.len; }
   if ((rc = outfile_begin(&o, job->output, OUTFILE_REGULAR, err, errlen))) {
     import_input_close(&in);
     return rc;

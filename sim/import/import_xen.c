@@ -271,7 +271,11 @@ static size_t decode(const unsigned char *buf, size_t len, size_t off, struct xr
   r->tsc = r->has_tsc ? get32(p) | (uint64_t)get32(p + 4) << 32 : 0;
   p += r->has_tsc ? 8 : 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  memcpy(r->extra, p, 4 * (size_t)r->nextra);     /* the file's words are little-endian, as the host's */
+  /* The file's words are little-endian, as the host's.  Where the buffer
+  ** holds them, all seven words are copied (a fixed-size copy is a few
+  ** instructions, a sized one a call); the words past nextra are never read. */
+  if ((size_t)(buf + len - p) >= sizeof r->extra) memcpy(r->extra, p, sizeof r->extra);
+  else memcpy(r->extra, p, 4 * (size_t)r->nextra);
 #else
   for (unsigned i = 0; i < r->nextra; i++) r->extra[i] = get32(p + 4 * i);
 #endif
@@ -510,6 +514,7 @@ static bool read_ahead(struct xen *X, const unsigned char *buf, unsigned p) {
   while (P->win >= 0) {
     if (P->off < P->end && decode(buf, P->end, P->off, &P->rec)) {
       P->off += 4 + (P->rec.has_tsc ? 8 : 0) + 4 * (size_t)P->rec.nextra;
+      import_populate(X->im, buf, P->off + 40);
       if (!P->rec.has_tsc) P->rec.tsc = P->last_tsc;
       else {
         P->last_tsc = P->rec.tsc;
@@ -601,15 +606,23 @@ static bool scan(struct xen *X, const unsigned char *buf, size_t len, size_t *le
   size_t off = 0;
   *lead = len;
   *too_many = false;
-  struct xrec r;
-  for (size_t size; off < len && (size = decode(buf, len, off, &r)); off += size) {
+  /* Only the headers are read (and a CPU change's first word): this pass
+  ** decodes no record, as decode() would, it only finds where each starts. */
+  for (size_t size; len - off >= 4; off += size) {
+    uint32_t h = get32(buf + off), event = h & 0x0fffffffu;
+    unsigned nextra = (h >> 28) & 7;
+    size_t tsc_bytes = (h >> 31) ? 8 : 0;
+    size = 4 + tsc_bytes + 4 * (size_t)nextra;
+    if (len - off < size) break;
     import_release(X->im, buf, off);              /* the second pass maps the pages in again */
-    if ((r.event & TRC_SCHED_MIN_MASK) == TRC_SCHED_MIN) sched = true;
-    if (r.event != TRC_TRACE_CPU_CHANGE || r.nextra < 1) continue;
+    import_populate(X->im, buf, off + 40);        /* 40: the longest record */
+    sched |= (event & TRC_SCHED_MIN_MASK) == TRC_SCHED_MIN;
+    if (event != TRC_TRACE_CPU_CHANGE || nextra < 1) continue;
+    uint32_t pcpu = get32(buf + off + 4 + tsc_bytes) & 0xffff;
     if (cpu >= 0) X->win[X->pc[cpu].win].end = off;
     else *lead = off;
-    if ((r.extra[0] & 0xffff) >= XEN_PCPU_MAX) { *too_many = true; *cut = off; return sched; }
-    cpu = (int)(r.extra[0] & 0xffff);
+    if (pcpu >= XEN_PCPU_MAX) { *too_many = true; *cut = off; return sched; }
+    cpu = (int)pcpu;
     add_window(X, cpu, off);
   }
   if (cpu >= 0) X->win[X->pc[cpu].win].end = off;
@@ -666,6 +679,7 @@ static int import_file_order(struct xen *X, const unsigned char *buf, size_t len
                       : on_record_file_order(X, &r);
     off += size;
     import_release(im, buf, off);
+    import_populate(im, buf, off + 40);
   }
   return rc;
 }
@@ -761,7 +775,7 @@ int import_xentrace(struct import *im, const unsigned char *buf, size_t len) {
   size_t lead, cut;
   bool too_many;
   X->sched = scan(X, buf, len, &lead, &cut, &too_many);
-  im->map_released = 0;                           /* the second pass gives them back again */
+  im->map_released = im->map_populated = 0;       /* the second pass maps them in and gives them back again */
   int rc = X->sched ? import_sched(X, buf, len, lead, cut, too_many) : import_file_order(X, buf, len);
   if (rc == 0) rc = import_exits_finish(&X->exits);
   if (rc == 0) rc = check_one_guest(X);
