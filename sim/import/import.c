@@ -84,7 +84,7 @@ static void init_of(const struct import *im, unsigned v, struct trace_event evs[
 
 /* Before vCPU v's first record: its initial registers are fixed (struct
 ** import_init), and a one-pass reader is given them now. */
-static int first_record(struct import *im, unsigned v) {
+int import_first_record(struct import *im, unsigned v) {
   im->init[v].fixed = true;
   if (!im->opt.inits_inline) return 0;
   struct trace_event evs[3];
@@ -94,28 +94,12 @@ static int first_record(struct import *im, unsigned v) {
   return rc;
 }
 
-static inline int before_record(struct import *im, unsigned v) {
-  return v < TRACE_VCPU_MAX && !im->init[v].fixed ? first_record(im, v) : 0;
-}
-
-int import_emit(struct import *im, unsigned vcpu, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
-  struct trace_event ev = { .type = (uint8_t)type, .aux = (uint8_t)aux, .vcpu = (uint16_t)vcpu,
-                            .cycles = 0, .a = a, .b = b };
-  int rc = before_record(im, vcpu);
-  if (rc) return rc;
-  import_use_vcpu(im, vcpu);
-  im->events++;
-  return im->emit(im->emit_ctx, &ev);
-}
-
-int import_run(struct import *im, unsigned vcpu, uint64_t cycles) {
+int import_run_long(struct import *im, unsigned vcpu, uint64_t cycles) {
   while (cycles) {
     uint32_t c = cycles > UINT32_MAX ? UINT32_MAX : (uint32_t)cycles;
     struct trace_event ev = { .type = EV_RUN, .vcpu = (uint16_t)vcpu, .cycles = c };
-    int rc = before_record(im, vcpu);
+    int rc = import_before_record(im, vcpu);
     if (rc) return rc;
-    import_use_vcpu(im, vcpu);
-    im->events++;
     if ((rc = im->emit(im->emit_ctx, &ev))) return rc;
     cycles -= c;
   }

@@ -165,10 +165,36 @@ void import_add_native_cpus(struct import *im, const char *key);
 /* Marks vCPU v (0..TRACE_VCPU_MAX-1) as used, so that the header covers it. */
 void import_use_vcpu(struct import *im, unsigned v);
 
-/* Emit one event with no native cycles of its own; 0 or EXIT_INTERNAL-style rc from emit. */
-int import_emit(struct import *im, unsigned vcpu, unsigned type, unsigned aux, uint64_t a, uint64_t b);
+/* Before vCPU v's first record (import_before_record): its @init records. */
+int import_first_record(struct import *im, unsigned v);
+/* Every record of vCPU v is counted, and the first one fixes its initial registers. */
+static inline int import_before_record(struct import *im, unsigned v) {
+  if (v < TRACE_VCPU_MAX && !im->init[v].fixed) {
+    int rc = import_first_record(im, v);
+    if (rc) return rc;
+  }
+  if (v < TRACE_VCPU_MAX && v >= im->nvcpus) im->nvcpus = v + 1;   /* import_use_vcpu */
+  im->events++;
+  return 0;
+}
+/* Emit one event with no native cycles of its own; 0 or EXIT_INTERNAL-style rc from emit.
+** Inline: an importer emits several records an exit. */
+static inline int import_emit(struct import *im, unsigned vcpu, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
+  int rc = import_before_record(im, vcpu);
+  if (rc) return rc;
+  struct trace_event ev = { .type = (uint8_t)type, .aux = (uint8_t)aux, .vcpu = (uint16_t)vcpu,
+                            .cycles = 0, .a = a, .b = b };
+  return im->emit(im->emit_ctx, &ev);
+}
 /* `run` records for `cycles` (split at 2^32-1); nothing for 0. */
-int import_run(struct import *im, unsigned vcpu, uint64_t cycles);
+int import_run_long(struct import *im, unsigned vcpu, uint64_t cycles);
+static inline int import_run(struct import *im, unsigned vcpu, uint64_t cycles) {
+  if (!cycles || cycles > UINT32_MAX) return cycles ? import_run_long(im, vcpu, cycles) : 0;
+  int rc = import_before_record(im, vcpu);
+  if (rc) return rc;
+  struct trace_event ev = { .type = EV_RUN, .vcpu = (uint16_t)vcpu, .cycles = (uint32_t)cycles };
+  return im->emit(im->emit_ctx, &ev);
+}
 int import_mark(struct import *im, unsigned vcpu, const char *label);
 /* The importer is done with input bytes [0, upto) of buf: when the input is a
 ** mapped file, its pages are given back every few MiB, so that an import's

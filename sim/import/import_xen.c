@@ -67,6 +67,10 @@ enum seen { SEEN_CR_WRITE, SEEN_VMENTRY, SEEN_VMEXIT, SEEN_KINDS };
 #define HANDLER_RECENT 32
 struct handler;
 
+/* The helpers every record goes through, inlined into the record loops (one
+** call each was a fifth of a recording's summary). */
+#define HOT static inline __attribute__((always_inline))
+
 /* One decoded record. */
 struct xrec {
   size_t off;
@@ -125,7 +129,7 @@ struct xen {
   unsigned nwin, capwin;
 };
 
-static void saw(struct xen *X, enum seen kind) {
+HOT void saw(struct xen *X, enum seen kind) {
   static const char *const names[] = { "HVM CR_WRITE", "HVM VMENTRY", "HVM VMEXIT" };
   struct import_tally *t = &X->im->seen;
   if (!X->seen_slot[kind]) X->seen_slot[kind] = import_tally_name_slot(t, names[kind], strlen(names[kind])) + 1;
@@ -140,7 +144,7 @@ static uint32_t get32(const unsigned char *p) {
 static uint64_t word64(const struct xrec *r, unsigned i) { return r->extra[i] | (uint64_t)r->extra[i + 1] << 32; }
 
 /* An exit record: only its reason is recorded. */
-static int exit_begins(struct xen *X, unsigned v, const struct xrec *r) {
+HOT int exit_begins(struct xen *X, unsigned v, const struct xrec *r) {
   struct import_exit x = { .reason = r->extra[0] < 0xffff ? (int)r->extra[0] : 0xffff };   /* counted by number */
   X->im->used++;
   return import_exit_begins(&X->exits, v, r->has_tsc, r->tsc, &x);
@@ -237,7 +241,7 @@ static const struct handler { uint32_t event; unsigned words; handler_fn fn; } h
   { TRC_HVM_HANDLER + 0x127, 3, h_xcr_write },  /* XCR_WRITE64 */
 };
 
-static const struct handler *handler_of(struct xen *X, uint32_t event) {
+HOT const struct handler *handler_of(struct xen *X, uint32_t event) {
   if ((event & 0xfffff000u) != TRC_HVM_HANDLER) return NULL;
   const struct handler **slot = &X->recent[event % HANDLER_RECENT];
   if (*slot && (*slot)->event == event) return *slot;
@@ -248,7 +252,7 @@ static const struct handler *handler_of(struct xen *X, uint32_t event) {
 
 /* A handler record: explains the vCPU's pending exit (other records of the
 ** same exit, and records outside an exit, are counted and skipped). */
-static int on_handler(struct xen *X, unsigned v, const struct xrec *r, const struct handler *h) {
+HOT int on_handler(struct xen *X, unsigned v, const struct xrec *r, const struct handler *h) {
   if (!X->exits.v[v].pending) return import_skip_id(X->im, r->event);
   int rc = h->fn(X, v, r);
   if (rc < 0) return import_skip_id(X->im, r->event);   /* understood, nothing to replay */
@@ -258,7 +262,7 @@ static int on_handler(struct xen *X, unsigned v, const struct xrec *r, const str
 }
 
 /* Decodes the record at off; returns its size, or 0 when the file ends inside it. */
-static size_t decode(const unsigned char *buf, size_t len, size_t off, struct xrec *r) {
+HOT size_t decode(const unsigned char *buf, size_t len, size_t off, struct xrec *r) {
   if (len - off < 4) return 0;
   uint32_t h = get32(buf + off);
   r->off = off;
@@ -283,7 +287,7 @@ static size_t decode(const unsigned char *buf, size_t len, size_t off, struct xr
 }
 
 /* Extra words each used record needs. */
-static unsigned words_needed(uint32_t event, const struct handler *h) {
+HOT unsigned words_needed(uint32_t event, const struct handler *h) {
   switch (event) {
   case TRC_TRACE_CPU_CHANGE: case TRC_HVM_VMEXIT: case TRC_HVM_VMEXIT64: return 1;
   case TRC_LOST_RECORDS: return 4;
@@ -292,12 +296,12 @@ static unsigned words_needed(uint32_t event, const struct handler *h) {
   return h ? h->words : 0;
 }
 
-static bool is_hvm(uint32_t event, const struct handler *h) {
+HOT bool is_hvm(uint32_t event, const struct handler *h) {
   return h || event == TRC_HVM_VMEXIT || event == TRC_HVM_VMEXIT64 || event == TRC_HVM_VMENTRY;
 }
 
 /* The checks every record gets: a time seen, and the words it needs. */
-static int check_record(struct xen *X, const struct xrec *r, const struct handler *h) {
+HOT int check_record(struct xen *X, const struct xrec *r, const struct handler *h) {
   if (r->has_tsc) import_exits_saw_time(&X->exits, r->tsc);
   if (r->nextra >= words_needed(r->event, h)) return 0;
   char why[96];
@@ -307,7 +311,7 @@ static int check_record(struct xen *X, const struct xrec *r, const struct handle
 }
 
 /* An HVM record of trace vCPU v. */
-static int hvm_record(struct xen *X, unsigned v, const struct xrec *r, const struct handler *h) {
+HOT int hvm_record(struct xen *X, unsigned v, const struct xrec *r, const struct handler *h) {
   struct import *im = X->im;
   if (h) {
     if (r->event == TRC_HVM_HANDLER + 0x009 || r->event == TRC_HVM_HANDLER + 0x109)
