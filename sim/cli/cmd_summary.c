@@ -440,6 +440,61 @@ static int one_pass_emit(void *ctx, const struct trace_event *ev) {
   return 0;
 }
 
+/* ---- the lean pass of a xentrace recording (recording_notes): each measured
+** exit comes as views_add's arguments, none of the records around it; the
+** exits are added to the views on the feeder's thread (a sink of its own) ---- */
+
+#define LEAN_BLOCK 4096              /* exits handed on at a time */
+
+struct lean {
+  struct views *w;
+  struct feeder *f;            /* NULL: added on this thread */
+  unsigned sink;
+  size_t n;                    /* exits noted since the last block */
+};
+
+static int lean_note(void *ctx, unsigned vcpu, unsigned reason, const struct trace_event *cause, uint64_t cr3,
+                     uint64_t clock, uint64_t cycles) {
+  struct lean *l = ctx;
+  if (!l->f) {
+    views_add(l->w, vcpu, reason, cause, cr3, clock, cycles);
+    return 0;
+  }
+  feeder_note(l->f, l->sink, 0, vcpu, reason, cause, cr3, clock, cycles);
+  if (++l->n == LEAN_BLOCK) {
+    feeder_give(l->f, NULL, 0);
+    l->n = 0;
+  }
+  return 0;
+}
+
+/* IMPORT_NOT_LEAN: the views are left as views_begin made them; -1: no
+** xentrace recording; otherwise recording_notes's result. */
+static int lean_pass(const struct summary_opts *o, struct about *a, struct views *w) {
+  struct lean l = { .w = w, .f = feeder_start(NULL, 0) };
+  if (l.f) l.sink = feeder_add_sink(l.f, w);
+  char *meta = NULL;
+  int rc = recording_notes(o->trace, &o->rec, lean_note, &l, a->workload, sizeof a->workload, &meta, &a->nvcpus);
+  if (l.f) {
+    feeder_give(l.f, NULL, 0);                 /* the last exits */
+    feeder_wait(l.f);
+    feeder_stop(l.f);
+  }
+  if (rc == 0) {
+    a->meta = meta;
+    return 0;
+  }
+  free(meta);
+  if (rc == IMPORT_NOT_LEAN || rc < 0) {       /* the exits noted are dropped */
+    int one = w->vcpu;
+    uint64_t width = w->interval;
+    bool events = w->interval_events;
+    views_free(w);
+    views_init(w, one, width, events);
+  }
+  return rc;
+}
+
 /* -1: not a recording read in one pass; otherwise the result.  *shown: the
 ** vCPUs summarised. */
 static int summary_one_pass(const struct summary_opts *o, struct about *a, struct views *w, struct views_print *p,
@@ -451,6 +506,14 @@ static int summary_one_pass(const struct summary_opts *o, struct about *a, struc
   if ((o->interval.n && o->interval.events) || o->domain >= 0 || o->vcpu >= 0) return -1;
   int rc = views_begin(o, a, -1, w, p);
   if (rc) return rc;
+  rc = lean_pass(o, a, w);
+  if (rc > 0) return rc;
+  if (rc == 0) {
+    bool keep[TRACE_VCPU_MAX];
+    int one;
+    if ((rc = read_vcpu_names(a, m)) || (rc = select_vcpus(o, a, m, keep, &one, shown))) return rc;
+    return views_end(o, a, w, m, *shown, p);
+  }
   struct one_pass op = { .w = w };
   op.f = feeder_start(&op.w, 1);
   op.buf = op.f ? feeder_reserve(op.f, ONE_PASS_BLOCK) : xmalloc(ONE_PASS_BLOCK * sizeof *op.buf);

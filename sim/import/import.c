@@ -187,6 +187,11 @@ void import_tally_id(struct import_tally *t, uint64_t key) {
   t->count[tally_slot(t, key & ~IMPORT_TALLY_NAMED, &fresh)]++;
 }
 
+unsigned import_tally_id_slot(struct import_tally *t, uint64_t key) {
+  bool fresh;
+  return tally_slot(t, key & ~IMPORT_TALLY_NAMED, &fresh);
+}
+
 unsigned import_tally_name_slot(struct import_tally *t, const char *name, size_t len) {
   bool fresh;
   unsigned i = tally_slot(t, name_key(name, len), &fresh);

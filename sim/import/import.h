@@ -42,6 +42,13 @@
 #define IMPORT_CR3_STRIDE 0x100000ull
 
 typedef int (*import_emit_fn)(void *ctx, const struct trace_event *ev);
+/* One measured exit as a summary's views take it (views_add's arguments): the
+** exit's vCPU and reason, the record that caused it (NULL: none), the vCPU's
+** CR3 and clock (the sum of its run and measured cycles) after it, and its cycles. */
+typedef int (*import_note_fn)(void *ctx, unsigned vcpu, unsigned reason, const struct trace_event *cause,
+                              uint64_t cr3, uint64_t clock, uint64_t cycles);
+/* A lean import gave up (opt.note): the input holds what only the full import reads. */
+#define IMPORT_NOT_LEAN (-2)
 
 /* The guest a native recording is replayed as (perf-script, trace-cmd). */
 enum import_guest {
@@ -62,6 +69,14 @@ struct import_opts {
   /* each vCPU's @init records go out just before its first record, not after
   ** the last: for a reader that takes the records in one pass (import_feed) */
   bool inits_inline;
+  /* A summary's lean pass (xentrace; other formats ignore it): no records
+  ** are emitted, each measured exit goes to note(note_ctx) with what the
+  ** records before it make of it (views_feed's reading), the metadata is the
+  ** full import's; and the import stops with IMPORT_NOT_LEAN, at any point,
+  ** when the input holds anything but the records the lean pass reads (the
+  ** caller then drops what it was given and imports in full). */
+  import_note_fn note;
+  void *note_ctx;
 };
 
 /* One unparseable line (or xentrace record) kept for messages and metadata. */
@@ -88,6 +103,8 @@ struct import_tally {
 };
 typedef void (*import_namer_fn)(uint64_t key, char *buf, size_t n);
 void import_tally_id(struct import_tally *t, uint64_t key);        /* key < IMPORT_TALLY_NAMED */
+/* The slot import_tally_id counts key in, taken when it is new (as import_tally_name_slot). */
+unsigned import_tally_id_slot(struct import_tally *t, uint64_t key);
 void import_tally_name(struct import_tally *t, const char *name, size_t len);
 /* The slot import_tally_name counts name in (IMPORT_NAMES_MAX: "(other)"), taken
 ** when it is new: an importer that counts one name on most records keeps the
