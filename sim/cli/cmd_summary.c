@@ -470,11 +470,12 @@ static int lean_note(void *ctx, unsigned vcpu, unsigned reason, const struct tra
 
 /* IMPORT_NOT_LEAN: the views are left as views_begin made them; -1: no
 ** xentrace recording; otherwise recording_notes's result. */
-static int lean_pass(const struct summary_opts *o, struct about *a, struct views *w) {
+static int lean_pass(const struct summary_opts *o, struct about *a, struct views *w, bool scan) {
   struct lean l = { .w = w, .f = feeder_start(NULL, 0) };
   if (l.f) l.sink = feeder_add_sink(l.f, w);
   char *meta = NULL;
-  int rc = recording_notes(o->trace, &o->rec, lean_note, &l, a->workload, sizeof a->workload, &meta, &a->nvcpus);
+  int rc = recording_notes(o->trace, &o->rec, lean_note, scan, &l, a->workload, sizeof a->workload, &meta,
+                           &a->nvcpus);
   if (l.f) {
     feeder_give(l.f, NULL, 0);                 /* the last exits */
     feeder_wait(l.f);
@@ -506,7 +507,8 @@ static int summary_one_pass(const struct summary_opts *o, struct about *a, struc
   if ((o->interval.n && o->interval.events) || o->domain >= 0 || o->vcpu >= 0) return -1;
   int rc = views_begin(o, a, -1, w, p);
   if (rc) return rc;
-  rc = lean_pass(o, a, w);
+  rc = lean_pass(o, a, w, false);                /* one pass, for a recording of exits alone */
+  if (rc == IMPORT_NOT_LEAN) rc = lean_pass(o, a, w, true);
   if (rc > 0) return rc;
   if (rc == 0) {
     bool keep[TRACE_VCPU_MAX];

@@ -260,7 +260,7 @@ int recording_stream(const char *path, const struct recording_opts *ro, struct i
 
 /* recording_feed, or recording_notes when note is given. */
 static int feed(const char *path, const struct recording_opts *ro, int (*emit)(void *ctx, const struct trace_event *ev),
-                import_note_fn note, void *ctx, char *workload, size_t wlen, char **meta, unsigned *nvcpus) {
+                import_note_fn note, bool scan, void *ctx, char *workload, size_t wlen, char **meta, unsigned *nvcpus) {
   struct stat st;
   if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
   const struct import_format *f;
@@ -271,6 +271,7 @@ static int feed(const char *path, const struct recording_opts *ro, int (*emit)(v
   struct import_job job = recording_job(f, path, ro->skip_bad, cmd, sizeof cmd);
   job.opt.note = note;
   job.opt.note_ctx = ctx;
+  job.opt.note_scan = scan;
   rc = import_feed(&job, emit, ctx, workload, wlen, meta, nvcpus, err, sizeof err);
   if (rc == IMPORT_NOT_LEAN) return rc;
   if (rc) say_import_failed(path, err, ro->skip_bad);
@@ -281,7 +282,7 @@ static int feed(const char *path, const struct recording_opts *ro, int (*emit)(v
 int recording_feed(const char *path, const struct recording_opts *ro,
                    int (*emit)(void *ctx, const struct trace_event *ev), void *ctx, char *workload, size_t wlen,
                    char **meta, unsigned *nvcpus) {
-  return feed(path, ro, emit, NULL, ctx, workload, wlen, meta, nvcpus);
+  return feed(path, ro, emit, NULL, false, ctx, workload, wlen, meta, nvcpus);
 }
 
 /* A lean import emits no record: one that did would be a bug. */
@@ -291,9 +292,9 @@ static int no_records(void *ctx, const struct trace_event *ev) {
   return EXIT_INTERNAL;
 }
 
-int recording_notes(const char *path, const struct recording_opts *ro, import_note_fn note, void *ctx,
+int recording_notes(const char *path, const struct recording_opts *ro, import_note_fn note, bool scan, void *ctx,
                     char *workload, size_t wlen, char **meta, unsigned *nvcpus) {
-  return feed(path, ro, no_records, note, ctx, workload, wlen, meta, nvcpus);
+  return feed(path, ro, no_records, note, scan, ctx, workload, wlen, meta, nvcpus);
 }
 
 int recording_stream_finish(struct import_stream *s, char *err, size_t errlen) {

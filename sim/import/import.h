@@ -72,11 +72,16 @@ struct import_opts {
   /* A summary's lean pass (xentrace; other formats ignore it): no records
   ** are emitted, each measured exit goes to note(note_ctx) with what the
   ** records before it make of it (views_feed's reading), the metadata is the
-  ** full import's; and the import stops with IMPORT_NOT_LEAN, at any point,
-  ** when the input holds anything but the records the lean pass reads (the
-  ** caller then drops what it was given and imports in full). */
+  ** full import's.  Without note_scan it is one pass in file order, which
+  ** stops with IMPORT_NOT_LEAN, at any point, when the input holds anything
+  ** but the records of a recording without scheduler records (the caller
+  ** then drops what it was given and reads it again with note_scan). */
   import_note_fn note;
   void *note_ctx;
+  /* with note: the lean pass reads the headers first, as the full import does
+  ** (the scheduler's records, lost records, other events and bad records are
+  ** read as it reads them), and never gives up */
+  bool note_scan;
 };
 
 /* One unparseable line (or xentrace record) kept for messages and metadata. */

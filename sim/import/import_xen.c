@@ -142,6 +142,142 @@ HOT void saw(struct xen *X, enum seen kind) {
 }
 
 
+/* ---- the lean state machine (opt.note): import_exit.h's, followed here
+** without its records (each vCPU's exit state, and what views_feed would make
+** of the records it would emit), the measured exits noted ---- */
+
+struct lean_vcpu {
+  bool seen;                 /* a record of it would have gone out (its @init ones first) */
+  bool in_guest, pending, open, caused;
+  uint16_t reason;
+  uint64_t entry_time, exit_time;
+  uint64_t clock, cr3;       /* views_feed's: run and measured cycles, the last CR3 */
+  struct trace_event cause;  /* the last record it would have emitted (not run or measured) */
+};
+
+/* Before any record of vCPU v would go out: its @init records (CR0, CR3,
+** CR4: CR4's is the last record a first exit could be caused by). */
+static void lean_first(struct xen *X, unsigned v) {
+  struct lean_vcpu *L = &X->lv[v];
+  if (L->seen) return;
+  const struct import_init *in = &X->im->init[v];
+  L->seen = true;
+  X->im->init[v].fixed = true;
+  L->cr3 = in->cr3;
+  L->cause = (struct trace_event){ .type = EV_INIT, .aux = 4, .vcpu = (uint16_t)v, .a = in->cr4 };
+}
+
+/* An event the import would emit for v (a handler's, or an exit's reason's). */
+static int lean_event(struct xen *X, unsigned v, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
+  lean_first(X, v);
+  struct lean_vcpu *L = &X->lv[v];
+  L->cause = (struct trace_event){ .type = (uint8_t)type, .aux = (uint8_t)aux, .vcpu = (uint16_t)v, .a = a, .b = b };
+  if (type == EV_CR_WRITE && aux == 3) L->cr3 = a;
+  L->caused = true;
+  return 0;
+}
+
+/* import_exit_alone emits through the import: its events come here. */
+static int lean_capture(void *ctx, const struct trace_event *e) {
+  return lean_event(ctx, e->vcpu, e->type, e->aux, e->a, e->b);
+}
+
+static int lean_settle(struct xen *X, unsigned v) {
+  struct lean_vcpu *L = &X->lv[v];
+  if (!L->pending) return 0;
+  L->pending = false;
+  struct import_exit x = { .reason = L->reason };
+  return import_exit_alone(&X->exits, v, &x);
+}
+
+/* import_exit_begins */
+static int lean_begins(struct xen *X, unsigned v, bool timed, uint64_t time, unsigned reason) {
+  struct lean_vcpu *L = &X->lv[v];
+  int rc = lean_settle(X, v);
+  if (rc) return rc;
+  if (L->in_guest && timed && time > L->entry_time) {      /* its run record */
+    lean_first(X, v);
+    L->clock += time - L->entry_time;
+  }
+  L->in_guest = false;
+  L->pending = true;
+  L->open = timed;
+  L->caused = false;
+  L->exit_time = time;
+  L->reason = (uint16_t)reason;
+  X->exits.exits++;
+  if (reason >= 0xffff) {                        /* not a reason's number: by its (empty) name, as import_exit_begins */
+    import_tally_name(&X->exits.reasons, "", 0);
+    return 0;
+  }
+  if (reason >= sizeof X->reason_slot / sizeof *X->reason_slot) {
+    import_tally_id(&X->exits.reasons, reason);
+    return 0;
+  }
+  unsigned *slot = &X->reason_slot[reason];      /* the tally's slot, found once */
+  if (!*slot) *slot = import_tally_id_slot(&X->exits.reasons, reason) + 1;
+  X->exits.reasons.count[*slot - 1]++;
+  return 0;
+}
+
+/* measure(): the open exit's measured record, noted instead */
+static int lean_measure(struct xen *X, unsigned v, uint64_t time) {
+  struct lean_vcpu *L = &X->lv[v];
+  if (!L->open) return 0;
+  L->open = false;
+  if (time < L->exit_time) return 0;             /* clocks out of order: no measurement */
+  uint64_t cycles = time - L->exit_time;
+  X->exits.measured++;
+  lean_first(X, v);
+  L->clock += cycles;
+  return X->im->opt.note(X->im->opt.note_ctx, v, L->reason, L->caused ? &L->cause : NULL, L->cr3, L->clock, cycles);
+}
+
+/* import_exit_entry */
+static int lean_entry(struct xen *X, unsigned v, bool timed, uint64_t time) {
+  struct lean_vcpu *L = &X->lv[v];
+  int rc = lean_settle(X, v);
+  if (!rc && timed) rc = lean_measure(X, v, time);
+  L->open = false;
+  L->in_guest = timed;
+  L->entry_time = time;
+  X->exits.entries++;
+  return rc;
+}
+
+/* import_exit_close: the exit ends without an entry (a runstate change) */
+static int lean_close(struct xen *X, unsigned v, uint64_t time) {
+  struct lean_vcpu *L = &X->lv[v];
+  int rc = lean_settle(X, v);
+  if (!rc) rc = lean_measure(X, v, time);
+  L->open = false;
+  L->in_guest = false;
+  return rc;
+}
+
+/* The state machine the import runs: the lean one (opt.note) or import_exit.h's. */
+static int x_entry(struct xen *X, unsigned v, bool timed, uint64_t time) {
+  return X->lv ? lean_entry(X, v, timed, time) : import_exit_entry(&X->exits, v, timed, time);
+}
+static int x_close(struct xen *X, unsigned v, uint64_t time) {
+  return X->lv ? lean_close(X, v, time) : import_exit_close(&X->exits, v, time);
+}
+static void x_forget(struct xen *X, unsigned v) {
+  if (X->lv) X->lv[v].open = X->lv[v].in_guest = false;
+  else import_exit_forget(&X->exits, v);
+}
+static bool x_gap_too_long(const struct xen *X, unsigned v, uint64_t time) {
+  if (!X->lv) return import_exit_gap_too_long(&X->exits, v, time);
+  const struct lean_vcpu *L = &X->lv[v];
+  return L->in_guest && time > L->entry_time && time - L->entry_time > IMPORT_GAP_MAX;
+}
+static int x_finish(struct xen *X) {
+  if (!X->lv) return import_exits_finish(&X->exits);
+  int rc = 0;
+  for (unsigned v = 0; rc == 0 && v < X->im->nvcpus; v++) rc = lean_settle(X, v);
+  return rc;
+}
+
 static uint32_t get32(const unsigned char *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
@@ -152,6 +288,7 @@ static uint64_t word64(const struct xrec *r, unsigned i) { return r->extra[i] | 
 HOT int exit_begins(struct xen *X, unsigned v, const struct xrec *r) {
   struct import_exit x = { .reason = r->extra[0] < 0xffff ? (int)r->extra[0] : 0xffff };   /* counted by number */
   X->im->used++;
+  if (X->lv) return lean_begins(X, v, r->has_tsc, r->tsc, (unsigned)x.reason);
   return import_exit_begins(&X->exits, v, r->has_tsc, r->tsc, &x);
 }
 
@@ -258,10 +395,11 @@ HOT const struct handler *handler_of(struct xen *X, uint32_t event) {
 /* A handler record: explains the vCPU's pending exit (other records of the
 ** same exit, and records outside an exit, are counted and skipped). */
 HOT int on_handler(struct xen *X, unsigned v, const struct xrec *r, const struct handler *h) {
-  if (!X->exits.v[v].pending) return import_skip_id(X->im, r->event);
+  if (!(X->lv ? X->lv[v].pending : X->exits.v[v].pending)) return import_skip_id(X->im, r->event);
   int rc = h->fn(X, v, r);
   if (rc < 0) return import_skip_id(X->im, r->event);   /* understood, nothing to replay */
-  import_exit_explained(&X->exits, v, true);
+  if (X->lv) X->lv[v].pending = false;                 /* lean_event made it caused */
+  else import_exit_explained(&X->exits, v, true);
   X->im->used++;
   return rc;
 }
@@ -326,9 +464,9 @@ HOT int hvm_record(struct xen *X, unsigned v, const struct xrec *r, const struct
   saw(X, r->event == TRC_HVM_VMENTRY ? SEEN_VMENTRY : SEEN_VMEXIT);
   if (r->event == TRC_HVM_VMENTRY) {
     im->used++;
-    return import_exit_entry(&X->exits, v, r->has_tsc, r->tsc);
+    return x_entry(X, v, r->has_tsc, r->tsc);
   }
-  if (r->has_tsc && import_exit_gap_too_long(&X->exits, v, r->tsc))
+  if (r->has_tsc && x_gap_too_long(X, v, r->tsc))
     return import_bad(im, r->off, NULL, 0, IMPORT_GAP_WHY);
   if (X->sched) X->vc[X->dense_vc[v]].exits++;
   return exit_begins(X, v, r);
@@ -358,7 +496,7 @@ static int on_record_file_order(struct xen *X, const struct xrec *r) {
   }
   if (r->event == TRC_LOST_RECORDS && X->vcpu >= 0) {
     count_lost(X, r, (unsigned)im->native_cpu[X->vcpu]);
-    import_exit_forget(&X->exits, (unsigned)X->vcpu);   /* its entry may be among the lost */
+    x_forget(X, (unsigned)X->vcpu);                     /* its entry may be among the lost */
     im->used++;
     return 0;
   }
@@ -388,7 +526,7 @@ static int vc_index(const struct xen *X, const struct xvcpu *v) { return (int)(v
 
 /* The vCPU's open exit is not measured (lost records may hold its end). */
 static void lose(struct xen *X, struct xvcpu *v) {
-  if (v->dense >= 0) import_exit_forget(&X->exits, (unsigned)v->dense);
+  if (v->dense >= 0) x_forget(X, (unsigned)v->dense);
   v->state = RS_LOST;
 }
 
@@ -426,7 +564,7 @@ static int on_runstate(struct xen *X, unsigned p, const struct xrec *r) {
   X->im->used++;
   int rc = 0;
   if (new == RS_RUNNABLE && v->dense >= 0)       /* preempted or woken: the exit ends here */
-    rc = import_exit_close(&X->exits, (unsigned)v->dense, r->tsc);
+    rc = x_close(X, (unsigned)v->dense, r->tsc);
   if (rc || runstate_ignored(v, old, new)) return rc;
   if (kind == 2) {
     if (v->state == RS_LOST && X->pc[p].cur >= 0) leave(X, p, &X->vc[X->pc[p].cur], RS_LOST);
@@ -702,94 +840,6 @@ static int import_file_order(struct xen *X, const unsigned char *buf, size_t len
 ** scheduler or lost records, other events, bad or truncated records, a
 ** handler record outside an exit. ---- */
 
-struct lean_vcpu {
-  bool seen;                 /* a record of it would have gone out (its @init ones first) */
-  bool in_guest, pending, open, caused;
-  uint16_t reason;
-  uint64_t entry_time, exit_time;
-  uint64_t clock, cr3;       /* views_feed's: run and measured cycles, the last CR3 */
-  struct trace_event cause;  /* the last record it would have emitted (not run or measured) */
-};
-
-/* Before any record of vCPU v would go out: its @init records (CR0, CR3,
-** CR4: CR4's is the last record a first exit could be caused by). */
-static void lean_first(struct xen *X, unsigned v) {
-  struct lean_vcpu *L = &X->lv[v];
-  if (L->seen) return;
-  const struct import_init *in = &X->im->init[v];
-  L->seen = true;
-  X->im->init[v].fixed = true;
-  L->cr3 = in->cr3;
-  L->cause = (struct trace_event){ .type = EV_INIT, .aux = 4, .vcpu = (uint16_t)v, .a = in->cr4 };
-}
-
-/* An event the import would emit for v (a handler's, or an exit's reason's). */
-static int lean_event(struct xen *X, unsigned v, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
-  lean_first(X, v);
-  struct lean_vcpu *L = &X->lv[v];
-  L->cause = (struct trace_event){ .type = (uint8_t)type, .aux = (uint8_t)aux, .vcpu = (uint16_t)v, .a = a, .b = b };
-  if (type == EV_CR_WRITE && aux == 3) L->cr3 = a;
-  L->caused = true;
-  return 0;
-}
-
-/* import_exit_alone emits through the import: its events come here. */
-static int lean_capture(void *ctx, const struct trace_event *e) {
-  return lean_event(ctx, e->vcpu, e->type, e->aux, e->a, e->b);
-}
-
-static int lean_settle(struct xen *X, unsigned v) {
-  struct lean_vcpu *L = &X->lv[v];
-  if (!L->pending) return 0;
-  L->pending = false;
-  struct import_exit x = { .reason = L->reason };
-  return import_exit_alone(&X->exits, v, &x);
-}
-
-/* import_exit_begins */
-static int lean_begins(struct xen *X, unsigned v, bool timed, uint64_t time, unsigned reason) {
-  struct lean_vcpu *L = &X->lv[v];
-  int rc = lean_settle(X, v);
-  if (rc) return rc;
-  if (L->in_guest && timed && time > L->entry_time) {      /* its run record */
-    lean_first(X, v);
-    L->clock += time - L->entry_time;
-  }
-  L->in_guest = false;
-  L->pending = true;
-  L->open = timed;
-  L->caused = false;
-  L->exit_time = time;
-  L->reason = (uint16_t)reason;
-  X->exits.exits++;
-  if (reason >= sizeof X->reason_slot / sizeof *X->reason_slot) {
-    import_tally_id(&X->exits.reasons, reason);
-    return 0;
-  }
-  unsigned *slot = &X->reason_slot[reason];      /* the tally's slot, found once */
-  if (!*slot) *slot = import_tally_id_slot(&X->exits.reasons, reason) + 1;
-  X->exits.reasons.count[*slot - 1]++;
-  return 0;
-}
-
-/* import_exit_entry, with the measured exit noted where its record would go */
-static int lean_entry(struct xen *X, unsigned v, bool timed, uint64_t time) {
-  struct lean_vcpu *L = &X->lv[v];
-  int rc = lean_settle(X, v);
-  if (!rc && L->open && timed && time >= L->exit_time) {
-    uint64_t cycles = time - L->exit_time;
-    X->exits.measured++;
-    lean_first(X, v);
-    L->clock += cycles;
-    rc = X->im->opt.note(X->im->opt.note_ctx, v, L->reason, L->caused ? &L->cause : NULL, L->cr3, L->clock, cycles);
-  }
-  L->open = false;
-  L->in_guest = timed;
-  L->entry_time = time;
-  X->exits.entries++;
-  return rc;
-}
-
 /* A handler record of v's pending exit: its handler's event (lean_event). */
 static int lean_handler(struct xen *X, unsigned v, const struct xrec *r) {
   const struct handler *h = handler_of(X, r->event);
@@ -843,6 +893,16 @@ static int lean_records(struct xen *X, const unsigned char *buf, size_t len) {
   return rc;
 }
 
+/* The headers first (the windows, and whether the scheduler's records are
+** there), then the records: in TSC order with them, in file order without. */
+static int import_scanned(struct xen *X, const unsigned char *buf, size_t len) {
+  size_t lead, cut;
+  bool too_many;
+  X->sched = scan(X, buf, len, &lead, &cut, &too_many);
+  X->im->map_released = X->im->map_populated = 0;   /* the second pass maps them in and gives them back again */
+  return X->sched ? import_sched(X, buf, len, lead, cut, too_many) : import_file_order(X, buf, len);
+}
+
 static int import_lean(struct xen *X, const unsigned char *buf, size_t len) {
   struct import *im = X->im;
   import_emit_fn emit = im->emit;
@@ -852,7 +912,7 @@ static int import_lean(struct xen *X, const unsigned char *buf, size_t len) {
   im->emit = lean_capture;                       /* the events of exits left unexplained */
   im->emit_ctx = X;
   im->opt.inits_inline = false;                  /* lean_first follows them */
-  int rc = lean_records(X, buf, len);
+  int rc = im->opt.note_scan ? import_scanned(X, buf, len) : lean_records(X, buf, len);
   im->emit = emit;
   im->emit_ctx = ctx;
   im->opt.inits_inline = inline_inits;
@@ -949,17 +1009,8 @@ int import_xentrace(struct import *im, const unsigned char *buf, size_t len) {
   import_exits_init(&X->exits, im, false);
   X->vcpu = -1;
   im->binary = true;
-  int rc;
-  if (im->opt.note) {
-    rc = import_lean(X, buf, len);
-  } else {
-    size_t lead, cut;
-    bool too_many;
-    X->sched = scan(X, buf, len, &lead, &cut, &too_many);
-    im->map_released = im->map_populated = 0;     /* the second pass maps them in and gives them back again */
-    rc = X->sched ? import_sched(X, buf, len, lead, cut, too_many) : import_file_order(X, buf, len);
-  }
-  if (rc == 0) rc = import_exits_finish(&X->exits);
+  int rc = im->opt.note ? import_lean(X, buf, len) : import_scanned(X, buf, len);
+  if (rc == 0) rc = x_finish(X);
   if (rc == 0) rc = check_one_guest(X);
   if (rc == 0) add_metadata(X);
   import_map_free(&X->vc_of);
