@@ -44,9 +44,11 @@
 typedef int (*import_emit_fn)(void *ctx, const struct trace_event *ev);
 /* One measured exit as a summary's views take it (views_add's arguments): the
 ** exit's vCPU and reason, the record that caused it (NULL: none), the vCPU's
-** CR3 and clock (the sum of its run and measured cycles) after it, and its cycles. */
+** CR3 and clock (the sum of its run and measured cycles) after it, and its
+** cycles; and the Xen domain and vCPU behind the trace's vCPU (-1, -1 when
+** the recording does not name them: the metadata's "vcpus" then is absent). */
 typedef int (*import_note_fn)(void *ctx, unsigned vcpu, unsigned reason, const struct trace_event *cause,
-                              uint64_t cr3, uint64_t clock, uint64_t cycles);
+                              uint64_t cr3, uint64_t clock, uint64_t cycles, int domain, int domain_vcpu);
 /* A lean import gave up (opt.note): the input holds what only the full import reads. */
 #define IMPORT_NOT_LEAN (-2)
 

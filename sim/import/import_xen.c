@@ -230,7 +230,14 @@ static int lean_measure(struct xen *X, unsigned v, uint64_t time) {
   X->exits.measured++;
   lean_first(X, v);
   L->clock += cycles;
-  return X->im->opt.note(X->im->opt.note_ctx, v, L->reason, L->caused ? &L->cause : NULL, L->cr3, L->clock, cycles);
+  int dom = -1, vid = -1;
+  if (X->sched) {
+    const struct xvcpu *x = &X->vc[X->dense_vc[v]];
+    dom = x->dom;
+    vid = x->vid;
+  }
+  return X->im->opt.note(X->im->opt.note_ctx, v, L->reason, L->caused ? &L->cause : NULL, L->cr3, L->clock, cycles,
+                         dom, vid);
 }
 
 /* import_exit_entry */
