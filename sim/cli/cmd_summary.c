@@ -410,17 +410,95 @@ static int one_pass_emit(void *ctx, const struct trace_event *ev) {
   return 0;
 }
 
+/* ---- the lean pass of a xentrace recording (recording_notes): each measured
+** exit comes as views_add's arguments, none of the records around it; the
+** exits are added to the views on the feeder's thread (a sink of its own) ---- */
+
+#define LEAN_BLOCK 4096              /* exits handed on at a time */
+
+struct lean {
+  const struct summary_opts *o;
+  struct views *w;
+  struct feeder *f;            /* NULL: added on this thread */
+  unsigned sink;
+  size_t n;                    /* exits noted since the last block */
+};
+
+/* Is the exit of vCPU vcpu (the recording's domain's vCPU vid) one the options
+** keep?  As select_vcpus keeps them: a choice it refuses is refused at the end. */
+static bool lean_kept(const struct summary_opts *o, unsigned vcpu, int domain, int vid) {
+  if (domain < 0) return o->vcpu < 0 || (int)vcpu == o->vcpu;
+  return (o->domain < 0 || domain == o->domain) && (o->vcpu < 0 || vid == o->vcpu);
+}
+
+static int lean_note(void *ctx, unsigned vcpu, unsigned reason, const struct trace_event *cause, uint64_t cr3,
+                     uint64_t clock, uint64_t cycles, int domain, int vid) {
+  struct lean *l = ctx;
+  if ((l->o->vcpu >= 0 || l->o->domain >= 0) && !lean_kept(l->o, vcpu, domain, vid)) return 0;
+  if (!l->f) {
+    views_add(l->w, vcpu, reason, cause, cr3, clock, cycles);
+    return 0;
+  }
+  feeder_note(l->f, l->sink, 0, vcpu, reason, cause, cr3, clock, cycles);
+  if (++l->n == LEAN_BLOCK) {
+    feeder_give(l->f, NULL, 0);
+    l->n = 0;
+  }
+  return 0;
+}
+
+/* IMPORT_NOT_LEAN: the views are left as views_begin made them; -1: no
+** xentrace recording; otherwise recording_notes's result. */
+static int lean_pass(const struct summary_opts *o, struct about *a, struct views *w, bool scan) {
+  struct lean l = { .o = o, .w = w, .f = feeder_start(NULL, 0) };
+  if (l.f) l.sink = feeder_add_sink(l.f, w);
+  char *meta = NULL;
+  int rc = recording_notes(o->trace, &o->rec, lean_note, scan, &l, a->workload, sizeof a->workload, &meta,
+                           &a->nvcpus);
+  if (l.f) {
+    feeder_give(l.f, NULL, 0);                 /* the last exits */
+    feeder_wait(l.f);
+    feeder_stop(l.f);
+  }
+  if (rc == 0) {
+    a->meta = meta;
+    return 0;
+  }
+  free(meta);
+  if (rc == IMPORT_NOT_LEAN || rc < 0) {       /* the exits noted are dropped */
+    int one = w->vcpu;
+    uint64_t width = w->interval;
+    bool events = w->interval_events;
+    views_free(w);
+    views_init(w, one, width, events);
+  }
+  return rc;
+}
+
 /* -1: not a recording read in one pass; otherwise the result.  *shown: the
 ** vCPUs summarised. */
 static int summary_one_pass(const struct summary_opts *o, struct about *a, struct views *w, struct views_print *p,
                             struct trace_vcpu_names *m, unsigned *shown) {
   /* A time series in events counts the @init records, which one pass gives
-  ** at each vCPU's first record rather than all first; --domain and --vcpu
-  ** choose vCPUs by the names the metadata gives at the end: read such a
-  ** summary as a trace. */
-  if ((o->interval.n && o->interval.events) || o->domain >= 0 || o->vcpu >= 0) return -1;
+  ** at each vCPU's first record rather than all first: read such a summary
+  ** as a trace. */
+  if (o->interval.n && o->interval.events) return -1;
   int rc = views_begin(o, a, -1, w, p);
   if (rc) return rc;
+  /* xentrace: the lean pass, which knows each exit's domain and vCPU as it
+  ** notes it (lean_kept); the choice of vCPUs is checked at the end */
+  rc = lean_pass(o, a, w, false);                /* one pass, for a recording of exits alone */
+  if (rc == IMPORT_NOT_LEAN) rc = lean_pass(o, a, w, true);
+  if (rc > 0) return rc;
+  if (rc == 0) {
+    bool keep[TRACE_VCPU_MAX];
+    int one;
+    if ((rc = read_vcpu_names(a, m)) || (rc = select_vcpus(o, a, m, keep, &one, shown))) return rc;
+    return views_end(o, a, w, m, *shown, p);
+  }
+  /* Other recordings: --domain and --vcpu choose vCPUs by the names the
+  ** metadata gives at the end: read such a summary as a trace. */
+  if (o->domain >= 0 || o->vcpu >= 0) return -1;
   struct one_pass op = { .w = w };
   op.f = feeder_start(&op.w, 1);
   op.buf = op.f ? feeder_reserve(op.f, ONE_PASS_BLOCK) : xmalloc(ONE_PASS_BLOCK * sizeof *op.buf);

@@ -298,21 +298,43 @@ int recording_stream(const char *path, const struct recording_opts *ro, struct i
   return rc;
 }
 
-int recording_feed(const char *path, const struct recording_opts *ro,
-                   int (*emit)(void *ctx, const struct trace_event *ev), void *ctx, char *workload, size_t wlen,
-                   char **meta, unsigned *nvcpus) {
+/* recording_feed, or recording_notes when note is given. */
+static int feed(const char *path, const struct recording_opts *ro, int (*emit)(void *ctx, const struct trace_event *ev),
+                import_note_fn note, bool scan, void *ctx, char *workload, size_t wlen, char **meta, unsigned *nvcpus) {
   struct stat st;
   if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
   const struct import_format *f;
   int rc = recording_format(path, ro->input_format, &f);
   if (rc) return rc;
-  if (!f || f->run_path) return -1;
+  if (!f || f->run_path || (note && f != import_format_find("xentrace"))) return -1;
   char cmd[512], err[1024];
   struct import_job job = recording_job(f, path, ro->skip_bad, cmd, sizeof cmd);
+  job.opt.note = note;
+  job.opt.note_ctx = ctx;
+  job.opt.note_scan = scan;
   rc = import_feed(&job, emit, ctx, workload, wlen, meta, nvcpus, err, sizeof err);
+  if (rc == IMPORT_NOT_LEAN) return rc;
   if (rc) say_import_failed(path, err, ro->skip_bad);
   else say_skipped(*meta);
   return rc;
+}
+
+int recording_feed(const char *path, const struct recording_opts *ro,
+                   int (*emit)(void *ctx, const struct trace_event *ev), void *ctx, char *workload, size_t wlen,
+                   char **meta, unsigned *nvcpus) {
+  return feed(path, ro, emit, NULL, false, ctx, workload, wlen, meta, nvcpus);
+}
+
+/* A lean import emits no record: one that did would be a bug. */
+static int no_records(void *ctx, const struct trace_event *ev) {
+  (void)ctx;
+  errorf("internal error: a summary's lean import emitted a record (type %u)", ev->type);
+  return EXIT_INTERNAL;
+}
+
+int recording_notes(const char *path, const struct recording_opts *ro, import_note_fn note, bool scan, void *ctx,
+                    char *workload, size_t wlen, char **meta, unsigned *nvcpus) {
+  return feed(path, ro, no_records, note, scan, ctx, workload, wlen, meta, nvcpus);
 }
 
 int recording_stream_finish(struct import_stream *s, char *err, size_t errlen) {

@@ -84,7 +84,7 @@ static void init_of(const struct import *im, unsigned v, struct trace_event evs[
 
 /* Before vCPU v's first record: its initial registers are fixed (struct
 ** import_init), and a one-pass reader is given them now. */
-static int first_record(struct import *im, unsigned v) {
+int import_first_record(struct import *im, unsigned v) {
   im->init[v].fixed = true;
   if (!im->opt.inits_inline) return 0;
   struct trace_event evs[3];
@@ -94,28 +94,12 @@ static int first_record(struct import *im, unsigned v) {
   return rc;
 }
 
-static inline int before_record(struct import *im, unsigned v) {
-  return v < TRACE_VCPU_MAX && !im->init[v].fixed ? first_record(im, v) : 0;
-}
-
-int import_emit(struct import *im, unsigned vcpu, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
-  struct trace_event ev = { .type = (uint8_t)type, .aux = (uint8_t)aux, .vcpu = (uint16_t)vcpu,
-                            .cycles = 0, .a = a, .b = b };
-  int rc = before_record(im, vcpu);
-  if (rc) return rc;
-  import_use_vcpu(im, vcpu);
-  im->events++;
-  return im->emit(im->emit_ctx, &ev);
-}
-
-int import_run(struct import *im, unsigned vcpu, uint64_t cycles) {
+int import_run_long(struct import *im, unsigned vcpu, uint64_t cycles) {
   while (cycles) {
     uint32_t c = cycles > UINT32_MAX ? UINT32_MAX : (uint32_t)cycles;
     struct trace_event ev = { .type = EV_RUN, .vcpu = (uint16_t)vcpu, .cycles = c };
-    int rc = before_record(im, vcpu);
+    int rc = import_before_record(im, vcpu);
     if (rc) return rc;
-    import_use_vcpu(im, vcpu);
-    im->events++;
     if ((rc = im->emit(im->emit_ctx, &ev))) return rc;
     cycles -= c;
   }
@@ -134,6 +118,16 @@ void import_release_slow(struct import *im, const void *buf, size_t upto) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE), end = upto / page * page;
   if (end > im->map_released) madvise((void *)(im->map_base + im->map_released), end - im->map_released, MADV_DONTNEED);
   im->map_released = end;
+}
+
+void import_populate_slow(struct import *im, const void *buf, size_t at) {
+  if ((const char *)buf != im->map_base) return;     /* not the mapped input */
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), from = at / page * page, end = from + IMPORT_POPULATE_STEP;
+  if (end > im->map_len) end = im->map_len;
+  im->map_populated = end;
+#ifdef MADV_POPULATE_READ
+  if (end > from) (void)madvise((void *)(im->map_base + from), end - from, MADV_POPULATE_READ);   /* a hint: faults stay the fallback */
+#endif
 }
 
 uint64_t import_ns_to_cycles(const struct import *im, uint64_t ns) {
@@ -191,6 +185,11 @@ static unsigned tally_slot(struct import_tally *t, uint64_t key, bool *fresh) {
 void import_tally_id(struct import_tally *t, uint64_t key) {
   bool fresh;
   t->count[tally_slot(t, key & ~IMPORT_TALLY_NAMED, &fresh)]++;
+}
+
+unsigned import_tally_id_slot(struct import_tally *t, uint64_t key) {
+  bool fresh;
+  return tally_slot(t, key & ~IMPORT_TALLY_NAMED, &fresh);
 }
 
 unsigned import_tally_name_slot(struct import_tally *t, const char *name, size_t len) {
@@ -586,7 +585,7 @@ static int import_to_file(const struct import_job *job, struct import *im, char 
     return EXIT_USAGE;
   }
   if (!job->format->run_path && (rc = import_input_open(&in, job->input, err, errlen))) return rc;
-  if (in.mapped) im->map_base = in.data;
+  if (in.mapped) { im->map_base = in.data; im->map_len = in.len; }
   if ((rc = outfile_begin(&o, job->output, OUTFILE_REGULAR, err, errlen))) {
     import_input_close(&in);
     return rc;

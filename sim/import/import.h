@@ -42,6 +42,15 @@
 #define IMPORT_CR3_STRIDE 0x100000ull
 
 typedef int (*import_emit_fn)(void *ctx, const struct trace_event *ev);
+/* One measured exit as a summary's views take it (views_add's arguments): the
+** exit's vCPU and reason, the record that caused it (NULL: none), the vCPU's
+** CR3 and clock (the sum of its run and measured cycles) after it, and its
+** cycles; and the Xen domain and vCPU behind the trace's vCPU (-1, -1 when
+** the recording does not name them: the metadata's "vcpus" then is absent). */
+typedef int (*import_note_fn)(void *ctx, unsigned vcpu, unsigned reason, const struct trace_event *cause,
+                              uint64_t cr3, uint64_t clock, uint64_t cycles, int domain, int domain_vcpu);
+/* A lean import gave up (opt.note): the input holds what only the full import reads. */
+#define IMPORT_NOT_LEAN (-2)
 
 /* The guest a native recording is replayed as (perf-script, trace-cmd). */
 enum import_guest {
@@ -62,6 +71,19 @@ struct import_opts {
   /* each vCPU's @init records go out just before its first record, not after
   ** the last: for a reader that takes the records in one pass (import_feed) */
   bool inits_inline;
+  /* A summary's lean pass (xentrace; other formats ignore it): no records
+  ** are emitted, each measured exit goes to note(note_ctx) with what the
+  ** records before it make of it (views_feed's reading), the metadata is the
+  ** full import's.  Without note_scan it is one pass in file order, which
+  ** stops with IMPORT_NOT_LEAN, at any point, when the input holds anything
+  ** but the records of a recording without scheduler records (the caller
+  ** then drops what it was given and reads it again with note_scan). */
+  import_note_fn note;
+  void *note_ctx;
+  /* with note: the lean pass reads the headers first, as the full import does
+  ** (the scheduler's records, lost records, other events and bad records are
+  ** read as it reads them), and never gives up */
+  bool note_scan;
 };
 
 /* One unparseable line (or xentrace record) kept for messages and metadata. */
@@ -88,6 +110,8 @@ struct import_tally {
 };
 typedef void (*import_namer_fn)(uint64_t key, char *buf, size_t n);
 void import_tally_id(struct import_tally *t, uint64_t key);        /* key < IMPORT_TALLY_NAMED */
+/* The slot import_tally_id counts key in, taken when it is new (as import_tally_name_slot). */
+unsigned import_tally_id_slot(struct import_tally *t, uint64_t key);
 void import_tally_name(struct import_tally *t, const char *name, size_t len);
 /* The slot import_tally_name counts name in (IMPORT_NAMES_MAX: "(other)"), taken
 ** when it is new: an importer that counts one name on most records keeps the
@@ -141,7 +165,9 @@ struct import {
   struct cJSON *meta;        /* importer-specific metadata members */
   /* Input pages behind the cursor can be given back (a mapped file): import_release. */
   const char *map_base;
+  size_t map_len;
   size_t map_released;
+  size_t map_populated;      /* pages below are mapped in ahead of the cursor (import_populate) */
 
   /* Coverage (import_coverage.c): what the recording holds against what the format needs. */
   struct import_tally seen;            /* events understood, by name */
@@ -163,18 +189,55 @@ void import_add_native_cpus(struct import *im, const char *key);
 /* Marks vCPU v (0..TRACE_VCPU_MAX-1) as used, so that the header covers it. */
 void import_use_vcpu(struct import *im, unsigned v);
 
-/* Emit one event with no native cycles of its own; 0 or EXIT_INTERNAL-style rc from emit. */
-int import_emit(struct import *im, unsigned vcpu, unsigned type, unsigned aux, uint64_t a, uint64_t b);
+/* Before vCPU v's first record (import_before_record): its @init records. */
+int import_first_record(struct import *im, unsigned v);
+/* Every record of vCPU v is counted, and the first one fixes its initial registers. */
+static inline int import_before_record(struct import *im, unsigned v) {
+  if (v < TRACE_VCPU_MAX && !im->init[v].fixed) {
+    int rc = import_first_record(im, v);
+    if (rc) return rc;
+  }
+  if (v < TRACE_VCPU_MAX && v >= im->nvcpus) im->nvcpus = v + 1;   /* import_use_vcpu */
+  im->events++;
+  return 0;
+}
+/* Emit one event with no native cycles of its own; 0 or EXIT_INTERNAL-style rc from emit.
+** Inline: an importer emits several records an exit. */
+static inline int import_emit(struct import *im, unsigned vcpu, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
+  int rc = import_before_record(im, vcpu);
+  if (rc) return rc;
+  struct trace_event ev = { .type = (uint8_t)type, .aux = (uint8_t)aux, .vcpu = (uint16_t)vcpu,
+                            .cycles = 0, .a = a, .b = b };
+  return im->emit(im->emit_ctx, &ev);
+}
 /* `run` records for `cycles` (split at 2^32-1); nothing for 0. */
-int import_run(struct import *im, unsigned vcpu, uint64_t cycles);
+int import_run_long(struct import *im, unsigned vcpu, uint64_t cycles);
+static inline int import_run(struct import *im, unsigned vcpu, uint64_t cycles) {
+  if (!cycles || cycles > UINT32_MAX) return cycles ? import_run_long(im, vcpu, cycles) : 0;
+  int rc = import_before_record(im, vcpu);
+  if (rc) return rc;
+  struct trace_event ev = { .type = EV_RUN, .vcpu = (uint16_t)vcpu, .cycles = (uint32_t)cycles };
+  return im->emit(im->emit_ctx, &ev);
+}
 int import_mark(struct import *im, unsigned vcpu, const char *label);
 /* The importer is done with input bytes [0, upto) of buf: when the input is a
 ** mapped file, its pages are given back every few MiB, so that an import's
 ** memory does not grow with the input. */
-#define IMPORT_RELEASE_STEP (8u << 20)
+#define IMPORT_RELEASE_STEP (4u << 20)
 void import_release_slow(struct import *im, const void *buf, size_t upto);
 static inline void import_release(struct import *im, const void *buf, size_t upto) {
   if (im->map_base && upto >= im->map_released + IMPORT_RELEASE_STEP) import_release_slow(im, buf, upto);
+}
+/* The importer reads input byte `at` of buf next, going forward: when the input
+** is a mapped file, its next IMPORT_POPULATE_STEP bytes are mapped in at once
+** (a step small beside IMPORT_RELEASE_STEP, so that memory stays flat),
+** one system call instead of a page fault every few pages (which, in a virtual
+** machine, cost a tenth of a recording's summary).  A step back (a second pass)
+** starts again with map_populated = 0. */
+#define IMPORT_POPULATE_STEP (1u << 20)
+void import_populate_slow(struct import *im, const void *buf, size_t at);
+static inline void import_populate(struct import *im, const void *buf, size_t at) {
+  if (im->map_base && at >= im->map_populated) import_populate_slow(im, buf, at);
 }
 /* Nanoseconds of recorded time as guest cycles at opt.cpu_ghz. */
 uint64_t import_ns_to_cycles(const struct import *im, uint64_t ns);

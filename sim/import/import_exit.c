@@ -186,6 +186,8 @@ static int exit_alone(struct import_exits *X, unsigned v, const struct import_ex
   return rare_alone(X, v, x);
 }
 
+int import_exit_alone(struct import_exits *X, unsigned v, const struct import_exit *x) { return exit_alone(X, v, x); }
+
 /* ---- the state machine ---- */
 
 /* Emits the event the pending exit's reason alone implies, or counts it as unmapped. */

@@ -80,6 +80,10 @@ void import_exit_explained(struct import_exits *X, unsigned v, bool emitted);
 /* A detail the host recorded for the open exit (a page fault's error code),
 ** kept in its measured record. */
 void import_exit_detail(struct import_exits *X, unsigned v, uint32_t info);
+/* What an exit no detail record explained makes by itself (the event its
+** reason implies, emitted, or an unmapped exit, counted): for an importer that
+** keeps its own state machine (xentrace's lean pass). */
+int import_exit_alone(struct import_exits *X, unsigned v, const struct import_exit *x);
 /* Settles every vCPU's pending exit (at the end of the input). */
 int import_exits_finish(struct import_exits *X);
 

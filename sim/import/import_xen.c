@@ -67,6 +67,10 @@ enum seen { SEEN_CR_WRITE, SEEN_VMENTRY, SEEN_VMEXIT, SEEN_KINDS };
 #define HANDLER_RECENT 32
 struct handler;
 
+/* The helpers every record goes through, inlined into the record loops (one
+** call each was a fifth of a recording's summary). */
+#define HOT static inline __attribute__((always_inline))
+
 /* One decoded record. */
 struct xrec {
   size_t off;
@@ -123,15 +127,163 @@ struct xen {
   int lost_cpus;              /* pCPUs inside a lost-records marker */
   struct xwin *win;
   unsigned nwin, capwin;
+  /* the lean pass (opt.note): its vCPUs, and each exit reason's slot in the tally + 1 */
+  struct lean_vcpu *lv;
+  unsigned reason_slot[128];
 };
 
-static void saw(struct xen *X, enum seen kind) {
+static int lean_event(struct xen *X, unsigned v, unsigned type, unsigned aux, uint64_t a, uint64_t b);
+
+HOT void saw(struct xen *X, enum seen kind) {
   static const char *const names[] = { "HVM CR_WRITE", "HVM VMENTRY", "HVM VMEXIT" };
   struct import_tally *t = &X->im->seen;
   if (!X->seen_slot[kind]) X->seen_slot[kind] = import_tally_name_slot(t, names[kind], strlen(names[kind])) + 1;
   t->count[X->seen_slot[kind] - 1]++;
 }
 
+
+/* ---- the lean state machine (opt.note): import_exit.h's, followed here
+** without its records (each vCPU's exit state, and what views_feed would make
+** of the records it would emit), the measured exits noted ---- */
+
+struct lean_vcpu {
+  bool seen;                 /* a record of it would have gone out (its @init ones first) */
+  bool in_guest, pending, open, caused;
+  uint16_t reason;
+  uint64_t entry_time, exit_time;
+  uint64_t clock, cr3;       /* views_feed's: run and measured cycles, the last CR3 */
+  struct trace_event cause;  /* the last record it would have emitted (not run or measured) */
+};
+
+/* Before any record of vCPU v would go out: its @init records (CR0, CR3,
+** CR4: CR4's is the last record a first exit could be caused by). */
+static void lean_first(struct xen *X, unsigned v) {
+  struct lean_vcpu *L = &X->lv[v];
+  if (L->seen) return;
+  const struct import_init *in = &X->im->init[v];
+  L->seen = true;
+  X->im->init[v].fixed = true;
+  L->cr3 = in->cr3;
+  L->cause = (struct trace_event){ .type = EV_INIT, .aux = 4, .vcpu = (uint16_t)v, .a = in->cr4 };
+}
+
+/* An event the import would emit for v (a handler's, or an exit's reason's). */
+static int lean_event(struct xen *X, unsigned v, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
+  lean_first(X, v);
+  struct lean_vcpu *L = &X->lv[v];
+  L->cause = (struct trace_event){ .type = (uint8_t)type, .aux = (uint8_t)aux, .vcpu = (uint16_t)v, .a = a, .b = b };
+  if (type == EV_CR_WRITE && aux == 3) L->cr3 = a;
+  L->caused = true;
+  return 0;
+}
+
+/* import_exit_alone emits through the import: its events come here. */
+static int lean_capture(void *ctx, const struct trace_event *e) {
+  return lean_event(ctx, e->vcpu, e->type, e->aux, e->a, e->b);
+}
+
+static int lean_settle(struct xen *X, unsigned v) {
+  struct lean_vcpu *L = &X->lv[v];
+  if (!L->pending) return 0;
+  L->pending = false;
+  struct import_exit x = { .reason = L->reason };
+  return import_exit_alone(&X->exits, v, &x);
+}
+
+/* import_exit_begins */
+static int lean_begins(struct xen *X, unsigned v, bool timed, uint64_t time, unsigned reason) {
+  struct lean_vcpu *L = &X->lv[v];
+  int rc = lean_settle(X, v);
+  if (rc) return rc;
+  if (L->in_guest && timed && time > L->entry_time) {      /* its run record */
+    lean_first(X, v);
+    L->clock += time - L->entry_time;
+  }
+  L->in_guest = false;
+  L->pending = true;
+  L->open = timed;
+  L->caused = false;
+  L->exit_time = time;
+  L->reason = (uint16_t)reason;
+  X->exits.exits++;
+  if (reason >= 0xffff) {                        /* not a reason's number: by its (empty) name, as import_exit_begins */
+    import_tally_name(&X->exits.reasons, "", 0);
+    return 0;
+  }
+  if (reason >= sizeof X->reason_slot / sizeof *X->reason_slot) {
+    import_tally_id(&X->exits.reasons, reason);
+    return 0;
+  }
+  unsigned *slot = &X->reason_slot[reason];      /* the tally's slot, found once */
+  if (!*slot) *slot = import_tally_id_slot(&X->exits.reasons, reason) + 1;
+  X->exits.reasons.count[*slot - 1]++;
+  return 0;
+}
+
+/* measure(): the open exit's measured record, noted instead */
+static int lean_measure(struct xen *X, unsigned v, uint64_t time) {
+  struct lean_vcpu *L = &X->lv[v];
+  if (!L->open) return 0;
+  L->open = false;
+  if (time < L->exit_time) return 0;             /* clocks out of order: no measurement */
+  uint64_t cycles = time - L->exit_time;
+  X->exits.measured++;
+  lean_first(X, v);
+  L->clock += cycles;
+  int dom = -1, vid = -1;
+  if (X->sched) {
+    const struct xvcpu *x = &X->vc[X->dense_vc[v]];
+    dom = x->dom;
+    vid = x->vid;
+  }
+  return X->im->opt.note(X->im->opt.note_ctx, v, L->reason, L->caused ? &L->cause : NULL, L->cr3, L->clock, cycles,
+                         dom, vid);
+}
+
+/* import_exit_entry */
+static int lean_entry(struct xen *X, unsigned v, bool timed, uint64_t time) {
+  struct lean_vcpu *L = &X->lv[v];
+  int rc = lean_settle(X, v);
+  if (!rc && timed) rc = lean_measure(X, v, time);
+  L->open = false;
+  L->in_guest = timed;
+  L->entry_time = time;
+  X->exits.entries++;
+  return rc;
+}
+
+/* import_exit_close: the exit ends without an entry (a runstate change) */
+static int lean_close(struct xen *X, unsigned v, uint64_t time) {
+  struct lean_vcpu *L = &X->lv[v];
+  int rc = lean_settle(X, v);
+  if (!rc) rc = lean_measure(X, v, time);
+  L->open = false;
+  L->in_guest = false;
+  return rc;
+}
+
+/* The state machine the import runs: the lean one (opt.note) or import_exit.h's. */
+static int x_entry(struct xen *X, unsigned v, bool timed, uint64_t time) {
+  return X->lv ? lean_entry(X, v, timed, time) : import_exit_entry(&X->exits, v, timed, time);
+}
+static int x_close(struct xen *X, unsigned v, uint64_t time) {
+  return X->lv ? lean_close(X, v, time) : import_exit_close(&X->exits, v, time);
+}
+static void x_forget(struct xen *X, unsigned v) {
+  if (X->lv) X->lv[v].open = X->lv[v].in_guest = false;
+  else import_exit_forget(&X->exits, v);
+}
+static bool x_gap_too_long(const struct xen *X, unsigned v, uint64_t time) {
+  if (!X->lv) return import_exit_gap_too_long(&X->exits, v, time);
+  const struct lean_vcpu *L = &X->lv[v];
+  return L->in_guest && time > L->entry_time && time - L->entry_time > IMPORT_GAP_MAX;
+}
+static int x_finish(struct xen *X) {
+  if (!X->lv) return import_exits_finish(&X->exits);
+  int rc = 0;
+  for (unsigned v = 0; rc == 0 && v < X->im->nvcpus; v++) rc = lean_settle(X, v);
+  return rc;
+}
 
 static uint32_t get32(const unsigned char *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -140,9 +292,10 @@ static uint32_t get32(const unsigned char *p) {
 static uint64_t word64(const struct xrec *r, unsigned i) { return r->extra[i] | (uint64_t)r->extra[i + 1] << 32; }
 
 /* An exit record: only its reason is recorded. */
-static int exit_begins(struct xen *X, unsigned v, const struct xrec *r) {
+HOT int exit_begins(struct xen *X, unsigned v, const struct xrec *r) {
   struct import_exit x = { .reason = r->extra[0] < 0xffff ? (int)r->extra[0] : 0xffff };   /* counted by number */
   X->im->used++;
+  if (X->lv) return lean_begins(X, v, r->has_tsc, r->tsc, (unsigned)x.reason);
   return import_exit_begins(&X->exits, v, r->has_tsc, r->tsc, &x);
 }
 
@@ -152,7 +305,7 @@ static int exit_begins(struct xen *X, unsigned v, const struct xrec *r) {
 ** one event. ---- */
 
 static int ev(struct xen *X, unsigned v, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
-  return import_emit(X->im, v, type, aux, a, b);
+  return X->lv ? lean_event(X, v, type, aux, a, b) : import_emit(X->im, v, type, aux, a, b);
 }
 
 static int h_cr(struct xen *X, unsigned v, const struct xrec *r, bool write, bool wide) {
@@ -237,7 +390,7 @@ static const struct handler { uint32_t event; unsigned words; handler_fn fn; } h
   { TRC_HVM_HANDLER + 0x127, 3, h_xcr_write },  /* XCR_WRITE64 */
 };
 
-static const struct handler *handler_of(struct xen *X, uint32_t event) {
+HOT const struct handler *handler_of(struct xen *X, uint32_t event) {
   if ((event & 0xfffff000u) != TRC_HVM_HANDLER) return NULL;
   const struct handler **slot = &X->recent[event % HANDLER_RECENT];
   if (*slot && (*slot)->event == event) return *slot;
@@ -248,18 +401,25 @@ static const struct handler *handler_of(struct xen *X, uint32_t event) {
 
 /* A handler record: explains the vCPU's pending exit (other records of the
 ** same exit, and records outside an exit, are counted and skipped). */
-static int on_handler(struct xen *X, unsigned v, const struct xrec *r, const struct handler *h) {
-  if (!X->exits.v[v].pending) return import_skip_id(X->im, r->event);
+HOT int on_handler(struct xen *X, unsigned v, const struct xrec *r, const struct handler *h) {
+  if (!(X->lv ? X->lv[v].pending : X->exits.v[v].pending)) return import_skip_id(X->im, r->event);
   int rc = h->fn(X, v, r);
   if (rc < 0) return import_skip_id(X->im, r->event);   /* understood, nothing to replay */
-  import_exit_explained(&X->exits, v, true);
+  if (X->lv) X->lv[v].pending = false;                 /* lean_event made it caused */
+  else import_exit_explained(&X->exits, v, true);
   X->im->used++;
   return rc;
 }
 
+/* How far ahead of the record being read the input is asked for (two pages: the
+** processor's own prefetch stops at each 4 KiB page), as the record loops
+** waited for memory at every page (a quarter of a recording's summary). */
+#define XEN_PREFETCH 8192
+
 /* Decodes the record at off; returns its size, or 0 when the file ends inside it. */
-static size_t decode(const unsigned char *buf, size_t len, size_t off, struct xrec *r) {
+HOT size_t decode(const unsigned char *buf, size_t len, size_t off, struct xrec *r) {
   if (len - off < 4) return 0;
+  if (len - off > XEN_PREFETCH) __builtin_prefetch(buf + off + XEN_PREFETCH);
   uint32_t h = get32(buf + off);
   r->off = off;
   r->event = h & 0x0fffffffu;
@@ -271,7 +431,11 @@ static size_t decode(const unsigned char *buf, size_t len, size_t off, struct xr
   r->tsc = r->has_tsc ? get32(p) | (uint64_t)get32(p + 4) << 32 : 0;
   p += r->has_tsc ? 8 : 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  memcpy(r->extra, p, 4 * (size_t)r->nextra);     /* the file's words are little-endian, as the host's */
+  /* The file's words are little-endian, as the host's.  Where the buffer
+  ** holds them, all seven words are copied (a fixed-size copy is a few
+  ** instructions, a sized one a call); the words past nextra are never read. */
+  if ((size_t)(buf + len - p) >= sizeof r->extra) memcpy(r->extra, p, sizeof r->extra);
+  else memcpy(r->extra, p, 4 * (size_t)r->nextra);
 #else
   for (unsigned i = 0; i < r->nextra; i++) r->extra[i] = get32(p + 4 * i);
 #endif
@@ -279,7 +443,7 @@ static size_t decode(const unsigned char *buf, size_t len, size_t off, struct xr
 }
 
 /* Extra words each used record needs. */
-static unsigned words_needed(uint32_t event, const struct handler *h) {
+HOT unsigned words_needed(uint32_t event, const struct handler *h) {
   switch (event) {
   case TRC_TRACE_CPU_CHANGE: case TRC_HVM_VMEXIT: case TRC_HVM_VMEXIT64: return 1;
   case TRC_LOST_RECORDS: return 4;
@@ -288,12 +452,12 @@ static unsigned words_needed(uint32_t event, const struct handler *h) {
   return h ? h->words : 0;
 }
 
-static bool is_hvm(uint32_t event, const struct handler *h) {
+HOT bool is_hvm(uint32_t event, const struct handler *h) {
   return h || event == TRC_HVM_VMEXIT || event == TRC_HVM_VMEXIT64 || event == TRC_HVM_VMENTRY;
 }
 
 /* The checks every record gets: a time seen, and the words it needs. */
-static int check_record(struct xen *X, const struct xrec *r, const struct handler *h) {
+HOT int check_record(struct xen *X, const struct xrec *r, const struct handler *h) {
   if (r->has_tsc) import_exits_saw_time(&X->exits, r->tsc);
   if (r->nextra >= words_needed(r->event, h)) return 0;
   char why[96];
@@ -303,7 +467,7 @@ static int check_record(struct xen *X, const struct xrec *r, const struct handle
 }
 
 /* An HVM record of trace vCPU v. */
-static int hvm_record(struct xen *X, unsigned v, const struct xrec *r, const struct handler *h) {
+HOT int hvm_record(struct xen *X, unsigned v, const struct xrec *r, const struct handler *h) {
   struct import *im = X->im;
   if (h) {
     if (r->event == TRC_HVM_HANDLER + 0x009 || r->event == TRC_HVM_HANDLER + 0x109)
@@ -313,9 +477,9 @@ static int hvm_record(struct xen *X, unsigned v, const struct xrec *r, const str
   saw(X, r->event == TRC_HVM_VMENTRY ? SEEN_VMENTRY : SEEN_VMEXIT);
   if (r->event == TRC_HVM_VMENTRY) {
     im->used++;
-    return import_exit_entry(&X->exits, v, r->has_tsc, r->tsc);
+    return x_entry(X, v, r->has_tsc, r->tsc);
   }
-  if (r->has_tsc && import_exit_gap_too_long(&X->exits, v, r->tsc))
+  if (r->has_tsc && x_gap_too_long(X, v, r->tsc))
     return import_bad(im, r->off, NULL, 0, IMPORT_GAP_WHY);
   if (X->sched) X->vc[X->dense_vc[v]].exits++;
   return exit_begins(X, v, r);
@@ -345,7 +509,7 @@ static int on_record_file_order(struct xen *X, const struct xrec *r) {
   }
   if (r->event == TRC_LOST_RECORDS && X->vcpu >= 0) {
     count_lost(X, r, (unsigned)im->native_cpu[X->vcpu]);
-    import_exit_forget(&X->exits, (unsigned)X->vcpu);   /* its entry may be among the lost */
+    x_forget(X, (unsigned)X->vcpu);                     /* its entry may be among the lost */
     im->used++;
     return 0;
   }
@@ -375,7 +539,7 @@ static int vc_index(const struct xen *X, const struct xvcpu *v) { return (int)(v
 
 /* The vCPU's open exit is not measured (lost records may hold its end). */
 static void lose(struct xen *X, struct xvcpu *v) {
-  if (v->dense >= 0) import_exit_forget(&X->exits, (unsigned)v->dense);
+  if (v->dense >= 0) x_forget(X, (unsigned)v->dense);
   v->state = RS_LOST;
 }
 
@@ -413,7 +577,7 @@ static int on_runstate(struct xen *X, unsigned p, const struct xrec *r) {
   X->im->used++;
   int rc = 0;
   if (new == RS_RUNNABLE && v->dense >= 0)       /* preempted or woken: the exit ends here */
-    rc = import_exit_close(&X->exits, (unsigned)v->dense, r->tsc);
+    rc = x_close(X, (unsigned)v->dense, r->tsc);
   if (rc || runstate_ignored(v, old, new)) return rc;
   if (kind == 2) {
     if (v->state == RS_LOST && X->pc[p].cur >= 0) leave(X, p, &X->vc[X->pc[p].cur], RS_LOST);
@@ -510,6 +674,7 @@ static bool read_ahead(struct xen *X, const unsigned char *buf, unsigned p) {
   while (P->win >= 0) {
     if (P->off < P->end && decode(buf, P->end, P->off, &P->rec)) {
       P->off += 4 + (P->rec.has_tsc ? 8 : 0) + 4 * (size_t)P->rec.nextra;
+      import_populate(X->im, buf, P->off + 40);
       if (!P->rec.has_tsc) P->rec.tsc = P->last_tsc;
       else {
         P->last_tsc = P->rec.tsc;
@@ -601,15 +766,23 @@ static bool scan(struct xen *X, const unsigned char *buf, size_t len, size_t *le
   size_t off = 0;
   *lead = len;
   *too_many = false;
-  struct xrec r;
-  for (size_t size; off < len && (size = decode(buf, len, off, &r)); off += size) {
+  /* Only the headers are read (and a CPU change's first word): this pass
+  ** decodes no record, as decode() would, it only finds where each starts. */
+  for (size_t size; len - off >= 4; off += size) {
+    uint32_t h = get32(buf + off), event = h & 0x0fffffffu;
+    unsigned nextra = (h >> 28) & 7;
+    size_t tsc_bytes = (h >> 31) ? 8 : 0;
+    size = 4 + tsc_bytes + 4 * (size_t)nextra;
+    if (len - off < size) break;
     import_release(X->im, buf, off);              /* the second pass maps the pages in again */
-    if ((r.event & TRC_SCHED_MIN_MASK) == TRC_SCHED_MIN) sched = true;
-    if (r.event != TRC_TRACE_CPU_CHANGE || r.nextra < 1) continue;
+    import_populate(X->im, buf, off + 40);        /* 40: the longest record */
+    sched |= (event & TRC_SCHED_MIN_MASK) == TRC_SCHED_MIN;
+    if (event != TRC_TRACE_CPU_CHANGE || nextra < 1) continue;
+    uint32_t pcpu = get32(buf + off + 4 + tsc_bytes) & 0xffff;
     if (cpu >= 0) X->win[X->pc[cpu].win].end = off;
     else *lead = off;
-    if ((r.extra[0] & 0xffff) >= XEN_PCPU_MAX) { *too_many = true; *cut = off; return sched; }
-    cpu = (int)(r.extra[0] & 0xffff);
+    if (pcpu >= XEN_PCPU_MAX) { *too_many = true; *cut = off; return sched; }
+    cpu = (int)pcpu;
     add_window(X, cpu, off);
   }
   if (cpu >= 0) X->win[X->pc[cpu].win].end = off;
@@ -666,7 +839,98 @@ static int import_file_order(struct xen *X, const unsigned char *buf, size_t len
                       : on_record_file_order(X, &r);
     off += size;
     import_release(im, buf, off);
+    import_populate(im, buf, off + 40);
   }
+  return rc;
+}
+
+/* ---- the lean pass: a summary's one pass over a recording without
+** scheduler records (opt.note).  It reads the records import_file_order
+** reads, in the same order, with the same state machine (import_exit.h's,
+** followed here without its records: the exit's own state, and what
+** views_feed would make of the records it would emit), and keeps the same
+** counts for the metadata; it gives up (IMPORT_NOT_LEAN) on anything else:
+** scheduler or lost records, other events, bad or truncated records, a
+** handler record outside an exit. ---- */
+
+/* A handler record of v's pending exit: its handler's event (lean_event). */
+static int lean_handler(struct xen *X, unsigned v, const struct xrec *r) {
+  const struct handler *h = handler_of(X, r->event);
+  if (!h || r->nextra < h->words || !X->lv[v].pending) return IMPORT_NOT_LEAN;
+  if (r->event == TRC_HVM_HANDLER + 0x009 || r->event == TRC_HVM_HANDLER + 0x109) saw(X, SEEN_CR_WRITE);
+  if (h->fn(X, v, r) < 0) return IMPORT_NOT_LEAN;              /* the full import skips it */
+  X->lv[v].pending = false;
+  X->im->used++;
+  return 0;
+}
+
+/* One record; v: the current pCPU's vCPU (-1 before the first CPU change). */
+static int lean_record(struct xen *X, int *v, const struct xrec *r) {
+  struct import *im = X->im;
+  if (r->has_tsc) import_exits_saw_time(&X->exits, r->tsc);
+  if (r->event == TRC_TRACE_CPU_CHANGE) {
+    if (r->nextra < 1 || (*v = import_vcpu_of_cpu(im, r->extra[0] & 0xffff)) < 0) return IMPORT_NOT_LEAN;
+    im->used++;
+    return 0;
+  }
+  if (*v < 0) return IMPORT_NOT_LEAN;
+  unsigned vc = (unsigned)*v;
+  if (r->event == TRC_HVM_VMENTRY) {
+    saw(X, SEEN_VMENTRY);
+    im->used++;
+    return lean_entry(X, vc, r->has_tsc, r->tsc);
+  }
+  if (r->event != TRC_HVM_VMEXIT && r->event != TRC_HVM_VMEXIT64) return lean_handler(X, vc, r);
+  const struct lean_vcpu *L = &X->lv[vc];
+  if (r->nextra < 1 || r->extra[0] >= 0xffff ||
+      (r->has_tsc && L->in_guest && r->tsc > L->entry_time && r->tsc - L->entry_time > IMPORT_GAP_MAX))
+    return IMPORT_NOT_LEAN;
+  saw(X, SEEN_VMEXIT);
+  im->used++;
+  return lean_begins(X, vc, r->has_tsc, r->tsc, r->extra[0]);
+}
+
+static int lean_records(struct xen *X, const unsigned char *buf, size_t len) {
+  struct import *im = X->im;
+  int v = -1, rc = 0;
+  struct xrec r;
+  for (size_t off = 0, size; rc == 0 && off < len; off += size) {
+    size = decode(buf, len, off, &r);
+    if (!size || r.event == 0) return IMPORT_NOT_LEAN;
+    im->units++;
+    rc = lean_record(X, &v, &r);
+    import_release(im, buf, off + size);
+    import_populate(im, buf, off + size + 40);
+  }
+  for (unsigned i = 0; rc == 0 && i < im->nvcpus; i++) rc = lean_settle(X, i);   /* import_exits_finish */
+  return rc;
+}
+
+/* The headers first (the windows, and whether the scheduler's records are
+** there), then the records: in TSC order with them, in file order without. */
+static int import_scanned(struct xen *X, const unsigned char *buf, size_t len) {
+  size_t lead, cut;
+  bool too_many;
+  X->sched = scan(X, buf, len, &lead, &cut, &too_many);
+  X->im->map_released = X->im->map_populated = 0;   /* the second pass maps them in and gives them back again */
+  return X->sched ? import_sched(X, buf, len, lead, cut, too_many) : import_file_order(X, buf, len);
+}
+
+static int import_lean(struct xen *X, const unsigned char *buf, size_t len) {
+  struct import *im = X->im;
+  import_emit_fn emit = im->emit;
+  void *ctx = im->emit_ctx;
+  bool inline_inits = im->opt.inits_inline;
+  X->lv = xcalloc(TRACE_VCPU_MAX, sizeof *X->lv);
+  im->emit = lean_capture;                       /* the events of exits left unexplained */
+  im->emit_ctx = X;
+  im->opt.inits_inline = false;                  /* lean_first follows them */
+  int rc = im->opt.note_scan ? import_scanned(X, buf, len) : lean_records(X, buf, len);
+  im->emit = emit;
+  im->emit_ctx = ctx;
+  im->opt.inits_inline = inline_inits;
+  free(X->lv);
+  X->lv = NULL;
   return rc;
 }
 
@@ -758,12 +1022,8 @@ int import_xentrace(struct import *im, const unsigned char *buf, size_t len) {
   import_exits_init(&X->exits, im, false);
   X->vcpu = -1;
   im->binary = true;
-  size_t lead, cut;
-  bool too_many;
-  X->sched = scan(X, buf, len, &lead, &cut, &too_many);
-  im->map_released = 0;                           /* the second pass gives them back again */
-  int rc = X->sched ? import_sched(X, buf, len, lead, cut, too_many) : import_file_order(X, buf, len);
-  if (rc == 0) rc = import_exits_finish(&X->exits);
+  int rc = im->opt.note ? import_lean(X, buf, len) : import_scanned(X, buf, len);
+  if (rc == 0) rc = x_finish(X);
   if (rc == 0) rc = check_one_guest(X);
   if (rc == 0) add_metadata(X);
   import_map_free(&X->vc_of);

@@ -12,7 +12,8 @@
 ** and @init records written last) and the trace reader must read the trace
 ** it writes to its end.  A harness that defines IMPORT_PV64 (perf script
 ** text) also imports every input as a 64-bit Xen PV guest (--guest pv64),
-** whose records must pass the same checks. */
+** whose records must pass the same checks.  A harness that defines
+** IMPORT_EXTRA_CHECK(data, size) has it called first on every input. */
 #include "fuzz_import_file.h"
 #include "sim/trace/zin.h"
 
@@ -87,6 +88,9 @@ static void import_whole(const uint8_t *data, size_t size) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint64_t used, bad;
+#ifdef IMPORT_EXTRA_CHECK
+  IMPORT_EXTRA_CHECK(data, size);
+#endif
   if (import_once(data, size, false, &used, &bad) != 0) {
     /* refused for an unparseable unit: --skip-bad counts it and goes on */
     uint64_t bad_first = bad;

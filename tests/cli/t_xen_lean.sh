@@ -1,0 +1,80 @@
+# CLI tests for the lean pass of `vmxsim summary` over a xentrace recording (import.h,
+# opt.note: the importer notes each measured exit for the views and emits no records):
+# its summary equals the summary of the trace the full import writes, read record by
+# record (views_feed), for every option it takes: every vCPU of every domain of a
+# migrating multi-domain recording with lost records, each domain, the formats, the
+# units, a time series; a recording of exits alone (read in one pass) and recordings
+# whose one pass gives up late (scheduler, lost or unknown records after the exits).
+# Sourced by tests/cli/run.sh in a scratch directory; $VMXSIM is the program, $ROOT the repo.
+
+# same_summary NAME REC TRACE [OPTION...]: the summary of the recording and of its
+# imported trace, each with OPTION..., are the same (the file's name aside), and so are
+# their exit codes and messages.
+same_summary() {
+  name=$1 rec=$2 trace=$3
+  shift 3
+  run "$VMXSIM" summary "$@" "$rec"
+  lean_out=$(printf '%s\n' "$out" | sed "s|$rec|FILE|g") lean_err=$(printf '%s\n' "$err" | sed "s|$rec|FILE|g") lean_rc=$rc
+  run "$VMXSIM" summary "$@" "$trace"
+  check_eq "$name: exit code" "$rc" "$lean_rc"
+  check_eq "$name: output" "$(printf '%s\n' "$out" | sed "s|$trace|FILE|g")" "$lean_out"
+  check_eq "$name: messages" "$(printf '%s\n' "$err" | sed "s|$trace|FILE|g")" "$lean_err"
+}
+
+# The recording and its trace take the same workload name (the recording's base name).
+imported() { # REC: writes REC.d/REC's base name.trace, prints its path
+  mkdir -p "$1.d"
+  tr="$1.d/$(basename "$1" .xentrace).trace"
+  "$VMXSIM" import xentrace "$1" -o "$tr" --workload "$(basename "$1" .xentrace)" > /dev/null 2>&1
+  echo "$tr"
+}
+
+if [ -x "${GEN_XENTRACE:-}" ]; then
+  # two guests of four vCPUs and a dom0 of two on four pCPUs, migrating, two lost-records markers
+  "$GEN_XENTRACE" -d 2 -v 4 -0 2 -c 4 -n 3000 -l 2 -w 2048 -s 5 -o host.xentrace
+  TR=$(imported host.xentrace)
+  check_contains "host: the recording holds lost records" "$("$VMXSIM" trace info --format json "$TR")" '"lost_records"'
+  same_summary "host, every domain" host.xentrace "$TR"
+  for f in json csv; do same_summary "host, --format $f" host.xentrace "$TR" --format "$f"; done
+  same_summary "host, --units us --sort time --top 3" host.xentrace "$TR" --units us --sort time --top 3
+  same_summary "host, --interval 1ms" host.xentrace "$TR" --interval 1ms
+  for d in 0 1 2; do
+    same_summary "host, --domain $d" host.xentrace "$TR" --domain "$d"
+    vcpus=3; [ "$d" = 0 ] && vcpus=1
+    for v in $(seq 0 "$vcpus"); do
+      same_summary "host, d${d}v$v" host.xentrace "$TR" --domain "$d" --vcpu "$v" --format csv
+    done
+  done
+  same_summary "host, --domain 0 --vcpu 2 (no such vCPU)" host.xentrace "$TR" --domain 0 --vcpu 2
+  same_summary "host, --domain 7 (no such domain)" host.xentrace "$TR" --domain 7
+  same_summary "host, --vcpu 1 (several domains)" host.xentrace "$TR" --vcpu 1
+
+  # exits alone on three pCPUs: read in one pass
+  "$GEN_XENTRACE" -n 20000 -c 3 -s 2 -o flat.xentrace
+  TR=$(imported flat.xentrace)
+  same_summary "exits alone" flat.xentrace "$TR"
+  same_summary "exits alone, --vcpu 2 --format json" flat.xentrace "$TR" --vcpu 2 --format json
+  same_summary "exits alone, --domain 1 (no domains)" flat.xentrace "$TR" --domain 1
+  # the same with a record its one pass does not read at the end: a runstate change
+  # {vCPU 0, domain 1} (0x00021011: running to runnable, one extra word, no TSC), a
+  # lost-records marker of four words, an unknown event
+  for tail in '\021\020\002\020\000\000\001\000' \
+              '\001\360\001\100\005\000\000\000\001\000\000\000\000\000\000\000\000\000\000\000' \
+              '\017\360\001\000'; do
+    cp flat.xentrace late.xentrace
+    printf "$tail" >> late.xentrace
+    rm -rf late.xentrace.d
+    TR=$(imported late.xentrace)
+    same_summary "exits alone, then $(od -An -tx1 -N4 -j "$(($(wc -c < flat.xentrace)))" late.xentrace | tr -d ' ')" \
+      late.xentrace "$TR"
+  done
+else
+  skip "lean summary: GEN_XENTRACE is not set (make cli builds it)"
+fi
+
+# the committed host recording (tests/data/xentrace-host): each vCPU as xenalyze's sections show it
+HOST="$ROOT/tests/data/xentrace-host/host.xentrace"
+cp "$HOST" fixture.xentrace
+TR=$(imported fixture.xentrace)
+same_summary "fixture" fixture.xentrace "$TR"
+same_summary "fixture, d2v3" fixture.xentrace "$TR" --domain 2 --vcpu 3
