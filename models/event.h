@@ -94,6 +94,9 @@ static_assert(sizeof(struct trace_event) == 24, "trace record size is part of th
 #define VIRQ_SRC_IPI     2u        /* an IPI from another vCPU: b = the sender's vCPU number */
 #define VIRQ_SRC_TIMER   3u        /* this vCPU's own local-APIC timer expired */
 #define VIRQ_SRC_MAX     VIRQ_SRC_TIMER
+/* The vector Linux guests give their local-APIC timer (LOCAL_TIMER_VECTOR,
+** arch/x86/include/asm/irq_vectors.h): what an imported timer expiry carries. */
+#define LOCAL_TIMER_VECTOR 0xecu
 /* b of a device's interrupt: it is level-triggered, routed through the I/O
 ** APIC, whose EOI the hypervisor must see (the EOI-exit bitmap, SDM 24.6.8). */
 #define VIRQ_DEVICE_LEVEL 0x1u

@@ -41,8 +41,6 @@ const char *exit_reason_not_redecided(unsigned reason) {
     return "the monitor trap flag (a host debugger's single steps) is not modelled";
   case EXIT_REASON_EPT_MISCONFIG:
     return "MMIO to an emulated device: the EPT model maps no device memory";
-  case EXIT_REASON_PREEMPTION_TIMER:
-    return "the VMX-preemption timer is not modelled (the recording holds no timer values)";
   case EXIT_REASON_PML_FULL:
     return "page-modification logging is not modelled";
   }

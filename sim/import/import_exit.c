@@ -180,6 +180,10 @@ static int exit_alone(struct import_exits *X, unsigned v, const struct import_ex
   case EXIT_REASON_VMCALL: return emit(X, v, EV_VMCALL, 0, 0, 0);    /* number not recorded */
   case EXIT_REASON_RDTSC: return emit(X, v, EV_RDTSC, 0, 0, 0);
   case EXIT_REASON_PAUSE_INSTRUCTION: return emit(X, v, EV_PAUSE, 0, 0, 0);
+  /* The guest's deadline, kept in the VMX-preemption timer, expired: its
+  ** timer interrupt (Linux's LOCAL_TIMER_VECTOR, 0xec) arrives, which a
+  ** replay decides under the policy's lapic_timer (SDM 25.5.1, 25.2). */
+  case EXIT_REASON_PREEMPTION_TIMER: return emit(X, v, EV_VIRQ, VIRQ_SRC_TIMER, LOCAL_TIMER_VECTOR, 0);
   case EXIT_REASON_WBINVD: return emit(X, v, EV_WBINVD, 0, 0, 0);
   case EXIT_REASON_RDPMC: return emit(X, v, EV_RDPMC, 0, 0, 0);
   }

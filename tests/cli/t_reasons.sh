@@ -33,7 +33,7 @@ awk 'BEGIN { print "cpus=1" }
   exits.txt > host.txt
 
 run "$VMXSIM" --no-db --policy ept --cpu skylake-2019 --set rdtsc_exiting=true --set apic_access_virt=true \
-  --input-format kvm-ftrace host.txt
+  --set lapic_timer=preemption --input-format kvm-ftrace host.txt
 check_rc "reasons: the recording replays under its host's configuration" 0
 check_contains "reasons: measured beside simulated" "$out" "measured (the recording) beside simulated"
 table=$(printf '%s\n' "$out" | awk '/^measured \(the recording\)/ { on = 1; next } /^ by address space/ { on = 0 } on')
@@ -42,7 +42,7 @@ table=$(printf '%s\n' "$out" | awk '/^measured \(the recording\)/ { on = 1; next
 measured() { awk -v r="$1" '$1 == r { n++ } END { print n + 0 }' exits.txt; }
 row() { printf '%s\n' "$table" | awk -v r="$1" '$1 == r'; }
 for r in INTERRUPT_WINDOW NMI_WINDOW XSETBV RDTSCP MWAIT_INSTRUCTION MONITOR_INSTRUCTION TASK_SWITCH VMREAD \
-         VMRESUME TRIPLE_FAULT; do
+         VMRESUME TRIPLE_FAULT PREEMPTION_TIMER; do
   check_eq "reasons: $r simulated as often as measured" "$(measured "$r") $(measured "$r")" \
     "$(row "$r" | awk '{ print $2, $4 }')"
 done
@@ -53,7 +53,6 @@ check_eq "reasons: APIC accesses, EOIs and APIC writes replayed as APIC accesses
   "$(row APIC_ACCESS | awk '{ print $4 }')"
 check_contains "reasons: EOI_INDUCED is named" "$(row EOI_INDUCED)" "simulated 0: the policy has no virtual-interrupt delivery"
 check_contains "reasons: APIC_WRITE is named" "$(row APIC_WRITE)" "simulated 0: the policy has no APIC-register virtualization"
-check_contains "reasons: PREEMPTION_TIMER is named" "$(row PREEMPTION_TIMER)" "not re-decided: the VMX-preemption timer is not modelled"
 check_contains "reasons: EPT_MISCONFIG is named" "$(row EPT_MISCONFIG)" "not re-decided: MMIO to an emulated device"
 check_eq "reasons: no measured reason row is a silent 0" "" \
   "$(printf '%s\n' "$table" | awk '$1 ~ /^[A-Z_]+$/ && $4 == "0" { print $1 }')"
@@ -69,7 +68,10 @@ flat=$(printf '%s' "$out" | tr -d ' \t\n')
 check_contains "reasons: JSON names what is not re-decided" "$flat" \
   '"PREEMPTION_TIMER":{"count":1,'
 check_contains "reasons: JSON says why" "$flat" \
-  '"not_redecided":"theVMX-preemptiontimerisnotmodelled(therecordingholdsnotimervalues)"'
+  '"not_redecided":"MMIOtoanemulateddevice:theEPTmodelmapsnodevicememory"'
+check_contains "reasons: JSON: a PREEMPTION_TIMER exit with the deadline in a host timer says where it went" "$flat" \
+  '"removed_by":"thedeadlineiskeptinahosttimer(lapic_timer=hrtimer):itsexpiryisanEXTERNAL_INTERRUPTexit(SDM25.2)"'
+check_contains "reasons: ... and it is an EXTERNAL_INTERRUPT exit" "$flat" '"exits":{"EXTERNAL_INTERRUPT":{"count":1,'
 
 # compare beside the recording: a reason no run decides is named under the table
 "$VMXSIM" --db r.db --policy ept --cpu skylake-2019 --set rdtsc_exiting=true --set apic_access_virt=true \
@@ -77,7 +79,7 @@ check_contains "reasons: JSON says why" "$flat" \
 "$VMXSIM" --db r.db --policy ept+lazydr --cpu skylake-2019 --input-format kvm-ftrace host.txt > /dev/null
 run "$VMXSIM" compare --db r.db 1 2
 check_contains "reasons: compare names what is not re-decided" "$out" \
-  "PREEMPTION_TIMER: not re-decided: the VMX-preemption timer is not modelled"
+  "EPT_MISCONFIG: not re-decided: MMIO to an emulated device"
 check_not_contains "reasons: compare does not name what a run decided" "$out" "INTERRUPT_WINDOW: not re-decided"
 run "$VMXSIM" compare --db r.db --format json 1 2
 flat=$(printf '%s' "$out" | tr -d ' \t\n')
