@@ -9,6 +9,7 @@
 #include "gen_debug.h"
 #include "gen_hackbench.h"
 #include "gen_interrupts.h"
+#include "gen_ipi.h"
 #include "gen_latctx.h"
 #include "gen_syscalls.h"
 
@@ -27,6 +28,8 @@ const struct generator generators[] = {
     CPUID_MODEL_VERSION, gen_cpuid_args },
   { "interrupts", "an interrupt-driven guest: timer ticks, IPIs, device interrupts, idle vCPUs in HLT",
     interrupts_usage, INTERRUPTS_MODEL_VERSION, gen_interrupts_args },
+  { "ipi", "IPI round trips between two vCPUs: kvm-unit-tests' vmexit 'ipi' test", ipi_usage,
+    IPI_MODEL_VERSION, gen_ipi_args },
 };
 const size_t ngenerators = sizeof generators / sizeof generators[0];
 
@@ -40,7 +43,7 @@ int gen_generate(int argc, char **argv, const char *out, char *err, size_t errle
   const struct generator *g = argc > 0 ? generator_find(argv[0]) : NULL;
   if (!g) {
     snprintf(err, errlen, "gen: unknown workload '%s' (expected lat_ctx, hackbench, syscalls, cr4toggle, debug, "
-             "cpuid or interrupts); see 'vmxsim gen --help'", argc > 0 ? argv[0] : "");
+             "cpuid, interrupts or ipi); see 'vmxsim gen --help'", argc > 0 ? argv[0] : "");
     return EXIT_USAGE;
   }
   char why[512] = "";

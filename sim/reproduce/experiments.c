@@ -1,4 +1,4 @@
-/* The six classic exit-cost experiments of `vmxsim reproduce` (docs/experiments.md). */
+/* The classic exit-cost experiments of `vmxsim reproduce` (docs/experiments.md). */
 #include "reproduce.h"
 #include "sim/config/data.h"
 #include "sim/config/profile.h"
@@ -431,6 +431,47 @@ static int xenner_kbuild_2008(struct xp_ctx *c, struct xp_table *t) {
   return EXIT_OK;
 }
 
+/* 8. IPI virtualization (2022): kvm-unit-tests' vmexit 'ipi' round trip under
+** APICv with and without it, on Sapphire Rapids.  The published reductions
+** (Zeng Guang, "[PATCH 0/5] IPI virtualization support for VM", kvm list,
+** 2021-07-16, repeated to v9 in 2022) are kept aside: printed beside the
+** prediction, never fitted. */
+static const double ipiv_published_pct[] = { 22.21, 15.98 };   /* xAPIC, x2APIC */
+
+static double cycles_per_op(const struct xp_result *r) {
+  return r->marks ? (double)(r->rep.guest_cycles + r->rep.vmm_cycles) / (double)r->marks : 0;
+}
+
+static int ipiv_2022(struct xp_ctx *c, struct xp_table *t) {
+  static const char *const modes[] = { "xapic", "x2apic" };
+  char n[16];
+  snprintf(n, sizeof n, "%u", c->quick ? 20 : 10000);
+  table(t, "ipiv-2022",
+        "kvm-unit-tests vmexit ipi round trip, APICv without and with IPI virtualization, Sapphire Rapids (KVM 2022)",
+        "cycles per round trip",
+        ARGS("exits apicv", "exits ipiv", "apicv", "ipiv", "reduction %", "published %"));
+  t->plot_first = 4;
+  t->plot_n = 2;
+  for (unsigned m = 0; m < 2; m++) {
+    const char *tr = xp_gen(c, ARGS("ipi", "--count", n, "--apic", modes[m]));
+    const struct xp_config cfg[] = { { "apicv", "sapphirerapids-2023", NULL }, { "ipiv", "sapphirerapids-2023", NULL } };
+    struct xp_result res[2];
+    if (!tr || xp_run_many(c, tr, cfg, 2, res)) return xp_failed(c);
+    double without = cycles_per_op(&res[0]), with = cycles_per_op(&res[1]);
+    struct xp_row *row = xp_add_row(t, "%s", m ? "x2APIC" : "xAPIC");
+    double v[] = { res[0].exits_per_op, res[1].exits_per_op, without, with,
+                   without > 0 ? 100.0 * (without - with) / without : 0, ipiv_published_pct[m] };
+    memcpy(row->v, v, sizeof v);
+  }
+  snprintf(t->notes, sizeof t->notes,
+           "Predicted: exits and cycles per round trip (both vCPUs' guest and hypervisor cycles: the source's ICR "
+           "write, the target's handler and EOI) and the reduction. Kept aside, not fitted: the published reduction "
+           "(Zeng Guang, kvm list 2021-07-16). The model leaves out the source's wait for the interrupt's delivery "
+           "(the notification IPI between cores, ipi_done's cache line) and the overlap of the source's VM entry "
+           "with it (docs/experiments.md, \"ipiv-2022\").");
+  return EXIT_OK;
+}
+
 const struct experiment experiments[] = {
   { "shadow-cache-2007", "lat_ctx: discarding vs caching shadow page tables (2007)", shadow_cache_2007, 1 },
   { "cr3-cache-2008", "lat_ctx and hackbench: the 4-entry paravirtual CR3 cache (2008)", cr3_cache_2008, 2 },
@@ -440,5 +481,6 @@ const struct experiment experiments[] = {
   { "guest-walk-2011", "the memory-slot hint in the shadow MMU's guest walk (2011)", guest_walk_2011, 1 },
   { "xenner-kbuild-2008", "a recorded kernel build as xenner's 64-bit PV guest, with and without the CR3 cache",
     xenner_kbuild_2008, 1 },
+  { "ipiv-2022", "an IPI round trip under APICv without and with IPI virtualization (2022)", ipiv_2022, 1 },
 };
 const unsigned nexperiments = sizeof experiments / sizeof experiments[0];

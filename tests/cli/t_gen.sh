@@ -6,7 +6,7 @@ count() { printf '%s\n' "$out" | awk -v k="$1" '$1 == k { print $2; f = 1 } END 
 run "$VMXSIM" gen --help
 check_rc "gen --help exits 0" 0
 listing=$out
-for g in lat_ctx hackbench syscalls cr4toggle debug interrupts; do
+for g in lat_ctx hackbench syscalls cr4toggle debug interrupts ipi; do
   check_contains "gen --help lists $g" "$listing" "$g"
   run "$VMXSIM" gen "$g" --help
   check_rc "gen $g --help exits 0" 0
@@ -146,6 +146,29 @@ check_eq "cpuid instructions" 25 "$(count cpuid)"
 run "$VMXSIM" --policy shadowcache --no-db --format csv c.bin
 check_contains "every cpuid exits" "$out" "exit,CPUID,,25,"
 err_case "zero cpuid" --count cpuid --count 0 -o e.bin
+
+# ipi: per round trip one ICR write on vCPU 0, one IPI with its EOI and IRET on vCPU 1
+run "$VMXSIM" gen ipi --help
+check_contains "gen ipi --help has an example" "$out" "vmxsim gen ipi"
+run "$VMXSIM" gen ipi --count 7 -o ipi2.bin
+check_rc "ipi (x2APIC) generates" 0
+run "$VMXSIM" trace info ipi2.bin
+check_eq "ipi marks" 7 "$(count marks:)"
+check_eq "ipi: ICR and EOI MSR writes" 14 "$(count wrmsr)"
+check_eq "ipi: interrupts" 7 "$(count virq)"
+check_eq "ipi: IRETs" 7 "$(count iret)"
+run "$VMXSIM" --policy apicv --cpu sapphirerapids-2023 --no-db --format csv ipi2.bin
+check_contains "apicv: only the x2APIC ICR write exits" "$out" "exit,MSR_WRITE,,7,"
+run "$VMXSIM" --policy ipiv --cpu sapphirerapids-2023 --no-db --format csv ipi2.bin
+check_contains "ipiv: no exit at all" "$out" "total,exits,,0,"
+run "$VMXSIM" gen ipi --count 7 --apic xapic -o ipix.bin
+check_rc "ipi (xAPIC) generates" 0
+run "$VMXSIM" trace info ipix.bin
+check_eq "ipi xapic: ICR read, ICR2, ICR and EOI accesses" 28 "$(count apic)"
+run "$VMXSIM" --policy ipiv --cpu sapphirerapids-2023 --no-db --format csv ipix.bin
+check_contains "ipiv, xAPIC: the ICR2 write still traps" "$out" "exit,APIC_WRITE,,7,"
+err_case "zero ipi round trips" --count ipi --count 0 -o e.bin
+err_case "ipi: unknown APIC mode" --apic ipi --count 1 --apic x3apic -o e.bin
 
 # --native-scale multiplies the anchors (2.02 us x 2.5 x 2.4 GHz = 12120 cycles per switch)
 run "$VMXSIM" gen lat_ctx --procs 2 --iters 10 --native-scale 2.5 -o s.bin

@@ -2,8 +2,8 @@
 ** the shared values of fuzz_options: the generators' command lines
 ** (workloads/genutil.c gen_parse_args, with one option of every kind, and
 ** the range checks each generator applies after it; a line that begins with
-** "interrupts" goes to that generator whole, workloads/gen_interrupts.c, whose
-** output /dev/null it refuses after its checks), the sweep's
+** "interrupts" or "ipi" goes to that generator whole, workloads/gen_interrupts.c
+** or workloads/gen_ipi.c, whose output /dev/null it refuses after its checks), the sweep's
 ** --shard I/N (sim/sweep/plan_runs.c plan_shard_parse) and `vmxsim cpus`'s
 ** own arguments (--controls and the CPUs it names, sim/cli/cmd_list.c).  Each input line is
 ** one command line, split at blanks (a line "--shard X" gives X to the shard
@@ -16,6 +16,7 @@
 #include "sim/sweep/plan.h"
 #include "workloads/genutil.h"
 #include "workloads/gen_interrupts.h"
+#include "workloads/gen_ipi.h"
 #include <math.h>
 
 #define WORDS_MAX 32
@@ -60,12 +61,13 @@ static void generator_line(char **argv, int argc, const char *line) {
   check(gen_check_paging(err, sizeof err, paging), "gen_check_paging refused a parsed mode", line);
 }
 
-/* The interrupts generator's own checks (rates as doubles, modes that
+/* The interrupts and ipi generators' own checks (rates as doubles, modes that
 ** exclude each other): whatever the values, a usage error with a message,
 ** never a trace and never a crash.  The line's own output options are left
 ** out, so the output is always a device, which the generator refuses after
 ** its checks. */
-static void interrupts_line(char **argv, int argc, const char *line) {
+static void generator_own_checks(char **argv, int argc, const char *line,
+                                 int (*run)(int, char **, const char *, char *, size_t)) {
   char *args[WORDS_MAX + 1];
   int n = 0;
   for (int i = 1; i < argc; i++) {
@@ -75,8 +77,8 @@ static void interrupts_line(char **argv, int argc, const char *line) {
   }
   args[n] = NULL;
   char err[512] = "";
-  int rc = gen_interrupts_args(n, args, "/dev/null", err, sizeof err);
-  check(rc == EXIT_USAGE && err[0], "interrupts: not a usage error with a message", line);
+  int rc = run(n, args, "/dev/null", err, sizeof err);
+  check(rc == EXIT_USAGE && err[0], "generator: not a usage error with a message", line);
 }
 
 static void shard_value(const char *v, const char *line) {
@@ -115,7 +117,8 @@ static void one_line(const char *line) {
     argv[argc++] = w;
   argv[argc] = NULL;
   generator_line(argv, argc, line);
-  if (argc > 1 && strcmp(argv[1], "interrupts") == 0) interrupts_line(argv, argc, line);
+  if (argc > 1 && strcmp(argv[1], "interrupts") == 0) generator_own_checks(argv, argc, line, gen_interrupts_args);
+  if (argc > 1 && strcmp(argv[1], "ipi") == 0) generator_own_checks(argv, argc, line, gen_ipi_args);
   shard_value(line, line);
   if (argc == 3 && strcmp(argv[1], "--shard") == 0) shard_value(argv[2], line);
   cpus_line(argv, argc, line);

@@ -16,6 +16,7 @@
 #include "workloads/gen_debug.h"
 #include "workloads/gen_hackbench.h"
 #include "workloads/gen_interrupts.h"
+#include "workloads/gen_ipi.h"
 #include "workloads/gen_latctx.h"
 #include "workloads/gen_syscalls.h"
 #include "workloads/generators.h"
@@ -829,6 +830,35 @@ static void test_interrupts_deterministic(void **state) {
   assert_int_equal(a.virq[VIRQ_SRC_DEVICE][0x22], 15);
 }
 
+/* kvm-unit-tests' ipi round trip: per mark one ICR write on vCPU 0 (in xAPIC
+** mode after a read of the ICR), one IPI on vCPU 1 that was sent before it
+** arrives (irqscan checks that), its EOI; the same options give the same bytes. */
+static void test_ipi_round_trips(void **state) {
+  (void)state;
+  struct ipi_opts o;
+  ipi_defaults(&o);
+  o.count = 12;
+  char err[256] = "";
+  for (int apic = IRQ_APIC_X2APIC; apic <= IRQ_APIC_XAPIC; apic++) {
+    o.apic = apic;
+    assert_int_equal(gen_ipi(&o, path_in_tmp("ipi1.bin"), err, sizeof err), EXIT_OK);
+    struct irqscan s;
+    irqscan(path_in_tmp("ipi1.bin"), &s);
+    assert_int_equal(s.marks, 12);
+    assert_int_equal(s.icr, 12);
+    assert_int_equal(s.icr_reads, apic == IRQ_APIC_XAPIC ? 12 : 0);
+    assert_int_equal(s.virq[VIRQ_SRC_IPI][0x20], 12);
+    assert_int_equal(s.eoi, 12);
+    assert_int_equal(s.busy_cycles[0], 12 * o.work);
+    assert_int_equal(s.busy_cycles[1], 12 * o.handler);
+    assert_int_equal(gen_ipi(&o, path_in_tmp("ipi2.bin"), err, sizeof err), EXIT_OK);
+    assert_true(same_bytes(path_in_tmp("ipi1.bin"), path_in_tmp("ipi2.bin")));
+  }
+  o.count = 0;
+  assert_int_equal(gen_ipi(&o, path_in_tmp("ipi0.bin"), err, sizeof err), EXIT_USAGE);
+  assert_non_null(strstr(err, "--count"));
+}
+
 static void test_interrupts_errors(void **state) {
   (void)state;
   /* case i sets one bad value below */
@@ -887,7 +917,7 @@ static void test_generate_by_name(void **state) {
     { { "lat_ctx", "--procs", "2" }, 3, EXIT_USAGE,
       "gen lat_ctx: missing required option --iters; see 'vmxsim gen lat_ctx --help'" },
     { { "nope" }, 1, EXIT_USAGE, "gen: unknown workload 'nope' (expected lat_ctx, hackbench, syscalls, "
-      "cr4toggle, debug, cpuid or interrupts); see 'vmxsim gen --help'" },
+      "cr4toggle, debug, cpuid, interrupts or ipi); see 'vmxsim gen --help'" },
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     err[0] = 0;
@@ -975,6 +1005,7 @@ int main(void) {
     cmocka_unit_test(test_interrupts_devices),
     cmocka_unit_test(test_interrupts_deterministic),
     cmocka_unit_test(test_interrupts_errors),
+    cmocka_unit_test(test_ipi_round_trips),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
