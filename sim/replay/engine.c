@@ -474,19 +474,22 @@ static inline void run_block(struct engine *e, const struct trace_event *ev, siz
   uint64_t first = e->index;
   uint64_t guest = 0;
   size_t measured = 0;
+  uint64_t *clock = e->vcpu_cycles;   /* ledger 0's: held here, as the event's stores could alias it */
   if (stepwise || e->obs.exit) {
     for (const struct trace_event *end = ev + n; ev != end; ev++) {
       if (ev->type == EV_MEASURED) { measured++; continue; }   /* no native time either */
       e->st.events++;
       guest += ev->cycles;
-      for (unsigned k = 0; k < nledger; k++) e->ledger[k].vcpu_cycles[ev->vcpu] += ev->cycles;
+      clock[ev->vcpu] += ev->cycles;
+      for (unsigned k = 1; k < nledger; k++) e->ledger[k].vcpu_cycles[ev->vcpu] += ev->cycles;
       if (ev->type != EV_RUN) event(e, ev, false);
       else if (stepwise) e->vcpu[ev->vcpu].halted = false;
     }
   } else {
     for (const struct trace_event *end = ev + n; ev != end; ev++) {
       guest += ev->cycles;
-      for (unsigned k = 0; k < nledger; k++) e->ledger[k].vcpu_cycles[ev->vcpu] += ev->cycles;  /* each profile's clocks */
+      clock[ev->vcpu] += ev->cycles;                   /* each profile's clocks */
+      for (unsigned k = 1; k < nledger; k++) e->ledger[k].vcpu_cycles[ev->vcpu] += ev->cycles;
       if (ev->type == EV_RUN) continue;
       if (ev->type == EV_MEASURED) measured++;
       else event(e, ev, false);
