@@ -462,43 +462,42 @@ void engine_step(struct engine *e, const struct trace_event *ev) {
   locate_failure(e, ev, 1, e->index - 1);
 }
 
-/* One record with the counts kept current at every record (an observer reads
-** them); as engine_step without e->last. */
-static inline void counted_step(struct engine *e, const struct trace_event *ev, bool stepwise) {
-  e->index++;
-  if (ev->type == EV_MEASURED) return;
-  e->st.events++;
-  charge_native(e, ev);
-  if (ev->type != EV_RUN) event(e, ev, false);
-  else if (stepwise) e->vcpu[ev->vcpu].halted = false;
-}
-
 /* A block of events, without what only the REPL shows (e->last).  Measured
 ** records (EV_MEASURED) are no guest events: passed over.  stepwise: as
 ** engine_step does it, a run wakes a halted vCPU; otherwise a run is only
 ** native time (the replay of a trace without measured exits has always
-** counted it so, and its figures come from here).  The counts are kept per
-** block, or per record when an observer may read them. */
+** counted it so, and its figures come from here).  What an observer reads at
+** an exit (the events so far and the vCPUs' clocks) is kept current at every
+** record; the rest (the guest cycles, the index) is added once a block. */
 static inline void run_block(struct engine *e, const struct trace_event *ev, size_t n, bool stepwise, unsigned nledger) {
   const struct trace_event *block = ev;
   uint64_t first = e->index;
-  if (stepwise || e->obs.exit) {
-    for (const struct trace_event *end = ev + n; ev != end; ev++) counted_step(e, ev, stepwise);
-    locate_failure(e, block, n, first);
-    return;
-  }
   uint64_t guest = 0;
   size_t measured = 0;
-  for (const struct trace_event *end = ev + n; ev != end; ev++) {
-    guest += ev->cycles;
-    for (unsigned k = 0; k < nledger; k++) e->ledger[k].vcpu_cycles[ev->vcpu] += ev->cycles;  /* each profile's clocks */
-    if (ev->type == EV_RUN) continue;
-    if (ev->type == EV_MEASURED) measured++;
-    else event(e, ev, false);
+  uint64_t *clock = e->vcpu_cycles;   /* ledger 0's: held here, as the event's stores could alias it */
+  if (stepwise || e->obs.exit) {
+    for (const struct trace_event *end = ev + n; ev != end; ev++) {
+      if (ev->type == EV_MEASURED) { measured++; continue; }   /* no native time either */
+      e->st.events++;
+      guest += ev->cycles;
+      clock[ev->vcpu] += ev->cycles;
+      for (unsigned k = 1; k < nledger; k++) e->ledger[k].vcpu_cycles[ev->vcpu] += ev->cycles;
+      if (ev->type != EV_RUN) event(e, ev, false);
+      else if (stepwise) e->vcpu[ev->vcpu].halted = false;
+    }
+  } else {
+    for (const struct trace_event *end = ev + n; ev != end; ev++) {
+      guest += ev->cycles;
+      clock[ev->vcpu] += ev->cycles;                   /* each profile's clocks */
+      for (unsigned k = 1; k < nledger; k++) e->ledger[k].vcpu_cycles[ev->vcpu] += ev->cycles;
+      if (ev->type == EV_RUN) continue;
+      if (ev->type == EV_MEASURED) measured++;
+      else event(e, ev, false);
+    }
+    e->st.events += n - measured;
   }
   for (unsigned k = 0; k < nledger; k++) e->ledger[k].st->guest_cycles += guest;   /* native time: the same at every price */
   e->index += n;
-  e->st.events += n - measured;
   locate_failure(e, block, n, first);
 }
 
@@ -508,7 +507,8 @@ void engine_run_block(struct engine *e, const struct trace_event *ev, size_t n) 
 }
 
 void engine_run_block_stepwise(struct engine *e, const struct trace_event *ev, size_t n) {
-  run_block(e, ev, n, true, e->nledger);
+  if (e->nledger > 1) run_block(e, ev, n, true, e->nledger);
+  else run_block(e, ev, n, true, 1);
 }
 
 int engine_run(struct engine *e, struct trace_reader *r, bool (*progress)(struct engine *, void *), void *arg) {

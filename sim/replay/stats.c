@@ -28,6 +28,7 @@ static void hist_grow(struct cost_hist *h) {
   struct cost_hist old = *h;
   h->cap = old.cap ? old.cap * 2 : 16;
   h->used = 0;
+  h->last = 0;
   h->val = xcalloc(h->cap, sizeof *h->val);
   h->cnt = xcalloc(h->cap, sizeof *h->cnt);
   for (uint32_t i = 0; i < old.cap; i++)
@@ -44,6 +45,13 @@ static void hist_insert(struct cost_hist *h, uint64_t v, uint64_t n) {
   while (h->cnt[i] && h->val[i] != v) i = (i + 1) & (h->cap - 1);
   if (!h->cnt[i]) { h->val[i] = v; h->used++; }
   h->cnt[i] += n;
+  h->last = i + 1;
+}
+
+/* One exit of cost v: the value inserted last is tested first, without the hash. */
+static inline void hist_insert_one(struct cost_hist *h, uint64_t v) {
+  if (h->last && h->val[h->last - 1] == v) h->cnt[h->last - 1]++;
+  else hist_insert(h, v, 1);
 }
 
 static void row_add(struct stat_row *r, uint64_t cycles) {
@@ -56,7 +64,7 @@ static void row_add(struct stat_row *r, uint64_t cycles) {
 void stats_add_exit(struct stats *s, unsigned reason, unsigned key, uint64_t cycles) {
   row_add(&s->row[reason], cycles);
   if (key != reason) row_add(&s->row[key], cycles);
-  hist_insert(&s->row[key].hist, cycles, 1);
+  hist_insert_one(&s->row[key].hist, cycles);
 }
 
 static int cmp_u64(const void *a, const void *b) {

@@ -15,6 +15,8 @@ struct cost_hist {
   uint64_t *val;
   uint64_t *cnt;
   uint32_t cap, used;
+  uint32_t last;             /* slot + 1 of the value inserted last (0: none): a row's
+                                exits mostly cost what its previous one did */
 };
 
 struct stat_row {

@@ -223,14 +223,14 @@ static void eager_round_trip_saves_and_restores_six_host_debug_registers(void **
   assert_true(cpuid().exits);
   assert_int_equal(ctr[CTR_DR_HOST_SAVES], 6);
   assert_int_equal(ctr[CTR_DR_HOST_RESTORES], 6);
-  assert_int_equal(W.n[PP_DR_READ], 6);
-  assert_int_equal(W.n[PP_DR_WRITE], 6);
+  assert_int_equal(work_count(&W, PP_DR_READ), 6);
+  assert_int_equal(work_count(&W, PP_DR_WRITE), 6);
   assert_true(cpuid().exits);
   assert_true(cpuid().exits);
   assert_int_equal(ctr[CTR_DR_HOST_SAVES], 18);
   assert_int_equal(ctr[CTR_DR_HOST_RESTORES], 18);
-  assert_int_equal(W.n[PP_DR_READ], 18);
-  assert_int_equal(W.n[PP_DR_WRITE], 18);
+  assert_int_equal(work_count(&W, PP_DR_READ), 18);
+  assert_int_equal(work_count(&W, PP_DR_WRITE), 18);
   assert_int_equal(ctr[CTR_DR_GUEST_LOADS], 0);
   assert_int_equal(ctr[CTR_DR_GUEST_SAVES], 0);
 }
@@ -240,8 +240,8 @@ static void lazy_without_host_debugging_or_guest_use_does_no_dr_work_on_cpuid(vo
   setup("nocache+lazydr", NULL, NULL);
   assert_int_equal(P.dr_switch, DR_LAZY);
   for (int i = 0; i < 3; i++) assert_true(cpuid().exits);
-  assert_int_equal(W.n[PP_DR_READ], 0);
-  assert_int_equal(W.n[PP_DR_WRITE], 0);
+  assert_int_equal(work_count(&W, PP_DR_READ), 0);
+  assert_int_equal(work_count(&W, PP_DR_WRITE), 0);
   assert_int_equal(ctr[CTR_DR_HOST_SAVES], 0);
   assert_int_equal(ctr[CTR_DR_HOST_RESTORES], 0);
   assert_int_equal(ctr[CTR_DR_GUEST_LOADS], 0);

@@ -1,6 +1,8 @@
 /* Run statistics: one histogram insert per exit, and the percentiles of a
 ** reason with a breakdown (its own exits and its rows' merged) equal those
-** of every exit of the reason taken together. */
+** of every exit of the reason taken together; runs of one cost (a row's
+** last cost is tested first) across the table's growth; and an exit's price
+** of a work record cleared and filled again. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -9,6 +11,7 @@
 
 #include <stdlib.h>
 
+#include "sim/replay/engine.h"
 #include "sim/replay/stats.h"
 
 /* Nearest-rank percentile of n values, computed plainly. */
@@ -53,9 +56,56 @@ static void a_reason_row_merges_its_breakdown_rows(void **state) {
   stats_free(&s);
 }
 
+/* The cost a row took last is remembered by its slot: the table grows
+** (16, 32, 64 slots) between runs of one cost, and every exit still counts. */
+static void runs_of_one_cost_count_across_the_tables_growth(void **state) {
+  (void)state;
+  struct stats s;
+  stats_init(&s);
+  enum { N = 200 };
+  uint64_t all[N];
+  unsigned n = 0;
+  for (unsigned run = 0; run < 8; run++) {
+    for (unsigned i = 0; i < 10; i++) all[n++] = 777;              /* the same cost again */
+    for (unsigned i = 0; i < 10; i++) all[n++] = 2000 + 10 * run + i;   /* new costs: the table grows */
+  }
+  while (n < N) all[n++] = 777;
+  for (unsigned i = 0; i < N; i++) stats_add_exit(&s, EXIT_REASON_CPUID, EXIT_REASON_CPUID, all[i]);
+  assert_int_equal(s.row[EXIT_REASON_CPUID].count, N);
+  assert_int_equal(s.row[EXIT_REASON_CPUID].hist.used, 81);
+  for (unsigned pct = 0; pct <= 100; pct++) {
+    uint64_t want = plain_percentile(all, N, pct), got = stats_percentile(&s, EXIT_REASON_CPUID, pct);
+    if (got != want) fail_msg("p%u: %llu, expected %llu", pct, (unsigned long long)got, (unsigned long long)want);
+  }
+  stats_free(&s);
+}
+
+/* work_clear forgets the counts added before it: only what is added after is priced. */
+static void a_work_record_cleared_prices_only_what_is_added_after(void **state) {
+  (void)state;
+  struct profile pr = { .p = { [PP_VM_ROUNDTRIP] = 1000, [PP_VMREAD] = 100, [PP_VMWRITE] = 10, [PP_DR_READ] = 1 } };
+  pr.handler[EXIT_REASON_CPUID] = 50000;
+  struct work w;
+  work_clear(&w);
+  work_add(&w, PP_VMREAD, 5);
+  work_add(&w, PP_DR_READ, 6);
+  work_add(&w, PP_VMREAD, 2);
+  assert_int_equal(work_count(&w, PP_VMREAD), 7);
+  assert_int_equal(engine_exit_cost(&pr, EXIT_REASON_CPUID, &w), 1000 + 50000 + 700 + 6);
+  work_clear(&w);
+  assert_int_equal(work_count(&w, PP_VMREAD), 0);
+  work_add(&w, PP_VMWRITE, 3);
+  work_add(&w, PP_VMREAD, 1);
+  assert_int_equal(work_count(&w, PP_VMREAD), 1);
+  assert_int_equal(work_count(&w, PP_DR_READ), 0);
+  assert_int_equal(engine_exit_cost(&pr, EXIT_REASON_CPUID, &w), 1000 + 50000 + 100 + 30);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(a_reason_row_merges_its_breakdown_rows),
+    cmocka_unit_test(runs_of_one_cost_count_across_the_tables_growth),
+    cmocka_unit_test(a_work_record_cleared_prices_only_what_is_added_after),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
