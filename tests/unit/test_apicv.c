@@ -93,6 +93,21 @@ static void a_virtualized_write_of_another_register_traps_as_apic_write(void **s
   expect_exit(apic_write(APIC_ICR, ICR_TO(1, 0xfd)), EXIT_REASON_APIC_WRITE, 0x300);
 }
 
+/* SDM 29.4.3.2: a virtualized write of the ICR's high half (310H) completes
+** without an exit: the processor clears bytes 2:0 of VICR_HI and does
+** nothing else.  It is virtualized only with APIC-register virtualization
+** (29.4.3.1); with virtual-interrupt delivery alone it is an APIC-access
+** exit, qualification 310H | write access (1 << 12). */
+static void a_write_of_the_icr_high_half_is_virtualized_without_exit(void **state) {
+  (void)state;
+  xapic(SEC_APIC_REGISTER_VIRT);
+  expect_stay(apic_write(APIC_ICR_HIGH, 1u << 24), WHY_APIC_VIRTUALIZED);
+  xapic(SEC_APIC_REGISTER_VIRT | SEC_VIRTUAL_INTR_DELIVERY);
+  expect_stay(apic_write(APIC_ICR_HIGH, 1u << 24), WHY_APIC_VIRTUALIZED);
+  xapic(SEC_VIRTUAL_INTR_DELIVERY);
+  expect_exit(apic_write(APIC_ICR_HIGH, 1u << 24), EXIT_REASON_APIC_ACCESS, 0x1310);
+}
+
 /* Self-IPI virtualization (29.1.5): with VID, an ICR write with shorthand
 ** self, fixed, edge and a vector >= 16 completes without an exit; level
 ** trigger, another mode or a vector below 16 traps as APIC_WRITE. */
@@ -394,6 +409,7 @@ int main(void) {
     T(virtual_interrupt_delivery_alone_virtualizes_tpr_eoi_and_icr),
     T(register_virtualization_reads_listed_registers_only),
     T(a_virtualized_write_of_another_register_traps_as_apic_write),
+    T(a_write_of_the_icr_high_half_is_virtualized_without_exit),
     T(a_self_ipi_is_virtualized_with_virtual_interrupt_delivery),
     T(ipi_virtualization_sends_a_fixed_physical_ipi_without_exit),
     T(an_eoi_exits_iff_the_vectors_eoi_exit_bitmap_bit_is_set),
