@@ -389,6 +389,46 @@ static void x2apic_guest_under_apicv_and_ipiv(void **state) {
   vm_stop(&vm);
 }
 
+static void run(struct vm *vm, unsigned vcpu, uint32_t cycles) {
+  struct trace_event e = { .type = EV_RUN, .vcpu = (uint16_t)vcpu, .cycles = cycles };
+  engine_step(&vm->e, &e);
+}
+
+/* kvm-unit-tests' on_cpu: vCPU 0 sends an IPI and spins until vCPU 1's
+** handler has stored the flag.  The spin ends ipi_latency after the IPI left,
+** plus the target's posted-interrupt processing (apicv: it arrives without an
+** exit), its handler's 200 cycles, the 2 lines it takes from vCPU 0 and the
+** one that brings the flag back; the spin is vCPU 0's guest time.  Under ept
+** the IPI arrives by an EXTERNAL_INTERRUPT exit on vCPU 1, whose cost is on
+** vCPU 1's clock instead of the posted-interrupt processing.  A wait with no
+** IPI taken (or on itself) waits for nothing. */
+static void a_wait_ends_when_the_handlers_store_is_seen(void **state) {
+  (void)state;
+  const char *policies[] = { "apicv", "ept" };
+  for (int i = 0; i < 2; i++) {
+    struct vm vm;
+    vm2(&vm, policies[i], false);
+    const uint64_t *p = vm.prof.p, *clock = vm.e.vcpu_cycles;
+    on(&vm, 0, EV_WAIT, 0, 1, 2);
+    on(&vm, 0, EV_WAIT, 0, 0, 2);
+    assert_int_equal(clock[0], 0);
+    on(&vm, 0, EV_WRMSR, 0, X2APIC_ICR, 1ull << 32 | 0x20);
+    uint64_t sent = clock[0], guest = vm.e.st.guest_cycles;
+    assert_true(sent > 0);                                       /* the MSR_WRITE exit */
+    on(&vm, 1, EV_VIRQ, VIRQ_SRC_IPI, 0x20, 0);
+    uint64_t arrival = clock[1];                                 /* 0, or the EXTERNAL_INTERRUPT exit */
+    assert_int_equal(vm.e.st.total_exits, i == 0 ? 1 : 2);
+    run(&vm, 1, 200);
+    on(&vm, 0, EV_WAIT, 0, 1, 2);
+    uint64_t stored = sent + p[PP_IPI_LATENCY] + (i == 0 ? p[PP_POSTED_INTR_DELIVERY] : 0) + arrival + 200 +
+                      2 * p[PP_CACHELINE_TRANSFER];
+    assert_int_equal(clock[0], stored + p[PP_CACHELINE_TRANSFER]);
+    assert_int_equal(clock[1], stored);
+    assert_int_equal(vm.e.st.guest_cycles - guest, 200 + clock[0] - sent);
+    vm_stop(&vm);
+  }
+}
+
 /* ipiv on skylake-2019, which has no tertiary controls: VM entry fails,
 ** naming the control. */
 static void ipiv_fails_vm_entry_on_a_cpu_without_it(void **state) {
@@ -424,6 +464,7 @@ int main(void) {
     T(apicv_posts_device_interrupts_and_exits_for_level_eois),
     T(x2apic_guest_under_apicv_and_ipiv),
     T(ipiv_fails_vm_entry_on_a_cpu_without_it),
+    T(a_wait_ends_when_the_handlers_store_is_seen),
 #undef T
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
