@@ -157,6 +157,7 @@ check_eq "ipi marks" 7 "$(count marks:)"
 check_eq "ipi: ICR and EOI MSR writes" 14 "$(count wrmsr)"
 check_eq "ipi: interrupts" 7 "$(count virq)"
 check_eq "ipi: IRETs" 7 "$(count iret)"
+check_eq "ipi: the source waits once per round trip" 7 "$(count wait)"
 run "$VMXSIM" --policy apicv --cpu sapphirerapids-2023 --no-db --format csv ipi2.bin
 check_contains "apicv: only the x2APIC ICR write exits" "$out" "exit,MSR_WRITE,,7,"
 run "$VMXSIM" --policy ipiv --cpu sapphirerapids-2023 --no-db --format csv ipi2.bin
