@@ -52,7 +52,8 @@
   X(INVPCID, "invpcid", "aux=type 0..3, a=linear address, b=PCID")          \
   X(TASK_SWITCH,"taskswitch","aux=source 0 CALL, 1 IRET, 2 JMP, 3 IDT gate; a=TSS selector") \
   X(TRIPLE_FAULT,"triplefault","an exception while delivering a double fault") \
-  X(VMX,     "vmx",     "a=exit reason of a VMX instruction a nested guest executes")
+  X(VMX,     "vmx",     "a=exit reason of a VMX instruction a nested guest executes") \
+  X(WAIT,    "wait",    "a=vCPU whose interrupt handler ends the spin, b=cache lines it takes from this vCPU before its store")
 
 enum event_type {
 #define X(e, m, d) EV_##e,
@@ -117,6 +118,9 @@ static_assert(sizeof(struct trace_event) == 24, "trace record size is part of th
 #define X2APIC_ICR       0x830u
 #define X2APIC_SELF_IPI  0x83fu
 #define MARK_LABEL_MAX   16
+/* EV_WAIT: the cache lines a handler may take from the waiting vCPU before
+** its store (its reads of what the waiter wrote, its store's ownership). */
+#define WAIT_LINES_MAX   16u
 
 /* One touch covers at most 2^20 pages (4 GiB), so that one 24-byte record
 ** costs at most about 0.15 s of replay under shadow paging and 1.3 s under

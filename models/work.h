@@ -51,7 +51,10 @@
   X(RMAP_ADD,         "rmap_add",           "caching shadow MMU: record an installed shadow PTE in the reverse map") \
   X(RMAP_REMOVE,      "rmap_remove",        "caching shadow MMU: drop one back-reference (reverse map or parent PTE) of a present entry of a zapped page") \
   X(RMAP_WRITE_PROTECT, "rmap_write_protect", "caching shadow MMU: write-protect a guest page table when its shadow page is created (reverse-map walk, one writable mapping, TLB flush)") \
-  X(HOST_TIMER_IRQ,   "host_timer_irq",     "the host's timer interrupt that expires a guest's deadline kept in a host hrtimer (hrtimer_interrupt, apic_timer_fn), beyond an EXTERNAL_INTERRUPT exit")
+  X(HOST_TIMER_IRQ,   "host_timer_irq",     "the host's timer interrupt that expires a guest's deadline kept in a host hrtimer (hrtimer_interrupt, apic_timer_fn), beyond an EXTERNAL_INTERRUPT exit") \
+  X(IPI_LATENCY,      "ipi_latency",        "a physical IPI from one core to another of the socket: from the ICR write that sends it to the target core taking it") \
+  X(POSTED_INTR_DELIVERY, "posted_intr_delivery", "the target core in VMX non-root operation takes the posted-interrupt notification: posted-interrupt processing (PIR into VIRR, RVI) and the virtual interrupt's delivery through the guest IDT") \
+  X(CACHELINE_TRANSFER, "cacheline_transfer", "one cache line another core of the socket holds modified brought to this core (or its ownership taken)")
 
 enum profile_param {
 #define X(e, n, d) PP_##e,

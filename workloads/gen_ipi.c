@@ -16,9 +16,11 @@ static const char *const apic_choices[] = { "x2apic", "xapic", NULL };
 static const char *const ipi_sources[] = {
   "kvm-unit-tests x86/vmexit.c 'ipi' test: on_cpu(1, nop, 0); lib/x86/smp.c __on_cpu: the ICR write "
   "(fixed, physical, vector 0x20), then a spin until the target's handler sets ipi_done; ipi(): the "
-  "function, ipi_done = 1, EOI, IRET",
+  "function, ipi_done = 1, EOI, IRET; the spin is a wait record: it ends when the handler's store to ipi_done "
+  "is seen, two cache lines taken from the source before it (ipi_function/ipi_data/ipi_wait, ipi_done's ownership)",
   "lib/x86/apic.c: xAPIC ICR write = wait while the ICR is busy (a read), ICR2, ICR; x2APIC = one WRMSR 0x830",
-  "the target runs (no HLT) between round trips, and --handler and --work defaults: estimates",
+  "the target runs (no HLT) between round trips, unlike x86/cstart64.S, whose APs idle in hlt: an assumption; "
+  "--handler and --work defaults: estimates",
   NULL,
 };
 
@@ -54,10 +56,18 @@ static void send(struct gen *g, int apic) {
   gen_ev(g, SOURCE, EV_APIC, APIC_AUX_WRITE, APIC_ICR, (uint64_t)TARGET << 56 | IPI_TEST_VECTOR, 0);
 }
 
-/* The target's ipi(): the interrupt, the function and ipi_done = 1, the EOI, IRET. */
+/* The cache lines the target's handler takes from the source before its store
+** to ipi_done: its first read of ipi_function, ipi_data and ipi_wait, which
+** the source wrote just before the ICR write, and the ownership of ipi_done's
+** line, which the source's spin holds shared (lib/x86/smp.c: ipi(), __on_cpu). */
+#define HANDLER_LINES 2u
+
+/* The target's ipi(): the interrupt, the function and ipi_done = 1 (which
+** ends the source's spin), the EOI, IRET. */
 static void handle(struct gen *g, const struct ipi_opts *o) {
   gen_ev(g, TARGET, EV_VIRQ, VIRQ_SRC_IPI, IPI_TEST_VECTOR, SOURCE, 0);
   gen_run(g, TARGET, o->handler);
+  gen_ev(g, SOURCE, EV_WAIT, 0, TARGET, HANDLER_LINES, 0);
   if (o->apic == IRQ_APIC_X2APIC) gen_ev(g, TARGET, EV_WRMSR, 0, MSR_X2APIC_EOI, 0, 0);
   else gen_ev(g, TARGET, EV_APIC, APIC_AUX_WRITE, APIC_EOI, 0, 0);
   gen_ev(g, TARGET, EV_IRET, 0, 0, 0, 0);
@@ -79,7 +89,7 @@ int gen_ipi(const struct ipi_opts *o, const char *path, char *err, size_t errlen
     gen_run(&g, SOURCE, o->work);
     send(&g, o->apic);
     handle(&g, o);
-    gen_mark(&g, SOURCE, label);   /* the spin on ipi_done ends: one round trip */
+    gen_mark(&g, SOURCE, label);   /* one round trip */
   }
   return gen_close(&g);
 }
@@ -91,8 +101,8 @@ const char ipi_usage[] =
   "IPI round trips between two vCPUs, as the kvm-unit-tests vmexit 'ipi' test runs\n"
   "them: vCPU 0 writes the ICR (fixed, physical, vector 0x20, to vCPU 1) and spins\n"
   "until vCPU 1's handler has run, which EOIs and returns. vCPU 1 runs between round\n"
-  "trips (no HLT). The spin itself has no cycles in the trace. One 'mark ipi' per\n"
-  "round trip, on vCPU 0.\n"
+  "trips (no HLT). The spin is a 'wait 1 2' record on vCPU 0 after the handler:\n"
+  "the replay times it. One 'mark ipi' per round trip, on vCPU 0.\n"
   "\n"
   "  --count N        round trips (1..2^40)\n"
   "  --apic MODE      x2apic (WRMSR 0x830, 0x80b) or xapic (the APIC page: ICR read,\n"

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include "genutil.h"
 
-#define IPI_MODEL_VERSION 1
+#define IPI_MODEL_VERSION 2   /* 2: the source's spin is a wait record */
 
 struct ipi_opts {
   uint64_t count;        /* --count N: round trips, one mark each */

@@ -177,7 +177,8 @@ static struct exit_decision icr_write(const struct vmcs *v, uint64_t icr, unsign
 
 /* SDM 29.4.3.2 APIC-write emulation, after a virtualized write: TPR
 ** virtualization for 080H; EOI virtualization for 0B0H and self-IPI (or IPI)
-** virtualization for 300H with "virtual-interrupt delivery"; any other
+** virtualization for 300H with "virtual-interrupt delivery"; for 310H (ICR
+** high) the processor only clears bytes 2:0 of VICR_HI, no exit; any other
 ** offset, or those without it, a trap-like APIC-write exit whose
 ** qualification is the page offset (SDM 29.4.3.3, 27.2.1). */
 static struct exit_decision apic_write_emulation(const struct vmx_cpu *s, unsigned off, uint64_t value) {
@@ -186,6 +187,7 @@ static struct exit_decision apic_write_emulation(const struct vmx_cpu *s, unsign
   if (off == APIC_TPR) return tpr_virtualization(v, (unsigned)value & 0xff);
   if (off == APIC_EOI && vid) return eoi_virtualization(s);
   if (off == APIC_ICR) return icr_write(v, value, (unsigned)(value >> 56));
+  if (off == APIC_ICR_HIGH) return stay(WHY_APIC_VIRTUALIZED, off);
   return leave(EXIT_REASON_APIC_WRITE, WHY_APIC_WRITE_TRAP, off, off);
 }
 

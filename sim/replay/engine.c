@@ -6,6 +6,7 @@
 ** MMU were set up. */
 #include "engine.h"
 #include "models/hv/cr3cache.h"
+#include "models/vmx/controls.h"
 #include "models/vmx/exit_reason.h"
 #include "sim/base/util.h"
 
@@ -144,12 +145,52 @@ static void sink_pt_zapped(struct mmu_sink *s) {
 ** halted passes). */
 static void deliver_ipi(struct engine *e, const struct vcpu *from, int dest) {
   if (dest < 0 || (unsigned)dest >= e->nvcpu) return;           /* no such APIC: the IPI is lost */
+  for (unsigned k = 0; k < e->nledger; k++) e->ledger[k].ipi_sent[dest] = e->ledger[k].vcpu_cycles[from->id];
+  e->ipi_state[dest] = 0;                                       /* not taken yet */
   struct vcpu *t = &e->vcpu[dest];
   if (!t->halted) return;
   t->halted = false;
   for (unsigned k = 0; k < e->nledger; k++) {          /* each profile's clocks */
     uint64_t *vc = e->ledger[k].vcpu_cycles;
     if (vc[dest] < vc[from->id]) vc[dest] = vc[from->id];
+  }
+}
+
+#define IPI_TAKEN  0x1u     /* the vCPU took the IPI sent to it last */
+#define IPI_POSTED 0x2u     /* as a posted interrupt while it ran: no exit, the notification's processing */
+
+/* A vCPU takes an IPI: its clock then, and how it came (a wait reads them). */
+static void ipi_taken(struct engine *e, const struct vcpu *v, bool posted) {
+  for (unsigned k = 0; k < e->nledger; k++) e->ledger[k].ipi_taken[v->id] = e->ledger[k].vcpu_cycles[v->id];
+  e->ipi_state[v->id] = (uint8_t)(IPI_TAKEN | (posted ? IPI_POSTED : 0));
+}
+
+/* A spin until the interrupt this vCPU sent to vCPU t has been handled and the
+** flag its handler stored is seen here (kvm-unit-tests' on_cpu, waiting on
+** ipi_done).  The store happens when the IPI has crossed to t's core
+** (ipi_latency after it left, or when t took it if later), t's processor has
+** run posted-interrupt processing if it came so, t's handler has run as far
+** as the wait record (t's own clock), and the handler has taken `lines` cache
+** lines from this core; one more transfer brings the flag's line back.  The
+** spin is guest time of this vCPU; t's clock moves to the store if it was
+** behind.  Without an IPI to t that t took, there is nothing to wait for. */
+static void wait_event(struct engine *e, struct vcpu *v, const struct trace_event *ev) {
+  unsigned t = (unsigned)ev->a;
+  if (t >= e->nvcpu || t == v->id || !(e->ipi_state[t] & IPI_TAKEN)) return;
+  bool posted = e->ipi_state[t] & IPI_POSTED;
+  for (unsigned k = 0; k < e->nledger; k++) {
+    struct engine_ledger *l = &e->ledger[k];
+    const uint64_t *p = l->prof->p;
+    uint64_t *vc = l->vcpu_cycles;
+    uint64_t crossed = l->ipi_sent[t] + p[PP_IPI_LATENCY];
+    uint64_t arrived = crossed > l->ipi_taken[t] ? crossed : l->ipi_taken[t];
+    uint64_t stored = arrived + (posted ? p[PP_POSTED_INTR_DELIVERY] : 0) + (vc[t] - l->ipi_taken[t]) +
+                      ev->b * p[PP_CACHELINE_TRANSFER];
+    uint64_t seen = stored + p[PP_CACHELINE_TRANSFER];
+    if (vc[t] < stored) vc[t] = stored;
+    if (seen <= vc[v->id]) continue;
+    l->st->guest_cycles += seen - vc[v->id];
+    vc[v->id] = seen;
   }
 }
 
@@ -192,7 +233,9 @@ int engine_init(struct engine *e, const struct policy *p, const struct profile *
   e->vcpu = xcalloc(nvcpu, sizeof *e->vcpu);
   e->vcpu_cycles = xcalloc(nvcpu, sizeof *e->vcpu_cycles);
   e->ledger = xcalloc(1, sizeof *e->ledger);
-  e->ledger[0] = (struct engine_ledger){ pr, &e->st, e->vcpu_cycles };
+  e->ledger[0] = (struct engine_ledger){ pr, &e->st, e->vcpu_cycles, xcalloc(nvcpu, sizeof(uint64_t)),
+                                         xcalloc(nvcpu, sizeof(uint64_t)) };
+  e->ipi_state = xcalloc(nvcpu, 1);
   e->nledger = 1;
   e->vmcs_charged = xcalloc(2 * (size_t)nvcpu, sizeof *e->vmcs_charged);
   for (unsigned i = 0; i < nvcpu; i++) {
@@ -220,6 +263,8 @@ int engine_add_profile(struct engine *e, const struct profile *pr, char *err, si
   l->st = xmalloc(sizeof *l->st);
   stats_init(l->st);
   l->vcpu_cycles = xcalloc(e->nvcpu, sizeof *l->vcpu_cycles);
+  l->ipi_sent = xcalloc(e->nvcpu, sizeof *l->ipi_sent);
+  l->ipi_taken = xcalloc(e->nvcpu, sizeof *l->ipi_taken);
   return EXIT_OK;
 }
 
@@ -246,6 +291,12 @@ void engine_free(struct engine *e) {
     free(e->ledger[k].st);
     free(e->ledger[k].vcpu_cycles);
   }
+  for (unsigned k = 0; k < e->nledger; k++) {
+    free(e->ledger[k].ipi_sent);
+    free(e->ledger[k].ipi_taken);
+  }
+  free(e->ipi_state);
+  e->ipi_state = NULL;
   free(e->ledger);
   e->ledger = NULL;
   e->nledger = 0;
@@ -364,6 +415,8 @@ static __attribute__((noinline)) void interrupt_event(struct engine *e, struct v
   ** kvm_vcpu_kick) wakes it without an exit of the guest. */
   if (was_blocked && ev->type == EV_VIRQ && ev->aux != VIRQ_SRC_HOST)
     arrival = (struct exit_decision){ .exits = false, .why = WHY_VCPU_BLOCKED };
+  if (ev->type == EV_VIRQ && ev->aux == VIRQ_SRC_IPI)
+    ipi_taken(e, v, !arrival.exits && !was_blocked && pin_ctl(&v->vmx.vmcs, PIN_POSTED_INTR));
   if (arrival.exits) {                  /* the host interrupt that brings it exits first */
     if (track) e->last.decision = arrival;
     vcpu_event_pending(v, ev);
@@ -430,6 +483,7 @@ static __attribute__((always_inline)) inline void event(struct engine *e, const 
   case EV_SYSCALL: case EV_SYSRET: return;
   case EV_STI: case EV_CLI: case EV_IRET: case EV_VIRQ: case EV_VNMI: interrupt_event(e, v, ev, track, was_blocked); return;
   case EV_PAUSE: pause_event(e, v, ev, track); return;
+  case EV_WAIT: wait_event(e, v, ev); return;
   default: instruction_event(e, v, ev, track);
   }
 }

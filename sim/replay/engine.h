@@ -29,6 +29,9 @@ struct engine_ledger {
   const struct profile *prof;
   struct stats *st;                /* rows and cycle totals */
   uint64_t *vcpu_cycles;           /* [nvcpu] */
+  /* [nvcpu] the clocks of the last IPI to each vCPU: its sender's when it
+  ** left, the vCPU's own when it took it (a wait record reads them) */
+  uint64_t *ipi_sent, *ipi_taken;
 };
 
 /*
@@ -58,6 +61,7 @@ struct engine {
   struct stats st;
   uint64_t *vcpu_cycles;           /* [nvcpu] guest + hypervisor cycles per vCPU */
   uint64_t *vmcs_charged;          /* [2 * nvcpu] VMREADs, VMWRITEs of each vCPU charged so far */
+  uint8_t *ipi_state;              /* [nvcpu] IPI_TAKEN, IPI_POSTED of the last IPI each vCPU took */
   uint64_t index;                  /* events replayed so far */
   uint64_t failed_record;          /* engine_failure seen: 1 + its record, or UINT64_MAX when no record
                                       made it; 0 before */

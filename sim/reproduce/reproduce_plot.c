@@ -25,11 +25,13 @@ static void gp_string(FILE *f, const char *name, const char *value) {
 }
 
 /* The y axis label: the unit, with "microseconds" as µs and, for a unit that
-** is only "per ...", the plotted column's own unit in front (µs, exits, cycles). */
+** is only "per ...", the plotted column's own unit in front (µs, exits, cycles);
+** a column of percentages ("reduction %") is a share of the unit. */
 static void axis_label(const struct xp_table *t, unsigned col, char *buf, size_t n) {
   const char *unit = t->unit, *name = t->cols[col];
   const char *micro = strstr(unit, "microseconds");
-  if (micro) snprintf(buf, n, "%.*sµs%s", (int)(micro - unit), unit, micro + strlen("microseconds"));
+  if (strchr(name, '%')) snprintf(buf, n, "%% of the %s", unit);
+  else if (micro) snprintf(buf, n, "%.*sµs%s", (int)(micro - unit), unit, micro + strlen("microseconds"));
   else if (strncmp(unit, "per ", 4)) snprintf(buf, n, "%s", unit);
   else snprintf(buf, n, "%s %s", !strcmp(name, "us") ? "µs" : strstr(name, "exits") ? "exits"
                                    : strstr(name, "cycles") ? "cycles" : name, unit);

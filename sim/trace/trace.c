@@ -66,6 +66,9 @@ static inline const char *operands_invalid(const struct trace_event *ev) {
     return ev->a <= 1 && ev->b ? "cycles between PAUSEs on a single PAUSE" : NULL;
   case EV_TASK_SWITCH: return ev->aux > 3 || ev->a > 0xffff ? "task-switch source above 3 or selector above 0xffff" : NULL;
   case EV_VMX: return exit_reason_is_vmx_instruction(ev->a) ? NULL : "not a VMX instruction's exit reason";
+  case EV_WAIT:
+    if (ev->aux || ev->a > 0xffff) return "aux other than 0 or a vCPU above 65535";
+    return ev->b > WAIT_LINES_MAX ? "more than 16 cache lines before the store" : NULL;
   case EV_MEASURED:
     if (ev->aux & ~MEASURED_ALONE) return "aux other than 0 or 1 (alone)";
     if (ev->b & 0xffff0000u) return "b bits 31:16 not 0";

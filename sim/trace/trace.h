@@ -207,7 +207,7 @@ const char *event_invalid(const struct trace_event *ev);
   (1ull << EV_APIC | 1ull << EV_INIT | 1ull << EV_CR_WRITE | 1ull << EV_CR_READ | \
    1ull << EV_DR_WRITE | 1ull << EV_DR_READ | 1ull << EV_PTWRITE | 1ull << EV_IO | 1ull << EV_TOUCH |         \
    1ull << EV_MEASURED | 1ull << EV_STI | 1ull << EV_IRET | 1ull << EV_VIRQ | 1ull << EV_INVPCID |               \
-   1ull << EV_TASK_SWITCH | 1ull << EV_VMX | 1ull << EV_PAUSE)
+   1ull << EV_TASK_SWITCH | 1ull << EV_VMX | 1ull << EV_PAUSE | 1ull << EV_WAIT)
 int event_type_from_mnemonic(const char *m);         /* -1 when unknown */
 const char *paging_name(unsigned paging);   /* "32", "pae", "64" or NULL */
 int paging_from_name(const char *s);        /* -1 when unknown */

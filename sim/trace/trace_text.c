@@ -81,6 +81,9 @@ static const struct mnemonic mnemonics[] = {
                                         HEX(TO_A, "SELECTOR", "TSS selector", 0xffff) } },
   { "triplefault", EV_TRIPLE_FAULT, -1, { { 0 } } },
   { "vmx",     EV_VMX,     -1, { { OP_REASON, TO_A, 0, 10, "REASON", "VMX instruction's exit reason", 0, 0xffff, NULL, NULL } } },
+  /* A spin on a flag another vCPU's interrupt handler sets (docs/experiments.md, "ipiv-2022"). */
+  { "wait",    EV_WAIT,    -1, { DEC(TO_A, "VCPU", "vCPU whose handler sets the flag", 0, 65535),
+                                 DECOPT(TO_B, "LINES", "cache lines it takes from the waiter first", 0, WAIT_LINES_MAX) } },
 };
 #define N_MNEMONICS (sizeof mnemonics / sizeof mnemonics[0])
 

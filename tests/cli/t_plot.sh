@@ -127,6 +127,10 @@ check_eq "reproduce: log axis exactly when the values span more than 100x (span 
 check_not_contains "reproduce: no title in the chart settings" "$(cat figs/shadow-cache-2007.gp)" "ttl"
 check_not_contains "reproduce: no legend on a single-series chart" "$(svg_text figs/debugreg-2009.svg)" "cycles/exit"
 check_contains "reproduce: a legend on a multi-series chart" "$t" "shadowcache"
+# a chart of percentages (ipiv-2022's reductions) says so on its axis, not the table's unit alone
+run "$VMXSIM" reproduce --quick --no-db --only ipiv-2022 --plots figs4
+check_contains "reproduce: percentages on the axis as a share of the unit" "$(svg_text figs4/ipiv-2022.svg)" \
+  "% of the cycles per round trip"
 # the data directory: a copy of the program away from the tree finds bars.gp through
 # $VMXSIM_DATADIR, and without it says where it looked
 mkdir -p away/bin && cp "$(readlink -f "$VMXSIM")" away/bin/vmxsim

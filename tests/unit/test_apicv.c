@@ -93,6 +93,21 @@ static void a_virtualized_write_of_another_register_traps_as_apic_write(void **s
   expect_exit(apic_write(APIC_ICR, ICR_TO(1, 0xfd)), EXIT_REASON_APIC_WRITE, 0x300);
 }
 
+/* SDM 29.4.3.2: a virtualized write of the ICR's high half (310H) completes
+** without an exit: the processor clears bytes 2:0 of VICR_HI and does
+** nothing else.  It is virtualized only with APIC-register virtualization
+** (29.4.3.1); with virtual-interrupt delivery alone it is an APIC-access
+** exit, qualification 310H | write access (1 << 12). */
+static void a_write_of_the_icr_high_half_is_virtualized_without_exit(void **state) {
+  (void)state;
+  xapic(SEC_APIC_REGISTER_VIRT);
+  expect_stay(apic_write(APIC_ICR_HIGH, 1u << 24), WHY_APIC_VIRTUALIZED);
+  xapic(SEC_APIC_REGISTER_VIRT | SEC_VIRTUAL_INTR_DELIVERY);
+  expect_stay(apic_write(APIC_ICR_HIGH, 1u << 24), WHY_APIC_VIRTUALIZED);
+  xapic(SEC_VIRTUAL_INTR_DELIVERY);
+  expect_exit(apic_write(APIC_ICR_HIGH, 1u << 24), EXIT_REASON_APIC_ACCESS, 0x1310);
+}
+
 /* Self-IPI virtualization (29.1.5): with VID, an ICR write with shorthand
 ** self, fixed, edge and a vector >= 16 completes without an exit; level
 ** trigger, another mode or a vector below 16 traps as APIC_WRITE. */
@@ -374,6 +389,46 @@ static void x2apic_guest_under_apicv_and_ipiv(void **state) {
   vm_stop(&vm);
 }
 
+static void run(struct vm *vm, unsigned vcpu, uint32_t cycles) {
+  struct trace_event e = { .type = EV_RUN, .vcpu = (uint16_t)vcpu, .cycles = cycles };
+  engine_step(&vm->e, &e);
+}
+
+/* kvm-unit-tests' on_cpu: vCPU 0 sends an IPI and spins until vCPU 1's
+** handler has stored the flag.  The spin ends ipi_latency after the IPI left,
+** plus the target's posted-interrupt processing (apicv: it arrives without an
+** exit), its handler's 200 cycles, the 2 lines it takes from vCPU 0 and the
+** one that brings the flag back; the spin is vCPU 0's guest time.  Under ept
+** the IPI arrives by an EXTERNAL_INTERRUPT exit on vCPU 1, whose cost is on
+** vCPU 1's clock instead of the posted-interrupt processing.  A wait with no
+** IPI taken (or on itself) waits for nothing. */
+static void a_wait_ends_when_the_handlers_store_is_seen(void **state) {
+  (void)state;
+  const char *policies[] = { "apicv", "ept" };
+  for (int i = 0; i < 2; i++) {
+    struct vm vm;
+    vm2(&vm, policies[i], false);
+    const uint64_t *p = vm.prof.p, *clock = vm.e.vcpu_cycles;
+    on(&vm, 0, EV_WAIT, 0, 1, 2);
+    on(&vm, 0, EV_WAIT, 0, 0, 2);
+    assert_int_equal(clock[0], 0);
+    on(&vm, 0, EV_WRMSR, 0, X2APIC_ICR, 1ull << 32 | 0x20);
+    uint64_t sent = clock[0], guest = vm.e.st.guest_cycles;
+    assert_true(sent > 0);                                       /* the MSR_WRITE exit */
+    on(&vm, 1, EV_VIRQ, VIRQ_SRC_IPI, 0x20, 0);
+    uint64_t arrival = clock[1];                                 /* 0, or the EXTERNAL_INTERRUPT exit */
+    assert_int_equal(vm.e.st.total_exits, i == 0 ? 1 : 2);
+    run(&vm, 1, 200);
+    on(&vm, 0, EV_WAIT, 0, 1, 2);
+    uint64_t stored = sent + p[PP_IPI_LATENCY] + (i == 0 ? p[PP_POSTED_INTR_DELIVERY] : 0) + arrival + 200 +
+                      2 * p[PP_CACHELINE_TRANSFER];
+    assert_int_equal(clock[0], stored + p[PP_CACHELINE_TRANSFER]);
+    assert_int_equal(clock[1], stored);
+    assert_int_equal(vm.e.st.guest_cycles - guest, 200 + clock[0] - sent);
+    vm_stop(&vm);
+  }
+}
+
 /* ipiv on skylake-2019, which has no tertiary controls: VM entry fails,
 ** naming the control. */
 static void ipiv_fails_vm_entry_on_a_cpu_without_it(void **state) {
@@ -394,6 +449,7 @@ int main(void) {
     T(virtual_interrupt_delivery_alone_virtualizes_tpr_eoi_and_icr),
     T(register_virtualization_reads_listed_registers_only),
     T(a_virtualized_write_of_another_register_traps_as_apic_write),
+    T(a_write_of_the_icr_high_half_is_virtualized_without_exit),
     T(a_self_ipi_is_virtualized_with_virtual_interrupt_delivery),
     T(ipi_virtualization_sends_a_fixed_physical_ipi_without_exit),
     T(an_eoi_exits_iff_the_vectors_eoi_exit_bitmap_bit_is_set),
@@ -408,6 +464,7 @@ int main(void) {
     T(apicv_posts_device_interrupts_and_exits_for_level_eois),
     T(x2apic_guest_under_apicv_and_ipiv),
     T(ipiv_fails_vm_entry_on_a_cpu_without_it),
+    T(a_wait_ends_when_the_handlers_store_is_seen),
 #undef T
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

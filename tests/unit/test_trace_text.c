@@ -140,6 +140,7 @@ static const struct canonical canonical_lines[] = {
   { "taskswitch 3 0x28",              { EV_TASK_SWITCH, 3, 0, 0, 0x28, 0 } },
   { "triplefault",                    { EV_TRIPLE_FAULT, 0, 0, 0, 0, 0 } },
   { "vmx VMREAD",                     { EV_VMX, 0, 0, 0, 23, 0 } },
+  { "wait 1 2",                       { EV_WAIT, 0, 0, 0, 1, 2 } },
   { "measured CR_ACCESS 2735",        { EV_MEASURED, 0, 0, 0, 2735, 28 } },
   { "measured EXCEPTION_NMI 900 0x6", { EV_MEASURED, 0, 0, 0, 900, 0x600000000ull } },
   { "measured-only EXTERNAL_INTERRUPT 5000", { EV_MEASURED, MEASURED_ALONE, 0, 0, 5000, 1 } },
@@ -332,7 +333,7 @@ static void malformed_lines_give_precise_messages(void **state) {
     { "@meta {\"a\": 1} # c", "@meta: invalid JSON at column 16: '# c' (@meta lines take no comments)" },
     { "measured HLT 5 +3", "measured: takes no +CYCLES (a measured exit is no guest time)" },
     { "measured FROB 5", "measured: exit reason 'FROB' is neither a name (CR_ACCESS, ...) nor a number 0..65535" },
-    { "raw frob 0 0 0", "raw: unknown event type 'frob' (a type mnemonic such as crw, or 0..40)" },
+    { "raw frob 0 0 0", "raw: unknown event type 'frob' (a type mnemonic such as crw, or 0..41)" },
     { "raw hlt 0 0", "raw: expects 4 operands, got 3 (usage: raw TYPE AUX A B [+CYCLES])" },
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -386,7 +387,7 @@ static void hidden_text_is_named_by_column_never_quoted(void **state) {
     { "@meta {\"a\": zq9k}", "@meta: invalid JSON at column 13" },
     { "@meta {\"a\": 1} # zq9k", "@meta: invalid JSON at column 16" },
     { "measured zq9k 5", "measured: exit reason at column 10 is neither a name (CR_ACCESS, ...) nor a number 0..65535" },
-    { "raw zq9k 0 0 0", "raw: unknown event type at column 5 (a type mnemonic such as crw, or 0..40)" },
+    { "raw zq9k 0 0 0", "raw: unknown event type at column 5 (a type mnemonic such as crw, or 0..41)" },
     { "raw hlt zq9k 0 0", "raw: aux at column 9 is not a number (decimal or 0x hex)" },
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

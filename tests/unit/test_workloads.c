@@ -608,6 +608,7 @@ static void test_debug(void **state) {
 struct irqscan {
   uint64_t virq[VIRQ_SRC_MAX + 1][256];   /* [source][vector] */
   uint64_t eoi, icr, icr_reads, deadline, rdtsc, hlt, sti, cli, iret, marks, busy_cycles[4];
+  uint64_t waits;                         /* wait records on a vCPU whose handler has run, not yet EOIed */
   uint64_t wrong;                         /* records against the guest's interrupt state */
   char first_wrong[160];
 };
@@ -666,6 +667,11 @@ static void irq_step(struct irqscan *s, struct irqvcpu *vs, const struct trace_e
       s->icr++;
       if ((ev->b >> 56) < 4) v->sent[ev->b >> 56][ev->b & 0xff]++;
     }
+    break;
+  case EV_WAIT:
+    if (ev->a >= 4 || ev->a == ev->vcpu || !vs[ev->a].in_handler || vs[ev->a].eoi_done)
+      irq_wrong(s, rec, "wait on a vCPU that is not in its handler before its EOI");
+    else s->waits++;
     break;
   case EV_MARK: s->marks++; break;
   case EV_RDTSC: s->rdtsc++; break;
@@ -832,7 +838,9 @@ static void test_interrupts_deterministic(void **state) {
 
 /* kvm-unit-tests' ipi round trip: per mark one ICR write on vCPU 0 (in xAPIC
 ** mode after a read of the ICR), one IPI on vCPU 1 that was sent before it
-** arrives (irqscan checks that), its EOI; the same options give the same bytes. */
+** arrives (irqscan checks that), vCPU 0's wait while vCPU 1's handler runs
+** (before its EOI: ipi_done is set first), its EOI; the same options give
+** the same bytes. */
 static void test_ipi_round_trips(void **state) {
   (void)state;
   struct ipi_opts o;
@@ -849,6 +857,7 @@ static void test_ipi_round_trips(void **state) {
     assert_int_equal(s.icr_reads, apic == IRQ_APIC_XAPIC ? 12 : 0);
     assert_int_equal(s.virq[VIRQ_SRC_IPI][0x20], 12);
     assert_int_equal(s.eoi, 12);
+    assert_int_equal(s.waits, 12);                               /* the source's spin, once per round trip */
     assert_int_equal(s.busy_cycles[0], 12 * o.work);
     assert_int_equal(s.busy_cycles[1], 12 * o.handler);
     assert_int_equal(gen_ipi(&o, path_in_tmp("ipi2.bin"), err, sizeof err), EXIT_OK);
