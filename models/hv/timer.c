@@ -127,13 +127,15 @@ const char *ple_removed_by(const struct policy *p) {
 
 /* With PLE on, whether a recorded spin exits depends on its length: a
 ** window at or below the recording host's exits at least once per recorded
-** exit, a larger one may let the spin end first.  Neither the length nor
+** exit (the same loop runs past it), if the gap lets the loop's PAUSEs be
+** one loop as they were; a larger window may let the spin end first.  Neither the length nor
 ** the recording's window is recorded: not re-decided. */
 const char *ple_not_redecided(const struct policy *p, uint64_t measured, char *buf, size_t n) {
   if (p->pause_exiting || !p->ple_gap) return NULL;
   snprintf(buf, n, "the spin's length is not recorded: with ple_window=%u at or below the recording host's window "
-           "(KVM's default 4096, grown on each PLE exit) at least %llu exit%s (one per recorded exit), with a larger "
-           "one unknown (SDM 25.1.3)", (unsigned)p->ple_window, (unsigned long long)measured, measured == 1 ? "" : "s");
+           "and ple_gap=%u at or above its gap (KVM's defaults 4096, grown on each PLE exit, and 128) at least %llu "
+           "exit%s (one per recorded exit), else unknown (SDM 25.1.3)", (unsigned)p->ple_window, (unsigned)p->ple_gap,
+           (unsigned long long)measured, measured == 1 ? "" : "s");
   return buf;
 }
 

@@ -36,7 +36,7 @@ check_eq "recple: PAUSE exiting: each recorded spin exits" "$pauses $pauses" \
 run "$VMXSIM" --no-db --policy ept --cpu skylake-2019 --set ple_gap=128 --set ple_window=1024 \
   --input-format kvm-ftrace host.txt
 check_contains "recple: PLE on: not re-decided, why, and the lower bound" "$(row PAUSE_INSTRUCTION)" \
-  "not re-decided: the spin's length is not recorded: with ple_window=1024 at or below the recording host's window (KVM's default 4096, grown on each PLE exit) at least $pauses exits"
+  "not re-decided: the spin's length is not recorded: with ple_window=1024 at or below the recording host's window and ple_gap=128 at or above its gap (KVM's defaults 4096, grown on each PLE exit, and 128) at least $pauses exits"
 check_eq "recple: no measured reason row is a silent 0" "" \
   "$(table_of "$out" | awk '$1 ~ /^[A-Z_]+$/ && $4 == "0" { print $1 }')"
 run "$VMXSIM" --no-db --policy ept --cpu skylake-2019 --set ple_gap=128 --format json --input-format kvm-ftrace host.txt
