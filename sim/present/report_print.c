@@ -109,6 +109,7 @@ enum reason_note report_reason_note(const struct report *rep, unsigned reason, u
   if ((out->why = exit_reason_not_redecided(reason))) return NOTE_NOT_REDECIDED;
   if (pol && (out->why = ple_not_redecided(&p, measured, out->buf, sizeof out->buf))) return NOTE_NOT_REDECIDED;
   out->why = pol ? policy_removed_by(&p, reason) : NULL;
+  if (!out->why && pol) out->why = timer_fewer_by(&p, reason);     /* every one of them was the guest's timer */
   return out->why ? NOTE_REMOVED : NOTE_NONE;
 }
 
@@ -118,6 +119,25 @@ static enum reason_note row_note(const struct report *rep, const struct view_sta
   out->why = NULL;
   if (!measured || measured->dim != VD_REASON) return NOTE_NONE;
   return report_reason_note(rep, measured->reason, measured->count, sim ? sim->count : 0, out);
+}
+
+/* Below a measured reason's row: its exits whose source the recording cannot tell. */
+static void print_undecided(FILE *f, const struct report *rep, const struct view_stat *m) {
+  for (unsigned i = 0; m && m->dim == VD_REASON && i < rep->nundecided; i++)
+    if (rep->undecided[i].reason == m->reason)
+      fprintf(f, "   (%" PRIu64 " of them undecided: %s)\n", rep->undecided[i].count, rep->undecided[i].why);
+}
+
+static void add_undecided_json(cJSON *row, const struct report *rep, const struct view_stat *m) {
+  cJSON *a = NULL;
+  for (unsigned i = 0; m->dim == VD_REASON && i < rep->nundecided; i++) {
+    if (rep->undecided[i].reason != m->reason) continue;
+    if (!a) a = cJSON_AddArrayToObject(row, "undecided");
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "count", (double)rep->undecided[i].count);
+    cJSON_AddStringToObject(o, "why", rep->undecided[i].why);
+    cJSON_AddItemToArray(a, o);
+  }
 }
 
 /* Rows in the measured order, then simulated rows the recording did not have. */
@@ -138,6 +158,7 @@ static void print_versus_dims(FILE *f, const struct report *rep, bool reasons) {
       if (kind == NOTE_NOT_REDECIDED || kind == NOTE_REMOVED) {
         fprintf(f, " %-24s %9" PRIu64 " %9" PRIu64 "  %s: %s\n", name, mc, ma,
                 kind == NOTE_REMOVED ? "simulated 0" : "not re-decided", note.why);
+        print_undecided(f, rep, m);
         continue;
       }
       fprintf(f, " %-24s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64, name, mc, ma, sc, sa);
@@ -145,6 +166,7 @@ static void print_versus_dims(FILE *f, const struct report *rep, bool reasons) {
       ratio_cell(f, sa, ma);
       if (kind == NOTE_FEWER) fprintf(f, "  fewer: %s", note.why);
       fprintf(f, "\n");
+      print_undecided(f, rep, m);
     }
 }
 
@@ -203,6 +225,7 @@ static cJSON *vrows_json(const struct report *rep, uint8_t source) {
     struct reason_note_text note;
     enum reason_note kind = source == VS_MEASURED ? row_note(rep, v, find_vrow(rep, VS_SIMULATED, v), &note) : NOTE_NONE;
     if (kind != NOTE_NONE) cJSON_AddStringToObject(row, report_reason_note_key(kind), note.why);
+    if (source == VS_MEASURED) add_undecided_json(row, rep, v);
     cJSON_AddItemToObject(into, v->name, row);
   }
   return o;
