@@ -313,10 +313,14 @@ static const char *const note_label[] = {
   [NOTE_NOT_REDECIDED] = "not re-decided", [NOTE_REMOVED] = "simulated 0", [NOTE_FEWER] = "fewer",
 };
 
-/* "NAME: not re-decided: why" (every run), then "A: NAME: simulated 0: why" per run. */
-static void print_notes(FILE *f, const struct cmp *c, const struct view_stat *v) {
+/* "NAME: not re-decided: why" (every run), "NAME: N undecided: why" (the
+** recording's, report.h), then "A: NAME: simulated 0: why" per run. */
+static void print_notes(FILE *f, const struct cmp *c, const struct report *m, const struct view_stat *v) {
   const char *why = not_redecided(c, v);
   if (why) fprintf(f, "%s: not re-decided: %s\n", v->name, why);
+  for (unsigned i = 0; i < m->nundecided; i++)
+    if (m->undecided[i].reason == v->reason)
+      fprintf(f, "%s: %" PRIu64 " undecided: %s\n", v->name, m->undecided[i].count, m->undecided[i].why);
   for (unsigned i = 0; i < c->n; i++) {
     struct reason_note_text note;
     enum reason_note k = run_note(c, i, v, &note);
@@ -352,7 +356,7 @@ static void print_measured_text(FILE *f, const struct cmp *c, const struct repor
   tt_print(f, &t, align, 2);
   tt_free(&t);
   for (unsigned k = 0; k < m->nvrows; k++)
-    if (m->vrows[k].source == VS_MEASURED && m->vrows[k].dim == VD_REASON) print_notes(f, c, &m->vrows[k]);
+    if (m->vrows[k].source == VS_MEASURED && m->vrows[k].dim == VD_REASON) print_notes(f, c, m, &m->vrows[k]);
 }
 
 static void add_measured_json(cJSON *root, const struct cmp *c, const struct report *m) {
@@ -365,6 +369,7 @@ static void add_measured_json(cJSON *root, const struct cmp *c, const struct rep
     cJSON_AddNumberToObject(e, "avg", (double)v->avg);
     const char *why = not_redecided(c, v);
     if (why) cJSON_AddStringToObject(e, "not_redecided", why);
+    report_undecided_json(e, m, v->reason);
     cJSON *sims = cJSON_AddArrayToObject(e, "simulated_avg");
     for (unsigned i = 0; i < c->n; i++) {
       const struct report_row *r = sim_row(&c->runs[i].rep, v);

@@ -128,10 +128,10 @@ static void print_undecided(FILE *f, const struct report *rep, const struct view
       fprintf(f, "   (%" PRIu64 " of them undecided: %s)\n", rep->undecided[i].count, rep->undecided[i].why);
 }
 
-static void add_undecided_json(cJSON *row, const struct report *rep, const struct view_stat *m) {
+void report_undecided_json(cJSON *row, const struct report *rep, unsigned reason) {
   cJSON *a = NULL;
-  for (unsigned i = 0; m->dim == VD_REASON && i < rep->nundecided; i++) {
-    if (rep->undecided[i].reason != m->reason) continue;
+  for (unsigned i = 0; i < rep->nundecided; i++) {
+    if (rep->undecided[i].reason != reason) continue;
     if (!a) a = cJSON_AddArrayToObject(row, "undecided");
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "count", (double)rep->undecided[i].count);
@@ -225,7 +225,7 @@ static cJSON *vrows_json(const struct report *rep, uint8_t source) {
     struct reason_note_text note;
     enum reason_note kind = source == VS_MEASURED ? row_note(rep, v, find_vrow(rep, VS_SIMULATED, v), &note) : NOTE_NONE;
     if (kind != NOTE_NONE) cJSON_AddStringToObject(row, report_reason_note_key(kind), note.why);
-    if (source == VS_MEASURED) add_undecided_json(row, rep, v);
+    if (source == VS_MEASURED && v->dim == VD_REASON) report_undecided_json(row, rep, v->reason);
     cJSON_AddItemToObject(into, v->name, row);
   }
   return o;

@@ -32,6 +32,11 @@ static inline const char *report_reason_note_key(enum reason_note k) {
   return k == NOTE_NOT_REDECIDED ? "not_redecided" : "removed_by";
 }
 
+/* Adds "undecided": [{"count", "why"}] to row, the recording's exits of this
+** reason whose source it cannot tell (report.h); nothing when none. */
+struct cJSON;
+void report_undecided_json(struct cJSON *row, const struct report *rep, unsigned reason);
+
 /* What names a run in every JSON document that shows runs: a report, the
 ** `runs` list, `compare`. */
 struct run_identity {
@@ -41,7 +46,6 @@ struct run_identity {
 };
 /* Adds "trace", "trace_hash" (unless NULL), "workload", "policy" and "cpu" to
 ** the JSON object obj, in that order. */
-struct cJSON;
 void run_identity_json(struct cJSON *obj, const struct run_identity *id);
 
 #endif

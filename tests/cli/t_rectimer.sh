@@ -127,3 +127,9 @@ check_contains "rectimer: a stored run's report says the same" "$out" "($ext of 
 run "$VMXSIM" report --db r.db --format json 1
 flat=$(printf '%s' "$out" | tr -d ' \t\n')
 check_contains "rectimer: JSON: undecided, with how many" "$flat" "\"undecided\":[{\"count\":$ext,\"why\":\"novectorrecorded:"
+"$VMXSIM" --db r.db --policy ept --cpu skylake-2019 --set lapic_timer=hrtimer --input-format kvm-ftrace old.txt > /dev/null
+run "$VMXSIM" compare --db r.db 1 2
+check_contains "rectimer: compare names the undecided exits" "$out" "EXTERNAL_INTERRUPT: $ext undecided: no vector recorded"
+run "$VMXSIM" compare --db r.db --format json 1 2
+flat=$(printf '%s' "$out" | tr -d ' \t\n')
+check_contains "rectimer: compare's JSON too" "$flat" "\"undecided\":[{\"count\":$ext,\"why\":\"novectorrecorded:"
