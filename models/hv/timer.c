@@ -5,6 +5,9 @@
 ** docs/sources.md lists the KVM commits followed. */
 #include "vcpu.h"
 #include "models/vmx/controls.h"
+#include "models/vmx/exit_reason.h"
+
+#include <stdio.h>
 
 /* KVM's hv_timer ("KVM: x86: support using the vmx preemption timer for tsc
 ** deadline timer", 2016): where the CPU has the VMX-preemption timer KVM
@@ -108,4 +111,39 @@ void vcpu_timer_entry(struct vcpu *v) {
     vmcs_write(c, VMCS_VMX_PREEMPTION_TIMER_VALUE, 0xffffffffu);
     v->timer_soft_disabled = true;
   }
+}
+
+/* ---- what a policy makes of a recording's timer and PLE exits ---- */
+
+/* A recorded PLE exit holds no spin length (kvm_exit records the reason
+** only): the spin ran at least the recording host's window, a window the
+** recording does not hold either.  With no PLE (KVM: ple_gap=0) and no
+** PAUSE exiting the spin runs on in the guest (SDM 25.1.3). */
+const char *ple_removed_by(const struct policy *p) {
+  if (p->pause_exiting || p->ple_gap) return NULL;
+  return "PAUSE-loop exiting is off (ple_gap=0): the spin runs on in the guest, where its cycles stay (its length "
+         "is not recorded, so they are not replayed; SDM 25.1.3)";
+}
+
+/* With PLE on, whether a recorded spin exits depends on its length: a
+** window at or below the recording host's exits at least once per recorded
+** exit (the same loop runs past it), if the gap lets the loop's PAUSEs be
+** one loop as they were; a larger window may let the spin end first.  Neither the length nor
+** the recording's window is recorded: not re-decided. */
+const char *ple_not_redecided(const struct policy *p, uint64_t measured, char *buf, size_t n) {
+  if (p->pause_exiting || !p->ple_gap) return NULL;
+  snprintf(buf, n, "the spin's length is not recorded: with ple_window=%u at or below the recording host's window "
+           "and ple_gap=%u at or above its gap (KVM's defaults 4096, grown on each PLE exit, and 128) at least %llu "
+           "exit%s (one per recorded exit), else unknown (SDM 25.1.3)", (unsigned)p->ple_window, (unsigned)p->ple_gap,
+           (unsigned long long)measured, measured == 1 ? "" : "s");
+  return buf;
+}
+
+/* A recording made with the host's hrtimer took the guest's deadline as an
+** EXTERNAL_INTERRUPT exit (the host's timer interrupt); its importer marks
+** those it can tell as the timer's arrival, which the VMX-preemption timer
+** takes as a PREEMPTION_TIMER exit instead (SDM 25.5.1). */
+const char *timer_fewer_by(const struct policy *p, unsigned reason) {
+  if (reason != EXIT_REASON_EXTERNAL_INTERRUPT || p->lapic_timer != LAPIC_TIMER_PREEMPTION) return NULL;
+  return "the guest's timer expiries among them are PREEMPTION_TIMER exits (lapic_timer=preemption, SDM 25.5.1)";
 }

@@ -367,6 +367,7 @@ const char *policy_removed_by(const struct policy *p, unsigned reason) {
   case EXIT_REASON_PREEMPTION_TIMER:
     return p->lapic_timer == LAPIC_TIMER_HRTIMER ? "the deadline is kept in a host timer (lapic_timer=hrtimer): its "
                                                    "expiry is an EXTERNAL_INTERRUPT exit (SDM 25.2)" : NULL;
+  case EXIT_REASON_PAUSE_INSTRUCTION: return ple_removed_by(p);
   case EXIT_REASON_MSR_READ: case EXIT_REASON_MSR_WRITE:
     return p->x2apic_virt && p->tpr_shadow ? "x2APIC accesses virtualized by virtualize x2APIC mode (SDM 29.5)" : NULL;
   }

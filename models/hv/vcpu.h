@@ -11,6 +11,7 @@
 #define VMXSIM_VCPU_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "models/knobs.h"
 #include "models/vmx/cpu.h"
@@ -134,6 +135,15 @@ void vcpu_apic_mode(struct vcpu *v, const struct trace_event *op);
 ** as another reason, for the measured-beside-simulated table when the
 ** replay simulated none; NULL when the policy says nothing about it. */
 const char *policy_removed_by(const struct policy *p, unsigned reason);
+/* The same for a recording's timer and PLE exits (timer.c): with PLE off its
+** PLE exits are gone (ple_removed_by); with PLE on they are not re-decided,
+** the spin's length not being recorded: why, with the lower bound of the
+** measured count, in buf (ple_not_redecided); under lapic_timer=preemption
+** the EXTERNAL_INTERRUPT exits that were the guest's timer are fewer,
+** replayed as PREEMPTION_TIMER exits (timer_fewer_by).  NULL: nothing to say. */
+const char *ple_removed_by(const struct policy *p);
+const char *ple_not_redecided(const struct policy *p, uint64_t measured, char *buf, size_t n);
+const char *timer_fewer_by(const struct policy *p, unsigned reason);
 
 /* The hypervisor's emulation of a local-APIC register access (in-kernel APIC:
 ** KVM since 2.6.23): an ICR write sends an IPI to the vCPU whose APIC ID is

@@ -300,6 +300,34 @@ static const char *not_redecided(const struct cmp *c, const struct view_stat *m)
   return exit_reason_not_redecided(m->reason);
 }
 
+/* What run i's policy made of a measured reason, as `run` says beside it
+** (report_reason_note); NOTE_NONE for what not_redecided says for every run. */
+static enum reason_note run_note(const struct cmp *c, unsigned i, const struct view_stat *m,
+                                 struct reason_note_text *note) {
+  if (not_redecided(c, m)) return NOTE_NONE;
+  const struct report_row *r = sim_row(&c->runs[i].rep, m);
+  return report_reason_note(&c->runs[i].rep, m->reason, m->count, r ? r->count : 0, note);
+}
+
+static const char *const note_label[] = {
+  [NOTE_NOT_REDECIDED] = "not re-decided", [NOTE_REMOVED] = "simulated 0", [NOTE_FEWER] = "fewer",
+};
+
+/* "NAME: not re-decided: why" (every run), "NAME: N undecided: why" (the
+** recording's, report.h), then "A: NAME: simulated 0: why" per run. */
+static void print_notes(FILE *f, const struct cmp *c, const struct report *m, const struct view_stat *v) {
+  const char *why = not_redecided(c, v);
+  if (why) fprintf(f, "%s: not re-decided: %s\n", v->name, why);
+  for (unsigned i = 0; i < m->nundecided; i++)
+    if (m->undecided[i].reason == v->reason)
+      fprintf(f, "%s: %" PRIu64 " undecided: %s\n", v->name, m->undecided[i].count, m->undecided[i].why);
+  for (unsigned i = 0; i < c->n; i++) {
+    struct reason_note_text note;
+    enum reason_note k = run_note(c, i, v, &note);
+    if (k != NOTE_NONE) fprintf(f, "%c: %s: %s: %s\n", 'A' + i, v->name, note_label[k], note.why);
+  }
+}
+
 static void print_measured_text(FILE *f, const struct cmp *c, const struct report *m) {
   struct texttable t;
   char align[3 + 2 * COMPARE_MAX_RUNS + 1];
@@ -327,11 +355,8 @@ static void print_measured_text(FILE *f, const struct cmp *c, const struct repor
   fprintf(f, "\nwhat the recording measured, beside each run's simulated average per exit:\n\n");
   tt_print(f, &t, align, 2);
   tt_free(&t);
-  for (unsigned k = 0; k < m->nvrows; k++) {
-    const struct view_stat *v = &m->vrows[k];
-    const char *why = v->source == VS_MEASURED && v->dim == VD_REASON ? not_redecided(c, v) : NULL;
-    if (why) fprintf(f, "%s: not re-decided: %s\n", v->name, why);
-  }
+  for (unsigned k = 0; k < m->nvrows; k++)
+    if (m->vrows[k].source == VS_MEASURED && m->vrows[k].dim == VD_REASON) print_notes(f, c, m, &m->vrows[k]);
 }
 
 static void add_measured_json(cJSON *root, const struct cmp *c, const struct report *m) {
@@ -344,11 +369,15 @@ static void add_measured_json(cJSON *root, const struct cmp *c, const struct rep
     cJSON_AddNumberToObject(e, "avg", (double)v->avg);
     const char *why = not_redecided(c, v);
     if (why) cJSON_AddStringToObject(e, "not_redecided", why);
+    report_undecided_json(e, m, v->reason);
     cJSON *sims = cJSON_AddArrayToObject(e, "simulated_avg");
     for (unsigned i = 0; i < c->n; i++) {
       const struct report_row *r = sim_row(&c->runs[i].rep, v);
       cJSON *x = cJSON_CreateObject();
       json_num(x, "avg", r && r->count ? (double)r->cycles / (double)r->count : NAN);
+      struct reason_note_text note;
+      enum reason_note kind = run_note(c, i, v, &note);
+      if (kind != NOTE_NONE) cJSON_AddStringToObject(x, report_reason_note_key(kind), note.why);
       cJSON_AddItemToArray(sims, x);
     }
   }

@@ -101,6 +101,16 @@ static int io_alone(struct import_exits *X, unsigned v, const struct import_exit
   return emit(X, v, EV_IO, aux, (x->info1 >> 16) & 0xffff, 0);
 }
 
+/* An EXTERNAL_INTERRUPT exit no record made the guest's timer: the host's
+** interrupt, its vector from the VM-exit interruption information (SDM
+** 27.2.2: valid, bit 31, with "acknowledge interrupt on exit"); counted when
+** that cannot tell it from the guest's timer (import_exits_add_timer). */
+static int host_interrupt(struct import_exits *X, unsigned v, const struct import_exit *x) {
+  if (!(x->intr_info & 0x80000000u)) X->intr_no_vector++;
+  else if ((x->intr_info & 0xff) == LOCAL_TIMER_VECTOR) X->intr_timer_vector++;
+  return emit(X, v, EV_INTR, 0, x->intr_info & 0xff, 0);
+}
+
 /* Reasons whose event needs the qualification or interruption info. */
 static int qualified_alone(struct import_exits *X, unsigned v, const struct import_exit *x) {
   if (!x->qualified) return unmapped(X, x, WHY_NONE);
@@ -110,7 +120,7 @@ static int qualified_alone(struct import_exits *X, unsigned v, const struct impo
   case EXIT_REASON_DR_ACCESS:              /* bits 2:0 DR, bit 4 direction (1 = MOV from DR) */
     return (x->info1 & 0x10) ? emit(X, v, EV_DR_READ, (unsigned)(x->info1 & 7), 0, (x->info1 >> 8) & 0xf)
                              : emit(X, v, EV_DR_WRITE, (unsigned)(x->info1 & 7), 0, (x->info1 >> 8) & 0xf);
-  case EXIT_REASON_EXTERNAL_INTERRUPT: return emit(X, v, EV_INTR, 0, x->intr_info & 0xff, 0);
+  case EXIT_REASON_EXTERNAL_INTERRUPT: return host_interrupt(X, v, x);
   case EXIT_REASON_EXCEPTION_NMI: return exception_alone(X, v, x);
   case EXIT_REASON_IO_INSTRUCTION: return io_alone(X, v, x);
   }
@@ -280,4 +290,25 @@ void import_exits_add_counts(const struct import_exits *X) {
 void import_exits_add_reasons(const struct import_exits *X) {
   import_tally_json(X->im->meta, "exit_reasons", &X->reasons, reason_namer);
   import_tally_json(X->im->meta, "exits_unmapped", &X->unmapped, unmapped_namer);
+}
+
+static void undecided(cJSON *a, const char *reason, uint64_t count, const char *why) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "reason", reason);
+  cJSON_AddNumberToObject(o, "count", (double)count);
+  cJSON_AddStringToObject(o, "why", why);
+  cJSON_AddItemToArray(a, o);
+}
+
+void import_exits_add_timer(const struct import_exits *X, uint64_t guest_timer, bool timer_marks) {
+  cJSON_AddNumberToObject(X->im->meta, "guest_timer_exits", (double)guest_timer);
+  if (!X->intr_no_vector && (timer_marks || !X->intr_timer_vector)) return;
+  cJSON *a = cJSON_AddArrayToObject(X->im->meta, "exits_undecided");
+  if (X->intr_no_vector)
+    undecided(a, "EXTERNAL_INTERRUPT", X->intr_no_vector, "no vector recorded: the host's own interrupt cannot be "
+              "told from the guest's timer in a host hrtimer; replayed as the host's");
+  if (X->intr_timer_vector && !timer_marks)
+    undecided(a, "EXTERNAL_INTERRUPT", X->intr_timer_vector, "at the host's timer vector, and no "
+              "kvm_apic_accept_irq recorded: the host's own timer cannot be told "
+              "from the guest's in a host hrtimer; replayed as the host's");
 }

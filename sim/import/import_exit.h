@@ -50,6 +50,11 @@ struct import_exits {
   bool timed;                /* a record with a time was seen: first_time..last_time hold */
   uint64_t first_time, last_time;
   struct import_tally reasons, unmapped;   /* keys: reason; reason * 16 + why (import_exit.c) */
+  /* EXTERNAL_INTERRUPT exits left host interrupts: with no vector recorded
+  ** (an SVM host, a kernel whose kvm_exit printed no interruption information),
+  ** and at the host's timer vector (LOCAL_TIMER_VECTOR) with no record that
+  ** made them the guest's timer; import_exits_add_timer says what they are. */
+  uint64_t intr_no_vector, intr_timer_vector;
 };
 
 void import_exits_init(struct import_exits *X, struct import *im, bool time_ns);
@@ -97,5 +102,12 @@ static inline void import_exits_saw_time(struct import_exits *X, uint64_t time) 
 ** recorded time, the denominator of xenalyze's shares); "exit_reasons" and "exits_unmapped". */
 void import_exits_add_counts(const struct import_exits *X);
 void import_exits_add_reasons(const struct import_exits *X);
+/* Metadata "guest_timer_exits" (EXTERNAL_INTERRUPT exits the importer made the
+** guest's timer arriving: guest_timer) and "exits_undecided": the exits whose
+** source the recording cannot tell, [{"reason", "count", "why"}], which the
+** measured-beside-simulated table prints beside the reason.  timer_marks: the
+** recording holds records that tell the guest's timer (the host's timer
+** interrupts none of them marked were the host's own). */
+void import_exits_add_timer(const struct import_exits *X, uint64_t guest_timer, bool timer_marks);
 
 #endif

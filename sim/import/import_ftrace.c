@@ -35,14 +35,16 @@
 ** the text), a note after a record is dropped and the record kept.
 */
 
+/* KE_ACCEPT comes last: its records end in words no end_fields row lists
+** (record_end), so no note after them is looked for. */
 enum kvm_event {
-  KE_OTHER, KE_EXIT, KE_ENTRY, KE_CR, KE_MSR, KE_CPUID, KE_PF, KE_HYPERCALL, KE_PIO
+  KE_OTHER, KE_EXIT, KE_ENTRY, KE_CR, KE_MSR, KE_CPUID, KE_PF, KE_HYPERCALL, KE_PIO, KE_ACCEPT
 };
 
 static const struct { const char *name; enum kvm_event ev; } event_names[] = {
   { "kvm_exit", KE_EXIT }, { "kvm_entry", KE_ENTRY }, { "kvm_cr", KE_CR }, { "kvm_msr", KE_MSR },
   { "kvm_cpuid", KE_CPUID }, { "kvm_page_fault", KE_PF }, { "kvm_hypercall", KE_HYPERCALL },
-  { "kvm_pio", KE_PIO },
+  { "kvm_pio", KE_PIO }, { "kvm_apic_accept_irq", KE_ACCEPT },
 };
 
 /* A vCPU thread: the host task that ran one vCPU (its records' pid). */
@@ -62,6 +64,8 @@ struct kvm {
   size_t len, pos;             /* pos: just past the current line */
   unsigned frac_digits;        /* the most digits seen after a timestamp's point */
   uint64_t zero_measured;      /* exits whose entry came at their exit's recorded time */
+  bool timer_marks;            /* a record that can tell the guest's timer was seen (kvm_apic_accept_irq) */
+  uint64_t guest_timer;        /* EXTERNAL_INTERRUPT exits that were the guest's timer expiring */
   import_emit_fn emit;         /* the import's own emitter (kvm_emit stands in front of it) */
   void *emit_ctx;
 };
@@ -383,9 +387,17 @@ static void add_threads(const struct kvm *K) {
   }
 }
 
+/* Was the exit the host's timer interrupt (Linux's LOCAL_TIMER_VECTOR, the
+** vector of the VM-exit interruption information: SDM 27.2.2)? */
+static bool host_timer_exit(const struct import_exit *x) {
+  return x->reason == EXIT_REASON_EXTERNAL_INTERRUPT && (x->intr_info & 0x800000ffu) == (0x80000000u | LOCAL_TIMER_VECTOR);
+}
+
 /* Does a detail event of kind ev explain an exit with this reason? */
-static bool explains(enum kvm_event ev, int reason) {
+static bool explains(enum kvm_event ev, const struct import_exit *x) {
+  int reason = x->reason;
   switch (ev) {
+  case KE_ACCEPT: return host_timer_exit(x);
   case KE_CR: return reason == EXIT_REASON_CR_ACCESS;
   case KE_MSR: return reason == EXIT_REASON_MSR_READ || reason == EXIT_REASON_MSR_WRITE;
   case KE_CPUID: return reason == EXIT_REASON_CPUID;
@@ -435,6 +447,24 @@ static const char *detail_pio(struct kvm *K, unsigned v, const struct kline *k, 
   return NULL;
 }
 
+/* kvm_apic_accept_irq "apicid N vec V (MODE|TRIGGER)" on the vCPU's own
+** thread while its exit at the host's timer vector is open: the host's
+** interrupt ran KVM's hrtimer of the guest's deadline (apic_timer_fn), which
+** made the guest's timer interrupt pending, accepted before the entry
+** (kvm_inject_apic_timer_irqs, or in the hrtimer itself).  The interrupt
+** another vCPU or a device sends is accepted on the sender's thread, not in
+** this exit; another vCPU's deadline, whose hrtimer may fire on this CPU
+** while it runs (hrtimer_expire_entry function=apic_timer_fn), is accepted
+** on that vCPU's thread: the hrtimer's record alone does not say whose
+** deadline it was, so it is no evidence. */
+static const char *detail_accept(struct kvm *K, unsigned v, const struct kline *k, int *rc) {
+  uint64_t vec;
+  if (!fnum(k, "vec ", false, &vec) || vec > 255) return "kvm_apic_accept_irq: expected 'apicid N vec V' (V to 255)";
+  K->guest_timer++;
+  *rc = emit(K, v, EV_VIRQ, VIRQ_SRC_TIMER, vec, 0);
+  return NULL;
+}
+
 /* Turns a detail line into its event; returns what is wrong, or NULL with *rc set. */
 static const char *detail_event(struct kvm *K, unsigned v, const struct kline *k, int *rc) {
   uint64_t a, b = 0;
@@ -442,6 +472,7 @@ static const char *detail_event(struct kvm *K, unsigned v, const struct kline *k
   case KE_CR: return detail_cr(K, v, k, rc);
   case KE_MSR: return detail_msr(K, v, k, rc);
   case KE_PIO: return detail_pio(K, v, k, rc);
+  case KE_ACCEPT: return detail_accept(K, v, k, rc);
   case KE_CPUID:
     if (!fnum(k, "func ", true, &a)) return "kvm_cpuid: no 'func' field";
     fnum(k, "idx ", true, &b);                    /* absent before Linux 2.6.3x */
@@ -462,9 +493,10 @@ static const char *detail_event(struct kvm *K, unsigned v, const struct kline *k
 }
 
 static int on_detail(struct kvm *K, const struct kline *k, uint64_t lineno, const char *s, size_t n) {
+  if (k->ev == KE_ACCEPT) K->timer_marks = true;
   int v = vcpu_of(K, k, -1, false);                  /* a thread with no exit yet has none to explain */
   struct import_exit_vcpu *c = v >= 0 ? &K->exits.v[v] : NULL;
-  if (!c || !c->pending || !explains(k->ev, c->x.reason)) {
+  if (!c || !c->pending || !explains(k->ev, &c->x)) {
     /* Also traced for emulated instructions and userspace exits: not an exit of its own. */
     K->im->skipped++;
     import_tally_name2(&K->im->skipped_names, k->event, k->event_len > 20 ? 20 : k->event_len, " (no matching exit)");
@@ -625,6 +657,7 @@ int import_kvm_ftrace(struct import *im, const char *buf, size_t len) {
   if (rc == 0) {
     import_exits_add_counts(&K->exits);
     import_exits_add_reasons(&K->exits);
+    import_exits_add_timer(&K->exits, K->guest_timer, K->timer_marks);
     add_threads(K);
     add_resolution(K);
   }
@@ -650,6 +683,7 @@ static const struct import_need kvm_needs[] = {
   { "kvm_cpuid", "CPUID leaves", NULL },
   { "kvm_pio", "port I/O (port and size)", NULL },
   { "kvm_hypercall", "hypercall numbers", NULL },
+  { "kvm_apic_accept_irq", "the guest's timer behind an EXTERNAL_INTERRUPT exit at the host's timer vector", NULL },
 };
 
 static const char kvm_usage[] =
@@ -669,6 +703,10 @@ static const char kvm_usage[] =
   "    kvm_page_fault                    touch PAGE 1 (w when error_code bit 1)\n"
   "  DR_ACCESS                           drw/drr N (info1 bits 2:0, direction bit 4)\n"
   "  EXTERNAL_INTERRUPT                  intr VECTOR\n"
+  "  EXTERNAL_INTERRUPT at 0xec +\n"
+  "    kvm_apic_accept_irq (its thread)  virq-timer VEC (the guest's deadline in a\n"
+  "                                      host hrtimer: a PREEMPTION_TIMER exit under\n"
+  "                                      lapic_timer=preemption)\n"
   "Guest time from kvm_entry to the next kvm_exit becomes 'run' cycles. Exits pair\n"
   "by the vCPU thread (COMM-PID), not by CPU; each thread becomes the vCPU its\n"
   "'vcpu N' names (the lowest number free when it names none or a taken one), and\n"
@@ -681,7 +719,8 @@ static const char kvm_usage[] =
   "\n"
   "example:\n"
   "  trace-cmd record -e kvm:kvm_exit -e kvm:kvm_entry -e kvm:kvm_cr -e kvm:kvm_msr \\\n"
-  "      -e kvm:kvm_cpuid -e kvm:kvm_page_fault -e kvm:kvm_pio -e kvm:kvm_hypercall\n"
+  "      -e kvm:kvm_cpuid -e kvm:kvm_page_fault -e kvm:kvm_pio -e kvm:kvm_hypercall \\\n"
+  "      -e kvm:kvm_apic_accept_irq\n"
   "  trace-cmd report > kvm.txt\n"
   "  vmxsim import kvm-ftrace kvm.txt -o kvm.bin\n";
 
@@ -696,7 +735,8 @@ static int kvm_probe(const unsigned char *head, size_t n, const char *text) {
 const struct import_format import_kvm_ftrace_format = {
   .name = "kvm-ftrace",
   .summary = "ftrace / 'trace-cmd report' text of KVM's kvm_exit, kvm_entry,\n"
-             "kvm_cr, kvm_msr, kvm_cpuid, kvm_page_fault, kvm_hypercall, kvm_pio",
+             "kvm_cr, kvm_msr, kvm_cpuid, kvm_page_fault, kvm_hypercall, kvm_pio,\n"
+             "kvm_apic_accept_irq",
   .usage = kvm_usage,
   .recording = "KVM ftrace text",
   .looks_for = "kvm_exit events",

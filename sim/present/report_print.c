@@ -91,26 +91,53 @@ static void ratio_cell(FILE *f, uint64_t sim, uint64_t meas) {
   else fprintf(f, " %9s", "-");
 }
 
-/* Why a measured reason's row has no simulated exits to show: vmxsim never
-** decides exits of that reason (exit_reason_not_redecided), so a 0 there
-** would pass for a replay's answer.  NULL for breakdown rows and for reasons
-** the replay decided, 0 times included. */
-static const char *not_redecided(const struct view_stat *measured, const struct view_stat *sim) {
-  if (!measured || measured->dim != VD_REASON || (sim && sim->count)) return NULL;
-  return exit_reason_not_redecided(measured->reason);
-}
-
-/* Why a measured reason's row has no simulated exits although the replay
-** decides them: the run's policy removed them or replays them as another
-** reason (policy_removed_by).  The policy comes from the run's name, so a
-** stored run prints the same; NULL when it says nothing or cannot be
-** resolved any more. */
-static const char *removed_by(const struct report *rep, const struct view_stat *measured, const struct view_stat *sim) {
-  if (!measured || measured->dim != VD_REASON || (sim && sim->count)) return NULL;
+/* What the measured-beside-simulated table says beside a recorded reason
+** whose simulated count alone would mislead (report_print.h).  The policy
+** comes from the run's name, so a stored run prints the same; a name that
+** cannot be resolved any more leaves only what needs no policy. */
+enum reason_note report_reason_note(const struct report *rep, unsigned reason, uint64_t measured, uint64_t simulated,
+                                    struct reason_note_text *out) {
+  out->why = NULL;
+  if (simulated && simulated >= measured) return NOTE_NONE;
   struct policy p;
   char err[512];
-  if (policy_from_name(&p, rep->policy, err, sizeof err)) return NULL;
-  return policy_removed_by(&p, measured->reason);
+  bool pol = policy_from_name(&p, rep->policy, err, sizeof err) == 0;
+  if (simulated) {
+    out->why = pol ? timer_fewer_by(&p, reason) : NULL;
+    return out->why ? NOTE_FEWER : NOTE_NONE;
+  }
+  if ((out->why = exit_reason_not_redecided(reason))) return NOTE_NOT_REDECIDED;
+  if (pol && (out->why = ple_not_redecided(&p, measured, out->buf, sizeof out->buf))) return NOTE_NOT_REDECIDED;
+  out->why = pol ? policy_removed_by(&p, reason) : NULL;
+  if (!out->why && pol) out->why = timer_fewer_by(&p, reason);     /* every one of them was the guest's timer */
+  return out->why ? NOTE_REMOVED : NOTE_NONE;
+}
+
+/* The note of a measured row of the reason view (none for breakdown rows). */
+static enum reason_note row_note(const struct report *rep, const struct view_stat *measured,
+                                 const struct view_stat *sim, struct reason_note_text *out) {
+  out->why = NULL;
+  if (!measured || measured->dim != VD_REASON) return NOTE_NONE;
+  return report_reason_note(rep, measured->reason, measured->count, sim ? sim->count : 0, out);
+}
+
+/* Below a measured reason's row: its exits whose source the recording cannot tell. */
+static void print_undecided(FILE *f, const struct report *rep, const struct view_stat *m) {
+  for (unsigned i = 0; m && m->dim == VD_REASON && i < rep->nundecided; i++)
+    if (rep->undecided[i].reason == m->reason)
+      fprintf(f, "   (%" PRIu64 " of them undecided: %s)\n", rep->undecided[i].count, rep->undecided[i].why);
+}
+
+void report_undecided_json(cJSON *row, const struct report *rep, unsigned reason) {
+  cJSON *a = NULL;
+  for (unsigned i = 0; i < rep->nundecided; i++) {
+    if (rep->undecided[i].reason != reason) continue;
+    if (!a) a = cJSON_AddArrayToObject(row, "undecided");
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "count", (double)rep->undecided[i].count);
+    cJSON_AddStringToObject(o, "why", rep->undecided[i].why);
+    cJSON_AddItemToArray(a, o);
+  }
 }
 
 /* Rows in the measured order, then simulated rows the recording did not have. */
@@ -126,20 +153,20 @@ static void print_versus_dims(FILE *f, const struct report *rep, bool reasons) {
       snprintf(name, sizeof name, "%s%s", v->dim > VD_REASON && v->dim < VD_CR3 ? "  " : "", v->name);
       uint64_t mc = m ? m->count : 0, ma = m ? m->avg : 0, sc = sv ? sv->count : 0;
       uint64_t sa = sv && sv->count ? (sv->cycles + sv->count / 2) / sv->count : 0;
-      const char *why = not_redecided(m, sv);
-      if (why) {
-        fprintf(f, " %-24s %9" PRIu64 " %9" PRIu64 "  not re-decided: %s\n", name, mc, ma, why);
-        continue;
-      }
-      const char *removed = removed_by(rep, m, sv);
-      if (removed) {
-        fprintf(f, " %-24s %9" PRIu64 " %9" PRIu64 "  simulated 0: %s\n", name, mc, ma, removed);
+      struct reason_note_text note;
+      enum reason_note kind = row_note(rep, m, sv, &note);
+      if (kind == NOTE_NOT_REDECIDED || kind == NOTE_REMOVED) {
+        fprintf(f, " %-24s %9" PRIu64 " %9" PRIu64 "  %s: %s\n", name, mc, ma,
+                kind == NOTE_REMOVED ? "simulated 0" : "not re-decided", note.why);
+        print_undecided(f, rep, m);
         continue;
       }
       fprintf(f, " %-24s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64, name, mc, ma, sc, sa);
       ratio_cell(f, sc, mc);
       ratio_cell(f, sa, ma);
+      if (kind == NOTE_FEWER) fprintf(f, "  fewer: %s", note.why);
       fprintf(f, "\n");
+      print_undecided(f, rep, m);
     }
 }
 
@@ -195,10 +222,10 @@ static cJSON *vrows_json(const struct report *rep, uint8_t source) {
     cJSON *into = v->dim == VD_REASON ? exits : v->dim == VD_CR3 ? cr3 : v->dim == VD_VCPU ? vcpu : NULL;
     if (!into && !(into = cJSON_GetObjectItemCaseSensitive(bd, v->parent))) into = cJSON_AddObjectToObject(bd, v->parent);
     cJSON *row = vrow_json(v);
-    const char *why = source == VS_MEASURED ? not_redecided(v, find_vrow(rep, VS_SIMULATED, v)) : NULL;
-    if (why) cJSON_AddStringToObject(row, "not_redecided", why);
-    const char *removed = source == VS_MEASURED && !why ? removed_by(rep, v, find_vrow(rep, VS_SIMULATED, v)) : NULL;
-    if (removed) cJSON_AddStringToObject(row, "removed_by", removed);
+    struct reason_note_text note;
+    enum reason_note kind = source == VS_MEASURED ? row_note(rep, v, find_vrow(rep, VS_SIMULATED, v), &note) : NOTE_NONE;
+    if (kind != NOTE_NONE) cJSON_AddStringToObject(row, report_reason_note_key(kind), note.why);
+    if (source == VS_MEASURED && v->dim == VD_REASON) report_undecided_json(row, rep, v->reason);
     cJSON_AddItemToObject(into, v->name, row);
   }
   return o;

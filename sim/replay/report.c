@@ -1,5 +1,8 @@
 /* Run reports as data: the statistics of a finished engine in rows (report.h). */
 #include "report.h"
+#include "models/vmx/exit_reason.h"
+
+#include <cJSON.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -51,4 +54,23 @@ void report_from_stats(struct report *rep, const struct stats *st) {
   rep->ncounters = 0;
   for (unsigned c = 0; c < CTR_COUNT; c++)
     rep->counters[rep->ncounters++] = (struct report_counter){ counter_name(c), st->counter[c] };
+}
+
+void report_undecided_from_meta(struct report *rep, const char *metadata) {
+  rep->nundecided = 0;
+  cJSON *m = metadata && *metadata ? cJSON_Parse(metadata) : NULL;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(m, "exits_undecided")) {
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(e, "reason"), *n = cJSON_GetObjectItemCaseSensitive(e, "count");
+    const cJSON *why = cJSON_GetObjectItemCaseSensitive(e, "why");
+    int reason = cJSON_IsString(r) ? exit_reason_by_name(r->valuestring) : -1;
+    if (reason < 0 || !cJSON_IsNumber(n) || n->valuedouble < 1 || n->valuedouble > 1e18 || !cJSON_IsString(why) ||
+        rep->nundecided == REPORT_UNDECIDED_MAX)
+      continue;
+    struct report_undecided *u = &rep->undecided[rep->nundecided++];
+    u->reason = (unsigned)reason;
+    u->count = (uint64_t)n->valuedouble;
+    snprintf(u->why, sizeof u->why, "%s", why->valuestring);
+  }
+  cJSON_Delete(m);
 }

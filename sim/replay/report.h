@@ -23,6 +23,7 @@ struct report_counter {
   uint64_t value;
 };
 
+#define REPORT_UNDECIDED_MAX 4
 struct report {
   char trace[256];           /* trace file name as given */
   char workload[64];
@@ -48,9 +49,21 @@ struct report {
   ** "measured"): still open when the recording ended, or their VM entry lost.
   ** The replay simulates them; the measured side cannot count them. */
   uint64_t unmeasured_exits;
+  /* A recording's exits whose source it cannot tell (its importer's metadata
+  ** "exits_undecided", sim/import/import_exit.h): per reason, how many, why. */
+  struct report_undecided {
+    unsigned reason;
+    uint64_t count;
+    char why[256];
+  } undecided[REPORT_UNDECIDED_MAX];
+  unsigned nundecided;
 };
 void report_free(struct report *rep);      /* the view rows; the struct itself is the caller's */
 bool report_has_measured(const struct report *rep);
+
+/* Fills rep->undecided from a trace's metadata (NULL or "": none); what it
+** cannot read is left out, as the importer wrote it. */
+void report_undecided_from_meta(struct report *rep, const char *metadata);
 
 /* Fills the statistics part of rep from st (identity fields are the caller's). */
 void report_from_stats(struct report *rep, const struct stats *st);

@@ -443,6 +443,7 @@ static int replay_configs(const struct run_set *s, struct run_output *out, struc
   for (unsigned i = 0; i < n; i++) {
     out[i].wall_seconds = seconds;
     out[i].rep.unmeasured_exits = unmeasured;
+    report_undecided_from_meta(&out[i].rep, r.hdr.metadata);
     out[i].metadata = xstrdup(r.hdr.metadata ? r.hdr.metadata : "");
     out[i].trace_events = r.hdr.event_count;
   }

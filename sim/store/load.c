@@ -34,7 +34,7 @@ static int load_identity(sqlite3 *db, int64_t run_id, struct report *rep, int64_
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(db,
     "SELECT r.id, r.trace_name, t.workload, t.hash, r.policy, r.cpu, t.paging, t.vcpus, r.clock_ghz,"
-    " r.events, r.total_exits, r.marks, r.guest_cycles, r.vmm_cycles, r.elapsed_cycles"
+    " r.events, r.total_exits, r.marks, r.guest_cycles, r.vmm_cycles, r.elapsed_cycles, t.metadata"
     " FROM runs r JOIN traces t ON t.id = r.trace_id"
     " WHERE r.id = CASE WHEN ?1 >= 0 THEN ?1 ELSE (SELECT max(id) FROM runs) END", -1, &st, NULL);
   if (rc == SQLITE_OK) {
@@ -57,6 +57,7 @@ static int load_identity(sqlite3 *db, int64_t run_id, struct report *rep, int64_
     rep->guest_cycles = col_u64(st, 12);
     rep->vmm_cycles = col_u64(st, 13);
     rep->elapsed_cycles = col_u64(st, 14);
+    report_undecided_from_meta(rep, (const char *)sqlite3_column_text(st, 15));   /* the recording's, as run printed */
     rc = SQLITE_OK;
   }
   sqlite3_finalize(st);

@@ -101,6 +101,29 @@ write_case "$here/sample-apicv.apicv.json" "sample trace traces/examples/apicv.t
 write_case "$here/sample-apicv.ipiv.json" "sample trace traces/examples/apicv.txt, under ipiv" ipiv trace "$apicv" \
   ../data/profiles/ipiv-test.json
 
+# The interrupt-driven generators on a modern host without APICv, with APICv, with
+# IPI virtualization (the test profile: no built-in CPU has it) and with the
+# deadline in the VMX-preemption timer: NAME|DESCRIPTION|CASES|generator arguments,
+# CASES among INTR_POLICIES' names; POLICY-NAME|POLICY|CPU|SET-JSON|WHAT.
+INTR_VARIANTS='ipi-x2apic|IPI round trips, x2APIC, 50 trips|ept apicv ipiv|ipi --count 50 --apic x2apic
+ipi-xapic|IPI round trips, xAPIC, 50 trips|ept apicv ipiv|ipi --count 50 --apic xapic
+interrupts-2v|an interrupt-driven guest, 2 vCPUs (1 busy), 100 ms|ept ept-preemption apicv|interrupts --vcpus 2 --busy 1 --duration 100'
+INTR_POLICIES='ept|ept|skylake-2019||ept
+ept-preemption|ept|skylake-2019|{"lapic_timer": "preemption"}|ept with the deadline in the VMX-preemption timer
+apicv|apicv|skylake-2019||apicv
+ipiv|ipiv|../data/profiles/ipiv-test.json||ipiv'
+while IFS='|' read -r name desc cases args; do
+  while IFS='|' read -r pname pol cpu set what; do
+    case " $cases " in *" $pname "*) ;; *) continue ;; esac
+    # shellcheck disable=SC2086
+    write_case "$here/$name.$pname.json" "$desc, under $what" "$pol" generate "$(json_array $args)" "$cpu" "$set"
+  done <<EOF2
+$INTR_POLICIES
+EOF2
+done <<EOF
+$INTR_VARIANTS
+EOF
+
 echo "make-cases: $created created, $kept kept (existing files are not touched; -f rewrites them)"
 if [ -n "$vmxsim" ]; then
   "$vmxsim" regress --update "$here"

@@ -628,6 +628,80 @@ static void interrupt_windows_and_rare_exits_map_to_events_in_both_host_formats(
   assert_str(meta_member("exits_unmapped"), "{\"EPT_MISCONFIG\":1}");
 }
 
+/* ---- the guest's timer behind the host's timer interrupt (a recording made with the hrtimer) ---- */
+
+/* An EXTERNAL_INTERRUPT exit at the host's timer vector (0xec) in which the
+** vCPU's own thread accepted an interrupt is the guest's deadline expiring in
+** KVM's hrtimer: the timer's arrival, in every kvm_exit format that records
+** the vector; the host's own timer, an IPI's or a device's interrupt accepted
+** on another thread, and other vectors stay host interrupts. */
+static void host_timer_exit_with_an_accepted_interrupt_is_the_guests_timer(void **state) {
+  (void)state;
+  const char *t =
+    /* Linux >= 5.10 */
+    "CPU 0/KVM-11 [001] 1.000000: kvm_exit: vcpu 0 reason EXTERNAL_INTERRUPT rip 0x1 info1 0x0 info2 0x0 "
+    "intr_info 0x800000ec error_code 0x00000000\n"
+    "CPU 0/KVM-11 [001] 1.000001: kvm_apic_accept_irq: apicid 0 vec 236 (Fixed|edge)\n"
+    "CPU 0/KVM-11 [001] 1.000001: kvm_inj_virq: IRQ 0xec\n"
+    "CPU 0/KVM-11 [001] 1.000002: kvm_entry: vcpu 0, rip 0x1\n"
+    /* the host's own tick: no interrupt accepted on the thread */
+    "CPU 0/KVM-11 [001] 1.000003: kvm_exit: vcpu 0 reason EXTERNAL_INTERRUPT rip 0x1 info1 0x0 info2 0x0 "
+    "intr_info 0x800000ec error_code 0x00000000\n"
+    "CPU 0/KVM-11 [001] 1.000003: hrtimer_expire_entry: hrtimer=0xffff1 function=tick_sched_timer now=1000003\n"
+    "io-10 [000] 1.000003: kvm_apic_accept_irq: apicid 0 vec 34 (Fixed|level)\n"
+    "CPU 0/KVM-11 [001] 1.000004: kvm_entry: vcpu 0, rip 0x1\n"
+    /* Linux 3.x to 5.9: info QUALIFICATION INTR_INFO */
+    "CPU 1/KVM-12 [002] 1.000005: kvm_exit: reason EXTERNAL_INTERRUPT rip 0x1 info 0 800000ec\n"
+    "CPU 1/KVM-12 [002] 1.000005: hrtimer_expire_entry: hrtimer=0xffff2 function=apic_timer_fn now=1000005\n"
+    "CPU 1/KVM-12 [002] 1.000006: kvm_apic_accept_irq: apicid 1 vec 236 (Fixed|edge) (coalesced)\n"
+    "CPU 1/KVM-12 [002] 1.000006: kvm_entry: vcpu 1\n"
+    /* KVM's hrtimer of some vCPU's deadline fired here, and nothing was accepted on this thread:
+    ** another vCPU's timer, not this one's */
+    "CPU 1/KVM-12 [002] 1.000006: kvm_exit: reason EXTERNAL_INTERRUPT rip 0x1 info 0 800000ec\n"
+    "CPU 1/KVM-12 [002] 1.000006: hrtimer_expire_entry: hrtimer=0xffff3 function=apic_timer_fn now=1000006\n"
+    "CPU 1/KVM-12 [002] 1.000006: kvm_entry: vcpu 1\n"
+    /* another vector, with an interrupt accepted: a device's, not the timer's */
+    "CPU 1/KVM-12 [002] 1.000007: kvm_exit: reason EXTERNAL_INTERRUPT rip 0x1 info 0 80000022\n"
+    "CPU 1/KVM-12 [002] 1.000007: kvm_apic_accept_irq: apicid 1 vec 34 (Fixed|edge)\n"
+    "CPU 1/KVM-12 [002] 1.000008: kvm_entry: vcpu 1\n";
+  assert_int_equal(import_text(KVM, t, false), 0);
+  assert_str(actions(), "virq v0 3 0xec 0x0; intr v0 0 0xec 0x0; virq v1 3 0xec 0x0; intr v1 0 0xec 0x0; "
+                        "intr v1 0 0x22 0x0");
+  assert_str(meta_member("guest_timer_exits"), "2");
+  assert_str(meta_member("exits_undecided"), "(absent)");   /* the recording tells every one */
+  assert_str(measured(), "1 4800; 1 2400; 1 2400; 1 1; 1 2400");     /* each measured, none alone */
+}
+
+/* Where the recording cannot tell, the exit stays the host interrupt it
+** surely was, and the metadata says how many and why: no vector recorded
+** (kvm_exit's first format, "reason NAME rip ADDR"), or the timer's vector
+** in a recording that holds no record telling the guest's timer. */
+static void host_timer_exits_the_recording_cannot_tell_are_named_undecided(void **state) {
+  (void)state;
+  const char *t =
+    "q-1 [000] 1.000000: kvm_exit: reason EXTERNAL_INTERRUPT rip 0x1\n"
+    "q-1 [000] 1.000001: kvm_entry: vcpu 0\n"
+    "q-1 [000] 1.000002: kvm_exit: reason EXTERNAL_INTERRUPT rip 0x1 info 0 800000ec\n"
+    "q-1 [000] 1.000003: kvm_inj_virq: irq 236\n"
+    "q-1 [000] 1.000004: kvm_entry: vcpu 0\n"
+    "q-1 [000] 1.000005: kvm_exit: reason EXTERNAL_INTERRUPT rip 0x1 info 0 800000ec\n"
+    "q-1 [000] 1.000006: kvm_entry: vcpu 0\n";
+  assert_int_equal(import_text(KVM, t, false), 0);
+  assert_str(actions(), "intr v0 0 0x0 0x0; intr v0 0 0xec 0x0; intr v0 0 0xec 0x0");
+  assert_str(meta_member("guest_timer_exits"), "0");
+  const char *u = meta_member("exits_undecided");
+  assert_contains(u, "{\"reason\":\"EXTERNAL_INTERRUPT\",\"count\":1,\"why\":\"no vector recorded:");
+  assert_contains(u, "{\"reason\":\"EXTERNAL_INTERRUPT\",\"count\":2,\"why\":\"at the host's timer vector, and "
+                     "no kvm_apic_accept_irq");
+  import_free(&im);
+  /* a malformed accept record explaining a timer exit is bad input, named */
+  const char *bad =
+    "q-1 [000] 1.000000: kvm_exit: reason EXTERNAL_INTERRUPT rip 0x1 info 0 800000ec\n"
+    "q-1 [000] 1.000001: kvm_apic_accept_irq: apicid 0 vec 999 (Fixed|edge)\n";
+  assert_int_equal(import_text(KVM, bad, false), EXIT_BADINPUT);
+  assert_contains(im.err, "in.txt:2: kvm_apic_accept_irq: expected 'apicid N vec V' (V to 255)");
+}
+
 /* ---- helpers ---- */
 
 static void parse_secs_takes_any_fraction_to_nanoseconds(void **state) {
@@ -693,6 +767,8 @@ int main(void) {
     cmocka_unit_test_teardown(xen_tsc_jump_beyond_the_gap_limit_is_reported_with_its_byte_offset, teardown),
     cmocka_unit_test_teardown(exits_alone_map_alike_in_both_host_formats, teardown),
     cmocka_unit_test_teardown(interrupt_windows_and_rare_exits_map_to_events_in_both_host_formats, teardown),
+    cmocka_unit_test_teardown(host_timer_exit_with_an_accepted_interrupt_is_the_guests_timer, teardown),
+    cmocka_unit_test_teardown(host_timer_exits_the_recording_cannot_tell_are_named_undecided, teardown),
     cmocka_unit_test(parse_secs_takes_any_fraction_to_nanoseconds),
     cmocka_unit_test_teardown(ns_to_cycles_saturates_instead_of_overflowing, teardown),
     cmocka_unit_test(field_lookup_needs_a_field_boundary),
