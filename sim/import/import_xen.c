@@ -193,7 +193,7 @@ int import_xentrace(struct import *im, const unsigned char *buf, size_t len) {
   import_exits_init(&X->exits, im, false);
   X->vcpu = -1;
   im->binary = true;
-  int rc = im->opt.note ? xen_import_lean(X, buf, len) : xen_import_scanned(X, buf, len);
+  int rc = im->opt.notes ? xen_import_lean(X, buf, len) : xen_import_scanned(X, buf, len);
   if (rc == 0) rc = x_finish(X);
   if (rc == 0) rc = check_one_guest(X);
   if (rc == 0) add_metadata(X);

@@ -49,10 +49,13 @@ struct xrec {
 struct lean_vcpu {
   bool seen;                 /* a record of it would have gone out (its @init ones first) */
   bool in_guest, pending, open, caused;
+  bool named;                /* its domain and vCPU were noted (EXIT_NOTE_VCPU) */
+  uint8_t cause_type, cause_aux;   /* the last record it would have emitted (not run or measured) */
   uint16_t reason;
   uint64_t entry_time, exit_time;
   uint64_t clock, cr3;       /* views_feed's: run and measured cycles, the last CR3 */
-  struct trace_event cause;  /* the last record it would have emitted (not run or measured) */
+  uint64_t cr3_noted;        /* the CR3 the notes' reader knows */
+  uint64_t cause_a;
 };
 
 /* Xen's runstates (xen/include/public/vcpu.h: RUNSTATE_running 0, runnable 1,
@@ -101,9 +104,12 @@ struct xen {
   int lost_cpus;              /* pCPUs inside a lost-records marker */
   struct xwin *win;
   unsigned nwin, capwin;
-  /* the lean pass (opt.note): its vCPUs, and each exit reason's slot in the tally + 1 */
+  /* the lean pass (opt.notes): its vCPUs, each exit reason's slot in the tally + 1,
+  ** and the block of notes being written */
   struct lean_vcpu *lv;
   unsigned reason_slot[128];
+  struct exit_note *notes;
+  unsigned nnotes;
 };
 
 HOT void saw(struct xen *X, enum seen kind) {
@@ -117,7 +123,22 @@ static inline uint32_t get32(const unsigned char *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static inline uint64_t word64(const struct xrec *r, unsigned i) { return r->extra[i] | (uint64_t)r->extra[i + 1] << 32; }
+static inline uint64_t get64(const unsigned char *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+
+/* Words i and i + 1 of a record's extra words as one 64-bit value (low first). */
+static inline uint64_t word64(const uint32_t *w, unsigned i) { return w[i] | (uint64_t)w[i + 1] << 32; }
+
+/* A record's n extra words at p into w[7], where the buffer holds 28 bytes
+** from p (a fixed-size copy is a few instructions, a sized one a call); the
+** words past n are never read. */
+static inline void words_at(uint32_t *w, const unsigned char *p, unsigned n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  (void)n;
+  memcpy(w, p, 7 * sizeof *w);
+#else
+  for (unsigned i = 0; i < n; i++) w[i] = get32(p + 4 * i);
+#endif
+}
 
 /* How far ahead of the record being read the input is asked for (two pages: the
 ** processor's own prefetch stops at each 4 KiB page), as the record loops

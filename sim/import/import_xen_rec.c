@@ -18,62 +18,62 @@ static int exit_begins(struct xen *X, unsigned v, const struct xrec *r) {
 ** tools/xentrace/xenalyze.c).  Each explains the vCPU's pending exit with
 ** one event. ---- */
 
-static int ev(struct xen *X, unsigned v, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
+HOT int ev(struct xen *X, unsigned v, unsigned type, unsigned aux, uint64_t a, uint64_t b) {
   return X->lv ? xen_lean_event(X, v, type, aux, a, b) : import_emit(X->im, v, type, aux, a, b);
 }
 
-static int h_cr(struct xen *X, unsigned v, const struct xrec *r, bool write, bool wide) {
-  uint32_t cr = r->extra[0];
-  uint64_t val = wide ? word64(r, 1) : r->extra[1];
+HOT int h_cr(struct xen *X, unsigned v, const uint32_t *w, bool write, bool wide) {
+  uint32_t cr = w[0];
+  uint64_t val = wide ? word64(w, 1) : w[1];
   if (!import_exit_cr_ok(cr)) return -1;
   if (cr == 3) import_exit_cr3_seen(&X->exits, v, val);
   if (!write) return ev(X, v, EV_CR_READ, cr, 0, 0);
   X->cr_writes++;
   return ev(X, v, EV_CR_WRITE, cr, val, 0);
 }
-static int h_cr_read(struct xen *X, unsigned v, const struct xrec *r) { return h_cr(X, v, r, false, false); }
-static int h_cr_read64(struct xen *X, unsigned v, const struct xrec *r) { return h_cr(X, v, r, false, true); }
-static int h_cr_write(struct xen *X, unsigned v, const struct xrec *r) { return h_cr(X, v, r, true, false); }
-static int h_cr_write64(struct xen *X, unsigned v, const struct xrec *r) { return h_cr(X, v, r, true, true); }
+static int h_cr_read(struct xen *X, unsigned v, const uint32_t *w) { return h_cr(X, v, w, false, false); }
+static int h_cr_read64(struct xen *X, unsigned v, const uint32_t *w) { return h_cr(X, v, w, false, true); }
+static int h_cr_write(struct xen *X, unsigned v, const uint32_t *w) { return h_cr(X, v, w, true, false); }
+static int h_cr_write64(struct xen *X, unsigned v, const uint32_t *w) { return h_cr(X, v, w, true, true); }
 /* {msr, value lo, value hi} */
-static int h_msr_read(struct xen *X, unsigned v, const struct xrec *r) { return ev(X, v, EV_RDMSR, 0, r->extra[0], 0); }
-static int h_msr_write(struct xen *X, unsigned v, const struct xrec *r) {
-  return ev(X, v, EV_WRMSR, 0, r->extra[0], word64(r, 1));
+static int h_msr_read(struct xen *X, unsigned v, const uint32_t *w) { return ev(X, v, EV_RDMSR, 0, w[0], 0); }
+static int h_msr_write(struct xen *X, unsigned v, const uint32_t *w) {
+  return ev(X, v, EV_WRMSR, 0, w[0], word64(w, 1));
 }
 /* {leaf, eax, ebx, ecx, edx}: the subleaf is not recorded */
-static int h_cpuid(struct xen *X, unsigned v, const struct xrec *r) { return ev(X, v, EV_CPUID, 0, r->extra[0], 0); }
-static int h_intr(struct xen *X, unsigned v, const struct xrec *r) { return ev(X, v, EV_INTR, 0, r->extra[0] & 0xff, 0); }
-static int h_vmcall(struct xen *X, unsigned v, const struct xrec *r) { return ev(X, v, EV_VMCALL, 0, r->extra[0], 0); }
-static int h_hlt(struct xen *X, unsigned v, const struct xrec *r) { (void)r; return ev(X, v, EV_HLT, 0, 0, 0); }
+static int h_cpuid(struct xen *X, unsigned v, const uint32_t *w) { return ev(X, v, EV_CPUID, 0, w[0], 0); }
+static int h_intr(struct xen *X, unsigned v, const uint32_t *w) { return ev(X, v, EV_INTR, 0, w[0] & 0xff, 0); }
+static int h_vmcall(struct xen *X, unsigned v, const uint32_t *w) { return ev(X, v, EV_VMCALL, 0, w[0], 0); }
+static int h_hlt(struct xen *X, unsigned v, const uint32_t *w) { (void)w; return ev(X, v, EV_HLT, 0, 0, 0); }
 /* {is_invlpga, va} and {is_invlpga, va lo, va hi} */
-static int h_invlpg(struct xen *X, unsigned v, const struct xrec *r) { return ev(X, v, EV_INVLPG, 0, r->extra[1], 0); }
-static int h_invlpg64(struct xen *X, unsigned v, const struct xrec *r) { return ev(X, v, EV_INVLPG, 0, word64(r, 1), 0); }
-static int h_clts(struct xen *X, unsigned v, const struct xrec *r) { (void)r; return ev(X, v, EV_CLTS, 0, 0, 0); }
-static int h_lmsw(struct xen *X, unsigned v, const struct xrec *r) { return ev(X, v, EV_LMSW, 0, r->extra[0] & 0xffff, 0); }
-static int h_rdtsc(struct xen *X, unsigned v, const struct xrec *r) { (void)r; return ev(X, v, EV_RDTSC, 0, 0, 0); }
+static int h_invlpg(struct xen *X, unsigned v, const uint32_t *w) { return ev(X, v, EV_INVLPG, 0, w[1], 0); }
+static int h_invlpg64(struct xen *X, unsigned v, const uint32_t *w) { return ev(X, v, EV_INVLPG, 0, word64(w, 1), 0); }
+static int h_clts(struct xen *X, unsigned v, const uint32_t *w) { (void)w; return ev(X, v, EV_CLTS, 0, 0, 0); }
+static int h_lmsw(struct xen *X, unsigned v, const uint32_t *w) { return ev(X, v, EV_LMSW, 0, w[0] & 0xffff, 0); }
+static int h_rdtsc(struct xen *X, unsigned v, const uint32_t *w) { (void)w; return ev(X, v, EV_RDTSC, 0, 0, 0); }
 /* Shadow paging's page fault: {va, error code} and {va lo, va hi, error code} */
-static int pf(struct xen *X, unsigned v, uint64_t va, uint32_t ec) {
+HOT int pf(struct xen *X, unsigned v, uint64_t va, uint32_t ec) {
   import_exit_detail(&X->exits, v, ec);
   return ev(X, v, EV_TOUCH, (ec & 2) ? TOUCH_AUX_WRITE : 0, va & ~0xfffull, 1);
 }
-static int h_pf(struct xen *X, unsigned v, const struct xrec *r) { return pf(X, v, r->extra[0], r->extra[1]); }
-static int h_pf64(struct xen *X, unsigned v, const struct xrec *r) { return pf(X, v, word64(r, 0), r->extra[2]); }
+static int h_pf(struct xen *X, unsigned v, const uint32_t *w) { return pf(X, v, w[0], w[1]); }
+static int h_pf64(struct xen *X, unsigned v, const uint32_t *w) { return pf(X, v, word64(w, 0), w[2]); }
 /* EPT violation: {gpa lo, gpa hi, mfn lo, mfn hi, qualification, p2m type}; bit 1: a write */
-static int h_npf(struct xen *X, unsigned v, const struct xrec *r) {
-  return ev(X, v, EV_TOUCH, (r->extra[4] & 2) ? TOUCH_AUX_WRITE : 0, word64(r, 0) & ~0xfffull, 1);
+static int h_npf(struct xen *X, unsigned v, const uint32_t *w) {
+  return ev(X, v, EV_TOUCH, (w[4] & 2) ? TOUCH_AUX_WRITE : 0, word64(w, 0) & ~0xfffull, 1);
 }
-static int h_trap(struct xen *X, unsigned v, const struct xrec *r) { return ev(X, v, EV_EXC, 0, r->extra[0] & 0xff, 0); }
-static int h_trap_debug(struct xen *X, unsigned v, const struct xrec *r) { (void)r; return ev(X, v, EV_EXC, 0, 1, 0); }
+static int h_trap(struct xen *X, unsigned v, const uint32_t *w) { return ev(X, v, EV_EXC, 0, w[0] & 0xff, 0); }
+static int h_trap_debug(struct xen *X, unsigned v, const uint32_t *w) { (void)w; return ev(X, v, EV_EXC, 0, 1, 0); }
 /* {port, data}: xentrace does not record the access size; 1 is assumed (counted) */
-static int io(struct xen *X, unsigned v, const struct xrec *r, bool out) {
+HOT int io(struct xen *X, unsigned v, const uint32_t *w, bool out) {
   X->io_size_assumed++;
-  return ev(X, v, EV_IO, (out ? IO_AUX_OUT : 0) | 1u << 1, r->extra[0] & 0xffff, 0);
+  return ev(X, v, EV_IO, (out ? IO_AUX_OUT : 0) | 1u << 1, w[0] & 0xffff, 0);
 }
-static int h_io_read(struct xen *X, unsigned v, const struct xrec *r) { return io(X, v, r, false); }
-static int h_io_write(struct xen *X, unsigned v, const struct xrec *r) { return io(X, v, r, true); }
+static int h_io_read(struct xen *X, unsigned v, const uint32_t *w) { return io(X, v, w, false); }
+static int h_io_write(struct xen *X, unsigned v, const uint32_t *w) { return io(X, v, w, true); }
 /* {index, value lo, value hi} */
-static int h_xcr_write(struct xen *X, unsigned v, const struct xrec *r) {
-  return ev(X, v, EV_XSETBV, 0, r->extra[0], word64(r, 1));
+static int h_xcr_write(struct xen *X, unsigned v, const uint32_t *w) {
+  return ev(X, v, EV_XSETBV, 0, w[0], word64(w, 1));
 }
 
 const struct handler xen_handlers[] = {
@@ -109,7 +109,7 @@ const size_t xen_nhandlers = sizeof xen_handlers / sizeof *xen_handlers;
 ** same exit, and records outside an exit, are counted and skipped). */
 static int on_handler(struct xen *X, unsigned v, const struct xrec *r, const struct handler *h) {
   if (!(X->lv ? X->lv[v].pending : X->exits.v[v].pending)) return import_skip_id(X->im, r->event);
-  int rc = h->fn(X, v, r);
+  int rc = h->fn(X, v, r->extra);
   if (rc < 0) return import_skip_id(X->im, r->event);   /* understood, nothing to replay */
   if (X->lv) X->lv[v].pending = false;                 /* lean_event made it caused */
   else import_exit_explained(&X->exits, v, true);

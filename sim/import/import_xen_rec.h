@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 /* A handler record's event, the extra words it needs, and what it makes of them. */
-typedef int (*handler_fn)(struct xen *X, unsigned v, const struct xrec *r);
+typedef int (*handler_fn)(struct xen *X, unsigned v, const uint32_t *w);
 struct handler { uint32_t event; unsigned words; handler_fn fn; };
 extern const struct handler xen_handlers[];
 extern const size_t xen_nhandlers;

@@ -1,5 +1,5 @@
 # CLI tests for the lean pass of `vmxsim summary` over a xentrace recording (import.h,
-# opt.note: the importer notes each measured exit for the views and emits no records):
+# opt.notes: the importer notes each measured exit for the views and emits no records):
 # its summary equals the summary of the trace the full import writes, read record by
 # record (views_feed), for every option it takes: every vCPU of every domain of a
 # migrating multi-domain recording with lost records, each domain, the formats, the
