@@ -168,6 +168,7 @@ struct import {
   /* Input pages behind the cursor can be given back (a mapped file): import_release. */
   const char *map_base;
   size_t map_len;
+  int map_fd;                /* the mapped file, open for reading; -1 when not known */
   size_t map_released;
   size_t map_populated;      /* pages below are mapped in ahead of the cursor (import_populate) */
 

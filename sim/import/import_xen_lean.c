@@ -9,6 +9,8 @@
 #include "sim/replay/views.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 /* ---- the notes ---- */
 
@@ -276,20 +278,71 @@ static int lean_one_record(struct xen *X, int *v, const unsigned char *buf, size
   return lean_record(X, v, &r);
 }
 
+/* One exit (all its records) or one record at *off of buf[0..len). */
+HOT int lean_step(struct xen *X, int *v, const unsigned char *buf, size_t len, size_t *off) {
+  struct lean_exit e;
+  if (*v >= 0 && len - *off >= LEAN_EXIT_ROOM && lean_exit_read(X, buf + *off, &e)) {
+    *off += e.size;
+    return lean_exit_apply(X, (unsigned)*v, &e);
+  }
+  return lean_one_record(X, v, buf, len, off);
+}
+
+/* A recording in a file is read with pread() a chunk at a time into one
+** buffer, which stays in the processor's cache, rather than through its
+** mapping: walking the mapping made the kernel set and clear a page-table
+** entry for each 4 KiB page (MADV_POPULATE_READ ahead, MADV_DONTNEED behind,
+** a quarter of the importer's thread on a paravirtualised machine) and the loop
+** wait for each record's first load; the copy streams at memory speed (a
+** summary's CPU time 23% less). */
+#define LEAN_CHUNK (256u << 10)
+
+/* Moves what is left of buf[*off..*have) to the front and reads on from file
+** byte *pos + *have, up to len; false when the file cannot be read. */
+static bool lean_refill(int fd, unsigned char *buf, size_t *pos, size_t *have, size_t *off, size_t len) {
+  memmove(buf, buf + *off, *have - *off);
+  *pos += *off;
+  *have -= *off;
+  *off = 0;
+  size_t want = len - *pos - *have < LEAN_CHUNK ? len - *pos - *have : LEAN_CHUNK;
+  ssize_t got = pread(fd, buf + *have, want, (off_t)(*pos + *have));
+  if (got <= 0) return false;
+  *have += (size_t)got;
+  return true;
+}
+
+/* lean_records over the file fd, len bytes (those mapped), read a chunk at a
+** time; a record or exit is never cut: the buffer holds LEAN_EXIT_ROOM bytes
+** from the cursor on, or the rest of the file. */
+static int lean_records_read(struct xen *X, int fd, size_t len) {
+  unsigned char *buf = xmalloc(LEAN_CHUNK + LEAN_EXIT_ROOM);
+  size_t pos = 0, have = 0, off = 0;             /* buf[0..have) is file bytes pos.. */
+  int v = -1, rc = 0;
+  while (rc == 0) {
+    if (have - off < LEAN_EXIT_ROOM && pos + have < len && !lean_refill(fd, buf, &pos, &have, &off, len)) {
+      rc = IMPORT_NOT_LEAN;                      /* read again through the mapping, with note_scan */
+      break;
+    }
+    if (off == have) break;
+    rc = lean_step(X, &v, buf, have, &off);
+  }
+  free(buf);
+  return rc;
+}
+
+/* The recording in buf[0..len), in file order (the mapped file read with pread when its descriptor is known). */
 static int lean_records(struct xen *X, const unsigned char *buf, size_t len) {
   struct import *im = X->im;
   int v = -1, rc = 0;
-  for (size_t off = 0; rc == 0 && off < len;) {
-    struct lean_exit e;
-    if (v >= 0 && len - off >= LEAN_EXIT_ROOM && lean_exit_read(X, buf + off, &e)) {
+  if (im->map_fd >= 0 && (const char *)buf == im->map_base && len == im->map_len) {
+    rc = lean_records_read(X, im->map_fd, len);
+  } else {
+    for (size_t off = 0; rc == 0 && off < len;) {
       if (len - off > XEN_PREFETCH) __builtin_prefetch(buf + off + XEN_PREFETCH);
-      rc = lean_exit_apply(X, (unsigned)v, &e);
-      off += e.size;
-    } else {
-      rc = lean_one_record(X, &v, buf, len, &off);
+      rc = lean_step(X, &v, buf, len, &off);
+      import_release(im, buf, off);
+      import_populate(im, buf, off + LEAN_EXIT_ROOM);
     }
-    import_release(im, buf, off);
-    import_populate(im, buf, off + LEAN_EXIT_ROOM);
   }
   for (unsigned i = 0; rc == 0 && i < im->nvcpus; i++) rc = xen_lean_settle(X, i);   /* import_exits_finish */
   return rc;
