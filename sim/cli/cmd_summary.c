@@ -410,56 +410,46 @@ static int one_pass_emit(void *ctx, const struct trace_event *ev) {
   return 0;
 }
 
-/* ---- the lean pass of a xentrace recording (recording_notes): each measured
-** exit comes as views_add's arguments, none of the records around it; the
-** exits are added to the views on the feeder's thread (a sink of its own) ---- */
-
-#define LEAN_BLOCK 4096              /* exits handed on at a time */
+/* ---- the lean pass of a xentrace recording (recording_notes): the measured
+** exits come as blocks of 32-byte notes (views.h, struct exit_note), none of
+** the records around them; the views' thread reads them (views_add_notes:
+** the breakdown, the vCPU's CR3 and whether the options keep it) ---- */
 
 struct lean {
-  const struct summary_opts *o;
   struct views *w;
-  struct feeder *f;            /* NULL: added on this thread */
-  unsigned sink;
-  size_t n;                    /* exits noted since the last block */
+  struct feeder *f;            /* NULL: read on this thread */
+  struct exit_note_reader reader;
+  struct exit_note *own;       /* without a feeder: the one block */
+  bool reserved;               /* a block of the feeder's is being written */
 };
 
-/* Is the exit of vCPU vcpu (the recording's domain's vCPU vid) one the options
-** keep?  As select_vcpus keeps them: a choice it refuses is refused at the end. */
-static bool lean_kept(const struct summary_opts *o, unsigned vcpu, int domain, int vid) {
-  if (domain < 0) return o->vcpu < 0 || (int)vcpu == o->vcpu;
-  return (o->domain < 0 || domain == o->domain) && (o->vcpu < 0 || vid == o->vcpu);
-}
-
-static int lean_note(void *ctx, unsigned vcpu, unsigned reason, const struct trace_event *cause, uint64_t cr3,
-                     uint64_t clock, uint64_t cycles, int domain, int vid) {
+static struct exit_note *lean_notes(void *ctx, struct exit_note *full, size_t n) {
   struct lean *l = ctx;
-  if ((l->o->vcpu >= 0 || l->o->domain >= 0) && !lean_kept(l->o, vcpu, domain, vid)) return 0;
   if (!l->f) {
-    views_add(l->w, vcpu, reason, cause, cr3, clock, cycles);
-    return 0;
+    if (n) views_add_notes(l->w, &l->reader, full, n);
+    return l->own;
   }
-  feeder_note(l->f, l->sink, 0, vcpu, reason, cause, cr3, clock, cycles);
-  if (++l->n == LEAN_BLOCK) {
-    feeder_give(l->f, NULL, 0);
-    l->n = 0;
-  }
-  return 0;
+  if (l->reserved) feeder_commit_notes(l->f, n);
+  l->reserved = true;
+  return feeder_reserve_notes(l->f, IMPORT_NOTES_BLOCK);
 }
 
 /* IMPORT_NOT_LEAN: the views are left as views_begin made them; -1: no
 ** xentrace recording; otherwise recording_notes's result. */
 static int lean_pass(const struct summary_opts *o, struct about *a, struct views *w, bool scan) {
-  struct lean l = { .o = o, .w = w, .f = feeder_start(NULL, 0) };
-  if (l.f) l.sink = feeder_add_sink(l.f, w);
+  struct lean lean = { .w = w, .f = feeder_start(NULL, 0) }, *l = &lean;
+  exit_note_reader_init(&l->reader, o->domain, o->vcpu);
+  if (l->f) feeder_set_notes(l->f, w, &l->reader);
+  else l->own = xmalloc(IMPORT_NOTES_BLOCK * sizeof *l->own);
   char *meta = NULL;
-  int rc = recording_notes(o->trace, &o->rec, lean_note, scan, &l, a->workload, sizeof a->workload, &meta,
+  int rc = recording_notes(o->trace, &o->rec, lean_notes, scan, l, a->workload, sizeof a->workload, &meta,
                            &a->nvcpus);
-  if (l.f) {
-    feeder_give(l.f, NULL, 0);                 /* the last exits */
-    feeder_wait(l.f);
-    feeder_stop(l.f);
+  if (l->f) {
+    if (l->reserved) feeder_commit_notes(l->f, 0);   /* the block reserved last */
+    feeder_wait(l->f);
+    feeder_stop(l->f);
   }
+  free(l->own);
   if (rc == 0) {
     a->meta = meta;
     return 0;

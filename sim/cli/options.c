@@ -298,19 +298,19 @@ int recording_stream(const char *path, const struct recording_opts *ro, struct i
   return rc;
 }
 
-/* recording_feed, or recording_notes when note is given. */
+/* recording_feed, or recording_notes when notes is given. */
 static int feed(const char *path, const struct recording_opts *ro, int (*emit)(void *ctx, const struct trace_event *ev),
-                import_note_fn note, bool scan, void *ctx, char *workload, size_t wlen, char **meta, unsigned *nvcpus) {
+                import_notes_fn notes, bool scan, void *ctx, char *workload, size_t wlen, char **meta, unsigned *nvcpus) {
   struct stat st;
   if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
   const struct import_format *f;
   int rc = recording_format(path, ro->input_format, &f);
   if (rc) return rc;
-  if (!f || f->run_path || (note && f != import_format_find("xentrace"))) return -1;
+  if (!f || f->run_path || (notes && f != import_format_find("xentrace"))) return -1;
   char cmd[512], err[1024];
   struct import_job job = recording_job(f, path, ro->skip_bad, cmd, sizeof cmd);
-  job.opt.note = note;
-  job.opt.note_ctx = ctx;
+  job.opt.notes = notes;
+  job.opt.notes_ctx = ctx;
   job.opt.note_scan = scan;
   rc = import_feed(&job, emit, ctx, workload, wlen, meta, nvcpus, err, sizeof err);
   if (rc == IMPORT_NOT_LEAN) return rc;
@@ -332,9 +332,9 @@ static int no_records(void *ctx, const struct trace_event *ev) {
   return EXIT_INTERNAL;
 }
 
-int recording_notes(const char *path, const struct recording_opts *ro, import_note_fn note, bool scan, void *ctx,
+int recording_notes(const char *path, const struct recording_opts *ro, import_notes_fn notes, bool scan, void *ctx,
                     char *workload, size_t wlen, char **meta, unsigned *nvcpus) {
-  return feed(path, ro, no_records, note, scan, ctx, workload, wlen, meta, nvcpus);
+  return feed(path, ro, no_records, notes, scan, ctx, workload, wlen, meta, nvcpus);
 }
 
 int recording_stream_finish(struct import_stream *s, char *err, size_t errlen) {

@@ -86,13 +86,13 @@ int recording_stream_finish(struct import_stream *s, char *err, size_t errlen);
 int recording_feed(const char *path, const struct recording_opts *ro,
                    int (*emit)(void *ctx, const struct trace_event *ev), void *ctx, char *workload, size_t wlen,
                    char **meta, unsigned *nvcpus);
-/* recording_feed's lean pass (import.h, opt.note): a xentrace recording's
-** measured exits, each to note(ctx), and no records; the same results, or
+/* recording_feed's lean pass (import.h, opt.notes): a xentrace recording's
+** measured exits, a block of notes at a time to notes(ctx), and no records; the same results, or
 ** -1 when path is no xentrace recording in a regular file.  Without scan, one
 ** pass that gives up with IMPORT_NOT_LEAN (nothing said) on a recording with
 ** the scheduler's records or anything else but exits: the caller drops the
 ** exits noted and calls again with scan (the headers read first: any recording). */
-int recording_notes(const char *path, const struct recording_opts *ro, import_note_fn note, bool scan, void *ctx,
+int recording_notes(const char *path, const struct recording_opts *ro, import_notes_fn notes, bool scan, void *ctx,
                     char *workload, size_t wlen, char **meta, unsigned *nvcpus);
 void recording_remove(char *trace, char *dir);
 

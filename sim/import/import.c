@@ -32,6 +32,7 @@ static void import_default_init(const struct import *im, struct import_init *ini
 
 void import_init(struct import *im, const struct import_opts *opt, import_emit_fn emit, void *ctx) {
   memset(im, 0, sizeof *im);
+  im->map_fd = -1;
   im->opt = *opt;
   if (!(im->opt.cpu_ghz > 0)) im->opt.cpu_ghz = IMPORT_GHZ_DEFAULT;
   if (!paging_name(im->opt.paging)) im->opt.paging = PAGING_64;
@@ -324,8 +325,7 @@ int import_input_open(struct input *in, const char *path, char *err, size_t errl
     void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map != MAP_FAILED) {
       madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
-      in->data = map; in->len = (size_t)st.st_size; in->mapped = true;
-      close(fd);
+      in->data = map; in->len = (size_t)st.st_size; in->mapped = true; in->fd = fd;
       return EXIT_OK;
     }
   }
@@ -336,8 +336,12 @@ int import_input_open(struct input *in, const char *path, char *err, size_t errl
 
 void import_input_close(struct input *in) {
   if (!in->data) return;
-  if (in->mapped) munmap((void *)in->data, in->len);
-  else free((void *)in->data);
+  if (in->mapped) {
+    munmap((void *)in->data, in->len);
+    close(in->fd);
+  } else {
+    free((void *)in->data);
+  }
 }
 
 /* ---- output: the trace, written once ---- */

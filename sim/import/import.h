@@ -42,14 +42,15 @@
 #define IMPORT_CR3_STRIDE 0x100000ull
 
 typedef int (*import_emit_fn)(void *ctx, const struct trace_event *ev);
-/* One measured exit as a summary's views take it (views_add's arguments): the
-** exit's vCPU and reason, the record that caused it (NULL: none), the vCPU's
-** CR3 and clock (the sum of its run and measured cycles) after it, and its
-** cycles; and the Xen domain and vCPU behind the trace's vCPU (-1, -1 when
-** the recording does not name them: the metadata's "vcpus" then is absent). */
-typedef int (*import_note_fn)(void *ctx, unsigned vcpu, unsigned reason, const struct trace_event *cause,
-                              uint64_t cr3, uint64_t clock, uint64_t cycles, int domain, int domain_vcpu);
-/* A lean import gave up (opt.note): the input holds what only the full import reads. */
+/* A summary's lean pass hands its measured exits on a block at a time, each a
+** 32-byte note (sim/replay/views.h, struct exit_note; views_add_notes reads
+** them): notes(ctx, full, n) hands on the n notes at the start of `full`, the
+** block it returned last (NULL, 0 at first), and returns the next, with room
+** for IMPORT_NOTES_BLOCK notes. */
+struct exit_note;
+typedef struct exit_note *(*import_notes_fn)(void *ctx, struct exit_note *full, size_t n);
+#define IMPORT_NOTES_BLOCK 4096
+/* A lean import gave up (opt.notes): the input holds what only the full import reads. */
 #define IMPORT_NOT_LEAN (-2)
 
 /* The guest a native recording is replayed as (perf-script, trace-cmd). */
@@ -72,15 +73,16 @@ struct import_opts {
   ** the last: for a reader that takes the records in one pass (import_feed) */
   bool inits_inline;
   /* A summary's lean pass (xentrace; other formats ignore it): no records
-  ** are emitted, each measured exit goes to note(note_ctx) with what the
+  ** are emitted, each measured exit goes to notes(notes_ctx) with what the
   ** records before it make of it (views_feed's reading), the metadata is the
-  ** full import's.  Without note_scan it is one pass in file order, which
+  ** full import's.  Every note written is handed on before the import returns,
+  ** whatever its result.  Without note_scan it is one pass in file order, which
   ** stops with IMPORT_NOT_LEAN, at any point, when the input holds anything
   ** but the records of a recording without scheduler records (the caller
   ** then drops what it was given and reads it again with note_scan). */
-  import_note_fn note;
-  void *note_ctx;
-  /* with note: the lean pass reads the headers first, as the full import does
+  import_notes_fn notes;
+  void *notes_ctx;
+  /* with notes: the lean pass reads the headers first, as the full import does
   ** (the scheduler's records, lost records, other events and bad records are
   ** read as it reads them), and never gives up */
   bool note_scan;
@@ -166,6 +168,7 @@ struct import {
   /* Input pages behind the cursor can be given back (a mapped file): import_release. */
   const char *map_base;
   size_t map_len;
+  int map_fd;                /* the mapped file, open for reading; -1 when not known */
   size_t map_released;
   size_t map_populated;      /* pages below are mapped in ahead of the cursor (import_populate) */
 

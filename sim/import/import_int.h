@@ -11,7 +11,9 @@
 #define IMPORT_RESERVE  (TRACE_HEADER_SIZE + IMPORT_META_MAX + 3 * TRACE_VCPU_MAX * sizeof(struct trace_event))
 
 /* The recording: a mapped regular file, or what a stream held, in memory. */
-struct input { const char *data; size_t len; bool mapped; };
+/* An input in memory: mapped (a regular file; fd stays open until the close,
+** for a reader that would rather read it than walk the mapping), or read. */
+struct input { const char *data; size_t len; bool mapped; int fd; };
 int import_input_open(struct input *in, const char *path, char *err, size_t errlen);
 void import_input_close(struct input *in);
 

@@ -74,12 +74,13 @@ static int convert_once(const struct import_job *job, import_emit_fn emit, void 
   struct input in = { .data = NULL };
   int rc = job->format->run_path ? 0 : import_input_open(&in, job->input, err, errlen);
   if (!rc) {
-    if (in.mapped) { im.map_base = in.data; im.map_len = in.len; }
+    if (in.mapped) { im.map_base = in.data; im.map_len = in.len; im.map_fd = in.fd; }
     rc = import_convert(job, &im, &in);
     if (rc) snprintf(err, errlen, "%s", emit_err[0] ? emit_err : im.err);
     else if (head) rc = import_head_of(job, &im, head, err, errlen);
     if (nvcpus) *nvcpus = im.nvcpus;
     im.map_base = NULL;
+    im.map_fd = -1;
   }
   import_input_close(&in);
   im.emit = NULL;

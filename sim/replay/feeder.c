@@ -38,6 +38,8 @@ struct notes { struct note *v; size_t n, cap; };
 struct slot {
   struct trace_event *evs;
   size_t n, cap;
+  struct exit_note *xn;        /* a lean import's exits (feeder_set_notes) */
+  size_t nxn, capxn;
   struct notes *notes;         /* [nsinks] */
 };
 
@@ -47,6 +49,8 @@ struct feeder {
   struct views **sinks;
   struct notes *filling;       /* [nsinks]: the exits noted since the last give */
   unsigned nsinks;
+  struct views *notes_view;    /* feeder_set_notes */
+  struct exit_note_reader *reader;
   struct slot slots[FEEDER_DEPTH];
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -68,6 +72,7 @@ static void feed_notes(struct views *w, struct notes *b) {
 static void feed(struct feeder *f, struct slot *s) {
   views_feed_block(f->views, f->n, s->evs, s->n);
   for (unsigned k = 0; k < f->nsinks; k++) feed_notes(f->sinks[k], &s->notes[k]);
+  if (s->nxn) views_add_notes(f->notes_view, f->reader, s->xn, s->nxn);
 }
 
 /* Feeds the blocks in the order given; after quit, those left first. */
@@ -149,9 +154,8 @@ struct trace_event *feeder_reserve(struct feeder *f, size_t n) {
   return s->evs;
 }
 
-void feeder_commit(struct feeder *f, size_t n) {
-  struct slot *s = &f->slots[f->given % FEEDER_DEPTH];
-  s->n = f->n ? n : 0;                         /* no measured views: the records are not needed */
+/* Hands the next slot on, with the exits noted since the last. */
+static void hand_on(struct feeder *f, struct slot *s) {
   for (unsigned k = 0; k < f->nsinks; k++) {   /* the slot's notes were emptied when it was fed */
     struct notes t = s->notes[k];
     s->notes[k] = f->filling[k];
@@ -161,6 +165,31 @@ void feeder_commit(struct feeder *f, size_t n) {
   f->given++;
   pthread_cond_broadcast(&f->cv);
   pthread_mutex_unlock(&f->mu);
+}
+
+void feeder_commit(struct feeder *f, size_t n) {
+  struct slot *s = &f->slots[f->given % FEEDER_DEPTH];
+  s->n = f->n ? n : 0;                         /* no measured views: the records are not needed */
+  s->nxn = 0;
+  hand_on(f, s);
+}
+
+void feeder_set_notes(struct feeder *f, struct views *w, struct exit_note_reader *r) {
+  f->notes_view = w;
+  f->reader = r;
+}
+
+struct exit_note *feeder_reserve_notes(struct feeder *f, size_t n) {
+  struct slot *s = next_slot(f);
+  if (n > s->capxn) s->xn = xrealloc(s->xn, (s->capxn = n) * sizeof *s->xn);
+  return s->xn;
+}
+
+void feeder_commit_notes(struct feeder *f, size_t n) {
+  struct slot *s = &f->slots[f->given % FEEDER_DEPTH];
+  s->n = 0;
+  s->nxn = f->reader ? n : 0;
+  hand_on(f, s);
 }
 
 void feeder_give(struct feeder *f, const struct trace_event *evs, size_t n) {
@@ -190,6 +219,7 @@ void feeder_stop(struct feeder *f) {
     for (unsigned k = 0; k < f->nsinks; k++) free(f->slots[d].notes[k].v);
     free(f->slots[d].notes);
     free(f->slots[d].evs);
+    free(f->slots[d].xn);
   }
   free(f->filling);
   free(f->sinks);

@@ -43,6 +43,13 @@ void feeder_give(struct feeder *f, const struct trace_event *evs, size_t n);
 ** call on f. */
 struct trace_event *feeder_reserve(struct feeder *f, size_t n);
 void feeder_commit(struct feeder *f, size_t n);
+/* A lean import's exits (views.h, struct exit_note) go to view w, read with
+** r, which the feeder's thread keeps: before the first block. */
+void feeder_set_notes(struct feeder *f, struct views *w, struct exit_note_reader *r);
+/* feeder_reserve and feeder_commit for a block of n exit notes, filled in
+** place (no records in the block). */
+struct exit_note *feeder_reserve_notes(struct feeder *f, size_t n);
+void feeder_commit_notes(struct feeder *f, size_t n);
 /* Returns once every block given is fed. */
 void feeder_wait(struct feeder *f);
 /* Ends the thread (after feeder_wait) and frees f; NULL does nothing. */

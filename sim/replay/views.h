@@ -8,6 +8,7 @@
 #ifndef VMXSIM_VIEWS_H
 #define VMXSIM_VIEWS_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -130,6 +131,40 @@ void views_feed(struct views *w, const struct trace_event *ev);
 void views_feed_block(struct views *const *w, unsigned nw, const struct trace_event *evs, size_t n);
 /* Is there any exit? */
 static inline bool views_any(const struct views *w) { return w->exits != 0; }
+
+/* ---- a lean import's exits (xentrace: import.h, opt.notes) ----
+** An exit as the importer's thread hands it to the views' thread, a block at a
+** time: 32 bytes with its cause's type, aux and operand, so that what it is
+** broken down by, its vCPU's CR3 and whether the options keep its vCPU are
+** found on the views' thread (views_add_notes), not on the importer's. */
+enum exit_note_kind {
+  EXIT_NOTE_EXIT,            /* a measured exit */
+  EXIT_NOTE_CR3,             /* the vCPU's CR3 from here on is `clock` (one no exit's cause set) */
+  EXIT_NOTE_VCPU,            /* the vCPU is the recording's domain clock >> 16, vCPU clock & 0xffff */
+};
+#define EXIT_NOTE_NO_CAUSE 0xff  /* type: nothing the trace expresses caused the exit */
+struct exit_note {
+  uint64_t clock;            /* EXIT: the vCPU's clock after it (its run and measured cycles) */
+  uint64_t cycles;           /* EXIT: its cost */
+  uint64_t a;                /* EXIT: its cause's operand (trace_event.a) */
+  uint16_t reason;
+  uint8_t kind, vcpu;        /* enum exit_note_kind; the trace vCPU */
+  uint8_t type, aux;         /* EXIT: its cause's record type (EXIT_NOTE_NO_CAUSE: none) and aux */
+  uint8_t pad[2];
+};
+static_assert(sizeof(struct exit_note) == 32, "an exit note is 32 bytes");
+static_assert(TRACE_VCPU_MAX <= 256, "an exit note's vCPU is 8 bits");
+
+/* What the reader of a stream of exit notes follows from one block to the next. */
+struct exit_note_reader {
+  int domain, vcpu;          /* the exits kept: of this domain and its vCPU (-1: any); vcpu is the
+                             ** trace's vCPU when the recording names no domains */
+  bool keep[TRACE_VCPU_MAX];
+  uint64_t cr3[TRACE_VCPU_MAX];
+};
+void exit_note_reader_init(struct exit_note_reader *r, int domain, int vcpu);
+/* The n notes' exits, in order, into w. */
+void views_add_notes(struct views *w, struct exit_note_reader *r, const struct exit_note *notes, size_t n);
 
 /* The rows of one dimension (VD_REASON first, then each reason's breakdown
 ** rows when dim == VD_REASON and breakdowns), sorted; the caller frees. */

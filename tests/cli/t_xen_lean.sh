@@ -1,5 +1,5 @@
 # CLI tests for the lean pass of `vmxsim summary` over a xentrace recording (import.h,
-# opt.note: the importer notes each measured exit for the views and emits no records):
+# opt.notes: the importer notes each measured exit for the views and emits no records):
 # its summary equals the summary of the trace the full import writes, read record by
 # record (views_feed), for every option it takes: every vCPU of every domain of a
 # migrating multi-domain recording with lost records, each domain, the formats, the
@@ -49,7 +49,8 @@ if [ -x "${GEN_XENTRACE:-}" ]; then
   same_summary "host, --domain 7 (no such domain)" host.xentrace "$TR" --domain 7
   same_summary "host, --vcpu 1 (several domains)" host.xentrace "$TR" --vcpu 1
 
-  # exits alone on three pCPUs: read in one pass
+  # exits alone on three pCPUs: read in one pass (1 MB: several of the lean pass's 256 KiB
+  # reads, so exits cut by a read's end)
   "$GEN_XENTRACE" -n 20000 -c 3 -s 2 -o flat.xentrace
   TR=$(imported flat.xentrace)
   same_summary "exits alone" flat.xentrace "$TR"

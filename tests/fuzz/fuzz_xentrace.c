@@ -1,13 +1,22 @@
-/* libFuzzer harness: the xentrace binary importer (sim/import/import_xen.c); the checks are in fuzz_import.h,
-** and, for the lean pass a summary reads a recording with (import.h, opt.note), in lean_check below. */
+/* libFuzzer harness: the xentrace binary importer (sim/import/import_xen*.c); the checks are in fuzz_import.h,
+** and, for the lean pass a summary reads a recording with (import.h, opt.notes), in lean_check below. */
 #include "fuzz.h"
 #include "sim/import/import.h"
+#include "sim/replay/views.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
-/* The measured exits, as the full import emits them (EV_MEASURED records) or as the lean pass notes them. */
-struct exits { uint64_t n, cap; struct { unsigned vcpu, reason; uint64_t cycles; } *v; };
+/* The measured exits, as the full import emits them (EV_MEASURED records) or as the lean pass notes them; and
+** the views each makes (views_feed of the records, views_add_notes of the notes). */
+struct exits {
+  uint64_t n, cap;
+  struct { unsigned vcpu, reason; uint64_t cycles; } *v;
+  struct views *w;
+  struct exit_note_reader reader;
+  struct exit_note *block;       /* the lean pass's block of notes */
+};
 
 static void exits_add(struct exits *e, unsigned vcpu, unsigned reason, uint64_t cycles) {
   if (e->n == e->cap) {
@@ -21,7 +30,9 @@ static void exits_add(struct exits *e, unsigned vcpu, unsigned reason, uint64_t 
 }
 
 static int full_emit(void *ctx, const struct trace_event *ev) {
-  if (ev->type == EV_MEASURED) exits_add(ctx, ev->vcpu, MEASURED_REASON(ev->b), ev->a);
+  struct exits *e = ctx;
+  if (ev->type == EV_MEASURED) exits_add(e, ev->vcpu, MEASURED_REASON(ev->b), ev->a);
+  views_feed(e->w, ev);
   return 0;
 }
 
@@ -31,34 +42,85 @@ static int lean_emit(void *ctx, const struct trace_event *ev) {
   abort();
 }
 
-static int lean_note(void *ctx, unsigned vcpu, unsigned reason, const struct trace_event *cause, uint64_t cr3,
-                     uint64_t clock, uint64_t cycles, int domain, int vid) {
-  (void)cr3;
-  (void)clock;                                   /* a sum of recorded cycles: it wraps as views_feed's does */
-  if (vcpu >= TRACE_VCPU_MAX || (cause && (cause->type >= EV_COUNT || cause->vcpu != vcpu)) ||
-      (domain < 0) != (vid < 0) || domain > 65535 || vid > 65535) {
-    fprintf(stderr, "lean note: vcpu %u cycles %llu cause type %d domain %d vcpu %d\n", vcpu,
-            (unsigned long long)cycles, cause ? cause->type : -1, domain, vid);
+static void bad_note(const struct exit_note *x, const char *why) {
+  fprintf(stderr, "lean note (kind %u vcpu %u type %u aux %u cycles %llu): %s\n", x->kind, x->vcpu, x->type, x->aux,
+          (unsigned long long)x->cycles, why);
+  abort();
+}
+
+static struct exit_note *lean_notes(void *ctx, struct exit_note *full, size_t n) {
+  struct exits *e = ctx;
+  if (n > IMPORT_NOTES_BLOCK || (n && full != e->block)) {
+    fprintf(stderr, "lean notes: %zu handed on, not in the block given\n", n);
     abort();
   }
-  exits_add(ctx, vcpu, reason, cycles);
-  return 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct exit_note *x = &full[i];
+    if (x->kind > EXIT_NOTE_VCPU) bad_note(x, "unknown kind");
+    if (x->kind == EXIT_NOTE_EXIT && x->type >= EV_COUNT && x->type != EXIT_NOTE_NO_CAUSE) bad_note(x, "cause type");
+    if (x->kind == EXIT_NOTE_EXIT) exits_add(e, x->vcpu, x->reason, x->cycles);
+  }
+  views_add_notes(e->w, &e->reader, full, n);
+  if (!e->block && !(e->block = malloc(IMPORT_NOTES_BLOCK * sizeof *e->block))) abort();
+  return e->block;
 }
 
 struct run { int rc; uint64_t units, used, skipped, bad; unsigned nvcpus; struct exits e; };
 
-static void import_run_as(const uint8_t *data, size_t size, bool lean, bool scan, struct run *r) {
+/* The input in a file of its own, as the lean pass reads a mapped file (with pread, import_xen_lean.c); -1 when
+** none can be made. */
+static int input_file(const uint8_t *data, size_t size) {
+  FILE *f = tmpfile();
+  if (!f) return -1;
+  int fd = dup(fileno(f));
+  bool ok = fwrite(data, 1, size, f) == size && fflush(f) == 0;
+  fclose(f);
+  if (!ok && fd >= 0) { close(fd); fd = -1; }
+  return fd;
+}
+
+static void import_run_as(const uint8_t *data, size_t size, bool lean, bool scan, int fd, struct run *r) {
   struct import_opts o = { .cpu_ghz = 2.4, .paging = PAGING_64, .input = "recording", .inits_inline = true };
-  if (lean) { o.note = lean_note; o.note_ctx = &r->e; o.note_scan = scan; }
+  if (lean) { o.notes = lean_notes; o.notes_ctx = &r->e; o.note_scan = scan; }
+  if (!(r->e.w = malloc(sizeof *r->e.w))) abort();
+  views_init(r->e.w, -1, 0, false);
+  exit_note_reader_init(&r->e.reader, -1, -1);
   struct import im;
   import_init(&im, &o, lean ? lean_emit : full_emit, &r->e);
+  if (fd >= 0) {                                 /* as if mapped: nothing releases or populates it on this path */
+    im.map_base = (const char *)data;
+    im.map_len = size;
+    im.map_fd = fd;
+  }
   r->rc = import_xentrace(&im, data, size);
+  im.map_base = NULL;
   r->units = im.units;
   r->used = im.used;
   r->skipped = im.skipped;
   r->bad = im.bad;
   r->nvcpus = im.nvcpus;
   import_free(&im);
+}
+
+static void run_free(struct run *r) {
+  free(r->e.v);
+  free(r->e.block);
+  views_free(r->e.w);
+  free(r->e.w);
+}
+
+/* The rows of the views of two runs, of one dimension, are the same (percentiles too: the exits' order). */
+static bool same_rows(const struct views *a, const struct views *b, unsigned dim) {
+  struct view_stat *x, *y;
+  unsigned n = views_stats(a, dim, dim == VD_REASON, SORT_REASON, &x), m = views_stats(b, dim, dim == VD_REASON, SORT_REASON, &y);
+  bool same = n == m;
+  for (unsigned i = 0; same && i < n; i++)
+    same = x[i].dim == y[i].dim && x[i].reason == y[i].reason && x[i].key == y[i].key && x[i].count == y[i].count &&
+           x[i].cycles == y[i].cycles && x[i].min == y[i].min && x[i].max == y[i].max && x[i].p5 == y[i].p5 &&
+           x[i].p50 == y[i].p50 && x[i].p95 == y[i].p95;
+  free(x);
+  free(y);
+  return same;
 }
 
 static bool same_run(const struct run *a, const struct run *b) {
@@ -68,26 +130,35 @@ static bool same_run(const struct run *a, const struct run *b) {
   for (uint64_t i = 0; i < a->e.n; i++)
     if (a->e.v[i].vcpu != b->e.v[i].vcpu || a->e.v[i].reason != b->e.v[i].reason || a->e.v[i].cycles != b->e.v[i].cycles)
       return false;
-  return true;
+  if (a->rc != 0) return true;                   /* a failed import's views are not read */
+  return same_rows(a->e.w, b->e.w, VD_REASON) && same_rows(a->e.w, b->e.w, VD_CR3) && same_rows(a->e.w, b->e.w, VD_VCPU);
 }
 
 /* The lean pass with its first pass over the headers reads what the full import reads (the same result, counts
-** and measured exits, in order); the one pass without it the same, unless it gives up (IMPORT_NOT_LEAN). */
+** and measured exits, in order, and the same views of them); the one pass without it the same, unless it gives up
+** (IMPORT_NOT_LEAN). */
 static void lean_check(const uint8_t *data, size_t size) {
-  struct run full = { 0 }, scanned = { 0 }, one = { 0 };
-  import_run_as(data, size, false, false, &full);
-  import_run_as(data, size, true, true, &scanned);
-  import_run_as(data, size, true, false, &one);
-  if (!same_run(&full, &scanned) || (one.rc != IMPORT_NOT_LEAN && !same_run(&full, &one))) {
-    fprintf(stderr, "lean pass differs: rc %d/%d/%d, used %llu/%llu/%llu, exits %llu/%llu/%llu\n", full.rc,
-            scanned.rc, one.rc, (unsigned long long)full.used, (unsigned long long)scanned.used,
+  struct run full = { 0 }, scanned = { 0 }, one = { 0 }, read = { 0 };
+  import_run_as(data, size, false, false, -1, &full);
+  import_run_as(data, size, true, true, -1, &scanned);
+  import_run_as(data, size, true, false, -1, &one);
+  int fd = input_file(data, size);
+  if (fd >= 0) {
+    import_run_as(data, size, true, false, fd, &read);      /* the one pass reading the file */
+    close(fd);
+  }
+  if (!same_run(&full, &scanned) || (one.rc != IMPORT_NOT_LEAN && !same_run(&full, &one)) ||
+      (fd >= 0 && read.rc != one.rc) || (fd >= 0 && read.rc != IMPORT_NOT_LEAN && !same_run(&full, &read))) {
+    fprintf(stderr, "lean pass differs: rc %d/%d/%d/%d, used %llu/%llu/%llu, exits %llu/%llu/%llu\n", full.rc,
+            scanned.rc, one.rc, read.rc, (unsigned long long)full.used, (unsigned long long)scanned.used,
             (unsigned long long)one.used, (unsigned long long)full.e.n, (unsigned long long)scanned.e.n,
             (unsigned long long)one.e.n);
     abort();
   }
-  free(full.e.v);
-  free(scanned.e.v);
-  free(one.e.v);
+  run_free(&full);
+  run_free(&scanned);
+  run_free(&one);
+  if (fd >= 0) run_free(&read);
 }
 
 #define IMPORT_EXTRA_CHECK lean_check

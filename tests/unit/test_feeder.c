@@ -115,6 +115,64 @@ static void exits_noted_for_a_sink_give_the_views_added_in_place(void **state) {
   views_free(&b);
 }
 
+/* Exit notes (a xentrace summary's lean pass, views.h) read on the feeder's
+** thread give the views views_add gives in place: the breakdown from the
+** cause's type, aux and operand, each vCPU's CR3 (from a note of its own or
+** from a CR3 write that caused the exit), and only the exits of the domain's
+** vCPU chosen. */
+static void exit_notes_read_on_the_feeders_thread_give_the_views_added_in_place(void **state) {
+  (void)state;
+  struct views a, b;
+  views_init(&a, -1, 0, false);
+  views_init(&b, -1, 0, false);
+  struct exit_note_reader reader;
+  exit_note_reader_init(&reader, 1, 0);          /* domain 1's vCPU 0: trace vCPU 2 below */
+  struct feeder *f = feeder_start(NULL, 0);
+  if (!f) skip();
+  feeder_set_notes(f, &b, &reader);
+  uint64_t seed = 7, cr3[4] = { 0 }, clock = 0;
+  struct exit_note *x = feeder_reserve_notes(f, IMPORT_NOTES_BLOCK);
+  size_t n = 0;
+  for (unsigned v = 0; v < 4; v++)               /* vCPU v is domain v / 2's vCPU v % 2 */
+    x[n++] = (struct exit_note){ .kind = EXIT_NOTE_VCPU, .vcpu = (uint8_t)v, .clock = (uint64_t)(v / 2) << 16 | v % 2 };
+  for (unsigned i = 0; i < 20000; i++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    unsigned v = (seed >> 50) & 3, pick = (seed >> 40) & 3;
+    static const struct { uint8_t type, aux; uint16_t reason; } causes[] = {
+      { EXIT_NOTE_NO_CAUSE, 0, 12 }, { EV_CR_WRITE, 3, 28 }, { EV_WRMSR, 0, 32 }, { EV_IO, IO_AUX_OUT, 30 } };
+    uint64_t op = pick == 1 ? 0x1000 * ((seed >> 20) & 7) : 0x70 + ((seed >> 20) & 1);
+    if (pick == 1) cr3[v] = op;
+    else if ((seed >> 12 & 15) == 0) {           /* a CR3 no exit's cause set */
+      cr3[v] = 0x1000 * ((seed >> 24) & 7);
+      x[n++] = (struct exit_note){ .kind = EXIT_NOTE_CR3, .vcpu = (uint8_t)v, .clock = cr3[v] };
+    }
+    uint64_t cycles = (seed >> 33) % 5000;
+    clock += cycles;
+    x[n++] = (struct exit_note){ .clock = clock, .cycles = cycles, .a = op, .reason = causes[pick].reason,
+                                 .kind = EXIT_NOTE_EXIT, .vcpu = (uint8_t)v, .type = causes[pick].type,
+                                 .aux = causes[pick].aux };
+    struct trace_event cause = { .type = causes[pick].type, .aux = causes[pick].aux, .vcpu = (uint16_t)v, .a = op };
+    if (v == 2) views_add(&a, v, causes[pick].reason, pick ? &cause : NULL, cr3[v], clock, cycles);
+    if (n + 2 > 501) {                           /* blocks of an odd size */
+      feeder_commit_notes(f, n);
+      x = feeder_reserve_notes(f, IMPORT_NOTES_BLOCK);
+      n = 0;
+    }
+  }
+  feeder_commit_notes(f, n);
+  feeder_wait(f);
+  feeder_stop(f);
+  char *p = views_text(&a), *q = views_text(&b);
+  printf("  %llu of 20000 exits kept in place, %llu read from notes\n", (unsigned long long)a.exits,
+         (unsigned long long)b.exits);
+  assert_true(a.exits > 4000);
+  assert_string_equal(p, q);
+  free(p);
+  free(q);
+  views_free(&a);
+  views_free(&b);
+}
+
 /* Blocks given one after another without a wait, each from one buffer the
 ** caller overwrites as soon as feeder_give returns (as the reader reuses its
 ** chunks), with exits noted between them: the queue fills and the giver
@@ -211,6 +269,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(fed_on_a_thread_the_views_are_those_fed_in_place),
     cmocka_unit_test(exits_noted_for_a_sink_give_the_views_added_in_place),
+    cmocka_unit_test(exit_notes_read_on_the_feeders_thread_give_the_views_added_in_place),
     cmocka_unit_test(blocks_given_without_a_wait_from_a_reused_buffer_give_the_same_views),
     cmocka_unit_test(a_block_of_more_exits_than_a_sink_keeps_gives_the_same_views),
   };

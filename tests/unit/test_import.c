@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "sim/import/import.h"
+#include "sim/replay/views.h"
 #include "sim/base/util.h"
 
 /* ---- helpers: run an importer over a text, collect what it emits ---- */
@@ -739,6 +740,70 @@ static void field_lookup_needs_a_field_boundary(void **state) {
   assert_null(import_field(s, strlen(s), "id="));
 }
 
+/* ---- xentrace: a summary's lean pass over a file (import.h, opt.notes) ---- */
+
+struct lean_tally { uint64_t exits, cycles; struct exit_note block[IMPORT_NOTES_BLOCK]; };
+
+static struct exit_note *lean_count(void *ctx, struct exit_note *full, size_t n) {
+  struct lean_tally *t = ctx;
+  for (size_t i = 0; i < n; i++)
+    if (full[i].kind == EXIT_NOTE_EXIT) { t->exits++; t->cycles += full[i].cycles; }
+  return t->block;
+}
+
+static void put_le32(unsigned char **p, uint32_t v) {
+  for (int i = 0; i < 4; i++) *(*p)++ = (unsigned char)(v >> (8 * i));
+}
+
+/* `exits` HLT exits on two pCPUs, in windows of 1000; returns the recording's length. */
+static size_t hlt_exits(unsigned char *rec, unsigned exits, uint64_t *cycles) {
+  unsigned char *p = rec;
+  uint64_t tsc = 1000;
+  *cycles = 0;
+  for (unsigned i = 0; i < exits; i++) {
+    if (i % 1000 == 0) { put_le32(&p, 0x0001f003u | 2u << 28); put_le32(&p, (i / 1000) % 2); put_le32(&p, 0); }
+    put_le32(&p, 0x00081102u | 3u << 28 | 1u << 31);             /* VMEXIT64 {HLT, rip} */
+    put_le32(&p, (uint32_t)tsc); put_le32(&p, (uint32_t)(tsc >> 32));
+    put_le32(&p, 12); put_le32(&p, 0); put_le32(&p, 0);
+    put_le32(&p, 0x00082013u | 1u << 28); put_le32(&p, 0);       /* the HLT handler's record */
+    tsc += 100 + i % 7;
+    *cycles += 100 + i % 7;
+    put_le32(&p, 0x00081001u | 1u << 31);                         /* VMENTRY */
+    put_le32(&p, (uint32_t)tsc); put_le32(&p, (uint32_t)(tsc >> 32));
+    tsc += 1000;
+  }
+  return (size_t)(p - rec);
+}
+
+/* A recording of exits alone longer than the lean pass's reads (256 KiB): each
+** read's end cuts an exit, which the next read must complete, or the one pass
+** would give up (IMPORT_NOT_LEAN) and the summary read the file twice. */
+static void xen_lean_pass_reads_a_file_longer_than_its_reads_in_one_pass(void **state) {
+  (void)state;
+  enum { EXITS = 20000 };
+  unsigned char *rec = xmalloc(EXITS * 44 + (EXITS / 1000 + 1) * 12);   /* exits, CPU changes */
+  uint64_t want;
+  size_t len = hlt_exits(rec, EXITS, &want);
+  assert_true(len > 3 * (256u << 10));
+  FILE *f = tmpfile();
+  assert_non_null(f);
+  assert_int_equal(fwrite(rec, 1, len, f), len);
+  assert_int_equal(fflush(f), 0);
+  struct lean_tally *t = xcalloc(1, sizeof *t);
+  struct import_opts o = { .cpu_ghz = 2.4, .paging = PAGING_64, .input = "x.bin", .notes = lean_count, .notes_ctx = t };
+  import_init(&im, &o, collect, &got);
+  im.map_base = (const char *)rec;               /* read through the file, as a mapped one is */
+  im.map_len = len;
+  im.map_fd = fileno(f);
+  assert_int_equal(import_xentrace(&im, rec, len), 0);
+  im.map_base = NULL;
+  assert_int_equal(t->exits, EXITS);
+  assert_int_equal(t->cycles, want);
+  fclose(f);
+  free(t);
+  free(rec);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(perf_switch_between_processes_writes_the_next_process_cr3, teardown),
@@ -759,6 +824,7 @@ int main(void) {
     cmocka_unit_test_teardown(kvm_details_and_qualifications_become_guest_actions, teardown),
     cmocka_unit_test_teardown(kvm_malformed_line_is_reported_with_number_and_text, teardown),
     cmocka_unit_test_teardown(kvm_timestamp_jump_beyond_the_gap_limit_is_reported, teardown),
+    cmocka_unit_test_teardown(xen_lean_pass_reads_a_file_longer_than_its_reads_in_one_pass, teardown),
     cmocka_unit_test_teardown(xen_exit_with_cr_write_becomes_cr_write_and_tsc_delta_a_run, teardown),
     cmocka_unit_test_teardown(xen_handler_records_become_guest_actions, teardown),
     cmocka_unit_test_teardown(xen_initial_cr3_is_only_what_precedes_the_first_record, teardown),
