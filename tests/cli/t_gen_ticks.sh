@@ -33,6 +33,19 @@ run "$VMXSIM" trace info st.bin
 check_eq "--tick-stretch 10: a tick every 240,000 native cycles" $((cycles / 240000)) "$(count virq)"
 check_eq "--tick-stretch 10: 4 port accesses per tick" $((4 * (cycles / 240000))) "$(count io)"
 
+# A replay on the 2007 host: each tick an EXTERNAL_INTERRUPT exit, each port access an
+# IO_INSTRUCTION exit, both a round trip to qemu (handler 16000 cycles, core2-2007).
+run "$VMXSIM" --no-db --policy shadowcache --cpu core2-2007 hz.bin
+check_rc "replay of the ticked trace" 0
+check_eq "replay: one EXTERNAL_INTERRUPT exit per tick" "$ticks" "$(exit_col EXTERNAL_INTERRUPT 2)"
+check_eq "replay: one IO_INSTRUCTION exit per port access" $((4 * ticks)) "$(exit_col IO_INSTRUCTION 2)"
+io_avg=$(exit_col IO_INSTRUCTION 5)
+intr_avg=$(exit_col EXTERNAL_INTERRUPT 5)
+# the round trip (1680) and the handler (16000), plus under 1000 of VMREADs and debug registers
+check_eq "replay: an I/O exit costs a qemu round trip (got $io_avg cycles)" 1 $((io_avg >= 17680 && io_avg < 18680))
+check_eq "replay: a tick's exit costs a qemu round trip (got $intr_avg cycles)" 1 \
+  $((intr_avg >= 17680 && intr_avg < 19680))
+
 # Bad values name the option.
 run "$VMXSIM" gen lat_ctx --procs 2 --iters 2 --hz 20000 -o bad.bin
 check_rc "--hz above 10000" 2
