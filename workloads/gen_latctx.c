@@ -25,6 +25,12 @@ static const char *const latctx_sources[] = {
   NULL,
 };
 
+static const char tick_source[] =
+  "the guest's PIT tick, IRQ 0 through the 8259 handled as a level interrupt (Linux 2.6.18 "
+  "kernel/irq/chip.c handle_level_irq): mask_and_ack_8259A() reads the master IMR and writes it and a "
+  "specific EOI, enable_8259A_irq() writes the IMR again (arch/i386/kernel/i8259.c); the tick's native "
+  "handler time is left in the anchors, since the native lat_ctx ran with the host's own tick";
+
 /* Percent of the fixed (-s 0) part of a pass given to each run; the rest goes
 ** to the read() return.  An estimate: no source splits lat_ctx's time. */
 enum { SHARE_BREAD = 5, SHARE_WRITE = 35, SHARE_SWITCH = 40 };
@@ -42,6 +48,7 @@ void latctx_defaults(struct latctx_opts *o) {
   o->paging = PAGING_64;
   o->cpu_ghz = GEN_DEFAULT_GHZ;
   o->native_scale = 1.0;
+  o->tick_stretch = 1.0;
 }
 
 /* ---- the ring ---- */
@@ -67,6 +74,38 @@ void ring_init(struct ring *r, struct gen *g, unsigned paging, unsigned procs, u
   r->label = gen_label_make("switch");
   r->vcpus = 1;
   r->mm[0] = gen_cr3(0);
+}
+
+/* One timer tick of a 2.6.18 i386 guest without an I/O APIC: IRQ 0 arrives
+** from the PIT (the hypervisor's timer), do_IRQ runs handle_level_irq, which
+** masks and acknowledges the line at the 8259 (an IMR read the code calls a
+** dummy, the IMR written, a specific EOI), runs timer_interrupt and unmasks
+** the line; IRET.  Its native time is in the anchors, so it adds none. */
+static void tick(struct ring *r, unsigned c) {
+  struct gen *g = r->g;
+  const unsigned byte = 1u << 1, out = IO_AUX_OUT | byte;
+  gen_ev(g, c, EV_VIRQ, VIRQ_SRC_TIMER, TICK_VECTOR, 0, 0);
+  gen_ev(g, c, EV_IO, byte, PIC_MASTER_IMR, 0, 0);
+  gen_ev(g, c, EV_IO, out, PIC_MASTER_IMR, 0, 0);
+  gen_ev(g, c, EV_IO, out, PIC_MASTER_CMD, 0, 0);
+  gen_ev(g, c, EV_IO, out, PIC_MASTER_IMR, 0, 0);
+  gen_ev(g, c, EV_IRET, 0, 0, 0, 0);
+  r->ticks++;
+}
+
+/* The guest runs natively for `cycles`, taking the ticks that fall in that
+** time where they fall. */
+static void ring_run(struct ring *r, unsigned c, uint64_t cycles) {
+  while (r->tick_period && r->now + cycles >= r->next_tick) {
+    uint64_t before = r->next_tick - r->now;
+    gen_run(r->g, c, before);
+    tick(r, c);
+    r->now += before;
+    cycles -= before;
+    r->next_tick += r->tick_period;
+  }
+  gen_run(r->g, c, cycles);
+  r->now += cycles;
 }
 
 /* Scales the pass's runs by a factor drawn uniformly from [1-j%, 1+j%]. */
@@ -106,13 +145,13 @@ static void ring_pass(struct ring *r, unsigned i, const uint64_t run[4], bool cr
   /* the loop and bread(): sums i's buffer */
   gen_touch_user_loop(g, c, l);
   gen_touch(g, c, r->buf_addr & ~0xfffull, r->buf_pages, false);
-  gen_run(g, c, run[0]);
+  ring_run(r, c, run[0]);
   /* write(pipe j): pipe_write() stores the token and wakes j */
   gen_ev(g, c, EV_SYSCALL, 0, l->nr_write, 0, 0);
   kpages_touch(g, c, l, KP_SYSCALL | KP_FILE_IO, i, 0, true);
   kpages_touch(g, c, l, KP_PIPE, i, j, true);
   kpages_touch(g, c, l, KP_WAKE | KG(TASK), j, 0, true);
-  gen_run(g, c, run[1]);
+  ring_run(r, c, run[1]);
   gen_ev(g, c, EV_SYSRET, 0, 0, 0, 0);
   /* read(pipe i): empty, so pipe_wait() sleeps and schedule() switches away */
   gen_ev(g, c, EV_SYSCALL, 0, l->nr_read, 0, 0);
@@ -123,21 +162,21 @@ static void ring_pass(struct ring *r, unsigned i, const uint64_t run[4], bool cr
     /* The IPI goes out inside write(); it is placed after the waker's work so
     ** that the whole pass stays on the critical path, as the native anchor
     ** (a serial time per pass) assumes. */
-    gen_run(g, c, run[2]);
+    ring_run(r, c, run[2]);
     send_ipi(g, c, cj);
     gen_ev(g, c, EV_HLT, 0, 0, 0, 0);                   /* the idle task: nothing else to run */
     gen_ev(g, cj, EV_APIC, APIC_AUX_WRITE, APIC_EOI, 0, 0);   /* the reschedule interrupt */
     kpages_touch(g, cj, l, KP_SLEEP, j, 0, true);       /* schedule() from idle */
   }
   kpages_touch(g, cj, l, KP_NEXT_TASK, j, 0, true);
-  if (!cross) gen_run(g, c, run[2]);
+  if (!cross) ring_run(r, c, run[2]);
   switch_to(r, cj, j);
   if (r->on_switch) r->on_switch(r, i, j);
   /* j's read() returns: pipe_read() copies the token to j's stack */
   kpages_touch(g, cj, l, KP_SYSCALL | KP_FILE_IO, j, 0, true);
   kpages_touch(g, cj, l, KP_PIPE, j, j, true);
   gen_touch(g, cj, l->user_stack, 1, true);
-  gen_run(g, cj, run[3]);
+  ring_run(r, cj, run[3]);
   gen_ev(g, cj, EV_SYSRET, 0, 0, 0, 0);
   gen_mark(g, cj, r->label);
   r->cpu = cj;
@@ -175,6 +214,33 @@ static bool check_cross(char *err, size_t errlen, const struct latctx_opts *o) {
   return true;
 }
 
+/* Native cycles between two ticks: a tick comes every 1/HZ s of the time the
+** guest takes under the hypervisor, which is tick_stretch times its native time. */
+static uint64_t tick_period(const struct latctx_opts *o) {
+  return (uint64_t)((double)gen_us_to_cycles(1e6 / (double)o->hz, o->cpu_ghz) / o->tick_stretch);
+}
+
+/* The ticks are those of a uniprocessor guest's PIT through the 8259: one
+** vCPU, whose guest time is the ring's. */
+static bool check_hz(char *err, size_t errlen, const struct latctx_opts *o) {
+  if (!gen_check_range(err, errlen, "--hz", o->hz, 0, LATCTX_HZ_MAX)) return false;
+  if (o->hz && o->vcpus > 1) {
+    gen_errf(err, errlen, "--hz models a uniprocessor guest's tick through the 8259: it needs --vcpus 1 (got %llu)",
+             (unsigned long long)o->vcpus);
+    return false;
+  }
+  if (!(o->tick_stretch >= 1 && o->tick_stretch <= 10000)) {
+    gen_errf(err, errlen, "--tick-stretch must be at least 1 and at most 10000 (got %g)", o->tick_stretch);
+    return false;
+  }
+  if (o->hz && tick_period(o) == 0) {
+    gen_errf(err, errlen, "--hz %llu at --cpu-ghz %g leaves no cycle between two ticks",
+             (unsigned long long)o->hz, o->cpu_ghz);
+    return false;
+  }
+  return true;
+}
+
 static bool latctx_valid(const struct latctx_opts *o, char *err, size_t errlen) {
   return gen_check_range(err, errlen, "--procs", o->procs, 2, GEN_TASKS_MAX) &&
          gen_check_range(err, errlen, "--size", o->size, 0, LATCTX_SIZE_MAX) &&
@@ -183,7 +249,7 @@ static bool latctx_valid(const struct latctx_opts *o, char *err, size_t errlen) 
          gen_check_range(err, errlen, "--seed", o->seed, 0, 0xffffffffu) &&
          gen_check_range(err, errlen, "--jitter", o->jitter, 0, 50) && check_cross(err, errlen, o) &&
          gen_check_paging(err, errlen, o->paging) && gen_check_ghz(err, errlen, o->cpu_ghz) &&
-         check_scale(err, errlen, o->native_scale);
+         check_scale(err, errlen, o->native_scale) && check_hz(err, errlen, o);
 }
 
 static cJSON *latctx_meta(const struct latctx_opts *o, double us) {
@@ -206,6 +272,13 @@ static cJSON *latctx_meta(const struct latctx_opts *o, double us) {
   kpages_meta(m, &l, set, 0);
   kpages_page_tables_meta(m, &l, set, (unsigned)o->procs, (unsigned)o->procs, gen_buffer_addr(&l, bytes), bytes);
   if (o->cross > 0) gen_meta_num(m, "cross", o->cross);
+  if (o->hz) {                     /* recorded only when used, as native_scale */
+    gen_meta_num(m, "hz", (double)o->hz);
+    gen_meta_num(m, "tick_stretch", o->tick_stretch);
+    gen_meta_num(m, "native_cycles_per_tick", (double)tick_period(o));
+    gen_meta_num(m, "port_accesses_per_tick", TICK_PORT_ACCESSES);
+    gen_meta_str(m, "ticks_source", tick_source);
+  }
   gen_meta_str(m, "placement", o->cross > 0 ? "the ring starts on vCPU 0; a crossing wake-up runs the woken process "
                "on the next vCPU (reschedule IPI, the waker's vCPU halts)" : "the whole ring on vCPU 0 (wake-affine pipe wakeups)");
   gen_meta_str(m, "interpolation", "linear in procs through 2, 20, 50 (held outside); "
@@ -228,6 +301,7 @@ int gen_latctx(const struct latctx_opts *o, const char *path, char *err, size_t 
   r.vcpus = (unsigned)o->vcpus;
   r.cross_ppm = (uint64_t)(o->cross * 10000 + 0.5);
   for (unsigned c = 0; c < r.vcpus; c++) r.mm[c] = gen_cr3(0);
+  if (o->hz) r.tick_period = r.next_tick = tick_period(o);
   gen_init_vcpus(&g, &r.layout, (unsigned)o->vcpus, gen_cr3(0));
   ring_emit(&r, o->iters);
   return gen_close(&g);
@@ -236,7 +310,7 @@ int gen_latctx(const struct latctx_opts *o, const char *path, char *err, size_t 
 const char latctx_usage[] =
   "usage: vmxsim gen lat_ctx --procs N [--size KB] --iters I [--vcpus V] [--cross PCT] [--seed S]\n"
   "                          [--jitter PCT] [--paging 32|pae|64] [--cpu-ghz GHZ]\n"
-  "                          [--native-scale F] -o TRACE\n"
+  "                          [--native-scale F] [--hz N [--tick-stretch F]] -o TRACE\n"
   "\n"
   "lmbench's lat_ctx: N processes in a ring of pipes pass a token; each pass reads\n"
   "the token, sums the process's KB buffer, writes the token to the next pipe and\n"
@@ -257,6 +331,12 @@ const char latctx_usage[] =
   "  --native-scale F  multiply the 2007 native anchors by F, for a machine whose\n"
   "                  native 2-process time is known (2008: 5.2 / 2.02 = 2.574);\n"
   "                  above 0, at most 100 (default 1)\n"
+  "  --hz N          the guest's timer ticks per second, 0..10000 (default 0: none):\n"
+  "                  IRQ 0 through the 8259 at every 1/N s of guest time, each a\n"
+  "                  timer interrupt and 4 port accesses (Linux 2.6.18 i386); --vcpus 1\n"
+  "  --tick-stretch F  the replayed run's time per native time (1..10000, default 1):\n"
+  "                  the ticks follow the guest's clock, so a run the hypervisor makes\n"
+  "                  F times slower than native takes F times as many per switch\n"
   "  -o, --output F  the trace to write\n"
   "\n"
   "example:\n"
@@ -276,6 +356,8 @@ int gen_latctx_args(int argc, char **argv, const char *out, char *err, size_t er
     { "--cpu-ghz", NULL, GO_DOUBLE, &o.cpu_ghz, NULL, false },
     { "--native-scale", NULL, GO_DOUBLE, &o.native_scale, NULL, false },
     { "--cross", NULL, GO_DOUBLE, &o.cross, NULL, false },
+    { "--hz", NULL, GO_UINT, &o.hz, NULL, false },
+    { "--tick-stretch", NULL, GO_DOUBLE, &o.tick_stretch, NULL, false },
     { 0 },
   };
   int rc = gen_parse_args(argc, argv, opts, &out, err, errlen);

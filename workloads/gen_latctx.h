@@ -20,6 +20,8 @@ struct latctx_opts {
   unsigned paging;       /* --paging 32|pae|64 (enum paging_mode) */
   double cpu_ghz;        /* --cpu-ghz: converts the microsecond anchors to cycles */
   double native_scale;   /* --native-scale: multiplies the anchors (another machine's native time) */
+  uint64_t hz;           /* --hz N: the guest's periodic timer ticks per second (0: none) */
+  double tick_stretch;   /* --tick-stretch F: the replayed run's time per native time, which ticks follow */
 };
 
 void latctx_defaults(struct latctx_opts *o);
@@ -55,6 +57,10 @@ struct ring {
   unsigned cpu;
   uint64_t cross_ppm;        /* wake-ups that cross to the next vCPU, per million */
   uint64_t mm[TRACE_VCPU_MAX];   /* the address space each vCPU has loaded (lazy TLB keeps it when idle) */
+  uint64_t tick_period;      /* native cycles between two timer ticks (0: no ticks) */
+  uint64_t now;              /* native cycles the ring has run so far (its one vCPU's guest time) */
+  uint64_t next_tick;        /* guest time of the next tick */
+  uint64_t ticks;            /* ticks emitted */
 };
 
 /* Fills r for a ring of procs processes whose passes take native_us each,
@@ -63,5 +69,12 @@ void ring_init(struct ring *r, struct gen *g, unsigned paging, unsigned procs, u
                double native_us, double size_us, double ghz);
 /* Emits iters trips around the ring (iters * procs passes) on vCPU 0. */
 void ring_emit(struct ring *r, uint64_t iters);
+
+/* The 8259 ports a tick's handler accesses (Linux 2.6.18 include/asm-i386/i8259.h). */
+#define PIC_MASTER_CMD   0x20u
+#define PIC_MASTER_IMR   0x21u
+#define TICK_PORT_ACCESSES 4u      /* mask_and_ack_8259A: inb, outb, outb; enable_8259A_irq: outb */
+#define TICK_VECTOR      0x20u     /* IRQ 0 through the 8259: FIRST_EXTERNAL_VECTOR + 0 (i386) */
+#define LATCTX_HZ_MAX    10000u
 
 #endif

@@ -57,7 +57,7 @@ static const char regress_usage[] =
   "    \"expect\": {\n"
   "      \"exits\": {\"CR_ACCESS\": 100, \"cr3 write\": 100, \"EXCEPTION_NMI\": 63},\n"
   "      \"counters\": {\"root_hits\": 99, \"root_misses\": 1, ...},\n"
-  "      \"events\": 7403, \"total_exits\": 163, \"cycles\": 2664814\n"
+  "      \"events\": 7403, \"total_exits\": 163, \"cycles\": 2564744\n"
   "    }\n"
   "  }\n"
   "\"trace\": \"my.bin\" replays a binary trace (a .txt trace is assembled first);\n"

@@ -26,8 +26,12 @@ run "$VMXSIM" runs --db f.db --format csv
 us=$(printf '%s\n' "$out" | awk -F, 'NR == 2 { print $(NF - 1) }')
 shortest=$(awk -v v="$us" 'BEGIN { for (p = 1; p <= 17; p++) { s = sprintf("%." p "g", v); if (s + 0 == v + 0) break }; print s }')
 check_eq "runs CSV us_per_op is the shortest round-trip text" "$shortest" "$us"
+# 16 digits or more only where 15 do not read back the same value (1/3 needs 17; 9.19 does not)
+needs16=$(awk -v v="$us" 'BEGIN { print (sprintf("%.15g", v) + 0 != v + 0) }')
 case $us in *[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]*)
-  fail "runs CSV: no 16-digit noise" "actual: $us" ;; *) pass "runs CSV: no 16-digit noise" ;; esac
+  if [ "$needs16" = 1 ]; then pass "runs CSV: no 16-digit noise"; else
+    fail "runs CSV: no 16-digit noise" "actual: $us (15 digits read back the same)"; fi ;;
+  *) pass "runs CSV: no 16-digit noise" ;; esac
 
 # ---- CSV rows name their run: two runs concatenate into one table
 "$VMXSIM" --policy shadowcache --format csv --no-db one.bin > a.csv
