@@ -4,5 +4,5 @@
 ** simulated number (regress --update changed a case), not only at releases. */
 #ifndef VMXSIM_VERSION_H
 #define VMXSIM_VERSION_H
-#define VMXSIM_VERSION "0.2.1"
+#define VMXSIM_VERSION "0.2.2"
 #endif
