@@ -175,3 +175,30 @@ gzip -dc "$REC" | grep -v sys_exit > nomsg.txt
 run python3 "$M/sched_analyze.py" nomsg.txt
 check_rc "analyze: a recording without messages" 1
 check_contains "analyze: says what is missing" "$err" "nomsg.txt: no 100-byte read or write of a task named sched-messaging"
+
+# ---- kbuild_objects.py: a hand-made kernel tree whose objects are worked out by hand ----
+
+mkdir -p ktree/sub ktree/dir2
+printf '%s\n' 'CONFIG_FOO=y' '# CONFIG_BAR is not set' 'CONFIG_NAME="x"' > ktree.config
+# top: obj-y, an option that is y and one that is not, a composite object of two parts,
+# a subdirectory, an ifdef block with a tab-indented line (not a recipe: no rule before
+# it), a rule whose recipe must be skipped, and a lib-y object
+printf '%s\n' 'obj-y := a.o b.o' 'obj-$(CONFIG_FOO) += foo.o' 'obj-$(CONFIG_BAR) += bar.o' \
+  'obj-y += comp.o sub/' 'comp-y := c1.o c2.o' 'ifdef CONFIG_FOO' '	obj-y += tabbed.o' 'endif' \
+  'ifeq ($(CONFIG_BAR),y)' 'obj-y += never.o' 'else' 'obj-y += other.o' 'endif' \
+  '$(obj)/a.o: gen.h' '	obj-y += recipe.o' 'lib-y += l.o' > ktree/Makefile
+# sub: Kbuild is read before Makefile; functions and a substitution reference
+printf '%s\n' 'obj-y := $(patsubst %.c,%.o,s1.c s2.c) $(if $(CONFIG_FOO),s3.o)' \
+  'imgs := 32' 'obj-y += $(imgs:%=img-%.o)' 'extra-y += head.o vmlinux.lds' > ktree/sub/Kbuild
+printf '%s\n' 'obj-y := wrong.o' > ktree/sub/Makefile
+printf '%s\n' 'obj-y := d.o a.o' > ktree/dir2/Makefile
+run python3 "$M/kbuild_objects.py" --config ktree.config --list --per-dir ktree . dir2
+check_rc "kbuild_objects.py on a hand-made tree" 0
+check_eq "kbuild_objects.py: the objects, worked out by hand" \
+  "a.o b.o foo.o c1.o c2.o tabbed.o other.o l.o sub/s1.o sub/s2.o sub/s3.o sub/img-32.o sub/head.o dir2/d.o dir2/a.o" \
+  "$(printf '%s\n' "$out" | grep '\.o$' | tr '\n' ' ' | sed 's/ $//')"
+check_contains "kbuild_objects.py: per directory" "$out" "    8 ."
+check_contains "kbuild_objects.py: the total" "$out" "total 15"
+run python3 "$M/kbuild_objects.py" --config missing.config ktree .
+check_rc "kbuild_objects.py: a missing configuration" 2
+check_contains "kbuild_objects.py: names the missing file" "$err" "missing.config"

@@ -3,7 +3,7 @@
 # 'perf script -F +pid' text that 'vmxsim import perf-script' reads (see README.md here).
 #
 # usage: workloads/record/record.sh RECIPE [-o OUT.txt] [-l LOOPS] [--cpus LIST] [--max-lines N]
-#                                   [--window-start F] [--src DIR] [--keep-data] [--check]
+#                                   [--window-start F] [--src DIR] [--native-time] [--keep-data] [--check]
 #        workloads/record/record.sh custom [-o OUT.txt] -- COMMAND [ARGS...]
 # recipes:
 #   pipe       perf bench sched pipe -l LOOPS (2 processes ping-pong a token: lat_ctx -s 0 2),
@@ -26,6 +26,8 @@
 #                   recording's span rather than at its beginning (default 0; kbuild 0.5)
 #   --src DIR       kbuild: the kernel tree to build (default: Debian's linux-source
 #                   tarball unpacked into OUT.src)
+#   --native-time   kbuild: after the recording, build again from clean without perf and
+#                   append that build's real, user and system times and load average
 #   --keep-data     keep perf.data beside OUT (OUT.data)
 #   --check         only check that recording is possible, and say what is missing
 # exit codes: 0 ok, 1 recording failed, 2 usage, 4 perf missing or not permitted.
@@ -123,18 +125,54 @@ kbuild_prepare() {
   KVER=$(make -s -C "$KSRC" kernelversion 2>/dev/null)
 }
 
+# The load average now: its 1, 5 and 15 minute figures ("unknown" without /proc).
+loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown; }
+
+# A '# kbuild: time LABEL' line. $2 $3: the times before and after (date +%s.%N), $4 $5:
+# the children's user and system times before and after (the last line of the shell's
+# 'times'), $6 $7: the load average before and after.
+kbuild_time_line() {
+  echo "$4 $5" | awk -v label="$1" -v real="$(echo "$3 - $2" | bc)" -v l0="$6" -v l1="$7" '
+    function sec(s, m) { m = s; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", s); sub(/s$/, "", s); return m * 60 + s }
+    { printf "# kbuild: time %s: real %.2f s, user %.2f s, sys %.2f s (load average before %s, after %s)\n",
+             label, real, sec($3) - sec($1), sec($4) - sec($2), l0, l1 }'
+}
+
 # kbuild: what the whole build did, as '# kbuild:' comment lines. $1: the stamp file made
 # just before the recording, $2 $3: the times before and after it (date +%s.%N), $4 $5:
-# the children's user and system times before and after it (the shell's 'times').
+# the children's user and system times before and after it (the shell's 'times'), $6 $7:
+# the load average before and after it.
 kbuild_summary() {
   objs=$(find "$KSRC" -name '*.o' -newer "$1" | wc -l)
   cobjs=$(find "$KSRC" -name '*.o' -newer "$1" | sed 's/\.o$/.c/' | while read -r f; do [ -f "$f" ] && echo; done | wc -l)
   echo "# kbuild: command: make -C SRC ARCH=i386 ${KCROSS:+$KCROSS }-j$LOOPS vmlinux (allnoconfig; Linux $KVER)"
   echo "# kbuild: toolchain: $KCC"
+  echo "# kbuild: host: $(uname -sr) $(uname -m), $(nproc 2>/dev/null || echo '?') CPUs"
   echo "# kbuild: objects built: $objs ($cobjs compiled from .c files)"
-  echo "$4 $5" | awk -v real="$(echo "$3 - $2" | bc)" '
-    function sec(s, m) { m = s; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", s); sub(/s$/, "", s); return m * 60 + s }
-    { printf "# kbuild: time under perf record: real %.2f s, user %.2f s, sys %.2f s\n", real, sec($3) - sec($1), sec($4) - sec($2) }'
+  kbuild_time_line "under perf record" "$2" "$3" "$4" "$5" "$6" "$7"
+}
+
+# kbuild --native-time: the same build again from a clean tree, without perf, so that its
+# user and system times are the build's own (perf's cost per event is not in them).
+# Must run in the main shell: 'times' in a subshell sees none of the build.
+kbuild_time_native() {
+  # shellcheck disable=SC2086
+  { make -s -C "$KSRC" ARCH=i386 $KCROSS clean && make -s -C "$KSRC" ARCH=i386 $KCROSS allnoconfig; } >&2 ||
+    die 1 "make clean allnoconfig failed in $KSRC (for the build without perf)"
+  nstamp="$OUT.nstamp"
+  : > "$nstamp"
+  nl0=$(loadavg); n0=$(date +%s.%N)
+  times > "$OUT.times0"
+  echo "record: timing the build again without perf: make -s -C $KSRC ARCH=i386 $KCROSS -j$LOOPS vmlinux" >&2
+  # shellcheck disable=SC2086
+  make -s -C "$KSRC" ARCH=i386 $KCROSS -j"$LOOPS" vmlinux >&2 || { rm -f "$nstamp" "$OUT.times0"; die 1 "the build without perf failed"; }
+  n1=$(date +%s.%N)
+  times > "$OUT.times1"
+  nl1=$(loadavg)
+  nc0=$(tail -1 "$OUT.times0"); nc1=$(tail -1 "$OUT.times1"); rm -f "$OUT.times0" "$OUT.times1"
+  kbuild_time_line "without perf" "$n0" "$n1" "$nc0" "$nc1" "$nl0" "$nl1" >> "$OUT"
+  echo "# kbuild: objects built without perf: $(find "$KSRC" -name '*.o' -newer "$nstamp" | wc -l)" >> "$OUT"
+  rm -f "$nstamp"
 }
 
 # Sets CMD (the workload) and default LOOPS / CPUS for recipe $1.
@@ -175,7 +213,7 @@ recipe() {
 
 # ---- arguments ----
 
-RECIPE=""; OUT=""; LOOPS=""; MAX_LINES=""; KEEP=0; CHECK=0; CUSTOM=""; KSRC=""; WINDOW=""
+RECIPE=""; OUT=""; LOOPS=""; MAX_LINES=""; KEEP=0; CHECK=0; CUSTOM=""; KSRC=""; WINDOW=""; NATIVE=0
 EXTRA_EVENTS=""; PERF_OPTS=""
 unset CPUS
 while [ $# -gt 0 ]; do
@@ -188,6 +226,7 @@ while [ $# -gt 0 ]; do
   --window-start) [ $# -ge 2 ] || die 2 "--window-start needs a fraction"; WINDOW=$2; shift
     echo "$WINDOW" | grep -Eq '^(0|1|0?\.[0-9]+)$' || die 2 "--window-start: '$WINDOW' is not a fraction from 0 to 1" ;;
   --src) [ $# -ge 2 ] || die 2 "--src needs a directory"; KSRC=$2; shift ;;
+  --native-time) NATIVE=1 ;;
   --keep-data) KEEP=1 ;;
   --check) CHECK=1 ;;
   --) shift; CUSTOM="$*"; break ;;
@@ -196,6 +235,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+[ "$NATIVE" = 0 ] || [ "$RECIPE" = kbuild ] || die 2 "--native-time is for the kbuild recipe only"
 
 check_perf
 EV=$(available_events)
@@ -222,7 +262,7 @@ echo "record: perf record$EV $EXTRA_EVENTS -- $CMD" >&2
 # *to* them from other tasks are not seen, and the importer infers those.
 stamp="$OUT.stamp"
 : > "$stamp"
-t0=$(date +%s.%N)
+l0=$(loadavg); t0=$(date +%s.%N)
 # 'times' in a command substitution would report the subshell's children (none):
 # run in this shell, into a file
 times > "$OUT.times0"
@@ -230,6 +270,7 @@ times > "$OUT.times0"
 perf record -q $PERF_OPTS "$@" -o "$data" -- $CMD >&2 || { rm -f "$stamp"; die 1 "perf record failed"; }
 t1=$(date +%s.%N)
 times > "$OUT.times1"             # the children's user and system time, all of them so far
+l1=$(loadavg)
 cpu0=$(tail -1 "$OUT.times0"); cpu=$(tail -1 "$OUT.times1"); rm -f "$OUT.times0" "$OUT.times1"
 # perf's own warnings ("Processed N samples and lost 28.91% samples!") go to standard
 # error: they are kept as "# perf: ..." comments, where 'vmxsim import' looks for lost data.
@@ -256,7 +297,8 @@ perf script --header -F +pid -i "$data" 2>"$warn" | awk -v max="${MAX_LINES:--1}
     printf "\n" > counts
     if (max >= 0) printf "# events: kept: %d event lines from %.6f s (fraction %s of the span) to %.6f s\n", kept, wfirst - first, frac, wlast - first > counts
   }' > "$OUT" || { rm -f "$warn" "$counts" "$stamp"; die 1 "perf script failed"; }
-[ "$RECIPE" = kbuild ] && { kbuild_summary "$stamp" "$t0" "$t1" "$cpu0" "$cpu"; sed 's/^# events:/# kbuild:/' "$counts"; } >> "$OUT"
+[ "$RECIPE" = kbuild ] && { kbuild_summary "$stamp" "$t0" "$t1" "$cpu0" "$cpu" "$l0" "$l1"; sed 's/^# events:/# kbuild:/' "$counts"; } >> "$OUT"
+[ "$NATIVE" = 1 ] && kbuild_time_native
 grep -v '^[[:space:]]*$' "$warn" | sed 's/^/# perf: /' >> "$OUT"
 rm -f "$warn" "$counts" "$stamp"
 [ "$KEEP" = 1 ] || rm -f "$data"
