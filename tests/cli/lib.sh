@@ -71,3 +71,17 @@ child_of() { # PID: a child process of PID, from /proc (no procps on a minimal s
   done
   return 1
 }
+
+# A recording as `trace-cmd report` prints it, for one vCPU: an exit and its entry per
+# line of EXITS ("REASON INFO1"), 10 us apart.  kvm_text_of_exits EXITS OUT
+kvm_text_of_exits() {
+  awk 'BEGIN { print "cpus=1" }
+    { t = 1000 + NR * 0.00001
+      printf "qemu-system-x86-1 [001] d....  %.6f: kvm_exit: vcpu 0 reason %s rip 0xffffffff81000000 info1 %s info2 0x0 intr_info 0x00000000 error_code 0x00000000\n", t, $1, $2
+      printf "qemu-system-x86-1 [001] d....  %.6f: kvm_entry: vcpu 0, rip 0xffffffff81000000 intr_info 0x00000000 error_code 0x00000000\n", t + 0.000002 }' \
+    "$1" > "$2"
+}
+# The exits of REASON in an EXITS file, counted independently of vmxsim.  reason_count REASON [EXITS]
+reason_count() { awk -v r="$1" '$1 == r { n++ } END { print n + 0 }' "${2:-exits.txt}"; }
+# The measured-beside-simulated table of a replay's text output.  replay_table TEXT
+replay_table() { printf '%s\n' "$1" | awk '/^measured \(the recording\)/ { on = 1; next } /^ by address space/ { on = 0 } on'; }

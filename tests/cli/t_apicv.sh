@@ -18,31 +18,25 @@ INTERRUPT_WINDOW 0
 APIC_ACCESS 0x1380
 CPUID 0
 EOF2
-awk 'BEGIN { print "cpus=1" }
-  { t = 1000 + NR * 0.00001
-    printf "qemu-system-x86-1 [001] d....  %.6f: kvm_exit: vcpu 0 reason %s rip 0xffffffff81000000 info1 %s info2 0x0 intr_info 0x00000000 error_code 0x00000000\n", t, $1, $2
-    printf "qemu-system-x86-1 [001] d....  %.6f: kvm_entry: vcpu 0, rip 0xffffffff81000000 intr_info 0x00000000 error_code 0x00000000\n", t + 0.000002 }' \
-  exits.txt > host.txt
-measured() { awk -v r="$1" '$1 == r { n++ } END { print n + 0 }' exits.txt; }
-table_of() { printf '%s\n' "$1" | awk '/^measured \(the recording\)/ { on = 1; next } /^ by address space/ { on = 0 } on'; }
+kvm_text_of_exits exits.txt host.txt
 row() { printf '%s\n' "$table" | awk -v r="$1" '$1 == r'; }
 
 run "$VMXSIM" --no-db --policy ept --cpu skylake-2019 --set apic_access_virt=true --input-format kvm-ftrace host.txt
 check_rc "apicv: the recording replays under its host's configuration" 0
-table=$(table_of "$out")
+table=$(replay_table "$out")
 for r in INTERRUPT_WINDOW APIC_ACCESS CPUID; do
-  check_eq "apicv: host configuration: $r simulated as often as measured" "$(measured "$r") $(measured "$r")" \
+  check_eq "apicv: host configuration: $r simulated as often as measured" "$(reason_count "$r") $(reason_count "$r")" \
     "$(row "$r" | awk '{ print $2, $4 }')"
 done
 
 run "$VMXSIM" --no-db --policy apicv --cpu skylake-2019 --input-format kvm-ftrace host.txt
 check_rc "apicv: the recording replays under apicv" 0
-table=$(table_of "$out")
-check_eq "apicv: the measured interrupt windows are still shown" "$(measured INTERRUPT_WINDOW)" \
+table=$(replay_table "$out")
+check_eq "apicv: the measured interrupt windows are still shown" "$(reason_count INTERRUPT_WINDOW)" \
   "$(row INTERRUPT_WINDOW | awk '{ print $2 }')"
 check_contains "apicv: the interrupt windows are gone, and why" "$(row INTERRUPT_WINDOW)" \
   "simulated 0: removed by virtual-interrupt delivery"
-check_eq "apicv: the measured APIC accesses are still shown" "$(measured APIC_ACCESS)" \
+check_eq "apicv: the measured APIC accesses are still shown" "$(reason_count APIC_ACCESS)" \
   "$(row APIC_ACCESS | awk '{ print $2 }')"
 check_contains "apicv: the APIC accesses are gone, and why" "$(row APIC_ACCESS)" \
   "simulated 0: virtualized by APIC-register virtualization"

@@ -26,29 +26,24 @@ TRIPLE_FAULT 0
 PREEMPTION_TIMER 0
 EPT_MISCONFIG 0
 EOF
-awk 'BEGIN { print "cpus=1" }
-  { t = 1000 + NR * 0.00001
-    printf "qemu-system-x86-1 [001] d....  %.6f: kvm_exit: vcpu 0 reason %s rip 0xffffffff81000000 info1 %s info2 0x0 intr_info 0x00000000 error_code 0x00000000\n", t, $1, $2
-    printf "qemu-system-x86-1 [001] d....  %.6f: kvm_entry: vcpu 0, rip 0xffffffff81000000 intr_info 0x00000000 error_code 0x00000000\n", t + 0.000002 }' \
-  exits.txt > host.txt
+kvm_text_of_exits exits.txt host.txt
 
 run "$VMXSIM" --no-db --policy ept --cpu skylake-2019 --set rdtsc_exiting=true --set apic_access_virt=true \
   --set lapic_timer=preemption --input-format kvm-ftrace host.txt
 check_rc "reasons: the recording replays under its host's configuration" 0
 check_contains "reasons: measured beside simulated" "$out" "measured (the recording) beside simulated"
-table=$(printf '%s\n' "$out" | awk '/^measured \(the recording\)/ { on = 1; next } /^ by address space/ { on = 0 } on')
+table=$(replay_table "$out")
 
 # measured count per reason, from the recording itself
-measured() { awk -v r="$1" '$1 == r { n++ } END { print n + 0 }' exits.txt; }
 row() { printf '%s\n' "$table" | awk -v r="$1" '$1 == r'; }
 for r in INTERRUPT_WINDOW NMI_WINDOW XSETBV RDTSCP MWAIT_INSTRUCTION MONITOR_INSTRUCTION TASK_SWITCH VMREAD \
          VMRESUME TRIPLE_FAULT PREEMPTION_TIMER; do
-  check_eq "reasons: $r simulated as often as measured" "$(measured "$r") $(measured "$r")" \
+  check_eq "reasons: $r simulated as often as measured" "$(reason_count "$r") $(reason_count "$r")" \
     "$(row "$r" | awk '{ print $2, $4 }')"
 done
 # EOIs and APIC writes of a host with APIC-register virtualization are replayed as the APIC
 # accesses vmxsim's model decides; their own rows say why they have no simulated count
-apic=$(( $(measured APIC_ACCESS) + $(measured EOI_INDUCED) + $(measured APIC_WRITE) ))
+apic=$(( $(reason_count APIC_ACCESS) + $(reason_count EOI_INDUCED) + $(reason_count APIC_WRITE) ))
 check_eq "reasons: APIC accesses, EOIs and APIC writes replayed as APIC accesses" "$apic" \
   "$(row APIC_ACCESS | awk '{ print $4 }')"
 check_contains "reasons: EOI_INDUCED is named" "$(row EOI_INDUCED)" "simulated 0: the policy has no virtual-interrupt delivery"

@@ -13,15 +13,9 @@ INTERRUPT_WINDOW 0
 PAUSE_INSTRUCTION 0
 PAUSE_INSTRUCTION 0
 EOF2
-awk 'BEGIN { print "cpus=1" }
-  { t = 1000 + NR * 0.00001
-    printf "qemu-system-x86-1 [001] d....  %.6f: kvm_exit: vcpu 0 reason %s rip 0xffffffff81000000 info1 %s info2 0x0 intr_info 0x00000000 error_code 0x00000000\n", t, $1, $2
-    printf "qemu-system-x86-1 [001] d....  %.6f: kvm_entry: vcpu 0, rip 0xffffffff81000000 intr_info 0x00000000 error_code 0x00000000\n", t + 0.000002 }' \
-  exits.txt > host.txt
-measured() { awk -v r="$1" '$1 == r { n++ } END { print n + 0 }' exits.txt; }
-table_of() { printf '%s\n' "$1" | awk '/^measured \(the recording\)/ { on = 1; next } /^ by address space/ { on = 0 } on'; }
-row() { table_of "$out" | awk -v r="$1" '$1 == r'; }
-pauses=$(measured PAUSE_INSTRUCTION)
+kvm_text_of_exits exits.txt host.txt
+row() { replay_table "$out" | awk -v r="$1" '$1 == r'; }
+pauses=$(reason_count PAUSE_INSTRUCTION)
 
 run "$VMXSIM" --no-db --policy ept --cpu skylake-2019 --input-format kvm-ftrace host.txt
 check_rc "recple: PLE off replays" 0
@@ -38,7 +32,7 @@ run "$VMXSIM" --no-db --policy ept --cpu skylake-2019 --set ple_gap=128 --set pl
 check_contains "recple: PLE on: not re-decided, why, and the lower bound" "$(row PAUSE_INSTRUCTION)" \
   "not re-decided: the spin's length is not recorded: with ple_window=1024 at or below the recording host's window and ple_gap=128 at or above its gap (KVM's defaults 4096, grown on each PLE exit, and 128) at least $pauses exits"
 check_eq "recple: no measured reason row is a silent 0" "" \
-  "$(table_of "$out" | awk '$1 ~ /^[A-Z_]+$/ && $4 == "0" { print $1 }')"
+  "$(replay_table "$out" | awk '$1 ~ /^[A-Z_]+$/ && $4 == "0" { print $1 }')"
 run "$VMXSIM" --no-db --policy ept --cpu skylake-2019 --set ple_gap=128 --format json --input-format kvm-ftrace host.txt
 flat=$(printf '%s' "$out" | tr -d ' \t\n')
 check_contains "recple: JSON: PLE on is not re-decided" "$flat" \

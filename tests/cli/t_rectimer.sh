@@ -65,8 +65,7 @@ read -r ext tv timer < counts
 check_eq "rectimer: the fixture has host timer exits of both kinds" "yes" \
   "$([ "$timer" -gt 1 ] && [ "$tv" -gt "$timer" ] && [ "$ext" -gt "$tv" ] && echo yes)"
 
-table_of() { printf '%s\n' "$1" | awk '/^measured \(the recording\)/ { on = 1; next } /^ by address space/ { on = 0 } on'; }
-row() { table_of "$out" | awk -v r="$1" '$1 == r'; }
+row() { replay_table "$out" | awk -v r="$1" '$1 == r'; }
 
 run "$VMXSIM" import kvm-ftrace hr.txt -o hr.bin
 check_rc "rectimer: the report text imports" 0
@@ -113,13 +112,13 @@ run "$VMXSIM" --no-db --policy ept --cpu skylake-2019 --set lapic_timer=preempti
   noaccept.txt
 check_eq "rectimer: no accepts: every exit replayed as the host interrupt it was" "$ext $ext" \
   "$(row EXTERNAL_INTERRUPT | awk '{ print $2, $4 }')"
-check_contains "rectimer: no accepts: how many cannot be told, and why" "$(table_of "$out")" \
+check_contains "rectimer: no accepts: how many cannot be told, and why" "$(replay_table "$out")" \
   "($tv of them undecided: at the host's timer vector, and no kvm_apic_accept_irq recorded: the host's own timer cannot be told from the guest's in a host hrtimer; replayed as the host's)"
 
 # kvm_exit's first format ("reason NAME rip ADDR", no interruption information): no vector
 sed -e 's/ rip \(0x[0-9a-f]*\) info1 .*/ rip \1/' -e 's/kvm_exit:             vcpu [0-9] /kvm_exit: /' hr.txt > old.txt
 run "$VMXSIM" --db r.db --policy ept --cpu skylake-2019 --set lapic_timer=preemption --input-format kvm-ftrace old.txt
-check_contains "rectimer: no vector: named undecided" "$(table_of "$out")" \
+check_contains "rectimer: no vector: named undecided" "$(replay_table "$out")" \
   "($ext of them undecided: no vector recorded: the host's own interrupt cannot be told from the guest's timer"
 check_eq "rectimer: no vector: no PREEMPTION_TIMER guessed" "" "$(row PREEMPTION_TIMER)"
 run "$VMXSIM" report --db r.db 1
