@@ -106,8 +106,9 @@ static int io_alone(struct import_exits *X, unsigned v, const struct import_exit
 ** 27.2.2: valid, bit 31, with "acknowledge interrupt on exit"); counted when
 ** that cannot tell it from the guest's timer (import_exits_add_timer). */
 static int host_interrupt(struct import_exits *X, unsigned v, const struct import_exit *x) {
-  if (!(x->intr_info & 0x80000000u)) X->intr_no_vector++;
-  else if ((x->intr_info & 0xff) == LOCAL_TIMER_VECTOR) X->intr_timer_vector++;
+  int vector = import_exit_vector(x);
+  if (vector < 0) X->intr_no_vector++;
+  else if (vector == LOCAL_TIMER_VECTOR) X->intr_timer_vector++;
   return emit(X, v, EV_INTR, 0, x->intr_info & 0xff, 0);
 }
 

@@ -31,6 +31,13 @@ struct import_exit {
   bool svm;                  /* an SVM host's exit, mapped onto a VMX reason */
 };
 
+/* The vector of an EXTERNAL_INTERRUPT exit's VM-exit interruption information
+** (SDM 27.2.2: valid in bit 31, with "acknowledge interrupt on exit"), -1 when
+** none was recorded. */
+static inline int import_exit_vector(const struct import_exit *x) {
+  return x->intr_info & 0x80000000u ? (int)(x->intr_info & 0xff) : -1;
+}
+
 struct import_exit_vcpu {
   bool in_guest;             /* an entry with a time was seen, no exit since */
   uint64_t entry_time;

@@ -390,7 +390,7 @@ static void add_threads(const struct kvm *K) {
 /* Was the exit the host's timer interrupt (Linux's LOCAL_TIMER_VECTOR, the
 ** vector of the VM-exit interruption information: SDM 27.2.2)? */
 static bool host_timer_exit(const struct import_exit *x) {
-  return x->reason == EXIT_REASON_EXTERNAL_INTERRUPT && (x->intr_info & 0x800000ffu) == (0x80000000u | LOCAL_TIMER_VECTOR);
+  return x->reason == EXIT_REASON_EXTERNAL_INTERRUPT && import_exit_vector(x) == LOCAL_TIMER_VECTOR;
 }
 
 /* Does a detail event of kind ev explain an exit with this reason? */

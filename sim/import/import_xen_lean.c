@@ -149,15 +149,22 @@ int xen_lean_close(struct xen *X, unsigned v, uint64_t time) {
 ** records, other events, bad or truncated records, a handler record outside
 ** an exit. ---- */
 
-/* A handler record of v's pending exit: its handler's event (xen_lean_event). */
+/* v's pending exit explained by its handler record h with words w (the
+** handler's event goes to xen_lean_event). */
+HOT int lean_run_handler(struct xen *X, unsigned v, const struct handler *h, const uint32_t *w) {
+  xen_saw_handler(X, h->event);
+  if (h->fn(X, v, w) < 0) return IMPORT_NOT_LEAN;              /* the full import skips it */
+  X->lv[v].pending = false;
+  return 0;
+}
+
+/* A handler record of v's pending exit, read alone. */
 static int lean_handler(struct xen *X, unsigned v, const struct xrec *r) {
   const struct handler *h = xen_handler_of(X, r->event);
   if (!h || r->nextra < h->words || !X->lv[v].pending) return IMPORT_NOT_LEAN;
-  if (r->event == TRC_HVM_HANDLER + 0x009 || r->event == TRC_HVM_HANDLER + 0x109) saw(X, SEEN_CR_WRITE);
-  if (h->fn(X, v, r->extra) < 0) return IMPORT_NOT_LEAN;       /* the full import skips it */
-  X->lv[v].pending = false;
-  X->im->used++;
-  return 0;
+  int rc = lean_run_handler(X, v, h, r->extra);
+  if (!rc) X->im->used++;
+  return rc;
 }
 
 /* Would an exit of v at `time` end a run longer than IMPORT_GAP_MAX (the full import's error)? */
@@ -259,11 +266,7 @@ HOT int lean_exit_apply(struct xen *X, unsigned v, const struct lean_exit *e) {
   saw(X, SEEN_VMEXIT);
   int rc = lean_begins(X, v, true, e->exit_tsc, e->reason);
   if (rc) return rc;
-  if (e->h) {
-    if (e->h->event == TRC_HVM_HANDLER + 0x009 || e->h->event == TRC_HVM_HANDLER + 0x109) saw(X, SEEN_CR_WRITE);
-    if (e->h->fn(X, v, e->w) < 0) return IMPORT_NOT_LEAN;
-    L->pending = false;
-  }
+  if (e->h && (rc = lean_run_handler(X, v, e->h, e->w))) return rc;
   saw(X, SEEN_VMENTRY);
   return lean_entry(X, v, true, e->entry_tsc);
 }

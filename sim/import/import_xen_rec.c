@@ -121,8 +121,7 @@ static int on_handler(struct xen *X, unsigned v, const struct xrec *r, const str
 int xen_hvm_record(struct xen *X, unsigned v, const struct xrec *r, const struct handler *h) {
   struct import *im = X->im;
   if (h) {
-    if (r->event == TRC_HVM_HANDLER + 0x009 || r->event == TRC_HVM_HANDLER + 0x109)
-      saw(X, SEEN_CR_WRITE);
+    xen_saw_handler(X, r->event);
     return on_handler(X, v, r, h);
   }
   saw(X, r->event == TRC_HVM_VMENTRY ? SEEN_VMENTRY : SEEN_VMEXIT);

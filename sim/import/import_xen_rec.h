@@ -22,6 +22,12 @@ HOT const struct handler *xen_handler_of(struct xen *X, uint32_t event) {
   return NULL;
 }
 
+/* A handler record seen: a CR write's (32- or 64-bit form) is one of the
+** kinds the metadata says the recording holds. */
+HOT void xen_saw_handler(struct xen *X, uint32_t event) {
+  if (event == TRC_HVM_HANDLER + 0x009 || event == TRC_HVM_HANDLER + 0x109) saw(X, SEEN_CR_WRITE);
+}
+
 /* Extra words each used record needs. */
 HOT unsigned words_needed(uint32_t event, const struct handler *h) {
   switch (event) {
