@@ -531,7 +531,7 @@ static inline void run_block(struct engine *e, const struct trace_event *ev, siz
   uint64_t *clock = e->vcpu_cycles;   /* ledger 0's: held here, as the event's stores could alias it */
   if (stepwise || e->obs.exit) {
     for (const struct trace_event *end = ev + n; ev != end; ev++) {
-      if (ev->type == EV_MEASURED) { measured++; continue; }   /* no native time either */
+      if (ev->type == EV_MEASURED) continue;                  /* no native time either */
       e->st.events++;
       guest += ev->cycles;
       clock[ev->vcpu] += ev->cycles;

@@ -66,23 +66,19 @@ static double calibration_value(const char *key);
 ** native the policy runs it (its stretch), then with ticks at that stretch
 ** (gen lat_ctx --tick-stretch; scripts/calibrate.py does the same).  The
 ** ticks' own time is left out of the stretch: about 4 % too few ticks. */
-static int ticked_run(struct xp_ctx *c, const char *const *gen_args, const struct xp_config *cfg,
+static int ticked_run(struct xp_ctx *c, const char *const *base, const char *hz, const struct xp_config *cfg,
                       struct xp_result *res) {
-  const char *args[32];
-  size_t n = 0;
-  while (gen_args[n] && n < 27) args[n] = gen_args[n], n++;
-  args[n] = NULL;
-  size_t hz_at = n - 2;                            /* "--hz N" comes last */
-  args[hz_at] = NULL;
-  const char *tr = xp_gen(c, args);
+  const char *tr = xp_gen(c, base);
   if (!tr || xp_run_many(c, tr, cfg, 1, res)) return 1;
   char stretch[32];
   double f = res->native_us_per_op > 0 ? res->us_per_op / res->native_us_per_op : 1;
   snprintf(stretch, sizeof stretch, "%.4f", f < 1 ? 1 : f);
-  args[hz_at] = gen_args[hz_at];
-  args[n++] = "--tick-stretch";
-  args[n++] = stretch;
-  args[n] = NULL;
+  const char *ticks[] = { "--hz", hz, "--tick-stretch", stretch, NULL };
+  const char *args[32];
+  size_t n = 0, room = sizeof args / sizeof args[0] - sizeof ticks / sizeof ticks[0];
+  while (base[n] && n < room) args[n] = base[n], n++;
+  if (base[n]) return 1;                             /* an experiment's own list: never this long */
+  memcpy(args + n, ticks, sizeof ticks);
   tr = xp_gen(c, args);
   return !tr || xp_run_many(c, tr, cfg, 1, res);
 }
@@ -108,8 +104,8 @@ static int shadow_cache_2007(struct xp_ctx *c, struct xp_table *t) {
       struct xp_result res[2];
       const struct xp_config cfg[] = { { "nocache", "core2-2007", NULL }, { "shadowcache", "core2-2007", NULL } };
       for (unsigned k = 0; k < 2; k++)
-        if (ticked_run(c, ARGS("lat_ctx", "--procs", p, "--size", s, "--iters", it, "--paging", "32", "--cpu-ghz",
-                               ghz, "--hz", hz), &cfg[k], &res[k]))
+        if (ticked_run(c, ARGS("lat_ctx", "--procs", p, "--size", s, "--iters", it, "--paging", "32", "--cpu-ghz", ghz),
+                       hz, &cfg[k], &res[k]))
           return xp_failed(c);
       const struct xp_result nc = res[0], sc = res[1];
       struct xp_row *r = xp_add_row(t, "-s %u, %u procs", sizes[si], procs[pi]);
