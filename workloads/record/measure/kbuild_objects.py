@@ -377,13 +377,17 @@ def parts_of(mk, o, depth):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--config', required=True)
-    ap.add_argument('--var', action='append', default=[])
-    ap.add_argument('--per-dir', action='store_true')
-    ap.add_argument('--list', action='store_true')
-    ap.add_argument('tree')
-    ap.add_argument('dirs', nargs='+')
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0].replace('\n', ' '),
+                                 epilog=__doc__.split('\n\n', 2)[2],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--config', required=True, help='a .config (CONFIG_X=y lines) or option names, one a line')
+    ap.add_argument('--var', action='append', default=[], metavar='NAME=VALUE',
+                    help='a make variable the Makefiles use (BITS=32, SRCARCH=x86, ...); may repeat')
+    ap.add_argument('--per-dir', action='store_true', help="print each directory's count")
+    ap.add_argument('--list', action='store_true', help='print every object, relative to TREE')
+    ap.add_argument('tree', metavar='TREE', help='the kernel tree (only its Makefiles and Kbuild files are read)')
+    ap.add_argument('dirs', metavar='DIR', nargs='+',
+                    help="the directories the top-level Makefile descends into, relative to TREE ('.': TREE's Kbuild)")
     a = ap.parse_args()
     try:
         variables = read_config(a.config)
