@@ -64,10 +64,10 @@ static const char run_usage[] =
   "      --input-format F  what TRACE is: auto (default: from its content), vmxsim, or a\n"
   "                      recording: trace-cmd, xentrace, kvm-ftrace, perf-script.  A\n"
   "                      recording in a file is imported as it is replayed (the trace\n"
-  "                      'vmxsim import' would write, through a pipe: no file is written;\n"
-  "                      the file is read twice, once when replayed again: the first\n"
-  "                      reading is remembered in ~/.cache/vmxsim/recordings, see\n"
-  "                      VMXSIM_NO_CACHE in vmxsim(1)); a trace.dat, and one on\n"
+  "                      'vmxsim import' would write, through a pipe; the file is read\n"
+  "                      twice; the trace is kept in ~/.cache/vmxsim/recordings, and a\n"
+  "                      replay of the same file reads it instead: see VMXSIM_CACHE_MB\n"
+  "                      and VMXSIM_NO_CACHE in vmxsim(1)); a trace.dat, and one on\n"
   "                      standard input, are imported into a temporary trace first\n"
   RECORDING_SKIP_BAD_USAGE
   "      --domain D      a xentrace recording: replay Xen domain D's vCPUs only.  A\n"
@@ -354,7 +354,7 @@ int cmd_run(int argc, char **argv) {
   }
   bool streamed = imported != NULL || spooled != NULL;
   if (!streamed && (rc = trace_domain_check(o->trace, o->domain))) {
-    recording_stream_finish(imported, err, sizeof err);
+    recording_stream_finish(imported, rc, NULL, err, sizeof err);
     recording_remove(spooled, scratch);
     free(o->lists);
     free(o);
@@ -376,7 +376,7 @@ int cmd_run(int argc, char **argv) {
   interrupt_release(&ic);
   if (set.progress == show_progress) fprintf(stderr, "\r%60s\r", "");
   char why[1024];
-  int irc = recording_stream_finish(imported, why, sizeof why);
+  int irc = recording_stream_finish(imported, rc, rc ? NULL : out->rep.trace_hash, why, sizeof why);
   if ((rc || irc) && interrupt_requested()) {       /* the interrupt cut the import's stream short */
     errorf("interrupted; nothing stored");
     rc = EXIT_INTERRUPTED;

@@ -539,7 +539,7 @@ static int summary_of_trace(const struct summary_opts *o, struct about *a, struc
   struct trace_reader r;
   if ((rc = imported ? import_stream_open(&r, imported) : trace_open(&r, spooled ? spooled : o->trace))) {
     errorf("%s", r.err);
-    recording_stream_finish(imported, r.err, sizeof r.err);   /* the open's message is the one to see */
+    recording_stream_finish(imported, rc, NULL, r.err, sizeof r.err);   /* the open's message is the one to see */
     recording_remove(spooled, scratch);
     return rc;
   }
@@ -553,9 +553,11 @@ static int summary_of_trace(const struct summary_opts *o, struct about *a, struc
       !(rc = views_begin(o, a, one, w, p)) && !(rc = feed_trace(o, &r, w, keep)))
     rc = views_end(o, a, w, m, *shown, p);
   a->path = o->trace;
+  char read_hash[HASH_HEX_LEN + 1] = "";
+  if (!rc && !trace_hash_hex(&r, read_hash)) read_hash[0] = 0;
   trace_close(&r);                    /* before the import's end: it may be waiting for the reader */
   char err[1024];
-  int irc = recording_stream_finish(imported, err, sizeof err);
+  int irc = recording_stream_finish(imported, rc, read_hash, err, sizeof err);
   if (irc) errorf("%s", err);
   recording_remove(spooled, scratch);
   return rc ? rc : irc;

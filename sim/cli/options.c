@@ -262,9 +262,10 @@ int recording_import(const char *path, const struct recording_opts *ro, char **t
   return rc;
 }
 
-/* The remembered entry the running stream began from (one stream at a time:
-** run and summary replay one recording): forgotten if the stream fails. */
-static char *memo_begun;
+/* The running stream's remembered entry, kept copy and copy being written
+** (one stream at a time: run and summary replay one recording). */
+static struct stream_memo memo;
+static bool memo_live, memo_kept;
 
 int recording_stream(const char *path, const struct recording_opts *ro, struct import_stream **s, char **trace,
                      char **dir) {
@@ -283,18 +284,55 @@ int recording_stream(const char *path, const struct recording_opts *ro, struct i
   if (f->run_path) return recording_import(path, ro, trace, dir);
   char cmd[512], err[1024];
   struct import_job job = recording_job(f, path, ro->skip_bad, cmd, sizeof cmd);
-  struct stream_memo m;
-  stream_memo_look_up(&m, &job);
-  rc = import_stream_start(&job, m.found ? &m.known : NULL, s, err, sizeof err);
-  if (rc) say_import_failed(path, err, ro->skip_bad);
-  else if (m.found) memo_begun = xstrdup(m.path);
-  else stream_memo_keep(&m, *s);
+  struct stream_memo *m = &memo;
+  stream_memo_look_up(m, &job);
+  if (m->kept_found) {                        /* converted before, and kept: read instead */
+    *s = import_stream_of_kept(m->kept_path, path, &m->known);
+  } else {
+    rc = import_stream_start(&job, m->found ? &m->known : NULL, stream_memo_copy_begin(m), s, err, sizeof err);
+    if (rc) say_import_failed(path, err, ro->skip_bad);
+    else if (!m->found) stream_memo_keep(m, *s);
+  }
   if (!rc) {                                  /* the stream's metadata, remembered or not, holds the counts */
     char *meta = import_stream_metadata(*s);
     say_skipped(meta);
     free(meta);
+    memo_live = true;
+    memo_kept = m->kept_found;
+  } else {
+    stream_memo_free(m);
   }
-  stream_memo_free(&m);
+  return rc;
+}
+
+/* A kept copy read to its end: its content must be what was kept. */
+static int check_kept(const char *read_hash, char *err, size_t errlen) {
+  char want[32];
+  snprintf(want, sizeof want, "%016llx", (unsigned long long)memo.known.kept_hash);
+  if (!read_hash || !*read_hash || !strcmp(read_hash, want)) return EXIT_OK;
+  snprintf(err, errlen, "%s: the conversion kept from an earlier replay is not what was kept (content hash %s, "
+           "kept %s): it is dropped; replay again to convert the recording anew", memo.kept_path, read_hash, want);
+  return EXIT_BADINPUT;
+}
+
+int recording_stream_finish(struct import_stream *s, int replay_rc, const char *read_hash, char *err,
+                            size_t errlen) {
+  int rc = import_stream_join(s, err, errlen);
+  if (memo_live) {
+    bool drop = rc != EXIT_OK;
+    if (memo_kept && !rc) {
+      rc = check_kept(read_hash, err, errlen);
+      /* a bad record in the copy (its message names the copy): the next replay converts anew */
+      drop = rc != EXIT_OK || replay_rc == EXIT_BADINPUT;
+    } else if (!memo_kept) {
+      stream_memo_copy_end(&memo, s, rc);
+    }
+    if (drop) stream_memo_forget(&memo);       /* the next replay converts twice */
+    stream_memo_free(&memo);
+    memo_live = memo_kept = false;
+  }
+  char ignored[8];
+  (void)import_stream_finish(s, ignored, sizeof ignored);   /* joined above: its result is rc */
   return rc;
 }
 
@@ -335,14 +373,6 @@ static int no_records(void *ctx, const struct trace_event *ev) {
 int recording_notes(const char *path, const struct recording_opts *ro, import_notes_fn notes, bool scan, void *ctx,
                     char *workload, size_t wlen, char **meta, unsigned *nvcpus) {
   return feed(path, ro, no_records, notes, scan, ctx, workload, wlen, meta, nvcpus);
-}
-
-int recording_stream_finish(struct import_stream *s, char *err, size_t errlen) {
-  int rc = import_stream_finish(s, err, errlen);
-  if (rc && memo_begun) unlink(memo_begun);    /* its entry did not hold: the next replay converts twice */
-  free(memo_begun);
-  memo_begun = NULL;
-  return rc;
 }
 
 void recording_remove(char *trace, char *dir) {

@@ -49,7 +49,8 @@ int option_input_format(const char *s);
 ** whose reader is a child process better not forked while other threads run,
 ** go through recording_import (*trace, *dir).  All NULL when path is a trace already.
 ** A recording replayed before is read once: its first conversion is
-** remembered in the user's cache directory (sim/cli/stream_memo.h).
+** remembered in the user's cache directory, and the whole conversion is kept
+** there and read instead of the recording (sim/cli/stream_memo.h).
 ** Both return 0 or the import's exit code, after printing its message.
 */
 struct recording_opts {
@@ -73,10 +74,16 @@ int recording_import(const char *path, const struct recording_opts *ro, char **t
 struct import_stream;
 int recording_stream(const char *path, const struct recording_opts *ro, struct import_stream **s, char **trace,
                      char **dir);
-/* Ends a stream of recording_stream (import_stream_finish); a first conversion
-** remembered from an earlier replay (sim/cli/stream_memo.h) that the stream
-** found wrong is forgotten. */
-int recording_stream_finish(struct import_stream *s, char *err, size_t errlen);
+/* Ends a stream of recording_stream (import_stream_finish): 0, or an exit
+** code with the message in err.  replay_rc is the replay's own result and
+** read_hash the content hash of what it read (NULL or "" when it did not
+** read to the end).  A first conversion remembered from an earlier replay
+** (sim/cli/stream_memo.h) that the stream found wrong is forgotten; a kept
+** copy of the conversion that was read must have the hash kept with it
+** (else EXIT_BADINPUT) and is dropped when the replay found a bad record in
+** it; a copy written as the stream went is kept when it is whole. */
+int recording_stream_finish(struct import_stream *s, int replay_rc, const char *read_hash, char *err,
+                            size_t errlen);
 /* A recording in a regular file read in one pass (import_feed), every record
 ** to emit(ctx), for a reader that needs no header first (summary): 0 when
 ** done, with workload, *meta (the metadata JSON; the caller frees it) and

@@ -416,6 +416,9 @@ struct import_stream;
 struct import_stream_known {
   const unsigned char *prefix;
   uint64_t records, records_hash;
+  /* the whole converted trace, when a copy of it was kept (import_stream_copied):
+  ** its size in bytes and content hash (XXH64, as trace_hash_hex gives it); 0, 0: none */
+  uint64_t kept_bytes, kept_hash;
 };
 size_t import_stream_prefix_size(void);
 /* The recording of job (a regular file; not a format read by path) converted
@@ -428,14 +431,28 @@ size_t import_stream_prefix_size(void);
 int import_feed(const struct import_job *job, import_emit_fn emit, void *ctx, char *workload, size_t wlen,
                 char **meta, unsigned *nvcpus, char *err, size_t errlen);
 
-int import_stream_start(const struct import_job *job, const struct import_stream_known *known,
+/* copy_fd >= 0: every byte sent is also written there (a copy of the
+** converted trace, to keep for the next replay; import_stream_copied). */
+int import_stream_start(const struct import_job *job, const struct import_stream_known *known, int copy_fd,
                         struct import_stream **out, char *err, size_t errlen);
+/* After import_stream_join: true when copy_fd holds the whole converted
+** trace, with its size and content hash. */
+bool import_stream_copied(const struct import_stream *s, uint64_t *bytes, uint64_t *hash);
+/* A stream that reads a kept copy of the conversion (the file kept, named as
+** the recording input and with known's prefix and counts) instead of
+** converting: import_stream_open reads it as a trace, hashing its content as
+** it is read, for the caller to check against known->kept_hash. */
+struct import_stream *import_stream_of_kept(const char *kept, const char *input,
+                                            const struct import_stream_known *known);
 /* The stream's own (pointers valid while s is). */
 void import_stream_head(const struct import_stream *s, struct import_stream_known *k);
 /* The metadata (JSON text, the caller frees it) of the trace the stream sends:
 ** the import's counts, its unparseable lines among them. */
 char *import_stream_metadata(const struct import_stream *s);
 int import_stream_open(struct trace_reader *r, void *stream);
+/* Waits for the second conversion's end: import_stream_finish's result,
+** without freeing s. */
+int import_stream_join(struct import_stream *s, char *err, size_t errlen);
 int import_stream_finish(struct import_stream *s, char *err, size_t errlen);
 
 #endif

@@ -24,6 +24,11 @@ struct import_stream {
   struct import_job job;             /* its strings are the copies below */
   char *input, *workload, *command, *name;
   int rfd, wfd;                      /* the pipe's ends; -1 once handed over or closed */
+  int copy_fd;                       /* where the sent bytes are copied too (import_stream_start), else -1 */
+  struct xxh64 copy_hash;            /* of the bytes copied */
+  uint64_t copied;                   /* their count */
+  bool copy_failed;                  /* a write of the copy failed: it is not whole */
+  char *kept;                        /* a kept conversion read instead of a pipe (import_stream_of_kept) */
   unsigned char *prefix;             /* IMPORT_RESERVE bytes: header, metadata, pad, @init records */
   uint64_t records;                  /* the first conversion's records (without @init) */
   uint64_t records_hash;             /* and the XXH64 of them */
@@ -127,7 +132,26 @@ static int first_conversion(struct import_stream *s, char *err, size_t errlen) {
 
 /* ---- the second conversion: down the pipe ---- */
 
+/* The copy of what is sent: a failed write (a full disk) leaves the copy
+** unfinished, never the stream. */
+static void copy_sent(struct import_stream *s, const void *data, size_t n) {
+  if (s->copy_fd < 0 || s->copy_failed) return;
+  xxh64_update(&s->copy_hash, data, n);
+  s->copied += n;
+  for (const char *p = data; n;) {
+    ssize_t k = write(s->copy_fd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      s->copy_failed = true;
+      return;
+    }
+    p += k;
+    n -= (size_t)k;
+  }
+}
+
 static int send_all(struct import_stream *s, const void *data, size_t n) {
+  copy_sent(s, data, n);
   const char *p = data;
   while (n) {
     ssize_t k = write(s->wfd, p, n);
@@ -176,6 +200,7 @@ static void *second_conversion(void *arg) {
   pthread_sigmask(SIG_BLOCK, &all, NULL);
   char err[1024] = "";
   xxh64_init(&s->sent_hash);
+  xxh64_init(&s->copy_hash);
   int rc = send_all(s, s->prefix, IMPORT_RESERVE);
   if (!rc) rc = convert_once(&s->job, send_emit, s, s->err, NULL, NULL, err, sizeof err);
   if (!rc && s->nbuf) rc = send_buffered(s);
@@ -204,6 +229,7 @@ static void stream_free(struct import_stream *s) {
   free(s->command);
   free(s->name);
   free(s->prefix);
+  free(s->kept);
   free(s);
 }
 
@@ -231,7 +257,7 @@ static void take_known(struct import_stream *s, const struct import_stream_known
   s->records_hash = k->records_hash;
 }
 
-int import_stream_start(const struct import_job *job, const struct import_stream_known *known,
+int import_stream_start(const struct import_job *job, const struct import_stream_known *known, int copy_fd,
                         struct import_stream **out, char *err, size_t errlen) {
   *out = NULL;
   struct stat st;
@@ -246,6 +272,7 @@ int import_stream_start(const struct import_job *job, const struct import_stream
   }
   struct import_stream *s = xcalloc(1, sizeof *s);
   s->rfd = s->wfd = -1;
+  s->copy_fd = copy_fd;
   s->job = *job;
   s->job.input = s->input = xstrdup(job->input);
   s->job.workload = s->workload = job->workload ? xstrdup(job->workload) : NULL;
@@ -277,8 +304,39 @@ int import_stream_start(const struct import_job *job, const struct import_stream
   return rc;
 }
 
+struct import_stream *import_stream_of_kept(const char *kept, const char *input, const struct import_stream_known *known) {
+  struct import_stream *s = xcalloc(1, sizeof *s);
+  s->rfd = s->wfd = s->copy_fd = -1;
+  s->kept = xstrdup(kept);
+  s->input = xstrdup(input);
+  size_t n = strlen(input) + strlen(kept) + sizeof " (as imported, kept in )";
+  s->name = xmalloc(n);
+  snprintf(s->name, n, "%s (as imported, kept in %s)", input, kept);
+  take_known(s, known);
+  return s;
+}
+
+bool import_stream_copied(const struct import_stream *s, uint64_t *bytes, uint64_t *hash) {
+  if (s->kept || s->copy_fd < 0 || s->copy_failed || s->running || s->rc || s->reader_gone || s->changed ||
+      s->sent != s->records)
+    return false;
+  *bytes = s->copied;
+  *hash = xxh64_final(&s->copy_hash);
+  return true;
+}
+
+/* A kept conversion is a regular file: read as a trace, and hashed as it is
+** read, so that the caller can check it against what was kept. */
+static int open_kept(struct trace_reader *r, struct import_stream *s) {
+  int rc = trace_open_flags(r, s->kept, INPUT_REGULAR_ONLY);
+  r->path = s->name;               /* its messages name the recording too */
+  if (!rc) trace_hash_start(r);
+  return rc;
+}
+
 int import_stream_open(struct trace_reader *r, void *stream) {
   struct import_stream *s = stream;
+  if (s->kept) return open_kept(r, s);
   int fd = s->rfd;
   s->rfd = -1;
   if (fd < 0) {
@@ -291,16 +349,21 @@ int import_stream_open(struct trace_reader *r, void *stream) {
   return trace_open_fd(r, fd, s->name);
 }
 
-int import_stream_finish(struct import_stream *s, char *err, size_t errlen) {
+int import_stream_join(struct import_stream *s, char *err, size_t errlen) {
   if (!s) return EXIT_OK;
   if (s->rfd >= 0) close(s->rfd);     /* never opened: the thread's next write fails, and it ends */
   s->rfd = -1;
-  int rc = EXIT_OK;
   if (s->running) {
     pthread_join(s->thread, NULL);
-    rc = s->rc;
-    if (rc) snprintf(err, errlen, "%s", s->err);
+    s->running = false;
   }
+  if (s->rc) snprintf(err, errlen, "%s", s->err);
+  return s->rc;
+}
+
+int import_stream_finish(struct import_stream *s, char *err, size_t errlen) {
+  if (!s) return EXIT_OK;
+  int rc = import_stream_join(s, err, errlen);
   stream_free(s);
   return rc;
 }

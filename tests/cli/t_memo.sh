@@ -1,12 +1,15 @@
 # CLI tests for a recording replayed again (sim/cli/stream_memo.h): its first conversion is
 # remembered under the cache directory, and the next replay of the same file reads it once,
 # with the same report, the same stored trace hash and the same summary; a damaged entry is
-# ignored and written again; VMXSIM_NO_CACHE=1 keeps nothing.
+# ignored and written again; VMXSIM_NO_CACHE=1 keeps nothing.  The converted trace is kept
+# beside its entry and read by the next replay instead of the recording; a damaged copy fails
+# that replay and is dropped; VMXSIM_CACHE_MB bounds the copies, the least recently used dropped.
 # Sourced by tests/cli/run.sh in a scratch directory; $VMXSIM is the program, $ROOT the repo.
 
 XS="$ROOT/tests/data/xentrace-sample/sample.xentrace"
 export XDG_CACHE_HOME="$PWD/cache"
 entries() { ls cache/vmxsim/recordings/*.head 2>/dev/null | wc -l | tr -d ' '; }
+copies() { ls cache/vmxsim/recordings/*.trace 2>/dev/null | wc -l | tr -d ' '; }
 P="--policy shadowcache --cpu skylake-xen-2018"
 
 # Only a file unchanged for a few seconds is remembered (its ctime, which nobody can set back):
@@ -19,6 +22,22 @@ else
   first=$out
   check_eq "memo: its first conversion is remembered (one entry)" "1" "$(entries)"
   entry=$(ls cache/vmxsim/recordings/*.head)
+  check_eq "memo: and a copy of the conversion is kept" "1" "$(copies)"
+  copy=$(ls cache/vmxsim/recordings/*.trace)
+  run "$VMXSIM" $P --no-db "$XS"
+  check_eq "memo: the replay from the kept copy prints the same report" "$first" "$out"
+
+  # A damaged copy (its length kept: a copy of another length is no copy, and converted anew):
+  # the replay fails, naming it, and the copy and its entry are dropped.
+  printf 'XXXXXXXX' | dd of="$copy" bs=1 seek=150000 conv=notrunc 2>/dev/null
+  run "$VMXSIM" $P --no-db "$XS"
+  check_rc "memo: a damaged kept copy fails the replay" 3
+  check_contains "memo: the message names the copy" "$err" "$copy"
+  check_eq "memo: and it is dropped with its entry" "0 0" "$(entries) $(copies)"
+  run "$VMXSIM" $P --no-db "$XS"
+  check_eq "memo: the next replay converts again, with the same report" "$first" "$out"
+  VMXSIM_CACHE_MB=0 "$VMXSIM" $P --no-db -q "$XS" > /dev/null
+  check_eq "memo: VMXSIM_CACHE_MB=0 keeps no copy (the entry stays)" "1 1" "$(entries) $(copies)"
   run "$VMXSIM" $P --no-db "$XS"
   check_eq "memo: the replay from the entry prints the same report" "$first" "$out"
 
@@ -72,4 +91,23 @@ if [ $(($(date +%s) - $(stat -c %Z "$XS"))) -gt 4 ]; then
   check_eq "memo: two spellings of one recording, two entries" "2" "$(entries)"
   check_eq "memo: each spelling's stored trace is its own" \
     "$(sqlite3 spelled-twice.db 'SELECT hash, metadata FROM traces')" "$(sqlite3 spelled.db 'SELECT hash, metadata FROM traces')"
+
+  # The copies' bound: each copy of the sample's conversion is 228,008 bytes, so 1 MiB holds
+  # four; a fifth spelling's copy drops the least recently replayed: "$XS"'s, made second,
+  # as the first, fixture/'s, was replayed again after the fourth.
+  rm -rf cache
+  ln -s fixture f2 && ln -s fixture f3 && ln -s fixture f4
+  for p in fixture/sample.xentrace "$XS" f2/sample.xentrace f3/sample.xentrace; do
+    VMXSIM_CACHE_MB=1 "$VMXSIM" $P -q --no-db "$p" > /dev/null
+  done
+  first_copy=$(ls -tr cache/vmxsim/recordings/*.trace | head -1)
+  second_copy=$(ls -tr cache/vmxsim/recordings/*.trace | sed -n 2p)
+  VMXSIM_CACHE_MB=1 "$VMXSIM" $P -q --no-db fixture/sample.xentrace > /dev/null   # its copy, used again
+  VMXSIM_CACHE_MB=1 "$VMXSIM" $P -q --no-db f4/sample.xentrace > /dev/null
+  check_eq "memo: VMXSIM_CACHE_MB=1: four copies kept of five, 5 entries" "4 5" "$(copies) $(entries)"
+  check_eq "memo: the copy used again is kept, the least recently used dropped" "yes no" \
+    "$([ -e "$first_copy" ] && echo yes || echo no) $([ -e "$second_copy" ] && echo yes || echo no)"
+  run env VMXSIM_CACHE_MB=1 "$VMXSIM" $P --no-db "$XS"
+  check_eq "memo: the spelling whose copy was dropped replays from its entry, and keeps a copy again" \
+    "0 4 yes" "$rc $(copies) $([ -e "$second_copy" ] && echo yes || echo no)"
 fi

@@ -3,8 +3,8 @@
 ** every replay of a recording).  The input is read as an entry, exactly its
 ** bytes: it is refused unless it is whole, for the identity asked, with its
 ** checksum, and an accepted one builds back to the same bytes.  Then an entry
-** is built from the input (its first bytes as the prefix, the count and hash
-** from the input) and must read back as built, and with any one byte changed
+** is built from the input (its first bytes as the prefix, the count and hashes
+** and the kept copy's size from the input) and must read back as built, and with any one byte changed
 ** (the one the input's last byte picks) must be refused. */
 #include "fuzz.h"
 #include "sim/cli/stream_memo.h"
@@ -29,10 +29,12 @@ static void check_as_built(const uint8_t *data, size_t size) {
     uint64_t *h = i & 1 ? &a : &b;
     *h = *h * 131 + data[i];
   }
-  struct import_stream_known k = { .prefix = prefix, .records = a, .records_hash = b }, got;
+  struct import_stream_known k = { .prefix = prefix, .records = a, .records_hash = b, .kept_bytes = a ^ b,
+                                   .kept_hash = a + b }, got;
   size_t n;
   unsigned char *e = stream_memo_build(IDENTITY, &k, PREFIX_SIZE, &n);
   if (!stream_memo_parse(e, n, IDENTITY, PREFIX_SIZE, &got) || got.records != a || got.records_hash != b ||
+      got.kept_bytes != (a ^ b) || got.kept_hash != a + b ||
       memcmp(got.prefix, prefix, PREFIX_SIZE)) {
     fprintf(stderr, "a built entry does not read back as built\n");
     abort();

@@ -64,7 +64,7 @@ static void assert_stream_is_the_file(const char *format, const char *input) {
   struct import_stream *s;
   char err[1024];
   struct import_job job = job_of(format, input);
-  if (import_stream_start(&job, NULL, &s, err, sizeof err)) fail_msg("stream of %s: %s", input, err);
+  if (import_stream_start(&job, NULL, -1, &s, err, sizeof err)) fail_msg("stream of %s: %s", input, err);
   if (import_stream_open(&b, s)) fail_msg("open of the stream of %s: %s", input, b.err);
   assert_int_equal(b.hdr.version, a.hdr.version);
   assert_int_equal(b.hdr.vcpu_count, a.hdr.vcpu_count);
@@ -141,7 +141,7 @@ static void a_stream_is_read_once(void **state) {
   struct import_job job = job_of("xentrace", "tests/data/xentrace-sample/sample.xentrace");
   struct import_stream *s;
   char err[1024];
-  assert_int_equal(import_stream_start(&job, NULL, &s, err, sizeof err), EXIT_OK);
+  assert_int_equal(import_stream_start(&job, NULL, -1, &s, err, sizeof err), EXIT_OK);
   struct trace_reader r, again;
   assert_int_equal(import_stream_open(&r, s), EXIT_OK);
   assert_int_equal(import_stream_open(&again, s), EXIT_BADINPUT);
@@ -161,7 +161,7 @@ static struct import_stream *long_stream_begun(unsigned exits, struct trace_read
   struct import_job job = job_of("kvm-ftrace", *input);
   char err[1024];
   struct import_stream *s;
-  if (import_stream_start(&job, NULL, &s, err, sizeof err)) fail_msg("%s", err);
+  if (import_stream_start(&job, NULL, -1, &s, err, sizeof err)) fail_msg("%s", err);
   assert_int_equal(import_stream_open(r, s), EXIT_OK);
   assert_non_null(trace_next(r));
   return s;
@@ -177,7 +177,7 @@ static void a_stream_stopped_early_or_never_opened_ends_without_a_failure(void *
   char err[1024];
   assert_int_equal(import_stream_finish(s, err, sizeof err), EXIT_OK);
   struct import_job job = job_of("kvm-ftrace", input);
-  assert_int_equal(import_stream_start(&job, NULL, &s, err, sizeof err), EXIT_OK);
+  assert_int_equal(import_stream_start(&job, NULL, -1, &s, err, sizeof err), EXIT_OK);
   assert_int_equal(import_stream_finish(s, err, sizeof err), EXIT_OK);   /* a replay that never began */
 }
 
@@ -221,7 +221,7 @@ static void a_recording_the_importer_refuses_starts_no_stream(void **state) {
   fclose(f);
   struct import_job job = job_of("kvm-ftrace", path);
   struct import_stream *s = (struct import_stream *)&job;
-  int rc = import_stream_start(&job, NULL, &s, err, sizeof err);
+  int rc = import_stream_start(&job, NULL, -1, &s, err, sizeof err);
   printf("  rc %d (expected %d): %s\n", rc, EXIT_BADINPUT, err);
   assert_int_equal(rc, EXIT_BADINPUT);
   assert_null(s);
@@ -235,7 +235,7 @@ static void a_pipe_is_not_streamed(void **state) {
   struct import_job job = job_of("kvm-ftrace", "-");
   char err[1024];
   struct import_stream *s = (struct import_stream *)&job;
-  int rc = import_stream_start(&job, NULL, &s, err, sizeof err);
+  int rc = import_stream_start(&job, NULL, -1, &s, err, sizeof err);
   printf("  rc %d (expected %d): %s\n", rc, EXIT_USAGE, err);
   assert_int_equal(rc, EXIT_USAGE);
   assert_null(s);

@@ -67,14 +67,27 @@ static void an_entry_reads_back_only_whole_and_for_its_identity(void **state) {
   free(b);
 }
 
-/* The records' hash of a whole stream, and its trace hash. */
-static void read_stream(struct import_stream *s, char hex[HASH_HEX_LEN + 1], uint64_t *records) {
+/* The records' count of a whole stream, and its trace hash; true when it
+** was read from a kept copy of the conversion (its name says so). */
+static bool read_stream(struct import_stream *s, char hex[HASH_HEX_LEN + 1], uint64_t *records) {
   struct trace_reader r;
   assert_int_equal(import_stream_open(&r, s), EXIT_OK);
   for (*records = 0; trace_next(&r); ++*records) {}
   assert_false(trace_failed(&r));
   assert_true(trace_hash_hex(&r, hex));
+  bool kept = strstr(r.path, "kept in") != NULL;
   trace_close(&r);
+  return kept;
+}
+
+static void write_entry_as(const char *entry, const char *identity, const struct import_stream_known *k) {
+  size_t wn;
+  unsigned char *w = stream_memo_build(identity, k, import_stream_prefix_size(), &wn);
+  FILE *f = fopen(entry, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(w, 1, wn, f), wn);
+  assert_int_equal(fclose(f), 0);
+  free(w);
 }
 
 static struct stat entry_of(const char *input, char *path, size_t n) {
@@ -95,6 +108,32 @@ static struct stat entry_of(const char *input, char *path, size_t n) {
 /* Copies the sample to dir with a ctime old enough to be remembered: not possible
 ** (nobody can set a ctime back), so the test remembers the checked-out sample
 ** when it is settled, and skips otherwise. */
+static void look_up_sample(struct stream_memo *m) {
+  char cmd[512];
+  struct import_job job = { .format = import_format_find("xentrace"), .input = SAMPLE, .command = cmd,
+                            .opt = { .cpu_ghz = IMPORT_GHZ_DEFAULT, .paging = PAGING_64 } };
+  snprintf(cmd, sizeof cmd, "vmxsim (xentrace %s, imported on the fly)", SAMPLE);
+  stream_memo_look_up(m, &job);
+}
+
+/* One replay of the sample through recording_stream: its result, with the
+** records' count, the trace hash and whether a kept copy was read. */
+static int replay_sample(char hex[HASH_HEX_LEN + 1], uint64_t *records, bool *kept, char *err, size_t errlen) {
+  struct import_stream *s;
+  char *spooled, *scratch;
+  assert_int_equal(recording_stream(SAMPLE, &auto_format, &s, &spooled, &scratch), EXIT_OK);
+  assert_non_null(s);
+  *kept = read_stream(s, hex, records);
+  return recording_stream_finish(s, EXIT_OK, hex, err, errlen);
+}
+
+/* Copies the sample to dir with a ctime old enough to be remembered: not possible
+** (nobody can set a ctime back), so the test remembers the checked-out sample
+** when it is settled, and skips otherwise.  The first replay keeps the entry
+** and a copy of the conversion; the second reads the copy; a copy whose
+** content is not what its entry says fails the replay and is dropped with its
+** entry.  Then without copies (VMXSIM_CACHE_MB=0), a replay from the entry
+** alone is checked the same way. */
 static void a_recording_replayed_again_is_read_once_and_gives_the_same_trace(void **state) {
   (void)state;
   struct stat st;
@@ -102,52 +141,62 @@ static void a_recording_replayed_again_is_read_once_and_gives_the_same_trace(voi
   if (time(NULL) - st.st_ctime < 5) skip();                   /* just checked out: not settled yet */
   char entry[1024];
   assert_int_equal(entry_of(SAMPLE, entry, sizeof entry).st_size, -1);
-  struct import_stream *s;
-  char *spooled, *scratch, first[HASH_HEX_LEN + 1], again[HASH_HEX_LEN + 1], err[1024];
+  char first[HASH_HEX_LEN + 1], again[HASH_HEX_LEN + 1], err[1024];
   uint64_t n1, n2;
-  assert_int_equal(recording_stream(SAMPLE, &auto_format, &s, &spooled, &scratch), EXIT_OK);
-  assert_non_null(s);
-  read_stream(s, first, &n1);
-  assert_int_equal(recording_stream_finish(s, err, sizeof err), EXIT_OK);
+  bool kept;
+  assert_int_equal(replay_sample(first, &n1, &kept, err, sizeof err), EXIT_OK);
+  assert_false(kept);
   off_t size = entry_of(SAMPLE, entry, sizeof entry).st_size;
   printf("  after the first replay: the entry %s, %lld bytes\n", entry, (long long)size);
   assert_true(size > 0);
-  assert_int_equal(recording_stream(SAMPLE, &auto_format, &s, &spooled, &scratch), EXIT_OK);
-  read_stream(s, again, &n2);
-  assert_int_equal(recording_stream_finish(s, err, sizeof err), EXIT_OK);
-  printf("  first: %llu records, hash %s; from the entry: %llu records, hash %s\n", (unsigned long long)n1, first,
-         (unsigned long long)n2, again);
+  struct stream_memo m;
+  look_up_sample(&m);
+  printf("  its kept copy: %s (expected: found), %llu bytes\n", m.kept_found ? "found" : "not found",
+         (unsigned long long)m.known.kept_bytes);
+  assert_true(m.kept_found);
+  char kept_path[1024];
+  snprintf(kept_path, sizeof kept_path, "%s", m.kept_path);
+  stream_memo_free(&m);
+  assert_int_equal(replay_sample(again, &n2, &kept, err, sizeof err), EXIT_OK);
+  printf("  first: %llu records, hash %s; from the kept copy (%s): %llu records, hash %s\n",
+         (unsigned long long)n1, first, kept ? "read" : "NOT read", (unsigned long long)n2, again);
+  assert_true(kept);
   assert_int_equal(n1, n2);
   assert_string_equal(first, again);
 
-  /* An entry whose records' hash is wrong: the replay fails as for a changed
-  ** recording, and the entry is gone, so the next replay converts twice. */
-  size_t n;
-  unsigned char *b = (unsigned char *)read_file(entry, &n);
-  assert_non_null(b);
-  char cmd[512];
-  struct import_job job = { .format = import_format_find("xentrace"), .input = SAMPLE, .command = cmd,
-                            .opt = { .cpu_ghz = IMPORT_GHZ_DEFAULT, .paging = PAGING_64 } };
-  snprintf(cmd, sizeof cmd, "vmxsim (xentrace %s, imported on the fly)", SAMPLE);
-  struct stream_memo m;
-  stream_memo_look_up(&m, &job);
-  assert_true(m.found);
+  /* A kept copy that is not what its entry says (here: the entry's hash). */
+  look_up_sample(&m);
   struct import_stream_known wrong = m.known;
-  wrong.records_hash ^= 1;
-  size_t wn;
-  unsigned char *w = stream_memo_build(m.identity, &wrong, import_stream_prefix_size(), &wn);
-  FILE *f = fopen(entry, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(w, 1, wn, f), wn);
-  assert_int_equal(fclose(f), 0);
-  free(w);
-  free(b);
+  wrong.kept_hash ^= 1;
+  write_entry_as(entry, m.identity, &wrong);
   stream_memo_free(&m);
-  assert_int_equal(recording_stream(SAMPLE, &auto_format, &s, &spooled, &scratch), EXIT_OK);
-  read_stream(s, again, &n2);
-  int rc = recording_stream_finish(s, err, sizeof err);
+  int rc = replay_sample(again, &n2, &kept, err, sizeof err);
+  printf("  a wrong kept copy: rc %d (expected %d): %s; entry left: %s, copy left: %s\n", rc, EXIT_BADINPUT, err,
+         access(entry, F_OK) == 0 ? "yes" : "no", access(kept_path, F_OK) == 0 ? "yes" : "no");
+  assert_int_equal(rc, EXIT_BADINPUT);
+  assert_non_null(strstr(err, "is not what was kept"));
+  assert_int_not_equal(access(entry, F_OK), 0);
+  assert_int_not_equal(access(kept_path, F_OK), 0);
+
+  /* No copies: the entry alone; one whose records' hash is wrong fails the
+  ** replay as for a changed recording, and is gone, so the next converts twice. */
+  setenv(STREAM_MEMO_BUDGET_ENV, "0", 1);
+  assert_int_equal(replay_sample(first, &n1, &kept, err, sizeof err), EXIT_OK);
+  assert_int_equal(replay_sample(again, &n2, &kept, err, sizeof err), EXIT_OK);
+  printf("  without copies: the replay from the entry read a copy: %s (expected: no)\n", kept ? "yes" : "no");
+  assert_false(kept);
+  assert_int_not_equal(access(kept_path, F_OK), 0);
+  assert_string_equal(first, again);
+  look_up_sample(&m);
+  assert_true(m.found);
+  wrong = m.known;
+  wrong.records_hash ^= 1;
+  write_entry_as(entry, m.identity, &wrong);
+  stream_memo_free(&m);
+  rc = replay_sample(again, &n2, &kept, err, sizeof err);
   printf("  a wrong entry: rc %d (expected %d): %s; entry left: %s\n", rc, EXIT_BADINPUT, err,
          access(entry, F_OK) == 0 ? "yes" : "no");
+  unsetenv(STREAM_MEMO_BUDGET_ENV);
   assert_int_equal(rc, EXIT_BADINPUT);
   assert_non_null(strstr(err, "changed while it was replayed (its records differ from those first read)"));
   assert_int_not_equal(access(entry, F_OK), 0);
