@@ -184,14 +184,17 @@ import_figures() {
     echo "  xentrace: $(scaled 1000000) exits, $(du -h "$XT" | cut -f1)"
     "$VMXSIM" import xentrace "$XT" -o "$XB" > /dev/null
     X=$(q "$XT"); XBQ=$(q "$XB")
-    # A recording replayed again reads its first conversion from the cache (sim/cli/stream_memo.h),
-    # kept once the file has been unchanged for 3 s: the bench's own cache, filled now; the first
-    # replay of a recording is timed with the cache off.
+    # A recording replayed again reads the trace its first replay converted and kept in the
+    # cache (sim/cli/stream_memo.h), kept once the file has been unchanged for 3 s: the bench's
+    # own cache, filled now; the first replay of a recording is timed with the cache off, and a
+    # replay with no kept conversions (VMXSIM_CACHE_MB=0) from the first reading's entry alone.
     export XDG_CACHE_HOME="$DIR/cache"
     rm -rf "$DIR/cache"
     while [ $(($(date +%s) - $(command stat -c %Z "$XT"))) -le 4 ]; do sleep 1; done
     "$VMXSIM" $XEN_POLICY --no-db -q "$XT" > /dev/null
     FIRST="VMXSIM_NO_CACHE=1 $V"
+    VMXSIM_CACHE_MB=0 "$VMXSIM" $XEN_POLICY --no-db -q "$XT" > /dev/null   # the entry alone, beside the copy
+    ENTRY="VMXSIM_CACHE_MB=0 $V"
     if [ -n "${XENALYZE:-}" ]; then
       # The generator's records carry no scheduling events, so xenalyze books the exits to
       # its default domain, which --summary shows only with --show-default-domain-summary
@@ -201,6 +204,8 @@ import_figures() {
       # twice as fast as xenalyze --summary, and vmxsim summary of it at least five times.
       paired "replay goal: replay of the recording / xenalyze --summary" "<=" 0.5 "$V $XEN_POLICY --no-db -q $X" "$XA"
       paired "    the same, the recording's first replay (cache off)" "" "" "$FIRST $XEN_POLICY --no-db -q $X" "$XA"
+      paired "    the same, no kept conversion (VMXSIM_CACHE_MB=0): one conversion" "" "" \
+        "$ENTRY $XEN_POLICY --no-db -q $X" "$XA"
       paired "xentrace file: replay of the imported trace / xenalyze" "<=" 0.2 "$V $XEN_POLICY --no-db -q $XBQ" "$XA"
       # xenalyze's own job (no replay): the measured exits' views of the same file
       paired "xentrace file: vmxsim summary of the imported trace / xenalyze" "" "" "$V summary $XBQ" "$XA"
