@@ -58,7 +58,7 @@ static int lean_capture(void *ctx, const struct trace_event *e) {
   return xen_lean_event(ctx, e->vcpu, e->type, e->aux, e->a, e->b);
 }
 
-int xen_lean_settle(struct xen *X, unsigned v) {
+static int lean_settle(struct xen *X, unsigned v) {
   struct lean_vcpu *L = &X->lv[v];
   if (!L->pending) return 0;
   L->pending = false;
@@ -84,7 +84,7 @@ HOT void count_reason(struct xen *X, unsigned reason) {
 /* import_exit_begins */
 HOT int lean_begins(struct xen *X, unsigned v, bool timed, uint64_t time, unsigned reason) {
   struct lean_vcpu *L = &X->lv[v];
-  int rc = L->pending ? xen_lean_settle(X, v) : 0;
+  int rc = L->pending ? lean_settle(X, v) : 0;
   if (rc) return rc;
   if (L->in_guest && timed && time > L->entry_time) {      /* its run record */
     xen_lean_first(X, v);
@@ -121,7 +121,7 @@ HOT void lean_measure(struct xen *X, unsigned v, uint64_t time) {
 /* import_exit_entry */
 HOT int lean_entry(struct xen *X, unsigned v, bool timed, uint64_t time) {
   struct lean_vcpu *L = &X->lv[v];
-  int rc = L->pending ? xen_lean_settle(X, v) : 0;
+  int rc = L->pending ? lean_settle(X, v) : 0;
   if (!rc && timed) lean_measure(X, v, time);
   L->open = false;
   L->in_guest = timed;
@@ -135,7 +135,7 @@ int xen_lean_entry(struct xen *X, unsigned v, bool timed, uint64_t time) { retur
 /* import_exit_close: the exit ends without an entry (a runstate change) */
 int xen_lean_close(struct xen *X, unsigned v, uint64_t time) {
   struct lean_vcpu *L = &X->lv[v];
-  int rc = xen_lean_settle(X, v);
+  int rc = lean_settle(X, v);
   if (!rc) lean_measure(X, v, time);
   L->open = false;
   L->in_guest = false;
@@ -347,7 +347,16 @@ static int lean_records(struct xen *X, const unsigned char *buf, size_t len) {
       import_populate(im, buf, off + LEAN_EXIT_ROOM);
     }
   }
-  for (unsigned i = 0; rc == 0 && i < im->nvcpus; i++) rc = xen_lean_settle(X, i);   /* import_exits_finish */
+  return rc;
+}
+
+/* import_exits_finish: each vCPU's exit still pending at the end of the
+** recording (its VMENTRY never came) is settled from its reason, as the full
+** import settles it (an unmapped one counted), whichever way the recording
+** was read; once per vCPU, after the record loop. */
+static int lean_finish(struct xen *X) {
+  int rc = 0;
+  for (unsigned v = 0; rc == 0 && v < X->im->nvcpus; v++) rc = lean_settle(X, v);
   return rc;
 }
 
@@ -363,6 +372,7 @@ int xen_import_lean(struct xen *X, const unsigned char *buf, size_t len) {
   im->emit_ctx = X;
   im->opt.inits_inline = false;                  /* lean_first follows them */
   int rc = im->opt.note_scan ? xen_import_scanned(X, buf, len) : lean_records(X, buf, len);
+  if (rc == 0) rc = lean_finish(X);              /* with lean_capture still taking the events */
   notes_hand_on(X);                              /* the last notes, whatever the result */
   im->emit = emit;
   im->emit_ctx = ctx;

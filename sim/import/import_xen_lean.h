@@ -6,7 +6,6 @@
 #include "import_xen.h"
 
 /* The lean state machine's steps (import_exit.h's, without its records). */
-int xen_lean_settle(struct xen *X, unsigned v);
 int xen_lean_begins(struct xen *X, unsigned v, bool timed, uint64_t time, unsigned reason);
 int xen_lean_entry(struct xen *X, unsigned v, bool timed, uint64_t time);
 int xen_lean_close(struct xen *X, unsigned v, uint64_t time);
@@ -52,12 +51,6 @@ static inline bool x_gap_too_long(const struct xen *X, unsigned v, uint64_t time
   if (!X->lv) return import_exit_gap_too_long(&X->exits, v, time);
   const struct lean_vcpu *L = &X->lv[v];
   return L->in_guest && time > L->entry_time && time - L->entry_time > IMPORT_GAP_MAX;
-}
-static inline int x_finish(struct xen *X) {
-  if (!X->lv) return import_exits_finish(&X->exits);
-  int rc = 0;
-  for (unsigned v = 0; rc == 0 && v < X->im->nvcpus; v++) rc = xen_lean_settle(X, v);
-  return rc;
 }
 
 

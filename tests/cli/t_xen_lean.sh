@@ -3,8 +3,9 @@
 # its summary equals the summary of the trace the full import writes, read record by
 # record (views_feed), for every option it takes: every vCPU of every domain of a
 # migrating multi-domain recording with lost records, each domain, the formats, the
-# units, a time series; a recording of exits alone (read in one pass) and recordings
-# whose one pass gives up late (scheduler, lost or unknown records after the exits).
+# units, a time series; a recording of exits alone (read in one pass), recordings
+# whose one pass gives up late (scheduler, lost or unknown records after the exits) and
+# recordings whose vCPUs end inside an exit no handler record explained.
 # Sourced by tests/cli/run.sh in a scratch directory; $VMXSIM is the program, $ROOT the repo.
 
 # same_summary NAME REC TRACE [OPTION...]: the summary of the recording and of its
@@ -72,6 +73,49 @@ if [ -x "${GEN_XENTRACE:-}" ]; then
 else
   skip "lean summary: GEN_XENTRACE is not set (make cli builds it)"
 fi
+
+# le32 V: V's four bytes, little-endian; xrec EVENT TSC|- WORD...: one xentrace record
+le32() { for s in 0 8 16 24; do printf "\\$(printf %03o $((($1 >> s) & 255)))"; done; }
+xrec() {
+  ev=$1 tsc=$2
+  shift 2
+  hdr=$((ev | $# << 28))
+  [ "$tsc" = - ] || hdr=$((hdr | 1 << 31))
+  le32 "$hdr"
+  [ "$tsc" = - ] || { le32 "$tsc"; le32 0; }
+  for w in "$@"; do le32 "$w"; done
+}
+
+# Recordings whose vCPUs end inside an exit no handler record explained (its VMENTRY never
+# came; the vCPU blocked there): the lean pass settles each as the full import does (the
+# metadata's exits_unmapped), reading the recording after its headers, and emits no record.
+# Two vCPUs of domain 1 under the scheduler's records (0x00021002: continue running,
+# 0x00021021: running to blocked), a CPUID and an MSR write measured, then EPT_MISCONFIG (49)
+# and EXTERNAL_INTERRUPT (1) left pending:
+{
+  xrec 0x0001f003 - 0 0; xrec 0x00021002 1000 65536; xrec 0x00081001 1100
+  xrec 0x00081102 2000 10 0 0; xrec 0x0008200e - 0; xrec 0x00081001 2600
+  xrec 0x00081102 5000 49 0 0
+  xrec 0x0001f003 - 1 0; xrec 0x00021002 1050 65537; xrec 0x00081001 1150
+  xrec 0x00081102 3000 32 0 0; xrec 0x0008200d - 1760 1 0; xrec 0x00081001 4000
+  xrec 0x00081102 4500 1 0 0; xrec 0x00021021 4700 65537
+} > pending.xentrace
+TR=$(imported pending.xentrace)
+check_contains "pending at the end: the full import settles both" \
+  "$("$VMXSIM" trace info --format json "$TR" | tr -d ' \t\n')" '"exits_unmapped":{"EPT_MISCONFIG":1,"EXTERNAL_INTERRUPT":1}'
+same_summary "pending at the end, with scheduler records" pending.xentrace "$TR"
+same_summary "pending at the end, d1v1" pending.xentrace "$TR" --domain 1 --vcpu 1 --format json
+# the same without scheduler records, ending with an unknown event (0x0001f00f) that makes
+# the one pass give up: read again after the headers, in file order
+{
+  xrec 0x0001f003 - 0 0; xrec 0x00081001 1100
+  xrec 0x00081102 2000 10 0 0; xrec 0x0008200e - 0; xrec 0x00081001 2600
+  xrec 0x00081102 5000 49 0 0; xrec 0x0001f00f -
+} > pending-flat.xentrace
+TR=$(imported pending-flat.xentrace)
+check_contains "pending at the end, no scheduler: the full import settles it" \
+  "$("$VMXSIM" trace info --format json "$TR" | tr -d ' \t\n')" '"exits_unmapped":{"EPT_MISCONFIG":1}'
+same_summary "pending at the end, no scheduler records" pending-flat.xentrace "$TR"
 
 # the committed host recording (tests/data/xentrace-host): each vCPU as xenalyze's sections show it
 HOST="$ROOT/tests/data/xentrace-host/host.xentrace"

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* The measured exits, as the full import emits them (EV_MEASURED records) or as the lean pass notes them; and
@@ -65,7 +66,7 @@ static struct exit_note *lean_notes(void *ctx, struct exit_note *full, size_t n)
   return e->block;
 }
 
-struct run { int rc; uint64_t units, used, skipped, bad; unsigned nvcpus; struct exits e; };
+struct run { int rc; uint64_t units, used, skipped, bad; unsigned nvcpus; char *meta; struct exits e; };
 
 /* The input in a file of its own, as the lean pass reads a mapped file (with pread, import_xen_lean.c); -1 when
 ** none can be made. */
@@ -99,10 +100,12 @@ static void import_run_as(const uint8_t *data, size_t size, bool lean, bool scan
   r->skipped = im.skipped;
   r->bad = im.bad;
   r->nvcpus = im.nvcpus;
+  r->meta = cJSON_PrintUnformatted(im.meta);   /* counts settled at the end too (exits_unmapped) */
   import_free(&im);
 }
 
 static void run_free(struct run *r) {
+  free(r->meta);
   free(r->e.v);
   free(r->e.block);
   views_free(r->e.w);
@@ -125,7 +128,7 @@ static bool same_rows(const struct views *a, const struct views *b, unsigned dim
 
 static bool same_run(const struct run *a, const struct run *b) {
   if (a->rc != b->rc || a->units != b->units || a->used != b->used || a->skipped != b->skipped || a->bad != b->bad ||
-      a->nvcpus != b->nvcpus || a->e.n != b->e.n)
+      a->nvcpus != b->nvcpus || a->e.n != b->e.n || !a->meta != !b->meta || (a->meta && strcmp(a->meta, b->meta)))
     return false;
   for (uint64_t i = 0; i < a->e.n; i++)
     if (a->e.v[i].vcpu != b->e.v[i].vcpu || a->e.v[i].reason != b->e.v[i].reason || a->e.v[i].cycles != b->e.v[i].cycles)
@@ -134,9 +137,9 @@ static bool same_run(const struct run *a, const struct run *b) {
   return same_rows(a->e.w, b->e.w, VD_REASON) && same_rows(a->e.w, b->e.w, VD_CR3) && same_rows(a->e.w, b->e.w, VD_VCPU);
 }
 
-/* The lean pass with its first pass over the headers reads what the full import reads (the same result, counts
-** and measured exits, in order, and the same views of them); the one pass without it the same, unless it gives up
-** (IMPORT_NOT_LEAN). */
+/* The lean pass with its first pass over the headers reads what the full import reads (the same result, counts,
+** metadata and measured exits, in order, and the same views of them); the one pass without it the same, unless it
+** gives up (IMPORT_NOT_LEAN). */
 static void lean_check(const uint8_t *data, size_t size) {
   struct run full = { 0 }, scanned = { 0 }, one = { 0 }, read = { 0 };
   import_run_as(data, size, false, false, -1, &full);
@@ -153,6 +156,8 @@ static void lean_check(const uint8_t *data, size_t size) {
             scanned.rc, one.rc, read.rc, (unsigned long long)full.used, (unsigned long long)scanned.used,
             (unsigned long long)one.used, (unsigned long long)full.e.n, (unsigned long long)scanned.e.n,
             (unsigned long long)one.e.n);
+    fprintf(stderr, "metadata:\n  full    %s\n  scanned %s\n  one     %s\n", full.meta ? full.meta : "(none)",
+            scanned.meta ? scanned.meta : "(none)", one.meta ? one.meta : "(none)");
     abort();
   }
   run_free(&full);

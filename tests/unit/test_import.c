@@ -804,6 +804,62 @@ static void xen_lean_pass_reads_a_file_longer_than_its_reads_in_one_pass(void **
   free(rec);
 }
 
+/* The metadata of an import of x (unformatted; the caller frees): the full
+** import's, or the lean pass's, in one pass or after the headers (scan). */
+static char *xen_meta_of(const struct xbuf *x, bool lean, bool scan, int *rc) {
+  struct lean_tally *t = xcalloc(1, sizeof *t);
+  struct import_opts o = { .cpu_ghz = 2.4, .paging = PAGING_64, .input = "x.bin" };
+  if (lean) { o.notes = lean_count; o.notes_ctx = t; o.note_scan = scan; }
+  memset(&got, 0, sizeof got);
+  import_init(&im, &o, collect, &got);
+  *rc = import_xentrace(&im, x->b, x->n);
+  if (lean) assert_int_equal(got.n, 0);          /* the lean pass emits no record */
+  char *meta = cJSON_PrintUnformatted(im.meta);
+  import_free(&im);
+  free(t);
+  return meta;
+}
+
+/* The lean pass ends a recording as the full import does: each vCPU's exit
+** still pending there (its VMENTRY never came: the recording stops inside it,
+** or the vCPU was taken off its pCPU as blocked) is settled from its reason,
+** here into exits_unmapped, whether the lean pass read the recording in one
+** pass or after its headers (as it reads one with scheduler records). */
+static void xen_lean_pass_settles_each_vcpus_pending_exit_at_the_end(void **state) {
+  (void)state;
+  struct xbuf sched = { .n = 0 }, flat = { .n = 0 };
+  xrec(&sched, 0x0001f003, false, 0, 2, (uint32_t[]){ 0, 0 });              /* pCPU 0 */
+  xrec(&sched, 0x00021002, true, 100, 1, (uint32_t[]){ 1u << 16 | 0 });     /* d1v0 runs */
+  xrec(&sched, 0x00081001, true, 200, 0, NULL);
+  xrec(&sched, 0x00081102, true, 1000, 3, (uint32_t[]){ 49, 0, 0 });        /* EPT_MISCONFIG, no entry */
+  xrec(&sched, 0x0001f003, false, 0, 2, (uint32_t[]){ 1, 0 });              /* pCPU 1 */
+  xrec(&sched, 0x00021002, true, 150, 1, (uint32_t[]){ 1u << 16 | 1 });     /* d1v1 runs */
+  xrec(&sched, 0x00081001, true, 250, 0, NULL);
+  xrec(&sched, 0x00081102, true, 500, 3, (uint32_t[]){ 1, 0, 0 });          /* EXTERNAL_INTERRUPT, no INTR */
+  xrec(&sched, 0x00021021, true, 600, 1, (uint32_t[]){ 1u << 16 | 1 });     /* d1v1 running -> blocked */
+  xrec(&flat, 0x0001f003, false, 0, 2, (uint32_t[]){ 0, 0 });
+  xrec(&flat, 0x00081001, true, 200, 0, NULL);
+  xrec(&flat, 0x00081102, true, 1000, 3, (uint32_t[]){ 49, 0, 0 });
+  const struct xbuf *recs[] = { &sched, &flat };
+  const char *unmapped[] = { "\"exits_unmapped\":{\"EPT_MISCONFIG\":1,\"EXTERNAL_INTERRUPT\":1}",
+                             "\"exits_unmapped\":{\"EPT_MISCONFIG\":1}" };
+  for (unsigned i = 0; i < 2; i++) {
+    int rc;
+    char *full = xen_meta_of(recs[i], false, false, &rc);
+    assert_int_equal(rc, 0);
+    assert_contains(full, unmapped[i]);
+    char *scanned = xen_meta_of(recs[i], true, true, &rc);
+    assert_int_equal(rc, 0);
+    assert_str(scanned, full);
+    char *one = xen_meta_of(recs[i], true, false, &rc);
+    if (i == 0) assert_int_equal(rc, IMPORT_NOT_LEAN);   /* scheduler records: only after the headers */
+    else assert_str(one, full);
+    free(full);
+    free(scanned);
+    free(one);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(perf_switch_between_processes_writes_the_next_process_cr3, teardown),
@@ -825,6 +881,7 @@ int main(void) {
     cmocka_unit_test_teardown(kvm_malformed_line_is_reported_with_number_and_text, teardown),
     cmocka_unit_test_teardown(kvm_timestamp_jump_beyond_the_gap_limit_is_reported, teardown),
     cmocka_unit_test_teardown(xen_lean_pass_reads_a_file_longer_than_its_reads_in_one_pass, teardown),
+    cmocka_unit_test(xen_lean_pass_settles_each_vcpus_pending_exit_at_the_end),
     cmocka_unit_test_teardown(xen_exit_with_cr_write_becomes_cr_write_and_tsc_delta_a_run, teardown),
     cmocka_unit_test_teardown(xen_handler_records_become_guest_actions, teardown),
     cmocka_unit_test_teardown(xen_initial_cr3_is_only_what_precedes_the_first_record, teardown),
