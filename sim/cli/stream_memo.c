@@ -123,8 +123,9 @@ void stream_memo_look_up(struct stream_memo *m, const struct import_job *job) {
   free(dir);
   read_entry(m);
   struct stat st;
-  m->kept_found = m->found && m->known.kept_bytes && stat(m->kept_path, &st) == 0 && S_ISREG(st.st_mode) &&
-                  (uint64_t)st.st_size == m->known.kept_bytes;
+  /* a bound of 0 keeps no copies, and reads none kept before */
+  m->kept_found = m->found && m->known.kept_bytes && stream_memo_budget() && stat(m->kept_path, &st) == 0 &&
+                  S_ISREG(st.st_mode) && (uint64_t)st.st_size == m->known.kept_bytes;
   if (m->kept_found) (void)utimensat(AT_FDCWD, m->kept_path, NULL, 0);   /* used now: the last to be dropped */
 }
 

@@ -27,7 +27,8 @@
 **
 ** The converted trace itself is kept there too, beside its entry (KEY.trace,
 ** at most STREAM_MEMO_BUDGET_MB of such copies in all, the least recently
-** replayed dropped first; VMXSIM_CACHE_MB sets the bound, 0 keeps none): a
+** replayed dropped first; VMXSIM_CACHE_MB sets the bound, 0 keeps none and
+** reads none): a
 ** conversion is about 36 bytes an event, 1.5 times a xentrace recording, and
 ** reading it is what an imported trace's replay costs, about half of what
 ** converting costs (docs/performance.md).  A replay that finds its copy

@@ -5,6 +5,7 @@
 ** (views.h, struct exit_note) into the block the views' thread takes. */
 #include "import_xen_lean.h"
 #include "import_xen_rec.h"
+#include "sim/base/hugemem.h"
 #include "sim/base/util.h"
 #include "sim/replay/views.h"
 
@@ -318,7 +319,8 @@ static bool lean_refill(int fd, unsigned char *buf, size_t *pos, size_t *have, s
 ** time; a record or exit is never cut: the buffer holds LEAN_EXIT_ROOM bytes
 ** from the cursor on, or the rest of the file. */
 static int lean_records_read(struct xen *X, int fd, size_t len) {
-  unsigned char *buf = xmalloc(LEAN_CHUNK + LEAN_EXIT_ROOM);
+  struct huge_arena arena = { 0 };               /* one fault for the buffer's pages (sim/base/hugemem.h) */
+  unsigned char *buf = huge_alloc(&arena, LEAN_CHUNK + LEAN_EXIT_ROOM);
   size_t pos = 0, have = 0, off = 0;             /* buf[0..have) is file bytes pos.. */
   int v = -1, rc = 0;
   while (rc == 0) {
@@ -329,7 +331,7 @@ static int lean_records_read(struct xen *X, int fd, size_t len) {
     if (off == have) break;
     rc = lean_step(X, &v, buf, have, &off);
   }
-  free(buf);
+  huge_arena_free(&arena);
   return rc;
 }
 

@@ -1,5 +1,6 @@
 /* The views of a replay fed on a thread of its own (feeder.h). */
 #include "feeder.h"
+#include "sim/base/hugemem.h"
 #include "sim/base/util.h"
 
 #include <pthread.h>
@@ -52,6 +53,9 @@ struct feeder {
   struct views *notes_view;    /* feeder_set_notes */
   struct exit_note_reader *reader;
   struct slot slots[FEEDER_DEPTH];
+  /* the slots' notes (the thread that writes them allocates them): their
+  ** pages' first touches were a tenth of a summary's page faults */
+  struct huge_arena notes_arena;
   pthread_mutex_t mu;
   pthread_cond_t cv;
   pthread_t thread;
@@ -181,7 +185,7 @@ void feeder_set_notes(struct feeder *f, struct views *w, struct exit_note_reader
 
 struct exit_note *feeder_reserve_notes(struct feeder *f, size_t n) {
   struct slot *s = next_slot(f);
-  if (n > s->capxn) s->xn = xrealloc(s->xn, (s->capxn = n) * sizeof *s->xn);
+  if (n > s->capxn) s->xn = huge_alloc(&f->notes_arena, (s->capxn = n) * sizeof *s->xn);   /* n is one size */
   return s->xn;
 }
 
@@ -219,8 +223,8 @@ void feeder_stop(struct feeder *f) {
     for (unsigned k = 0; k < f->nsinks; k++) free(f->slots[d].notes[k].v);
     free(f->slots[d].notes);
     free(f->slots[d].evs);
-    free(f->slots[d].xn);
   }
+  huge_arena_free(&f->notes_arena);
   free(f->filling);
   free(f->sinks);
   free(f);

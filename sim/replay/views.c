@@ -29,7 +29,9 @@ void views_init(struct views *w, int vcpu, uint64_t interval, bool interval_even
 }
 
 void views_free(struct views *w) {
-  for (uint32_t i = 0; i < w->nrows; i++) free(w->rows[i].sample);
+  for (uint32_t i = 0; i < w->nrows; i++)
+    if (!w->rows[i].sample_arena) free(w->rows[i].sample);
+  huge_arena_free(&w->samples);
   free(w->rows);
   free(w->index);
   free(w->buckets);
@@ -50,8 +52,11 @@ void views_copy(struct views *to, const struct views *from) {
   to->index = copy_of(from->index, from->icap * sizeof *from->index);
   to->buckets = copy_of(from->buckets, from->bcap * sizeof *from->buckets);
   to->bindex = copy_of(from->bindex, from->bicap * sizeof *from->bindex);
-  for (uint32_t i = 0; i < to->nrows; i++)
+  to->samples = (struct huge_arena){ 0 };      /* the copy's samples are its own, from malloc */
+  for (uint32_t i = 0; i < to->nrows; i++) {
     to->rows[i].sample = copy_of(from->rows[i].sample, from->rows[i].cap * sizeof *from->rows[i].sample);
+    to->rows[i].sample_arena = false;
+  }
 }
 
 /* ---- the row index ---- */
@@ -110,15 +115,26 @@ static uint64_t next_sample_after(uint64_t timed) {
   return lap * VIEW_SAMPLE + next / 3;
 }
 
+/* A row's sample grows fourfold from 16 up to VIEW_SAMPLE, in the views'
+** arena: a piece outgrown stays there unused (at most a third of the last),
+** which costs less than malloc's realloc did, whose copies and fresh pages
+** were most of a summary's page faults. */
+static void sample_grow(struct views *w, struct view_row *r) {
+  uint32_t cap = r->cap ? (r->cap * 4 > VIEW_SAMPLE ? VIEW_SAMPLE : r->cap * 4) : 16;
+  uint64_t *s = huge_alloc(&w->samples, cap * sizeof *s);
+  if (r->nsample) memcpy(s, r->sample, r->nsample * sizeof *s);
+  if (!r->sample_arena) free(r->sample);
+  r->sample = s;
+  r->sample_arena = true;
+  r->cap = cap;
+}
+
 /* Called only when the exit is sampled (past the first lap, a small share of
 ** a row's exits): kept out of line so that row_add, inlined at each of
 ** views_add's rows, stays short. */
-__attribute__((noinline)) static void sample_store(struct view_row *r, uint64_t c) {
+__attribute__((noinline)) static void sample_store(struct views *w, struct view_row *r, uint64_t c) {
   uint64_t index = r->timed % VIEW_SAMPLE;
-  if (index >= r->cap) {
-    r->cap = r->cap ? (r->cap * 2 > VIEW_SAMPLE ? VIEW_SAMPLE : r->cap * 2) : 16;
-    r->sample = xrealloc(r->sample, r->cap * sizeof *r->sample);
-  }
+  if (index >= r->cap) sample_grow(w, r);
   r->sample[index] = c;
   if (index >= r->nsample) r->nsample = (uint32_t)index + 1;
   r->next_sample = next_sample_after(r->timed);
@@ -141,7 +157,7 @@ __attribute__((noinline)) static void sumsq_wide_add(struct view_row *r, uint64_
   r->sumsq += (long double)c * (long double)c;
 }
 
-static inline __attribute__((always_inline)) void row_add(struct view_row *r, uint64_t c) {
+static inline __attribute__((always_inline)) void row_add(struct views *w, struct view_row *r, uint64_t c) {
   r->count++;
   if (!c) return;                 /* xenalyze counts it, but not in the average or the sample */
   if (r->timed == r->next_sample) {
@@ -151,7 +167,7 @@ static inline __attribute__((always_inline)) void row_add(struct view_row *r, ui
       r->nsample = (uint32_t)r->timed + 1;
       r->next_sample = r->timed + 1;
     } else {
-      sample_store(r, c);
+      sample_store(w, r, c);
     }
   }
   if (c < r->min) r->min = c;   /* UINT64_MAX until the first timed exit */
@@ -277,14 +293,14 @@ static inline __attribute__((always_inline)) void add_keyed(struct views *w, uns
   reason &= 0xffff;
   w->exits++;
   w->cycles += cycles;
-  row_add(reason_row(w, reason), cycles);
-  if (dim != VD_REASON) row_add(hot_row(w, dim, reason, key), cycles);
+  row_add(w, reason_row(w, reason), cycles);
+  if (dim != VD_REASON) row_add(w, hot_row(w, dim, reason, key), cycles);
   if (vcpu < TRACE_VCPU_MAX) {
-    row_add(cr3_row(w, vcpu, cr3), cycles);
-    row_add(direct_row(w, &w->vcpu_row[vcpu], VD_VCPU, 0, vcpu), cycles);
+    row_add(w, cr3_row(w, vcpu, cr3), cycles);
+    row_add(w, direct_row(w, &w->vcpu_row[vcpu], VD_VCPU, 0, vcpu), cycles);
   } else {
-    row_add(hot_row(w, VD_CR3, 0, cr3), cycles);
-    row_add(row_of(w, VD_VCPU, 0, vcpu), cycles);
+    row_add(w, hot_row(w, VD_CR3, 0, cr3), cycles);
+    row_add(w, row_of(w, VD_VCPU, 0, vcpu), cycles);
   }
   if (w->interval) bucket_add(w, w->interval_events ? w->events : clock, reason, cycles);
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include "models/event.h"
 #include "sim/trace/trace.h"
+#include "sim/base/hugemem.h"
 
 /* What a row is keyed by.  A breakdown row (CR..LEAF) sits under its reason. */
 #define VIEW_DIMS(X)                                              \
@@ -54,6 +55,7 @@ struct view_row {
   uint64_t next_sample;      /* the value of timed at which the next exit is sampled */
   uint64_t *sample;          /* [nsample], grown up to VIEW_SAMPLE */
   uint32_t nsample, cap;
+  bool sample_arena;         /* sample is a piece of the views' arena (else malloc's, or NULL) */
 };
 
 /* Rows found without the index: a reason's by its number, a vCPU's by its
@@ -102,6 +104,9 @@ struct views {
   struct trace_event last[TRACE_VCPU_MAX];
   uint64_t events;           /* guest events fed (measured records not counted) */
   unsigned nvcpus;
+  /* the rows' samples as they grow (sim/base/hugemem.h): a summary's first
+  ** touches of the pages under them cost more than its rows' arithmetic */
+  struct huge_arena samples;
 };
 
 /* A time series' width of us microseconds in cycles at ghz, rounded (0: less

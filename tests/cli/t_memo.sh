@@ -38,6 +38,10 @@ else
   check_eq "memo: the next replay converts again, with the same report" "$first" "$out"
   VMXSIM_CACHE_MB=0 "$VMXSIM" $P --no-db -q "$XS" > /dev/null
   check_eq "memo: VMXSIM_CACHE_MB=0 keeps no copy (the entry stays)" "1 1" "$(entries) $(copies)"
+  touch -d '1 hour ago' "$(ls cache/vmxsim/recordings/*.trace)"
+  VMXSIM_CACHE_MB=0 "$VMXSIM" $P --no-db -q "$XS" > /dev/null
+  check_eq "memo: and reads none (the copy is not used: not touched)" "yes" \
+    "$([ -n "$(find cache/vmxsim/recordings -name '*.trace' -mmin +30)" ] && echo yes || echo no)"
   run "$VMXSIM" $P --no-db "$XS"
   check_eq "memo: the replay from the entry prints the same report" "$first" "$out"
 

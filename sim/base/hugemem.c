@@ -1,0 +1,60 @@
+/* Memory backed by transparent huge pages (hugemem.h). */
+#define _GNU_SOURCE   /* MADV_HUGEPAGE */
+#include "hugemem.h"
+#include "util.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+struct huge_chunk {
+  struct huge_chunk *next;
+  size_t len;                 /* the mapping's, this header included */
+};
+
+#define PIECE_ALIGN 64
+
+/* A mapping of len bytes (a multiple of HUGEMEM_CHUNK) aligned to HUGEMEM_CHUNK:
+** more is mapped and the ends cut off, so that the kernel can back it with
+** whole huge pages. */
+static void *map_aligned(size_t len) {
+  size_t over = len + HUGEMEM_CHUNK;
+  unsigned char *p = mmap(NULL, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    errorf("out of memory (a mapping of %zu bytes)", over);
+    exit(EXIT_INTERNAL);
+  }
+  uintptr_t start = ((uintptr_t)p + HUGEMEM_CHUNK - 1) & ~(uintptr_t)(HUGEMEM_CHUNK - 1);
+  size_t head = start - (uintptr_t)p, tail = over - head - len;
+  if (head) munmap(p, head);
+  if (tail) munmap((unsigned char *)start + len, tail);
+  (void)madvise((void *)start, len, MADV_HUGEPAGE);   /* advice: refused or ignored, the memory is as good */
+  return (void *)start;
+}
+
+void *huge_alloc(struct huge_arena *a, size_t n) {
+  n = (n + PIECE_ALIGN - 1) & ~(size_t)(PIECE_ALIGN - 1);
+  size_t head = (sizeof(struct huge_chunk) + PIECE_ALIGN - 1) & ~(size_t)(PIECE_ALIGN - 1);
+  if (n > a->left) {
+    size_t len = (head + n + HUGEMEM_CHUNK - 1) & ~(HUGEMEM_CHUNK - 1);
+    struct huge_chunk *c = map_aligned(len);
+    c->len = len;
+    c->next = a->chunks;
+    a->chunks = c;
+    a->cur = (unsigned char *)c + head;
+    a->left = len - head;
+  }
+  void *p = a->cur;
+  a->cur += n;
+  a->left -= n;
+  return p;
+}
+
+void huge_arena_free(struct huge_arena *a) {
+  for (struct huge_chunk *c = a->chunks, *next; c; c = next) {
+    next = c->next;
+    munmap(c, c->len);
+  }
+  memset(a, 0, sizeof *a);
+}
