@@ -58,9 +58,18 @@ ifneq ($(BUILDING),)
 PKG_CFLAGS := $(call pkg,sqlite3,--cflags,) $(call pkg,libcjson,--cflags,-I/usr/include/cjson) \
               $(filter -I%,$(call pkg,readline,--cflags,)) \
               $(call pkg,zlib,--cflags,) $(call pkg,liblzma,--cflags,) $(call pkg,libzstd,--cflags,)
-PKG_LIBS   := $(call pkg,sqlite3,--libs,-lsqlite3) $(call pkg,libcjson,--libs,-lcjson) \
-              $(call pkg,readline,--libs,-lreadline) \
-              $(call pkg,zlib,--libs,-lz) $(call pkg,liblzma,--libs,-llzma) $(call pkg,libzstd,--libs,-lzstd)
+# The libraries Debian also ships as archives (in the same -dev packages) are linked from
+# them: each shared library costs a process about 0.3 ms of mapping, relocation and page
+# faults before main, and a summary or replay of a recording is a short process
+# (docs/performance.md, "start-up").  STATIC_LIBS=0 links them all shared; a library whose
+# archive is missing is linked shared either way.
+STATIC_LIBS ?= 1
+archive = $(if $(filter 1,$(STATIC_LIBS)),$(if $(filter /%,$(shell $(CC) -print-file-name=lib$1.a)),$(shell $(CC) -print-file-name=lib$1.a),$2),$2)
+READLINE_LIBS := $(call pkg,readline,--libs,-lreadline)
+PKG_LIBS   := $(call archive,sqlite3,$(call pkg,sqlite3,--libs,-lsqlite3)) $(call pkg,libcjson,--libs,-lcjson) \
+              $(if $(filter /%,$(call archive,readline,)),$(call archive,readline,) $(call archive,tinfo,-ltinfo),$(READLINE_LIBS)) \
+              $(call archive,z,$(call pkg,zlib,--libs,-lz)) $(call archive,lzma,$(call pkg,liblzma,--libs,-llzma)) \
+              $(call archive,zstd,$(call pkg,libzstd,--libs,-lzstd))
 TEST_LIBS  := $(call pkg,cmocka,--libs,-lcmocka)
 # trace.dat input (vmxsim import trace-cmd) is optional: without libtracecmd and libtraceevent
 # the build works and that format says how to convert through `trace-cmd report` instead

@@ -194,6 +194,7 @@ int import_xentrace(struct import *im, const unsigned char *buf, size_t len) {
   X->vcpu = -1;
   im->binary = true;
   int rc = im->opt.notes ? xen_import_lean(X, buf, len) : xen_import_scanned(X, buf, len);
+  xen_seen_fold(X);
   if (rc == 0 && !im->opt.notes) rc = import_exits_finish(&X->exits);   /* the lean pass settles its own */
   if (rc == 0) rc = check_one_guest(X);
   if (rc == 0) add_metadata(X);

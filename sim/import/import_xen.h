@@ -92,6 +92,7 @@ struct xen {
   int vcpu;                   /* file order: the current window's vCPU; -1 before the first CPU change */
   uint64_t cr_writes, io_size_assumed;
   unsigned seen_slot[SEEN_KINDS];   /* the name's slot in im->seen + 1, 0 before its first record */
+  uint64_t seen_n[SEEN_KINDS];      /* records seen, added to im->seen at the end (xen_seen_fold) */
   const struct handler *recent[HANDLER_RECENT];   /* handlers found, by the event's low bits */
   /* scheduler records: who runs where */
   bool sched;
@@ -112,11 +113,19 @@ struct xen {
   unsigned nnotes;
 };
 
+/* A record of this kind seen: its name takes its place in im->seen at the
+** first (the metadata lists them in that order), its count is kept here and
+** added at the end, as the tally's counts are a pointer away. */
 HOT void saw(struct xen *X, enum seen kind) {
   static const char *const names[] = { "HVM CR_WRITE", "HVM VMENTRY", "HVM VMEXIT" };
-  struct import_tally *t = &X->im->seen;
-  if (!X->seen_slot[kind]) X->seen_slot[kind] = import_tally_name_slot(t, names[kind], strlen(names[kind])) + 1;
-  t->count[X->seen_slot[kind] - 1]++;
+  if (!X->seen_slot[kind])
+    X->seen_slot[kind] = import_tally_name_slot(&X->im->seen, names[kind], strlen(names[kind])) + 1;
+  X->seen_n[kind]++;
+}
+static inline void xen_seen_fold(struct xen *X) {
+  for (unsigned k = 0; k < SEEN_KINDS; k++)
+    if (X->seen_slot[k]) X->im->seen.count[X->seen_slot[k] - 1] += X->seen_n[k];
+  memset(X->seen_n, 0, sizeof X->seen_n);
 }
 
 static inline uint32_t get32(const unsigned char *p) {

@@ -329,7 +329,14 @@ static int lean_records_read(struct xen *X, int fd, size_t len) {
       break;
     }
     if (off == have) break;
-    rc = lean_step(X, &v, buf, have, &off);
+    /* the exits read at once while the buffer holds them, without the checks above */
+    struct lean_exit e;
+    while (v >= 0 && have - off >= LEAN_EXIT_ROOM && lean_exit_read(X, buf + off, &e)) {
+      off += e.size;
+      if ((rc = lean_exit_apply(X, (unsigned)v, &e))) break;
+    }
+    if (rc == 0 && (have - off >= LEAN_EXIT_ROOM || pos + have == len) && off != have)
+      rc = lean_step(X, &v, buf, have, &off);
   }
   huge_arena_free(&arena);
   return rc;
