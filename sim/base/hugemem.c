@@ -3,6 +3,7 @@
 #include "hugemem.h"
 #include "util.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,12 +34,26 @@ static void *map_aligned(size_t len) {
   return (void *)start;
 }
 
+/* A small arena's first chunk (ordinary pages): a short run, a test's or the
+** REPL's, touches a few of them rather than have a huge page zeroed. */
+#define SMALL_CHUNK ((size_t)128 << 10)
+
+static void *map_small(size_t len) {
+  void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    errorf("out of memory (a mapping of %zu bytes)", len);
+    exit(EXIT_INTERNAL);
+  }
+  return p;
+}
+
 void *huge_alloc(struct huge_arena *a, size_t n) {
   n = (n + PIECE_ALIGN - 1) & ~(size_t)(PIECE_ALIGN - 1);
   size_t head = (sizeof(struct huge_chunk) + PIECE_ALIGN - 1) & ~(size_t)(PIECE_ALIGN - 1);
   if (n > a->left) {
-    size_t len = (head + n + HUGEMEM_CHUNK - 1) & ~(HUGEMEM_CHUNK - 1);
-    struct huge_chunk *c = map_aligned(len);
+    bool small = !a->chunks && head + n <= SMALL_CHUNK;
+    size_t len = small ? SMALL_CHUNK : (head + n + HUGEMEM_CHUNK - 1) & ~(HUGEMEM_CHUNK - 1);
+    struct huge_chunk *c = small ? map_small(len) : map_aligned(len);
     c->len = len;
     c->next = a->chunks;
     a->chunks = c;

@@ -11,6 +11,8 @@
 ** has no transparent huge pages ("never"), the chunk is ordinary memory, as
 ** malloc's would be.
 **
+** An arena's first chunk is 128 KiB of ordinary pages, so that a short run
+** (a test's, the REPL's) does not have a huge page zeroed for a few rows.
 ** An arena hands out pieces (cache-line aligned, zeroed) that live as long as
 ** it does; it is freed whole.  One thread at a time uses an arena. */
 #ifndef VMXSIM_HUGEMEM_H

@@ -53,9 +53,11 @@ struct feeder {
   struct views *notes_view;    /* feeder_set_notes */
   struct exit_note_reader *reader;
   struct slot slots[FEEDER_DEPTH];
-  /* the slots' notes (the thread that writes them allocates them): their
-  ** pages' first touches were a tenth of a summary's page faults */
-  struct huge_arena notes_arena;
+  /* the slots' records and notes, allocated by the thread that writes them
+  ** (the replay's or importer's): their pages' first touches were a third of
+  ** a replay's page faults, a tenth of a summary's (sim/base/hugemem.h); a
+  ** buffer outgrown stays there unused */
+  struct huge_arena arena;
   pthread_mutex_t mu;
   pthread_cond_t cv;
   pthread_t thread;
@@ -128,6 +130,13 @@ unsigned feeder_add_sink(struct feeder *f, struct views *w) {
   return k;
 }
 
+static void grow_notes(struct feeder *f, struct notes *b) {
+  struct note *v = huge_alloc(&f->arena, (b->cap ? 2 * b->cap : 1024) * sizeof *v);
+  if (b->n) memcpy(v, b->v, b->n * sizeof *v);
+  b->v = v;
+  b->cap = b->cap ? 2 * b->cap : 1024;
+}
+
 void feeder_note(struct feeder *f, unsigned sink, uint64_t events, unsigned vcpu, unsigned reason,
                  const struct trace_event *cause, uint64_t cr3, uint64_t clock, uint64_t cycles) {
   struct notes *b = &f->filling[sink];
@@ -135,7 +144,7 @@ void feeder_note(struct feeder *f, unsigned sink, uint64_t events, unsigned vcpu
     feeder_wait(f);
     feed_notes(f->sinks[sink], b);
   }
-  if (b->n == b->cap) b->v = xrealloc(b->v, (b->cap = b->cap ? 2 * b->cap : 1024) * sizeof *b->v);
+  if (b->n == b->cap) grow_notes(f, b);
   uint64_t key;
   unsigned dim = views_breakdown(reason, cause, &key);
   b->v[b->n++] = (struct note){ .events = events, .cr3 = cr3, .clock = clock, .cycles = cycles, .key = key,
@@ -154,7 +163,7 @@ static struct slot *next_slot(struct feeder *f) {
 
 struct trace_event *feeder_reserve(struct feeder *f, size_t n) {
   struct slot *s = next_slot(f);
-  if (n > s->cap) s->evs = xrealloc(s->evs, (s->cap = n) * sizeof *s->evs);
+  if (n > s->cap) s->evs = huge_alloc(&f->arena, (s->cap = n) * sizeof *s->evs);
   return s->evs;
 }
 
@@ -185,7 +194,7 @@ void feeder_set_notes(struct feeder *f, struct views *w, struct exit_note_reader
 
 struct exit_note *feeder_reserve_notes(struct feeder *f, size_t n) {
   struct slot *s = next_slot(f);
-  if (n > s->capxn) s->xn = huge_alloc(&f->notes_arena, (s->capxn = n) * sizeof *s->xn);   /* n is one size */
+  if (n > s->capxn) s->xn = huge_alloc(&f->arena, (s->capxn = n) * sizeof *s->xn);   /* n is one size */
   return s->xn;
 }
 
@@ -218,13 +227,8 @@ void feeder_stop(struct feeder *f) {
   pthread_join(f->thread, NULL);
   pthread_cond_destroy(&f->cv);
   pthread_mutex_destroy(&f->mu);
-  for (unsigned k = 0; k < f->nsinks; k++) free(f->filling[k].v);
-  for (unsigned d = 0; d < FEEDER_DEPTH; d++) {
-    for (unsigned k = 0; k < f->nsinks; k++) free(f->slots[d].notes[k].v);
-    free(f->slots[d].notes);
-    free(f->slots[d].evs);
-  }
-  huge_arena_free(&f->notes_arena);
+  for (unsigned d = 0; d < FEEDER_DEPTH; d++) free(f->slots[d].notes);
+  huge_arena_free(&f->arena);
   free(f->filling);
   free(f->sinks);
   free(f);

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "trace.h"
+#include "sim/base/hugemem.h"
 
 /* Header layout (offsets in bytes), see traces/FORMAT.md. */
 enum {
@@ -68,6 +69,8 @@ struct chunk {
 struct trace_pipe {
   struct trace_reader *r;          /* the producer uses its file, stream and stream hash */
   struct chunk ring[RING];
+  bool ring_huge;                  /* the ring's buffers are ring_arena's (else malloc's) */
+  struct huge_arena ring_arena;
   uint64_t nchunks;                /* a regular file's chunks (at least 1); a stream's last chunk says */
   /* guarded by mu once a thread runs */
   uint64_t produced, consumed, hashed;   /* chunks read (all before too), released by the replay, hashed */

@@ -101,9 +101,19 @@ check_contains "the user's CFLAGS come after the project's" "$after" "-O0"
 ld_line=$(printf '%s\n' "$out" | grep -e "-o $T/b/vmxsim " | head -1)
 check_contains "LDFLAGS added" "$ld_line" "-L/user/lib"
 check_contains "LDLIBS added after the project's libraries" "$ld_line" "-lm -luser"
-for l in sqlite3 cjson readline z lzma zstd; do
-  check_contains "the link keeps -l$l" "$ld_line" "-l$l"
+for l in sqlite3 cjson readline z lzma zstd; do   # shared, or from Debian's archive (STATIC_LIBS)
+  case " $ld_line " in
+    *" -l$l "*|*"/lib$l.a "*) pass "the link keeps lib$l (-l$l or lib$l.a)" ;;
+    *) fail "the link keeps lib$l (-l$l or lib$l.a)" "expected -l$l or lib$l.a" "actual: $ld_line" ;;
+  esac
 done
+run mk -n BUILD="$T/b" STATIC_LIBS=0 "$T/b/vmxsim"
+ld_line=$(printf '%s
+' "$out" | grep -e "-o $T/b/vmxsim " | head -1)
+for l in sqlite3 cjson readline z lzma zstd; do
+  check_contains "STATIC_LIBS=0: the link has -l$l" "$ld_line" "-l$l"
+done
+check_not_contains "STATIC_LIBS=0: no archive but the project's" "${ld_line#*libvmxsim.a}" ".a "
 
 # `make clean` in a copy of the Makefile: every build directory and the link, nothing else
 mkdir -p "$T/c/build/x" "$T/c/build-address,undefined" "$T/c/build-clang" "$T/c/src"
