@@ -16,6 +16,25 @@ struct huge_chunk {
 
 #define PIECE_ALIGN 64
 
+#ifdef VMXSIM_SANITIZER
+/* A sanitizer build gives each piece its own heap block, so that a write past
+** a piece's end is caught as it is in malloc's memory. */
+void *huge_alloc(struct huge_arena *a, size_t n) {
+  struct huge_chunk *c = xcalloc(1, sizeof *c + n);
+  c->len = n;
+  c->next = a->chunks;
+  a->chunks = c;
+  return c + 1;
+}
+
+void huge_arena_free(struct huge_arena *a) {
+  for (struct huge_chunk *c = a->chunks, *next; c; c = next) {
+    next = c->next;
+    free(c);
+  }
+  memset(a, 0, sizeof *a);
+}
+#else
 /* A mapping of len bytes (a multiple of HUGEMEM_CHUNK) aligned to HUGEMEM_CHUNK:
 ** more is mapped and the ends cut off, so that the kernel can back it with
 ** whole huge pages. */
@@ -73,3 +92,4 @@ void huge_arena_free(struct huge_arena *a) {
   }
   memset(a, 0, sizeof *a);
 }
+#endif

@@ -14,7 +14,9 @@
 ** An arena's first chunk is 128 KiB of ordinary pages, so that a short run
 ** (a test's, the REPL's) does not have a huge page zeroed for a few rows.
 ** An arena hands out pieces (cache-line aligned, zeroed) that live as long as
-** it does; it is freed whole.  One thread at a time uses an arena. */
+** it does; it is freed whole.  One thread at a time uses an arena.  A
+** sanitizer build (VMXSIM_SANITIZER) gives each piece its own heap block
+** instead, so that an overrun is caught as in malloc's memory. */
 #ifndef VMXSIM_HUGEMEM_H
 #define VMXSIM_HUGEMEM_H
 
