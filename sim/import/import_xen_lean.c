@@ -5,6 +5,7 @@
 ** (views.h, struct exit_note) into the block the views' thread takes. */
 #include "import_xen_lean.h"
 #include "import_xen_rec.h"
+#include "import_ahead.h"
 #include "sim/base/hugemem.h"
 #include "sim/base/util.h"
 #include "sim/replay/views.h"
@@ -315,10 +316,27 @@ static bool lean_refill(int fd, unsigned char *buf, size_t *pos, size_t *have, s
   return true;
 }
 
+/* The exits and records in buf[*off..have): those that lie whole before its
+** end (LEAN_EXIT_ROOM bytes from the cursor on), or all when end says that no
+** byte follows. */
+static int lean_records_in(struct xen *X, int *v, const unsigned char *buf, size_t have, size_t *off, bool end) {
+  int rc = 0;
+  while (rc == 0 && *off != have && (end || have - *off >= LEAN_EXIT_ROOM)) {
+    /* the exits read at once while the buffer holds them, without the checks above */
+    struct lean_exit e;
+    while (*v >= 0 && have - *off >= LEAN_EXIT_ROOM && lean_exit_read(X, buf + *off, &e)) {
+      *off += e.size;
+      if ((rc = lean_exit_apply(X, (unsigned)*v, &e))) return rc;
+    }
+    if (*off != have && (end || have - *off >= LEAN_EXIT_ROOM)) rc = lean_step(X, v, buf, have, off);
+  }
+  return rc;
+}
+
 /* lean_records over the file fd, len bytes (those mapped), read a chunk at a
 ** time; a record or exit is never cut: the buffer holds LEAN_EXIT_ROOM bytes
 ** from the cursor on, or the rest of the file. */
-static int lean_records_read(struct xen *X, int fd, size_t len) {
+static int lean_records_pread(struct xen *X, int fd, size_t len) {
   struct huge_arena arena = { 0 };               /* one fault for the buffer's pages (sim/base/hugemem.h) */
   unsigned char *buf = huge_alloc(&arena, LEAN_CHUNK + LEAN_EXIT_ROOM);
   size_t pos = 0, have = 0, off = 0;             /* buf[0..have) is file bytes pos.. */
@@ -329,16 +347,42 @@ static int lean_records_read(struct xen *X, int fd, size_t len) {
       break;
     }
     if (off == have) break;
-    /* the exits read at once while the buffer holds them, without the checks above */
-    struct lean_exit e;
-    while (v >= 0 && have - off >= LEAN_EXIT_ROOM && lean_exit_read(X, buf + off, &e)) {
-      off += e.size;
-      if ((rc = lean_exit_apply(X, (unsigned)v, &e))) break;
-    }
-    if (rc == 0 && (have - off >= LEAN_EXIT_ROOM || pos + have == len) && off != have)
-      rc = lean_step(X, &v, buf, have, &off);
+    rc = lean_records_in(X, &v, buf, have, &off, pos + have == len);
   }
   huge_arena_free(&arena);
+  return rc;
+}
+
+/* The same, the file read ahead by a thread of its own (import_ahead.h): each
+** chunk is read in place, what the chunk before left (a cut record, less than
+** LEAN_EXIT_ROOM bytes) copied into the room before it. */
+static int lean_records_ahead(struct xen *X, struct ahead *a) {
+  unsigned char *buf = NULL, *next;
+  size_t have = 0, off = 0;                      /* buf[off..have): not read yet */
+  int v = -1, rc = 0;
+  bool end = false;
+  while (rc == 0 && !end) {
+    ssize_t got = ahead_take(a, &next);
+    if (got < 0) return IMPORT_NOT_LEAN;         /* read again through the mapping, with note_scan */
+    size_t tail = have - off;
+    end = got == 0;
+    if (!end) {
+      if (tail) memcpy(next - tail, buf + off, tail);
+      if (buf) ahead_release(a);
+      buf = next - tail;
+      have = tail + (size_t)got;
+      off = 0;
+    }
+    rc = lean_records_in(X, &v, buf, have, &off, end);
+  }
+  return rc;
+}
+
+static int lean_records_read(struct xen *X, int fd, size_t len) {
+  struct ahead *a = len > 2 * LEAN_CHUNK ? ahead_start(fd, len, LEAN_CHUNK, LEAN_EXIT_ROOM) : NULL;
+  if (!a) return lean_records_pread(X, fd, len);
+  int rc = lean_records_ahead(X, a);
+  ahead_stop(a);
   return rc;
 }
 
