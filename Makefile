@@ -189,6 +189,12 @@ $(GEN_XENTRACE): scripts/gen-xentrace.c $(BUILD)/.flags
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $<
 
+# the bench's timer (scripts/walltime.c): a command's own wall time, CPU time and peak memory
+WALLTIME := $(BUILD)/walltime
+$(WALLTIME): scripts/walltime.c $(BUILD)/.flags
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $<
+
 # ---- tests
 RUN_CLI = VMXSIM=$(abspath $(PROG)) GEN_XENTRACE=$(abspath $(GEN_XENTRACE)) VMXSIM_SANITIZER=$(SANITIZER) \
           LSAN_OPTIONS=suppressions=$(abspath tests/lsan-suppressions.txt) tests/cli/run.sh
@@ -262,8 +268,8 @@ xenalyze:
 	$(Q)scripts/get-xenalyze.sh $(BUILD)/xenalyze
 
 ## bench: the speed figures, each a ratio with its goal: replay / cat, stored / --no-db, one pass / N replays, memory (needs ~6 GB of disk)
-bench: all $(GEN_XENTRACE)
-	$(Q)GEN_XENTRACE=$(abspath $(GEN_XENTRACE)) scripts/bench.sh $(PROG)
+bench: all $(GEN_XENTRACE) $(WALLTIME)
+	$(Q)GEN_XENTRACE=$(abspath $(GEN_XENTRACE)) WALLTIME=$(abspath $(WALLTIME)) scripts/bench.sh $(PROG)
 
 ## plots: charts (PNG, SVG, PDF) from the results database into plots/ (DB=vmxsim.db, TRACE=latest, PARAM=procs)
 plots:

@@ -17,6 +17,9 @@
 #   BENCH_SCALE=f      scale every trace size by f (default 1; 0.1 for a quick look)
 #   BENCH_KEEP=1       keep the traces
 #   GEN_XENTRACE=path  the synthetic xentrace generator (default build/gen-xentrace)
+#   WALLTIME=path      the timer (scripts/walltime.c; default build/walltime when it exists):
+#                      without it, commands are timed through sh and GNU time, whose own
+#                      start-ups are counted too
 #   XENALYZE=path      a xenalyze to time on the same xentrace file (default build/xenalyze when
 #                      it exists: `make xenalyze` builds it from Debian's xen source package)
 # Wall times are the figures; CPU seconds (user + system, from GNU time when installed) are
@@ -27,6 +30,7 @@ VMXSIM=${1:-./vmxsim}
 [ $# -gt 0 ] && shift
 SECTIONS=${*:-replay import sweep}
 if [ -z "${XENALYZE:-}" ] && [ -x build/xenalyze ]; then XENALYZE=$(pwd)/build/xenalyze; fi
+if [ -z "${WALLTIME:-}" ] && [ -x build/walltime ]; then WALLTIME=$(pwd)/build/walltime; fi
 want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 DIR=${BENCH_DIR:-bench}
 RUNS=${BENCH_RUNS:-5}
@@ -44,9 +48,10 @@ q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 V=$(q "$VMXSIM")
 
 # simple SCRIPT: SCRIPT is one command (quoted words, perhaps NAME=VALUE words before it and
-# 2>/dev/null after it), which timed runs without a shell between GNU time and it: a shell's
-# start-up (about 5 ms on the 2-core virtual machine) would be counted on both sides of a
-# ratio, and a 60 ms command's ratio to a 300 ms one would read 0.22 for 0.20.
+# 2>/dev/null after it), which timed runs with walltime (scripts/walltime.c, built by
+# `make bench`; WALLTIME=path) and no shell between: a shell's, date's or GNU time's start-up
+# (5-10 ms each on the 2-core virtual machine) would be counted on both sides of a ratio, and
+# a 60 ms command's ratio to a 300 ms one would read 0.25 for 0.20.
 simple() {
   case "$(printf '%s' "$1" | sed 's| 2>/dev/null$||')" in
     *[\;\|\&\<\>\`]*|*'$('*|*"
@@ -56,16 +61,19 @@ simple() {
 
 # timed FILE SCRIPT: runs SCRIPT (output discarded) and appends "wall cpu maxrss_kib" to FILE
 timed() {
-  t0=$(now)
-  if [ -n "$GNUTIME" ] && simple "$2"; then
+  if [ -x "${WALLTIME:-}" ] && simple "$2"; then
     (
       script=$2
       eval "set -- $script"
       while [ $# -gt 0 ] && case "$1" in [A-Za-z_]*=*) true ;; *) false ;; esac; do export "$1"; shift; done
       case "$script" in *" 2>/dev/null") exec 2>/dev/null ;; esac
-      exec "$GNUTIME" -f '%U %S %M' -o "$DIR/.time" "$@"
+      exec "$WALLTIME" "$DIR/.wall" "$@"
     ) > /dev/null
-  elif [ -n "$GNUTIME" ]; then
+    cat "$DIR/.wall" >> "$1"
+    return
+  fi
+  t0=$(now)
+  if [ -n "$GNUTIME" ]; then
     "$GNUTIME" -f '%U %S %M' -o "$DIR/.time" sh -c "$2" > /dev/null
   else
     sh -c "$2" > /dev/null; echo "- - -" > "$DIR/.time"
