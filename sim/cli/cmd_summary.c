@@ -574,6 +574,7 @@ int cmd_summary(int argc, char **argv) {
   unsigned shown = 1;
   rc = summary_one_pass(&o, &a, w, &p, m, &shown);
   if (rc < 0) rc = summary_of_trace(&o, &a, w, &p, m, &shown);
+  if (!rc) views_percentiles(w);
   if (!rc) rc = check_span(&o, w, &p, shown);
   if (!rc) rc = check_shares(w, &p);
   if (!rc) print_summary(&o, &a, w, &p, shown);

@@ -56,6 +56,9 @@ struct view_row {
   uint64_t *sample;          /* [nsample], grown up to VIEW_SAMPLE */
   uint32_t nsample, cap;
   bool sample_arena;         /* sample is a piece of the views' arena (else malloc's, or NULL) */
+  /* p5, p50, p95 as views_percentiles found them when the row had pct_at - 1
+  ** timed exits; 0: not found (views_stats finds them itself) */
+  uint64_t pct[3], pct_at;
 };
 
 /* Rows found without the index: a reason's by its number, a vCPU's by its
@@ -114,6 +117,10 @@ struct views {
 ** most 10 GHz (CLOCK_GHZ_MAX), so it stays below 2^63. */
 static inline uint64_t views_interval_cycles(double us, double ghz) { return (uint64_t)(us * ghz * 1e3 + 0.5); }
 void views_init(struct views *w, int vcpu, uint64_t interval, bool interval_events);
+/* Finds every row's percentiles now, on two threads when the samples are
+** large, for the views_stats calls that follow (each would find them again):
+** after the last exit, before the tables are printed. */
+void views_percentiles(struct views *w);
 void views_free(struct views *w);
 /* A copy of from that owns its own memory (views_free each). */
 void views_copy(struct views *to, const struct views *from);

@@ -7,6 +7,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,12 @@ static void select_three(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi, 
   free(count);
 }
 
+/* xenalyze's percentile(): the element N * p / 100 of the sorted sample, for 5, 50 and 95 */
+static void percentiles_of(const struct view_row *r, uint64_t p[3]) {
+  size_t n = r->nsample, k[3] = { n * 5 / 100, n * 50 / 100, n * 95 / 100 };
+  select_three(r->sample, n, r->min, r->max, k, p);   /* the sample's values are among the timed exits' */
+}
+
 static void stat_of(const struct view_row *r, struct view_stat *s) {
   memset(s, 0, sizeof *s);
   row_name(r, s->name, sizeof s->name);
@@ -178,13 +185,43 @@ static void stat_of(const struct view_row *r, struct view_stat *s) {
     s->stddev = var > 0 ? (double)sqrtl(var) : 0;
   }
   if (!r->nsample) return;
-  /* xenalyze's percentile(): the element N * p / 100 of the sorted sample */
-  size_t n = r->nsample, k[3] = { n * 5 / 100, n * 50 / 100, n * 95 / 100 };
   uint64_t p[3];
-  select_three(r->sample, n, r->min, r->max, k, p);   /* the sample's values are among the timed exits' */
+  if (r->pct_at == r->timed + 1) memcpy(p, r->pct, sizeof p);
+  else percentiles_of(r, p);
   s->p5 = p[0];
   s->p50 = p[1];
   s->p95 = p[2];
+}
+
+/* ---- every row's percentiles at once ---- */
+
+struct pct_job { struct views *w; uint32_t from, to; };
+
+static void *pct_rows(void *arg) {
+  struct pct_job *j = arg;
+  for (uint32_t i = j->from; i < j->to; i++) {
+    struct view_row *r = &j->w->rows[i];
+    if (!r->nsample) continue;
+    percentiles_of(r, r->pct);
+    r->pct_at = r->timed + 1;
+  }
+  return NULL;
+}
+
+/* Below this many sampled exits in all, a second thread costs more than it saves. */
+#define PCT_THREAD_MIN 100000
+
+void views_percentiles(struct views *w) {
+  uint64_t total = 0, half = 0;
+  for (uint32_t i = 0; i < w->nrows; i++) total += w->rows[i].nsample;
+  uint32_t mid = 0;                              /* the rows before mid hold about half the samples */
+  for (; mid < w->nrows && half * 2 < total; mid++) half += w->rows[mid].nsample;
+  struct pct_job first = { w, 0, mid }, second = { w, mid, w->nrows };
+  pthread_t t;
+  bool two = total >= PCT_THREAD_MIN && pthread_create(&t, NULL, pct_rows, &second) == 0;
+  pct_rows(&first);
+  if (two) pthread_join(t, NULL);
+  else pct_rows(&second);
 }
 
 static enum view_sort g_sort;   /* qsort has no context argument */
