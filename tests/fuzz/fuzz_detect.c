@@ -65,7 +65,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (s) {
     char stream_hash[HASH_HEX_LEN + 1];
     read_stream(s, stream_hash);
-    if (recording_stream_finish(s, err, sizeof err) != 0) { fprintf(stderr, "stream: %s\n", err); abort(); }
+    if (recording_stream_finish(s, EXIT_OK, stream_hash, err, sizeof err) != 0) {
+      fprintf(stderr, "stream: %s\n", err);
+      abort();
+    }
     if (strcmp(stream_hash, file_hash)) {
       fprintf(stderr, "stream hash %s, scratch trace hash %s\n", stream_hash, file_hash);
       abort();
