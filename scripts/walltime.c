@@ -17,9 +17,19 @@
 
 static double seconds(const struct timeval *t) { return (double)t->tv_sec + (double)t->tv_usec / 1e6; }
 
+static const char usage[] =
+  "usage: walltime FILE COMMAND [ARG...]\n"
+  "Runs COMMAND and writes \"wall_seconds cpu_seconds maxrss_kib\" to FILE: the wall time\n"
+  "from just before its fork to its end, its user + system time and its peak memory.\n"
+  "The exit status is the command's (127: it could not be run).\n";
+
 int main(int argc, char **argv) {
+  if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+    fputs(usage, stdout);
+    return 0;
+  }
   if (argc < 3) {
-    fprintf(stderr, "usage: walltime FILE COMMAND [ARG...]\n");
+    fputs(usage, stderr);
     return 2;
   }
   struct timespec t0, t1;

@@ -129,10 +129,16 @@ void stream_memo_look_up(struct stream_memo *m, const struct import_job *job) {
   if (m->kept_found) (void)utimensat(AT_FDCWD, m->kept_path, NULL, 0);   /* used now: the last to be dropped */
 }
 
+/* The directory of m's entry and kept copy, as looked up (malloc'd). */
+static char *entry_dir(const struct stream_memo *m) {
+  char *dir = xstrdup(m->path);
+  *strrchr(dir, '/') = '\0';
+  return dir;
+}
+
 /* The entry's bytes for k, written atomically; false when not written. */
 static bool write_entry(const struct stream_memo *m, const struct import_stream_known *k) {
-  char err[1024], *dir = xstrdup(m->path);
-  *strrchr(dir, '/') = '\0';                  /* the entry's directory, as looked up */
+  char err[1024], *dir = entry_dir(m);
   int rc = sweep_make_dirs(dir, err, sizeof err);
   free(dir);
   struct outfile o;
@@ -178,8 +184,7 @@ int stream_memo_copy_begin(struct stream_memo *m) {
   if (!m->path || m->kept_found || m->copy_fd >= 0 || !stream_memo_budget() || !file_seen_settled(&m->seen)) return -1;
   /* a conversion is about 1.5 times its recording (36 bytes an event): copy
   ** only with room for it several times over, so that a cache never fills a disk */
-  char err[1024], *dir = xstrdup(m->path);
-  *strrchr(dir, '/') = '\0';
+  char err[1024], *dir = entry_dir(m);
   struct statvfs fs;
   bool room = sweep_make_dirs(dir, err, sizeof err) == EXIT_OK && statvfs(dir, &fs) == 0 &&
               (uint64_t)fs.f_bavail * fs.f_frsize / 4 > (uint64_t)m->seen.size * 2;
@@ -231,8 +236,7 @@ void stream_memo_copy_end(struct stream_memo *m, const struct import_stream *s, 
   bool whole = !stream_rc && import_stream_copied(s, &k.kept_bytes, &k.kept_hash);
   bool ok = close(m->copy_fd) == 0 && whole && recording_unchanged(m);
   m->copy_fd = -1;
-  char err[1024], *dir = xstrdup(m->path);
-  *strrchr(dir, '/') = '\0';
+  char err[1024], *dir = entry_dir(m);
   ok = ok && make_room(dir, m->kept_path, k.kept_bytes);
   free(dir);
   if (!ok) {

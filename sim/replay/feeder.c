@@ -131,10 +131,10 @@ unsigned feeder_add_sink(struct feeder *f, struct views *w) {
 }
 
 static void grow_notes(struct feeder *f, struct notes *b) {
-  struct note *v = huge_alloc(&f->arena, (b->cap ? 2 * b->cap : 1024) * sizeof *v);
+  b->cap = b->cap ? 2 * b->cap : 1024;
+  struct note *v = huge_alloc(&f->arena, b->cap * sizeof *v);
   if (b->n) memcpy(v, b->v, b->n * sizeof *v);
   b->v = v;
-  b->cap = b->cap ? 2 * b->cap : 1024;
 }
 
 void feeder_note(struct feeder *f, unsigned sink, uint64_t events, unsigned vcpu, unsigned reason,
